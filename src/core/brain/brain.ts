@@ -1,0 +1,21 @@
+import type { ConversationTurn } from "../conversation/conversation-store.js";
+import type { InboundMessage } from "../message/inbound-message.js";
+import type { BrainReply } from "../message/outbound-reply.js";
+
+/** What a brain is asked: the new message and the conversation so far (oldest first). */
+export interface BrainRequest {
+  readonly message: InboundMessage;
+  readonly history: readonly ConversationTurn[];
+}
+
+/**
+ * Something that answers messages: an LLM, a bot, or the built-in echo. It may answer with
+ * no reply, one, or several (delivered in order). A failure is thrown as a ChannelError
+ * whose `retryable` says whether asking again may help.
+ */
+export interface Brain {
+  readonly name: string;
+  /** Earlier turns the brain wants to see; 0 for a stateless brain, whose turns are not stored. */
+  readonly historyLimit: number;
+  reply(request: BrainRequest): Promise<readonly BrainReply[]>;
+}

@@ -1,0 +1,138 @@
+import { z } from "zod";
+import { parseBind } from "./bind-address.js";
+import { MESSAGE_FIELDS } from "./message-fields.js";
+
+/** The default listener: loopback only, so nothing is exposed until the operator decides to. */
+export const DEFAULT_BIND = "127.0.0.1:8090";
+/** The default inbound path. */
+export const DEFAULT_PATH = "/webhook";
+/** The default number of accepted-but-unfinished messages per channel. */
+export const DEFAULT_BUFFER_CAPACITY = 1000;
+/** The reserved health path; no channel may use it. */
+export const HEALTH_PATH = "/healthz";
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PATH_CHARS = /^\/[A-Za-z0-9._~/-]*$/;
+
+const envName = z
+  .string({ error: "must be the name of an environment variable, e.g. WEBHOOK_SECRET" })
+  .regex(ENV_NAME, {
+    error: "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*), e.g. WEBHOOK_SECRET",
+  });
+
+const bind = z
+  .string({ error: 'must be a "host:port" string, e.g. "127.0.0.1:8090"' })
+  .refine((value) => parseBind(value) !== undefined, {
+    error: 'must be "host:port" with a port from 0 to 65535, e.g. "127.0.0.1:8090" or "[::1]:8090"',
+  });
+
+const path = z
+  .string({ error: 'must be a URL path starting with "/", e.g. "/webhook"' })
+  .regex(PATH_CHARS, {
+    error: 'must be a URL path starting with "/" made of letters, digits and . _ ~ - /, e.g. "/webhook"',
+  })
+  .refine((value) => value !== HEALTH_PATH, {
+    error: '"/healthz" is reserved for the health check; pick another path',
+  });
+
+const httpUrl = z
+  .string({ error: 'must be an absolute http: or https: URL, e.g. "http://127.0.0.1:8091/replies"' })
+  .refine(
+    (value) => {
+      if (!URL.canParse(value)) return false;
+      const { protocol } = new URL(value);
+      return protocol === "http:" || protocol === "https:";
+    },
+    { error: 'must be an absolute http: or https: URL, e.g. "http://127.0.0.1:8091/replies"' },
+  );
+
+const jsonKey = z.string({ error: "must be the JSON key the client uses, a non-empty string" }).min(1, {
+  error: "must be the JSON key the client uses, a non-empty string",
+});
+
+const mapping = z
+  .strictObject(
+    Object.fromEntries(MESSAGE_FIELDS.map((field) => [field, jsonKey.optional()])) as Record<
+      (typeof MESSAGE_FIELDS)[number],
+      z.ZodOptional<typeof jsonKey>
+    >,
+  )
+  .describe("Message field → the JSON key the client uses instead. Give only the keys that differ.");
+
+const delivery = z
+  .strictObject({
+    timeout_ms: z
+      .int({ error: "must be a whole number of milliseconds" })
+      .min(1, { error: "must be at least 1 ms" })
+      .max(600_000, { error: "must be at most 600000 ms (10 minutes)" })
+      .default(10_000)
+      .describe("Time limit of one POST to outbound_url, in milliseconds."),
+  })
+  .describe("How replies are delivered to outbound_url.");
+
+const webhook = z.strictObject({
+  bind: bind.default(DEFAULT_BIND).describe("host:port to listen on; IPv6 as [::1]:8090; port 0 picks a free port."),
+  path: path.default(DEFAULT_PATH).describe("URL path of the inbound endpoint."),
+  outbound_url: httpUrl.describe("Where the brain's replies are POSTed as JSON."),
+  mapping: mapping.optional(),
+  buffer_capacity: z
+    .int({ error: "must be a whole number" })
+    .min(1, { error: "must be at least 1" })
+    .max(1_000_000, { error: "must be at most 1000000" })
+    .default(DEFAULT_BUFFER_CAPACITY)
+    .describe("Accepted messages not yet finished; when full the endpoint answers 503."),
+  delivery: delivery.prefault({}),
+});
+
+const channel = z.strictObject({
+  type: z.literal("webhook", { error: 'must be "webhook", the only channel type' }),
+  name: z
+    .string({ error: "must be a non-empty string" })
+    .min(1, { error: "must be a non-empty string" })
+    .optional()
+    .describe("Channel name that routes refer to; defaults to the type."),
+  token_env: envName.describe("Name of the environment variable that holds the inbound Bearer secret."),
+  webhook,
+});
+
+const echoBrain = z.strictObject({ type: z.literal("echo") });
+
+const brain = z.discriminatedUnion("type", [echoBrain], {
+  error: 'must have a "type" naming a known brain type: "echo"',
+});
+
+const route = z.strictObject({
+  channel: z.string({ error: "must name a configured channel" }),
+  brain: z.string({ error: 'must name a brain: "echo" or one defined under "brains"' }),
+});
+
+/**
+ * The configuration file's schema. Cross-field rules (routes, duplicate binds, mapping
+ * collisions, secrets in the file) are checked by `validateConfig`, which also names fixes.
+ */
+export const configSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe("Path or URL of config.schema.json, for editors."),
+    channels: z.array(channel).min(1, { error: "must list at least one channel" }),
+    routes: z.array(route),
+    brains: z.record(z.string(), brain).optional().describe("Named brain definitions that routes may refer to."),
+    log_level: z
+      .enum(["debug", "info", "warn", "error"], { error: 'must be one of "debug", "info", "warn", "error"' })
+      .default("info")
+      .describe("Lowest level that is logged; message text is logged only at debug."),
+    shutdown_timeout_ms: z
+      .int({ error: "must be a whole number of milliseconds" })
+      .min(0, { error: "must be 0 or more" })
+      .default(30_000)
+      .describe("On SIGTERM/SIGINT, how long accepted messages may take to finish before exit."),
+  })
+  .describe("webhook-channel configuration");
+
+/** The configuration as written (defaults not yet applied). */
+export type ConfigInput = z.input<typeof configSchema>;
+/** The configuration with defaults applied, as the service uses it. */
+export type Config = z.output<typeof configSchema>;
+/** One configured channel, defaults applied. */
+export type ChannelConfig = Config["channels"][number];
+/** One brain definition. */
+export type BrainConfig = z.output<typeof brain>;

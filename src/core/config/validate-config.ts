@@ -1,0 +1,217 @@
+import type { z } from "zod";
+import { isLoopbackHost, parseBind } from "./bind-address.js";
+import { type ConfigProblem, formatJsonPath } from "./config-problem.js";
+import { type ChannelConfig, type Config, configSchema } from "./config-schema.js";
+import { FIXED_REPLY_KEYS, MESSAGE_FIELDS, resolveMapping } from "./message-fields.js";
+
+/** Result of validating a configuration document. */
+export type ConfigResult =
+  | { readonly ok: true; readonly config: Config; readonly warnings: readonly ConfigProblem[] }
+  | { readonly ok: false; readonly problems: readonly ConfigProblem[] };
+
+/** Names of the brains every configuration has without defining them. */
+export const BUILT_IN_BRAINS: readonly string[] = ["echo"];
+
+const SECRET_KEYS = new Set(["token", "secret", "password", "api_key", "apikey"]);
+
+/** The name routes use for a channel: its `name`, else its type. */
+export function channelName(channel: ChannelConfig): string {
+  return channel.name ?? channel.type;
+}
+
+/**
+ * Validates a parsed configuration document: schema, defaults, and every cross-field rule.
+ * Problems carry the JSON path and the fix; nothing here reads the environment.
+ */
+export function validateConfig(document: unknown): ConfigResult {
+  const early = [...findSecretKeys(document, []), ...findModeKeys(document)];
+  const parsed = configSchema.safeParse(document);
+  if (!parsed.success) {
+    const schemaProblems = parsed.error.issues.flatMap(issueToProblems);
+    // The early checks say more than "unknown key" about the same keys.
+    const earlyPaths = new Set(early.map((problem) => problem.path));
+    return { ok: false, problems: [...early, ...schemaProblems.filter((problem) => !earlyPaths.has(problem.path))] };
+  }
+  const problems = [...early, ...crossCheck(parsed.data)];
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, config: parsed.data, warnings: warningsFor(parsed.data) };
+}
+
+function findSecretKeys(value: unknown, path: PropertyKey[]): ConfigProblem[] {
+  if (Array.isArray(value)) return value.flatMap((item, index) => findSecretKeys(item, [...path, index]));
+  if (value === null || typeof value !== "object") return [];
+  return Object.entries(value).flatMap(([key, child]) => {
+    const here = [...path, key];
+    if (SECRET_KEYS.has(key.toLowerCase())) {
+      return [
+        {
+          path: formatJsonPath(here),
+          message: `a key named "${key}" would put a secret in the file; secrets belong in the environment`,
+          fix: 'remove it, export the secret as an environment variable and name that variable in a "*_env" key (e.g. "token_env")',
+        },
+      ];
+    }
+    return findSecretKeys(child, here);
+  });
+}
+
+function findModeKeys(document: unknown): ConfigProblem[] {
+  if (!isRecord(document) || !Array.isArray(document.channels)) return [];
+  return document.channels.flatMap((channel: unknown, index) => {
+    const places: PropertyKey[][] = [];
+    if (isRecord(channel)) {
+      if ("mode" in channel) places.push(["channels", index, "mode"]);
+      if (isRecord(channel.webhook) && "mode" in channel.webhook) places.push(["channels", index, "webhook", "mode"]);
+    }
+    return places.map((place) => ({
+      path: formatJsonPath(place),
+      message: "The webhook channel takes no `mode` field",
+      fix: 'remove "mode"',
+    }));
+  });
+}
+
+function issueToProblems(issue: z.core.$ZodIssue): ConfigProblem[] {
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      path: formatJsonPath([...issue.path, key]),
+      message: `unknown key "${key}"`,
+      fix: "remove it or correct its spelling (see config.schema.json for the allowed keys)",
+    }));
+  }
+  const path = formatJsonPath(issue.path);
+  if (issue.code === "invalid_type" && issue.input === undefined) {
+    return [{ path, message: "is required", fix: `add "${String(issue.path.at(-1) ?? "")}" (${issue.message})` }];
+  }
+  return [{ path, message: issue.message, fix: fixFor(issue) }];
+}
+
+function fixFor(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return `give a value of type ${issue.expected}`;
+    case "too_small":
+    case "too_big":
+      return "change the value to fit the limit above";
+    case "invalid_value":
+      return `use one of ${issue.values.map((value) => JSON.stringify(value)).join(", ")}`;
+    default:
+      return "change the value as described";
+  }
+}
+
+function crossCheck(config: Config): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const channelIndex = new Map<string, number>();
+  const endpoints = new Map<string, number>();
+  config.channels.forEach((channel, index) => {
+    const name = channelName(channel);
+    const first = channelIndex.get(name);
+    if (first !== undefined) {
+      problems.push({
+        path: `channels[${index}].name`,
+        message: `channel name "${name}" is already used by channels[${first}]`,
+        fix: 'give each channel a unique "name"',
+      });
+    } else channelIndex.set(name, index);
+    const endpoint = `${normalizeBind(channel.webhook.bind)} ${channel.webhook.path}`;
+    const sameEndpoint = endpoints.get(endpoint);
+    if (sameEndpoint !== undefined) {
+      problems.push({
+        path: `channels[${index}].webhook.path`,
+        message: `bind ${channel.webhook.bind} and path ${channel.webhook.path} are already used by channels[${sameEndpoint}]`,
+        fix: "give this channel another path or another bind",
+      });
+    } else endpoints.set(endpoint, index);
+    problems.push(...mappingProblems(channel, index));
+  });
+
+  const brains = new Set([...BUILT_IN_BRAINS, ...Object.keys(config.brains ?? {})]);
+  const routed = new Map<string, number>();
+  config.routes.forEach((route, index) => {
+    if (!channelIndex.has(route.channel)) {
+      problems.push({
+        path: `routes[${index}].channel`,
+        message: `no channel is named "${route.channel}"`,
+        fix: `use one of: ${[...channelIndex.keys()].map((name) => JSON.stringify(name)).join(", ")}`,
+      });
+    }
+    if (!brains.has(route.brain)) {
+      problems.push({
+        path: `routes[${index}].brain`,
+        message: `no brain is named "${route.brain}"`,
+        fix: `use one of ${[...brains].map((name) => JSON.stringify(name)).join(", ")}, or define it under "brains"`,
+      });
+    }
+    const earlier = routed.get(route.channel);
+    if (earlier !== undefined) {
+      problems.push({
+        path: `routes[${index}]`,
+        message: `channel "${route.channel}" already has a route at routes[${earlier}]`,
+        fix: "keep exactly one route per channel",
+      });
+    } else routed.set(route.channel, index);
+  });
+  for (const [name, index] of channelIndex) {
+    if (!routed.has(name)) {
+      problems.push({
+        path: "routes",
+        message: `channel "${name}" (channels[${index}]) has no route`,
+        fix: `add { "channel": "${name}", "brain": "echo" } (or another brain) to "routes"`,
+      });
+    }
+  }
+  return problems;
+}
+
+function mappingProblems(channel: ChannelConfig, index: number): ConfigProblem[] {
+  const mapping = channel.webhook.mapping;
+  if (mapping === undefined) return [];
+  const resolved = resolveMapping(mapping);
+  const problems: ConfigProblem[] = [];
+  const owner = new Map<string, string>();
+  for (const field of MESSAGE_FIELDS) {
+    const key = resolved[field];
+    const other = owner.get(key);
+    if (other !== undefined) {
+      problems.push({
+        path: `channels[${index}].webhook.mapping.${mapping[field] === undefined ? other : field}`,
+        message: `fields "${other}" and "${field}" would both read the JSON key "${key}"`,
+        fix: "map each field to a different key",
+      });
+    } else owner.set(key, field);
+    if (mapping[field] !== undefined && (FIXED_REPLY_KEYS as readonly string[]).includes(key)) {
+      problems.push({
+        path: `channels[${index}].webhook.mapping.${field}`,
+        message: `"${key}" is a fixed key of the outbound reply and cannot be reused`,
+        fix: `pick a key other than ${FIXED_REPLY_KEYS.join(", ")}`,
+      });
+    }
+  }
+  return problems;
+}
+
+function normalizeBind(text: string): string {
+  const parsed = parseBind(text);
+  if (parsed === undefined) return text;
+  const host = parsed.host.toLowerCase() === "localhost" ? "127.0.0.1" : parsed.host.toLowerCase();
+  return `${host}:${parsed.port}`;
+}
+
+function warningsFor(config: Config): ConfigProblem[] {
+  return config.channels.flatMap((channel, index) => {
+    const parsed = parseBind(channel.webhook.bind);
+    if (parsed === undefined || isLoopbackHost(parsed.host)) return [];
+    return [
+      {
+        path: `channels[${index}].webhook.bind`,
+        message: `${channel.webhook.bind} is not loopback: the Bearer secret would cross the network in cleartext`,
+        fix: "bind to 127.0.0.1 and put a TLS-terminating proxy in front",
+      },
+    ];
+  });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

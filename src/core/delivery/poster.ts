@@ -1,0 +1,16 @@
+/** What the delivery code needs to know of an HTTP answer. */
+export interface PostResult {
+  readonly status: number;
+  /** The raw `Retry-After` header, if any. */
+  readonly retryAfter: string | null;
+}
+
+/**
+ * The outbound HTTP port: one POST, no redirects followed, bounded by `timeoutMs`.
+ * Network failures and timeouts reject with a retryable ChannelError (`delivery_failed`).
+ * On Workers this is `fetch`; the Node adapter injects a keep-alive client, which is
+ * several times faster than Node's global fetch.
+ */
+export interface Poster {
+  post(url: string, body: string, headers: Readonly<Record<string, string>>, timeoutMs: number): Promise<PostResult>;
+}

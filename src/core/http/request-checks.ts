@@ -1,0 +1,66 @@
+import { ChannelError } from "../errors/channel-error.js";
+
+const BEARER = /^bearer +(.+)$/i;
+
+/**
+ * Compares a presented token with the secret in time that depends only on the secret's
+ * length, so response timing reveals nothing about how much of a guess was right.
+ */
+export function tokenMatches(presented: string, secret: string): boolean {
+  let diff = presented.length ^ secret.length;
+  for (let index = 0; index < secret.length; index += 1) {
+    diff |= (presented.charCodeAt(index) | 0) ^ secret.charCodeAt(index);
+  }
+  return diff === 0;
+}
+
+/** Check 1: `Authorization: Bearer <secret>`, scheme in any case. */
+export function checkBearer(authorization: string | null, secret: string): void {
+  const match = authorization === null ? null : BEARER.exec(authorization);
+  if (match?.[1] === undefined || !tokenMatches(match[1], secret)) {
+    throw new ChannelError("unauthorized", "A valid `Authorization: Bearer <secret>` header is required.", {
+      status: 401,
+    });
+  }
+}
+
+/** Check 2: `application/json`, with no charset other than UTF-8. */
+export function checkJsonContentType(contentType: string | null): void {
+  if (contentType !== null) {
+    const [essence, ...parameters] = contentType.split(";");
+    if (essence !== undefined && essence.trim().toLowerCase() === "application/json") {
+      const badCharset = parameters.some((parameter) => {
+        const equals = parameter.indexOf("=");
+        if (equals === -1 || parameter.slice(0, equals).trim().toLowerCase() !== "charset") return false;
+        const value = parameter
+          .slice(equals + 1)
+          .trim()
+          .replace(/^"(.*)"$/, "$1");
+        return value.toLowerCase() !== "utf-8";
+      });
+      if (!badCharset) return;
+    }
+  }
+  throw new ChannelError(
+    "unsupported_media_type",
+    "The body must be sent as `Content-Type: application/json` (a `charset=utf-8` parameter is accepted).",
+    { status: 415 },
+  );
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Check 4: the body is UTF-8 JSON whose top level is an object. */
+export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(bytes));
+  } catch (error) {
+    const detail = error instanceof SyntaxError ? error.message : "the body is not valid UTF-8";
+    throw new ChannelError("invalid_json", `The body is not valid JSON: ${detail}.`, { status: 400 });
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ChannelError("invalid_json", "The body must be a JSON object at the top level.", { status: 400 });
+  }
+  return value as Record<string, unknown>;
+}

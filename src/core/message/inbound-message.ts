@@ -1,0 +1,24 @@
+/** A validated inbound message, in the service's own field names. */
+export interface InboundMessage {
+  readonly senderId: string;
+  readonly senderName?: string;
+  readonly text?: string;
+  readonly mediaUrl?: string;
+  readonly mediaType?: string;
+  /** The client's `conversation_id`, or the sender id when it sent none. */
+  readonly conversationId: string;
+}
+
+/**
+ * An accepted message as it travels through a queue. Plain JSON, so it survives
+ * Cloudflare Queues, SQLite or any other transport unchanged.
+ */
+export interface QueuedMessage {
+  /** The `message_id` returned in the 200. */
+  readonly id: string;
+  /** Name of the channel that accepted it. */
+  readonly channel: string;
+  /** Epoch milliseconds of acceptance. */
+  readonly receivedAt: number;
+  readonly message: InboundMessage;
+}

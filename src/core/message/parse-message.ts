@@ -1,0 +1,94 @@
+import type { KeyMapping } from "../config/message-fields.js";
+import { ChannelError, type FieldError } from "../errors/channel-error.js";
+import type { InboundMessage } from "./inbound-message.js";
+
+/** Longest accepted `sender_id` or `conversation_id`, in UTF-16 code units. */
+export const MAX_ID_LENGTH = 256;
+
+const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(?:\s*;.*)?$/;
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * Reads an inbound message from a parsed JSON object through the channel's key mapping.
+ * All field problems are collected, so one 400 tells the client everything to fix.
+ * `null` counts as absent for optional fields, as many clients send it for "no value".
+ */
+export function parseMessage(body: Record<string, unknown>, keys: KeyMapping): InboundMessage {
+  const errors: FieldError[] = [];
+  const senderId = readId(body, keys.sender_id, true, errors);
+  const conversationId = readId(body, keys.conversation_id, false, errors);
+  const senderName = readString(body, keys.sender_name, errors);
+  const text = readString(body, keys.text, errors);
+  const mediaType = readString(body, keys.media_type, errors);
+  const mediaUrl = readString(body, keys.media_url, errors);
+
+  if (mediaUrl !== undefined && !isHttpUrl(mediaUrl)) {
+    errors.push({ field: keys.media_url, message: "must be an absolute http: or https: URL" });
+  }
+  if (mediaType !== undefined && !MEDIA_TYPE.test(mediaType)) {
+    errors.push({ field: keys.media_type, message: 'must look like "type/subtype", e.g. "image/png"' });
+  }
+  const hasText = text !== undefined && text.trim() !== "";
+  const textInvalid = errors.some((error) => error.field === keys.text);
+  if (!hasText && mediaUrl === undefined && !textInvalid) {
+    errors.push({
+      field: keys.text,
+      message: `content is required: "${keys.text}" with a non-blank character, or "${keys.media_url}"`,
+    });
+  }
+  if (errors.length > 0 || senderId === undefined) {
+    const fields = [...new Set(errors.map((error) => error.field))].join(", ");
+    throw new ChannelError("invalid_message", `The message is not valid: ${fields}.`, { status: 400, errors });
+  }
+
+  const message: Mutable<InboundMessage> = { senderId, conversationId: conversationId ?? senderId };
+  if (senderName !== undefined) message.senderName = senderName;
+  if (text !== undefined) message.text = text;
+  if (mediaUrl !== undefined) message.mediaUrl = mediaUrl;
+  if (mediaType !== undefined) message.mediaType = mediaType;
+  return message;
+}
+
+function readId(
+  body: Record<string, unknown>,
+  key: string,
+  required: boolean,
+  errors: FieldError[],
+): string | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) {
+    if (required) errors.push({ field: key, message: "is required" });
+    return undefined;
+  }
+  let id: string;
+  if (typeof value === "string") id = value;
+  else if (typeof value === "number" && Number.isFinite(value)) id = String(value);
+  else {
+    errors.push({ field: key, message: "must be a non-empty string (or a finite number)" });
+    return undefined;
+  }
+  if (id.trim() === "") {
+    errors.push({ field: key, message: "must be a non-empty string" });
+    return undefined;
+  }
+  if (id.length > MAX_ID_LENGTH) {
+    errors.push({ field: key, message: `must be at most ${MAX_ID_LENGTH} characters` });
+    return undefined;
+  }
+  return id;
+}
+
+function readString(body: Record<string, unknown>, key: string, errors: FieldError[]): string | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string") return value;
+  errors.push({ field: key, message: "must be a string" });
+  return undefined;
+}
+
+function isHttpUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const { protocol } = new URL(value);
+  return protocol === "http:" || protocol === "https:";
+}

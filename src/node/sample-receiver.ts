@@ -1,0 +1,68 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** One reply as the receiver got it. */
+export interface ReceivedReply {
+  readonly headers: IncomingMessage["headers"];
+  readonly body: unknown;
+  readonly raw: string;
+}
+
+/** Options of the sample receiver. */
+export interface ReceiverOptions {
+  readonly host?: string;
+  /** 0 picks a free port. Default 8091. */
+  readonly port?: number;
+  /** Called for each reply received. */
+  readonly onReply?: (reply: ReceivedReply) => void;
+  /** Status answered for each reply; default 200. Lets a test make delivery fail. */
+  readonly status?: (reply: ReceivedReply) => number;
+}
+
+/** A running receiver. */
+export interface Receiver {
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * A minimal outbound receiver: accepts POSTed replies and answers 200 (or what `status`
+ * says). `npm run receiver` runs it on 127.0.0.1:8091 to show the round trip.
+ */
+export function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
+  const host = options.host ?? "127.0.0.1";
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const raw = Buffer.concat(chunks).toString("utf8");
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = undefined;
+      }
+      const reply: ReceivedReply = { headers: request.headers, body, raw };
+      options.onReply?.(reply);
+      const status = options.status?.(reply) ?? 200;
+      response.writeHead(status, { "content-type": "application/json" });
+      response.end(JSON.stringify({ ok: status < 300 }));
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 8091, host, () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        url: `http://${host}:${port}/replies`,
+        port,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}
