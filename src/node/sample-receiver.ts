@@ -15,8 +15,11 @@ export interface ReceiverOptions {
   readonly port?: number;
   /** Called for each reply received. */
   readonly onReply?: (reply: ReceivedReply) => void;
-  /** Status answered for each reply; default 200. Lets a test make delivery fail. */
-  readonly status?: (reply: ReceivedReply) => number;
+  /**
+   * Status answered for each reply; default 200. `"hang"` never answers, which lets a test
+   * stand for a receiver that is stuck.
+   */
+  readonly status?: (reply: ReceivedReply) => number | "hang";
 }
 
 /** A running receiver. */
@@ -46,6 +49,7 @@ export function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> 
       const reply: ReceivedReply = { headers: request.headers, body, raw };
       options.onReply?.(reply);
       const status = options.status?.(reply) ?? 200;
+      if (status === "hang") return;
       response.writeHead(status, { "content-type": "application/json" });
       response.end(JSON.stringify({ ok: status < 300 }));
     });

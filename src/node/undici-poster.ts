@@ -11,6 +11,7 @@ export interface UndiciPosterOptions {
 
 /** A Poster that also closes its connection pool. */
 export interface ClosablePoster extends Poster {
+  /** Closes the pool, aborting requests still in flight (called after shutdown's wait). */
   close(): Promise<void>;
 }
 
@@ -48,7 +49,7 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
         );
       }
     },
-    close: () => agent.close(),
+    close: () => agent.destroy(),
   };
 }
 

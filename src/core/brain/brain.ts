@@ -6,6 +6,13 @@ import type { BrainReply } from "../message/outbound-reply.js";
 export interface BrainRequest {
   readonly message: InboundMessage;
   readonly history: readonly ConversationTurn[];
+  /**
+   * The inbound `message_id`. It is the same on every retry of one message, so a bot behind
+   * the `http` brain can use it to recognise a repeated call.
+   */
+  readonly messageId?: string;
+  /** Name of the channel the message came in on. */
+  readonly channel?: string;
 }
 
 /**

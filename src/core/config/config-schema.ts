@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseBind } from "./bind-address.js";
+import { brainSchema } from "./brain-schema.js";
 import { MESSAGE_FIELDS } from "./message-fields.js";
 
 /** The default listener: loopback only, so nothing is exposed until the operator decides to. */
@@ -59,16 +60,26 @@ const mapping = z
   )
   .describe("Message field → the JSON key the client uses instead. Give only the keys that differ.");
 
+const ms = (what: string, min: number, fallback: number) =>
+  z
+    .int({ error: "must be a whole number of milliseconds" })
+    .min(min, { error: `must be at least ${min} ms` })
+    .default(fallback)
+    .describe(what);
+
 const delivery = z
   .strictObject({
-    timeout_ms: z
-      .int({ error: "must be a whole number of milliseconds" })
-      .min(1, { error: "must be at least 1 ms" })
-      .max(600_000, { error: "must be at most 600000 ms (10 minutes)" })
-      .default(10_000)
-      .describe("Time limit of one POST to outbound_url, in milliseconds."),
+    timeout_ms: ms("Time limit of one POST to outbound_url (and of one brain call), in ms.", 1, 10_000),
+    initial_delay_ms: ms("Upper bound of the first retry backoff, in ms (doubles per attempt, full jitter).", 0, 1_000),
+    max_delay_ms: ms("Largest retry backoff, and the cap on an honoured Retry-After, in ms.", 0, 600_000),
+    max_attempts: z
+      .int({ error: "must be a whole number" })
+      .min(1, { error: "must be at least 1" })
+      .default(12)
+      .describe("Attempts in all (the first included) before a reply or message becomes a dead letter."),
+    max_age_ms: ms("No retry starts later than this after the first attempt, in ms.", 0, 86_400_000),
   })
-  .describe("How replies are delivered to outbound_url.");
+  .describe("How replies are delivered to outbound_url, and how failures are retried.");
 
 const webhook = z.strictObject({
   bind: bind.default(DEFAULT_BIND).describe("host:port to listen on; IPv6 as [::1]:8090; port 0 picks a free port."),
@@ -95,12 +106,6 @@ const channel = z.strictObject({
   webhook,
 });
 
-const echoBrain = z.strictObject({ type: z.literal("echo") });
-
-const brain = z.discriminatedUnion("type", [echoBrain], {
-  error: 'must have a "type" naming a known brain type: "echo"',
-});
-
 const route = z.strictObject({
   channel: z.string({ error: "must name a configured channel" }),
   brain: z.string({ error: 'must name a brain: "echo" or one defined under "brains"' }),
@@ -115,7 +120,12 @@ export const configSchema = z
     $schema: z.string().optional().describe("Path or URL of config.schema.json, for editors."),
     channels: z.array(channel).min(1, { error: "must list at least one channel" }),
     routes: z.array(route),
-    brains: z.record(z.string(), brain).optional().describe("Named brain definitions that routes may refer to."),
+    brains: z.record(z.string(), brainSchema).optional().describe("Named brain definitions that routes may refer to."),
+    state_dir: z
+      .string({ error: "must be a folder path" })
+      .min(1, { error: "must be a folder path" })
+      .optional()
+      .describe("Folder for durable state (SQLite). Absent: everything is kept in memory and a crash loses it."),
     log_level: z
       .enum(["debug", "info", "warn", "error"], { error: 'must be one of "debug", "info", "warn", "error"' })
       .default("info")
@@ -135,4 +145,4 @@ export type Config = z.output<typeof configSchema>;
 /** One configured channel, defaults applied. */
 export type ChannelConfig = Config["channels"][number];
 /** One brain definition. */
-export type BrainConfig = z.output<typeof brain>;
+export type BrainConfig = z.output<typeof brainSchema>;

@@ -1,0 +1,64 @@
+// The outbound receiver, run as a child so that its work does not share an event loop with
+// the load generator. It notes when each reply arrives (process.hrtime, CLOCK_MONOTONIC, so
+// comparable with the parent's clock) keyed by in_reply_to, and hands the notes over on
+// request through the IPC channel.
+//
+// Modes: "answer" replies 200 at once; "never" reads the reply and holds the request open,
+// so the service's buffer fills (the memory test).
+import { createServer } from "node:http";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({ options: { mode: { type: "string", default: "answer" } } });
+const hold = values.mode === "never";
+const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
+
+// Bounded: the parent takes the notes after every step, and a step sends at most a few
+// hundred thousand messages; past this cap only the count goes on.
+const MAX_NOTES = 2_000_000;
+let ids = [];
+let times = [];
+let count = 0;
+const held = new Set();
+
+const server = createServer((request, response) => {
+  const chunks = [];
+  request.on("data", (chunk) => chunks.push(chunk));
+  request.on("end", () => {
+    const at = nowMs();
+    count += 1;
+    try {
+      const reply = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      if (ids.length < MAX_NOTES && typeof reply.in_reply_to === "string") {
+        ids.push(reply.in_reply_to);
+        times.push(at);
+      }
+    } catch {
+      // A reply that is not JSON still counts as received; it just cannot be matched.
+    }
+    if (hold) {
+      held.add(response);
+      response.on("close", () => held.delete(response));
+      return;
+    }
+    response.writeHead(200, { "content-type": "application/json", "content-length": 11 });
+    response.end('{"ok":true}');
+  });
+});
+server.keepAliveTimeout = 60_000;
+
+process.on("message", (request) => {
+  if (request?.type !== "take") return;
+  process.send({ type: "notes", ids, times, count, held: held.size });
+  ids = [];
+  times = [];
+});
+process.on("SIGTERM", () => {
+  server.close(() => process.exit(0));
+  server.closeAllConnections();
+});
+process.on("disconnect", () => process.exit(0));
+
+server.listen(0, "127.0.0.1", () => {
+  const { port } = server.address();
+  process.stdout.write(`${JSON.stringify({ msg: "listening", url: `http://127.0.0.1:${port}/replies` })}\n`);
+});

@@ -1,0 +1,50 @@
+// Starts the built service (`node dist/node.js`) with a generated configuration in a
+// temporary folder: loopback bind on a free port, echo brain, the given receiver.
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startChild } from "./child-process.mjs";
+import { CHANNEL_PATH } from "./message.mjs";
+
+export const SERVICE_ENTRY = fileURLToPath(new URL("../dist/node.js", import.meta.url));
+
+/**
+ * Starts the service. `bufferCapacity` and `deliveryTimeoutMs` are the only knobs the bench
+ * turns; everything else stays at its default so the numbers describe a stock setup.
+ * `nodeOptions` lets the profiler add `--cpu-prof`.
+ */
+export async function startService({ secret, outboundUrl, bufferCapacity, deliveryTimeoutMs, nodeOptions = [] }) {
+  if (!existsSync(SERVICE_ENTRY)) throw new Error(`${SERVICE_ENTRY} is missing: run npm run build first`);
+  const folder = await mkdtemp(join(tmpdir(), "webhook-bench-"));
+  const configPath = join(folder, "config.json");
+  const webhook = { bind: "127.0.0.1:0", path: CHANNEL_PATH, outbound_url: outboundUrl, buffer_capacity: bufferCapacity };
+  if (deliveryTimeoutMs !== undefined) webhook.delivery = { timeout_ms: deliveryTimeoutMs };
+  const config = {
+    channels: [{ type: "webhook", name: "bench", token_env: "BENCH_SECRET", webhook }],
+    routes: [{ channel: "bench", brain: "echo" }],
+    // "info" is the lowest level that logs the "listening" line with the port; nothing per request.
+    log_level: "info",
+    // A bench that stops a service with messages still parked must not wait 30 s.
+    shutdown_timeout_ms: 1_000,
+  };
+  await writeFile(configPath, JSON.stringify(config, null, 2));
+  try {
+    const service = await startChild("service", [SERVICE_ENTRY, "--config", configPath], {
+      env: { BENCH_SECRET: secret },
+      nodeOptions,
+    });
+    return {
+      ...service,
+      folder,
+      async stop() {
+        await service.stop();
+        await rm(folder, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await rm(folder, { recursive: true, force: true });
+    throw error;
+  }
+}

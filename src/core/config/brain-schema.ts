@@ -1,0 +1,185 @@
+import { z } from "zod";
+
+/** Default time limit of one call to an LLM server: local models on a CPU can be slow. */
+export const DEFAULT_LLM_TIMEOUT_MS = 60_000;
+/** Default time limit of one call to a bot (`http`, `rasa`). */
+export const DEFAULT_BOT_TIMEOUT_MS = 30_000;
+/** Default number of earlier messages (the user's and the brain's each count one) sent to a brain. */
+export const DEFAULT_MAX_HISTORY = 20;
+/** Largest `max_history`: the in-memory conversation store keeps 100 turns per conversation. */
+export const MAX_HISTORY_LIMIT = 100;
+/** Largest `timeout_ms` of a brain call: 10 minutes. */
+export const MAX_BRAIN_TIMEOUT_MS = 600_000;
+
+/** The path of Rasa's REST input channel, appended to a Rasa brain's `url`. */
+export const RASA_REST_PATH = "/webhooks/rest/webhook";
+
+// config-schema.ts imports this file, so these small rules are repeated here rather than
+// imported from it (a cycle would leave one side undefined at load time).
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const envName = (example: string) =>
+  z.string({ error: `must be the name of an environment variable, e.g. ${example}` }).regex(ENV_NAME, {
+    error: `must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*), e.g. ${example}`,
+  });
+
+/** An absolute http(s) URL without user:password, since secrets belong in the environment. */
+const httpUrl = (example: string) => {
+  const error = `must be an absolute http: or https: URL, e.g. "${example}"`;
+  return z
+    .string({ error })
+    .refine(
+      (value) => {
+        if (!URL.canParse(value)) return false;
+        const { protocol } = new URL(value);
+        return protocol === "http:" || protocol === "https:";
+      },
+      { error },
+    )
+    .refine(
+      (value) => {
+        if (!URL.canParse(value)) return true;
+        const { username, password } = new URL(value);
+        return username === "" && password === "";
+      },
+      { error: "must not contain a user name or password; secrets belong in the environment (use a *_env key)" },
+    );
+};
+
+const nonEmpty = (what: string) =>
+  z.string({ error: `must be ${what}, a non-empty string` }).min(1, { error: `must be ${what}, a non-empty string` });
+
+const timeoutMs = (fallback: number) =>
+  z
+    .int({ error: "must be a whole number of milliseconds" })
+    .min(1, { error: "must be at least 1 ms" })
+    .max(MAX_BRAIN_TIMEOUT_MS, { error: `must be at most ${MAX_BRAIN_TIMEOUT_MS} ms (10 minutes)` })
+    .default(fallback)
+    .describe(`Time limit of one call to the brain, in ms; a timeout is retried. Default ${fallback}.`);
+
+const maxHistory = z
+  .int({ error: "must be a whole number of messages" })
+  .min(0, { error: "must be 0 (no memory) or more" })
+  .max(MAX_HISTORY_LIMIT, { error: `must be at most ${MAX_HISTORY_LIMIT}` })
+  .default(DEFAULT_MAX_HISTORY)
+  .describe(
+    `Earlier messages of the conversation sent with each new one, oldest first; the user's and the brain's each count one. 0 = no memory (nothing is stored). Default ${DEFAULT_MAX_HISTORY}, at most ${MAX_HISTORY_LIMIT}.`,
+  );
+
+const systemPrompt = nonEmpty("the instructions given to the model")
+  .optional()
+  .describe("Instructions sent first, as the system message, with every request. Default: none.");
+
+/** The built-in echo brain, also definable under another name. */
+const echoBrain = z
+  .strictObject({
+    type: z.literal("echo").describe("Replies with the inbound text and media."),
+  })
+  .describe("Echo: replies with what it received. For trying the channel out.");
+
+/** Any server that speaks OpenAI's Chat Completions API. */
+const openAiBrain = z
+  .strictObject({
+    type: z.literal("openai").describe("An OpenAI-compatible Chat Completions server."),
+    base_url: httpUrl("http://127.0.0.1:11434/v1")
+      .refine((value) => !/\/chat\/completions\/*$/.test(URL.canParse(value) ? new URL(value).pathname : value), {
+        error:
+          'must be the API root without "/chat/completions", e.g. "https://api.openai.com/v1" or "http://127.0.0.1:11434/v1"',
+      })
+      .describe(
+        'API root; "/chat/completions" is appended. E.g. "https://api.openai.com/v1", Ollama "http://127.0.0.1:11434/v1", llama.cpp/vLLM "http://127.0.0.1:8000/v1", LM Studio "http://127.0.0.1:1234/v1".',
+      ),
+    model: nonEmpty('the model name, e.g. "gpt-4o-mini" or "llama3.2"').describe(
+      'Model name as the server knows it, e.g. "gpt-4o-mini" or, for Ollama, "llama3.2".',
+    ),
+    api_key_env: envName("OPENAI_API_KEY")
+      .optional()
+      .describe(
+        "Name of the environment variable that holds the API key, sent as a Bearer token. Omit it for local servers that need none.",
+      ),
+    system_prompt: systemPrompt,
+    temperature: z
+      .number({ error: "must be a number from 0 to 2" })
+      .min(0, { error: "must be a number from 0 to 2" })
+      .max(2, { error: "must be a number from 0 to 2" })
+      .optional()
+      .describe("Sampling temperature, 0 to 2. Default: the server's."),
+    max_tokens: z
+      .int({ error: "must be a whole number of tokens" })
+      .min(1, { error: "must be at least 1" })
+      .optional()
+      .describe("Longest answer, in tokens (sent as max_tokens). Default: the server's."),
+    send_images: z
+      .boolean({ error: "must be true or false" })
+      .default(true)
+      .describe(
+        "true: an image media_url is sent as an image_url content part (for vision models); false: it is described in text, for text-only models that reject images. Default true.",
+      ),
+    timeout_ms: timeoutMs(DEFAULT_LLM_TIMEOUT_MS),
+    max_history: maxHistory,
+  })
+  .describe("OpenAI-compatible Chat Completions: OpenAI, Ollama, llama.cpp server, vLLM, LM Studio.");
+
+/** The user's own bot behind an HTTP endpoint. */
+const httpBrain = z
+  .strictObject({
+    type: z.literal("http").describe("Your own bot behind an HTTP endpoint."),
+    url: httpUrl("http://127.0.0.1:5000/bot").describe(
+      "Where the message and its history are POSTed as JSON; the answer carries the replies (see docs/brains.md).",
+    ),
+    token_env: envName("BOT_TOKEN")
+      .optional()
+      .describe("Name of the environment variable whose value is sent as a Bearer token. Default: no Authorization."),
+    timeout_ms: timeoutMs(DEFAULT_BOT_TIMEOUT_MS),
+    max_history: maxHistory,
+  })
+  .describe("HTTP: POSTs each message with its history to your bot and delivers the replies it answers.");
+
+/** A Rasa server's REST input channel. */
+const rasaBrain = z
+  .strictObject({
+    type: z.literal("rasa").describe("A Rasa server's REST channel."),
+    url: httpUrl("http://127.0.0.1:5005").describe(
+      `Base URL of the Rasa server, e.g. "http://127.0.0.1:5005"; "${RASA_REST_PATH}" is appended unless the URL already ends with it.`,
+    ),
+    timeout_ms: timeoutMs(DEFAULT_BOT_TIMEOUT_MS),
+  })
+  .describe(
+    "Rasa: messages go to the REST channel with the conversation id as sender; Rasa keeps its own tracker, so no history is sent.",
+  );
+
+/** Cloudflare Workers AI through the Worker's `AI` binding. */
+const workersAiBrain = z
+  .strictObject({
+    type: z.literal("workers-ai").describe("Cloudflare Workers AI, through the Worker's AI binding. Workers only."),
+    model: nonEmpty('a Workers AI model id, e.g. "@cf/meta/llama-3.1-8b-instruct"').describe(
+      'Workers AI text-generation model id, e.g. "@cf/meta/llama-3.1-8b-instruct".',
+    ),
+    system_prompt: systemPrompt,
+    max_history: maxHistory,
+  })
+  .describe(
+    "Workers AI: needs the Workers runtime and an [ai] binding named AI in wrangler.toml; not available on Node.",
+  );
+
+/** The brain types, for messages. */
+export const BRAIN_TYPES = ["echo", "openai", "http", "rasa", "workers-ai"] as const;
+
+/**
+ * One entry of the top-level `brains` object: a definition chosen by `type`.
+ * Each brain type adds its own strict object here.
+ */
+export const brainSchema = z
+  .discriminatedUnion("type", [echoBrain, openAiBrain, httpBrain, rasaBrain, workersAiBrain], {
+    error: `must have a "type" naming a known brain type: ${BRAIN_TYPES.map((type) => `"${type}"`).join(", ")}`,
+  })
+  .describe("A brain definition; its type decides the other keys.");
+
+/** An `openai` brain definition, defaults applied. */
+export type OpenAiBrainConfig = z.output<typeof openAiBrain>;
+/** An `http` brain definition, defaults applied. */
+export type HttpBrainConfig = z.output<typeof httpBrain>;
+/** A `rasa` brain definition, defaults applied. */
+export type RasaBrainConfig = z.output<typeof rasaBrain>;
+/** A `workers-ai` brain definition, defaults applied. */
+export type WorkersAiBrainConfig = z.output<typeof workersAiBrain>;

@@ -1,0 +1,72 @@
+import type { ChannelError } from "../errors/channel-error.js";
+
+/** When and how often a failed brain call or delivery is tried again. */
+export interface RetryPolicy {
+  /** Upper bound of the first backoff, in ms. */
+  readonly initialDelayMs: number;
+  /** Largest backoff, and the cap on an honoured `Retry-After`, in ms. */
+  readonly maxDelayMs: number;
+  /** Attempts in all, the first included. */
+  readonly maxAttempts: number;
+  /** No attempt starts later than this after the first one, in ms. */
+  readonly maxAgeMs: number;
+}
+
+/** The defaults: 1 s doubling to 10 min, at most 12 attempts or 24 h. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  initialDelayMs: 1_000,
+  maxDelayMs: 600_000,
+  maxAttempts: 12,
+  maxAgeMs: 86_400_000,
+};
+
+/**
+ * Exponential backoff with full jitter: a uniform draw in [0, min(max, initial × 2^(n−1))]
+ * after the n-th failed attempt. Jitter keeps many failing messages from retrying in step.
+ * `random` returns a number in [0, 1); tests inject it.
+ */
+export function backoffDelayMs(failedAttempts: number, policy: RetryPolicy, random: () => number): number {
+  const exponent = Math.max(0, failedAttempts - 1);
+  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.min(exponent, 52));
+  return Math.floor(random() * ceiling);
+}
+
+/**
+ * Parses a `Retry-After` header (delay-seconds or an HTTP date) into milliseconds from `now`.
+ * Returns undefined for an absent or unreadable value.
+ */
+export function parseRetryAfterMs(value: string | null | undefined, now: number): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * The wait before the next attempt after `failedAttempts` failures: the backoff, raised to
+ * the receiver's `Retry-After` when it asks for more, and capped at `maxDelayMs`.
+ */
+export function nextDelayMs(
+  failedAttempts: number,
+  policy: RetryPolicy,
+  random: () => number,
+  retryAfterMs: number | undefined,
+): number {
+  const backoff = backoffDelayMs(failedAttempts, policy, random);
+  return Math.min(policy.maxDelayMs, Math.max(backoff, retryAfterMs ?? 0));
+}
+
+/**
+ * True when another attempt is allowed: the error is retryable, attempts remain, and the
+ * next attempt would still start within `maxAgeMs` of the first.
+ */
+export function mayRetry(
+  error: ChannelError,
+  failedAttempts: number,
+  firstAttemptAt: number,
+  nextAttemptAt: number,
+  policy: RetryPolicy,
+): boolean {
+  return error.retryable && failedAttempts < policy.maxAttempts && nextAttemptAt - firstAttemptAt <= policy.maxAgeMs;
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import {
+  checkBearer,
+  checkJsonContentType,
+  parseJsonObject,
+  tokenMatches,
+} from "../../../src/core/http/request-checks.js";
+
+const encode = (text: string) => new TextEncoder().encode(text);
+
+describe("checkBearer", () => {
+  it("accepts the scheme in any case", () => {
+    expect(() => checkBearer("bearer s3cret", "s3cret")).not.toThrow();
+    expect(() => checkBearer("BEARER s3cret", "s3cret")).not.toThrow();
+  });
+
+  it.each([null, "", "Bearer", "Bearer ", "Basic s3cret", "Bearer s3cre", "Bearer s3cret2", "Bearer S3CRET"])(
+    "rejects %j",
+    (header) => {
+      expect(() => checkBearer(header, "s3cret")).toThrow(
+        expect.objectContaining({ code: "unauthorized", status: 401 }),
+      );
+    },
+  );
+
+  it("compares tokens of different lengths without matching a prefix", () => {
+    expect(tokenMatches("abc", "abcd")).toBe(false);
+    expect(tokenMatches("abcd", "abc")).toBe(false);
+    expect(tokenMatches("abc", "abc")).toBe(true);
+  });
+});
+
+describe("checkJsonContentType", () => {
+  it.each([
+    "application/json",
+    "APPLICATION/JSON",
+    "application/json; charset=utf-8",
+    "application/json;charset=UTF-8",
+    'application/json; charset="utf-8"',
+    "application/json; boundary=x",
+  ])("accepts %s", (type) => {
+    expect(() => checkJsonContentType(type)).not.toThrow();
+  });
+
+  it.each([
+    null,
+    "",
+    "text/plain",
+    "application/json; charset=latin1",
+    "application/jsonx",
+    "application/x-www-form-urlencoded",
+  ])("rejects %j with 415", (type) => {
+    expect(() => checkJsonContentType(type)).toThrow(
+      expect.objectContaining({ code: "unsupported_media_type", status: 415 }),
+    );
+  });
+});
+
+describe("parseJsonObject", () => {
+  it("parses an object", () => {
+    expect(parseJsonObject(encode('{"a":1}'))).toEqual({ a: 1 });
+  });
+
+  it.each(["[1,2]", "null", "3", '"x"', "{", ""])("rejects %j as invalid_json", (text) => {
+    expect(() => parseJsonObject(encode(text))).toThrow(expect.objectContaining({ code: "invalid_json", status: 400 }));
+  });
+
+  it("rejects bytes that are not UTF-8", () => {
+    const bytes = new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]);
+    expect(() => parseJsonObject(bytes)).toThrow(expect.objectContaining({ code: "invalid_json" }));
+  });
+});
