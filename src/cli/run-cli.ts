@@ -3,6 +3,7 @@ import { configJsonSchema } from "../core/config/config-json-schema.js";
 import { parseServiceArgs } from "../node/parse-service-args.js";
 import { runService } from "../node/run-service.js";
 import { runConfigCheck } from "./config-check.js";
+import { runDeadLetters, UsageError } from "./dead-letters-command.js";
 import { newSecret } from "./new-secret.js";
 
 /** Where the CLI reads and writes; the real process by default. */
@@ -18,6 +19,9 @@ export const EXIT_USAGE = 2;
 const USAGE = `usage:
   webhook-channel serve [--config <file>]              start the service (default ./config.json)
   webhook-channel config check [--preflight] <file>    validate a configuration file
+  webhook-channel dead-letters list [--config <file>]  show the dead letters kept in state_dir
+  webhook-channel dead-letters replay (--id <id>... | --all) [--config <file>]
+                                                       re-queue dead letters
   webhook-channel secret                               print a new random inbound secret
   webhook-channel schema                               print the configuration's JSON Schema
 `;
@@ -44,6 +48,8 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
         }
         return await runConfigCheck(positionals[0], values.preflight, io);
       }
+      case "dead-letters":
+        return await runDeadLetters(rest, io);
       case "secret":
         parseArgs({ args: [...rest], options: {}, strict: true, allowPositionals: false });
         io.out(`${newSecret()}\n`);
@@ -64,7 +70,7 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
     }
   } catch (error) {
     // parseArgs throws TypeErrors for unknown options and missing values.
-    if (error instanceof TypeError) return usage(io, error.message);
+    if (error instanceof TypeError || error instanceof UsageError) return usage(io, error.message);
     throw error;
   }
 }

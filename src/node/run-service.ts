@@ -45,7 +45,7 @@ export async function runService(options: RunOptions): Promise<number> {
 
   let service: Awaited<ReturnType<typeof startService>>;
   try {
-    service = await startService({ config, secrets, logger });
+    service = await startService({ config, secrets, logger, env: (name) => env[name] });
   } catch (error) {
     logger.error(`cannot start: ${errorMessage(error)}`);
     return 1;
@@ -66,13 +66,22 @@ export async function runService(options: RunOptions): Promise<number> {
       });
       service
         .stop(config.shutdown_timeout_ms)
-        .then((left) => {
-          if (left.length > 0) {
+        .then(({ left, fate }) => {
+          if (left.length === 0) logger.info("shutdown complete: every accepted message was finished");
+          else if (fate === "kept") {
+            logger.warn(
+              "shutdown timeout reached: unfinished messages stay in state_dir and resume at the next start",
+              {
+                count: left.length,
+                message_ids: left,
+              },
+            );
+          } else {
             logger.error("shutdown timeout reached: these accepted messages were not finished and are lost", {
               count: left.length,
               message_ids: left,
             });
-          } else logger.info("shutdown complete: every accepted message was finished");
+          }
           resolve(0);
         })
         .catch((error: unknown) => {

@@ -8,6 +8,12 @@ export interface ReceivedReply {
   readonly raw: string;
 }
 
+/** A scripted answer of the receiver. */
+export interface ReceiverAnswer {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
 /** Options of the sample receiver. */
 export interface ReceiverOptions {
   readonly host?: string;
@@ -16,10 +22,10 @@ export interface ReceiverOptions {
   /** Called for each reply received. */
   readonly onReply?: (reply: ReceivedReply) => void;
   /**
-   * Status answered for each reply; default 200. `"hang"` never answers, which lets a test
-   * stand for a receiver that is stuck.
+   * Answer to each reply; default 200. `"hang"` never answers, which stands for a stuck
+   * receiver; an object adds headers such as `Retry-After`.
    */
-  readonly status?: (reply: ReceivedReply) => number | "hang";
+  readonly status?: (reply: ReceivedReply) => number | "hang" | ReceiverAnswer;
 }
 
 /** A running receiver. */
@@ -48,9 +54,10 @@ export function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> 
       }
       const reply: ReceivedReply = { headers: request.headers, body, raw };
       options.onReply?.(reply);
-      const status = options.status?.(reply) ?? 200;
-      if (status === "hang") return;
-      response.writeHead(status, { "content-type": "application/json" });
+      const answer = options.status?.(reply) ?? 200;
+      if (answer === "hang") return;
+      const { status, headers = {} } = typeof answer === "number" ? { status: answer } : answer;
+      response.writeHead(status, { "content-type": "application/json", ...headers });
       response.end(JSON.stringify({ ok: status < 300 }));
     });
   });

@@ -7,11 +7,24 @@ import { isLoopbackHost, parseBind } from "../core/config/bind-address.js";
 import type { ChannelConfig, Config } from "../core/config/config-schema.js";
 import { channelName } from "../core/config/validate-config.js";
 import { createConsumer } from "../core/consumer/create-consumer.js";
+import type { ConversationStore } from "../core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../core/conversation/memory-conversation-store.js";
+import type { Job } from "../core/delivery/job.js";
 import type { Poster } from "../core/delivery/poster.js";
-import { errorMessage, isChannelError } from "../core/errors/channel-error.js";
+import { errorMessage } from "../core/errors/channel-error.js";
+import type { IdempotencyStore } from "../core/idempotency/idempotency-store.js";
+import { createMemoryIdempotencyStore } from "../core/idempotency/memory-idempotency-store.js";
 import type { Logger } from "../core/log/logger.js";
-import { createMemoryQueue, type MemoryQueue } from "./memory-queue.js";
+import { createMemorySequenceCounter } from "../core/sequence/memory-sequence-counter.js";
+import type { SequenceCounter } from "../core/sequence/sequence-counter.js";
+import { createJobQueue, type JobQueue } from "./job-queue.js";
+import type { Journal } from "./journal.js";
+import { createMemoryJournal } from "./memory-journal.js";
+import { createSqliteConversationStore } from "./sqlite-conversation-store.js";
+import { createSqliteIdempotencyStore } from "./sqlite-idempotency-store.js";
+import { createSqliteJournal, pruneIdempotencyKeys, type SqliteJournal } from "./sqlite-journal.js";
+import { createSqliteSequenceCounter } from "./sqlite-sequence-counter.js";
+import { openStateDb, type StateDb } from "./sqlite-state.js";
 import { createUndiciPoster } from "./undici-poster.js";
 
 /** What the Node service is started from. */
@@ -20,8 +33,12 @@ export interface ServiceOptions {
   /** Inbound secret per channel name; the caller has checked that none is empty. */
   readonly secrets: ReadonlyMap<string, string>;
   readonly logger: Logger;
+  /** Reads the variables that brains and delivery name (`*_env`). Default: none set. */
+  readonly env?: (name: string) => string | undefined;
   readonly clock?: Clock;
   readonly newId?: IdGenerator;
+  /** Uniform in [0, 1), for retry jitter. */
+  readonly random?: () => number;
   /** Outbound client; default a keep-alive undici pool. */
   readonly poster?: Poster & { close?: () => Promise<void> };
 }
@@ -33,60 +50,120 @@ export interface Listener {
   readonly channels: readonly string[];
 }
 
+/** What a stop left behind. */
+export interface StopResult {
+  /** Ids of accepted messages not finished when the wait ended. */
+  readonly left: readonly string[];
+  /** `kept` in state_dir (they resume at the next start) or `lost` (in-memory queue). */
+  readonly fate: "kept" | "lost";
+}
+
 /** A started service. */
 export interface RunningService {
   readonly listeners: readonly Listener[];
   /**
    * Graceful stop: new inbound requests get 503 `shutting_down`, accepted messages finish
-   * (up to `timeoutMs`), then the sockets close. Returns the ids left unfinished.
+   * (up to `timeoutMs`), then the sockets close.
    */
-  stop(timeoutMs: number): Promise<string[]>;
+  stop(timeoutMs: number): Promise<StopResult>;
 }
 
 /** Seconds a shut-out or refused client is told to wait. */
 const RETRY_AFTER_SECONDS = 5;
+/** How often a running service looks for dead letters replayed from the CLI. */
+const REPLAY_POLL_MS = 1_000;
+
+interface State {
+  readonly journal: Journal;
+  readonly sequences: SequenceCounter;
+  readonly idempotency: IdempotencyStore;
+  readonly store: ConversationStore;
+  readonly db: StateDb | undefined;
+  readonly durable: SqliteJournal | undefined;
+}
+
+function openState(config: Config, logger: Logger, clock: Clock): State {
+  if (config.state_dir === undefined) {
+    return {
+      journal: createMemoryJournal(logger),
+      sequences: createMemorySequenceCounter(),
+      idempotency: createMemoryIdempotencyStore(),
+      store: createMemoryConversationStore({ now: () => clock.now() }),
+      db: undefined,
+      durable: undefined,
+    };
+  }
+  const db = openStateDb(config.state_dir);
+  pruneIdempotencyKeys(db, clock.now());
+  const durable = createSqliteJournal(db, logger);
+  return {
+    journal: durable,
+    sequences: createSqliteSequenceCounter(db),
+    idempotency: createSqliteIdempotencyStore(db),
+    store: createSqliteConversationStore(db),
+    db,
+    durable,
+  };
+}
 
 /**
- * Starts the Node runtime: one bounded queue per channel, the consumer, and one HTTP server
- * per distinct bind (channels that share a bind share a server).
+ * Starts the Node runtime: one bounded job queue per channel, the consumer, and one HTTP server
+ * per distinct bind (channels that share a bind share a server). With `state_dir`, accepted
+ * messages are committed to SQLite before their 200 and unfinished ones resume here.
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { config, logger, secrets } = options;
   const clock = options.clock ?? systemClock;
   const newId = options.newId ?? randomId;
+  const env = options.env ?? (() => undefined);
   const poster = options.poster ?? createUndiciPoster();
-  const consumer = createConsumer({
+  const state = openState(config, logger, clock);
+  const consumer = await createConsumer({
     config,
-    brains: createBrains(config),
+    brains: createBrains(config, { fetch: globalThis.fetch, env, clock }),
     poster,
-    store: createMemoryConversationStore({ now: () => clock.now() }),
+    store: state.store,
+    sequences: state.sequences,
     clock,
+    random: options.random ?? Math.random,
     newId,
     logger,
+    env,
   });
 
-  const queues = new Map<string, MemoryQueue>();
+  const queues = new Map<string, JobQueue>();
   for (const channel of config.channels) {
-    const name = channelName(channel);
     queues.set(
-      name,
-      createMemoryQueue({
+      channelName(channel),
+      createJobQueue({
         capacity: channel.webhook.buffer_capacity,
         retryAfterSeconds: 1,
-        handle: (message) => consumer.process(message),
-        onError: (message, error) => {
-          const fields = isChannelError(error)
-            ? { code: error.code, retryable: error.retryable, ...error.details }
-            : { code: "internal_error" };
-          logger.error(`message not answered: ${errorMessage(error)}`, {
-            channel: message.channel,
-            message_id: message.id,
-            conversation_id: message.message.conversationId,
-            ...fields,
-          });
-        },
+        run: (job, onProgress) => consumer.run(job, onProgress),
+        journal: state.journal,
+        logger,
+        now: () => clock.now(),
       }),
     );
+  }
+  const restore = (jobs: readonly Job[]): void => {
+    for (const job of jobs) {
+      const queue = queues.get(job.message.channel);
+      if (queue === undefined) {
+        logger.error("a stored message belongs to a channel that is no longer configured; it stays in state_dir", {
+          message_id: job.message.id,
+          channel: job.message.channel,
+        });
+      } else queue.restore([job]);
+    }
+  };
+  let replayTimer: ReturnType<typeof setInterval> | undefined;
+  if (state.durable !== undefined) {
+    const durable = state.durable;
+    const pending = durable.takePending();
+    if (pending.length > 0) logger.info("resuming unfinished messages from state_dir", { count: pending.length });
+    restore(pending);
+    replayTimer = setInterval(() => restore(durable.takeReplayed()), REPLAY_POLL_MS);
+    replayTimer.unref();
   }
 
   let shuttingDown = false;
@@ -113,6 +190,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         clock,
         newId,
         logger,
+        idempotency: state.idempotency,
         isShuttingDown: () => shuttingDown,
         retryAfterSeconds: RETRY_AFTER_SECONDS,
       });
@@ -150,6 +228,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     listeners: servers.map(({ listener }) => listener),
     async stop(timeoutMs) {
       shuttingDown = true;
+      clearInterval(replayTimer);
       const left = (await Promise.all([...queues.values()].map((queue) => queue.drain(timeoutMs)))).flat();
       await Promise.all(
         servers.map(
@@ -161,7 +240,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         ),
       );
       await poster.close?.();
-      return left;
+      // Give finished-job deletes queued for this turn their commit before closing.
+      await new Promise((resolve) => setImmediate(resolve));
+      state.db?.close();
+      return { left, fate: state.journal.leftoverFate };
     },
   };
 }

@@ -65,6 +65,7 @@ describe("the Node service", () => {
       conversation_id: "t1",
       recipient_id: "alice",
       text: "hello",
+      sequence: 1,
       brain: "echo",
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
@@ -119,11 +120,21 @@ describe("the Node service", () => {
   });
 
   it("logs a failed delivery with its status and keeps serving", async () => {
-    harness = await startHarness({}, { status: () => 500 });
+    harness = await startHarness(
+      { delivery: { initial_delay_ms: 10, max_delay_ms: 10, max_attempts: 2 } },
+      { status: () => 500 },
+    );
     expect((await harness.post({ sender_id: "a", text: "x" })).status).toBe(200);
     const logs = harness.logs;
+    const retry = await waitFor(() => logs.find((line) => line.level === "warn"), 5_000, "the retry line");
+    expect(retry).toMatchObject({ code: "delivery_failed", status: 500, message_id: expect.any(String), attempts: 1 });
     const failure = await waitFor(() => logs.find((line) => line.level === "error"), 5_000, "the error line");
-    expect(failure).toMatchObject({ code: "delivery_failed", status: 500, message_id: expect.any(String) });
+    expect(failure).toMatchObject({
+      code: "delivery_failed",
+      status: 500,
+      message_id: expect.any(String),
+      attempts: 2,
+    });
     expect((await harness.post({ sender_id: "a", text: "y" })).status).toBe(200);
   });
 
@@ -135,7 +146,7 @@ describe("the Node service", () => {
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("5");
     expect(await refused.json()).toMatchObject({ code: "shutting_down" });
-    expect(await stopping).toHaveLength(1);
+    expect(await stopping).toMatchObject({ left: [expect.any(String)], fate: "lost" });
   });
 
   it("logs message text only at debug level", async () => {

@@ -22,6 +22,7 @@ export async function startHarness(
   webhook: Record<string, unknown> = {},
   receiverOptions: ReceiverOptions = {},
   extra: Record<string, unknown> = {},
+  env: Record<string, string> = {},
 ): Promise<ServiceHarness> {
   const replies: ReceivedReply[] = [];
   const receiver = await startReceiver({
@@ -51,7 +52,13 @@ export async function startHarness(
   if (!result.ok) throw new Error(JSON.stringify(result.problems));
   const config: Config = result.config;
   const { logger, lines } = createLogSink();
-  const service = await startService({ config, secrets: new Map([["webhook", SECRET]]), logger });
+  let service: RunningService;
+  try {
+    service = await startService({ config, secrets: new Map([["webhook", SECRET]]), logger, env: (name) => env[name] });
+  } catch (error) {
+    await receiver.close();
+    throw error;
+  }
   const listener = service.listeners[0];
   if (listener === undefined) throw new Error("no listener");
   const baseUrl = `http://127.0.0.1:${listener.port}`;

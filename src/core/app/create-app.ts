@@ -8,6 +8,7 @@ import { ChannelError, errorMessage, isChannelError } from "../errors/channel-er
 import { problemResponse } from "../http/problem-response.js";
 import { MAX_BODY_BYTES, readLimitedBody } from "../http/read-limited-body.js";
 import { checkBearer, checkJsonContentType, parseJsonObject } from "../http/request-checks.js";
+import { type IdempotencyStore, MAX_IDEMPOTENCY_KEY_LENGTH } from "../idempotency/idempotency-store.js";
 import type { Logger } from "../log/logger.js";
 import type { QueuedMessage } from "../message/inbound-message.js";
 import { parseMessage } from "../message/parse-message.js";
@@ -24,6 +25,8 @@ export interface AppDeps {
   readonly clock: Clock;
   readonly newId: IdGenerator;
   readonly logger: Logger;
+  /** Remembers `Idempotency-Key`s; without it the header is ignored. */
+  readonly idempotency?: IdempotencyStore;
   /** True once shutdown began: new inbound requests are refused with 503. */
   readonly isShuttingDown?: () => boolean;
   /** Seconds a client is told to wait after a 503. Default 5. */
@@ -66,10 +69,24 @@ export function createApp(deps: AppDeps): Hono {
       checkJsonContentType(request.headers.get("content-type"));
       const body = parseJsonObject(await readLimitedBody(request, MAX_BODY_BYTES));
       const message = parseMessage(body, keys);
-      const queued: QueuedMessage = { id: newId(), channel: name, receivedAt: clock.now(), message };
+      const idempotencyKey = readIdempotencyKey(request.headers.get("idempotency-key"), deps.idempotency);
+      let queued: QueuedMessage = { id: newId(), channel: name, receivedAt: clock.now(), message };
+      if (idempotencyKey !== undefined && deps.idempotency !== undefined) {
+        const earlier = await deps.idempotency.reserve(
+          name,
+          idempotencyKey,
+          { messageId: queued.id, conversationId: message.conversationId },
+          queued.receivedAt,
+        );
+        if (earlier !== undefined) {
+          return c.json({ status: "accepted", message_id: earlier.messageId, conversation_id: earlier.conversationId });
+        }
+        queued = { ...queued, idempotencyKey };
+      }
       try {
         await queue.enqueue(queued);
       } catch (error) {
+        if (idempotencyKey !== undefined) await deps.idempotency?.release(name, idempotencyKey);
         if (isChannelError(error)) throw error;
         logger.error("enqueue failed", { channel: name, error: errorMessage(error) });
         throw new ChannelError("buffer_full", "The message could not be queued; retry shortly.", {
@@ -101,6 +118,22 @@ export function createApp(deps: AppDeps): Hono {
     return problemResponse(new ChannelError("internal_error", "An unexpected error occurred.", { status: 500 }));
   });
   return app;
+}
+
+function readIdempotencyKey(header: string | null, store: IdempotencyStore | undefined): string | undefined {
+  if (header === null || store === undefined) return undefined;
+  if (header.length === 0 || header.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    const field = "Idempotency-Key";
+    throw new ChannelError(
+      "invalid_message",
+      `The ${field} header must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`,
+      {
+        status: 400,
+        errors: [{ field, message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` }],
+      },
+    );
+  }
+  return header;
 }
 
 function methodNotAllowed(allow: string): Response {

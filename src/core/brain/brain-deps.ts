@@ -1,4 +1,5 @@
 import type { Clock } from "../clock/clock.js";
+import { ChannelError } from "../errors/channel-error.js";
 
 /**
  * The part of a Workers AI binding (`env.AI`) that brains use. Declared here, not taken from
@@ -21,4 +22,20 @@ export interface BrainDeps {
   readonly ai?: AiBinding;
   /** Time source for `Retry-After` dates; default the system clock. */
   readonly clock?: Clock;
+}
+
+/**
+ * Reads the secret a brain names in one of its `*_env` keys. An unset or empty variable is
+ * a `config_invalid` error that names the variable and the key, never a value.
+ */
+export function requireSecret(env: EnvLookup, variable: string, brain: string, key: string): string {
+  const value = env(variable);
+  if (value === undefined || value === "") {
+    throw new ChannelError(
+      "config_invalid",
+      `brain "${brain}": environment variable ${variable} (brains.${brain}.${key}) is ${value === undefined ? "not set" : "empty"}; export it before starting`,
+      { retryable: false, details: { brain, variable } },
+    );
+  }
+  return value;
 }

@@ -50,8 +50,7 @@ export function jsonRequestHeaders(bearer: string | undefined): Record<string, s
  * POSTs `payload` as JSON and returns the parsed 2xx answer. Every failure is a
  * `brain_failed` ChannelError: timeouts, network errors, 429 and 5xx are retryable; other
  * statuses, redirects and answers that are not JSON are not. Errors carry the server's own
- * message with every secret blanked out, and `details.retryAfterMs` when the server sent
- * `Retry-After` (or `retry-after-ms`).
+ * message with every secret blanked out, and `details.retry_after_ms` when a retryable answer carried `Retry-After` or `retry-after-ms`.
  */
 export async function postJson(endpoint: BrainEndpoint, payload: unknown): Promise<JsonAnswer> {
   let response: Response;
@@ -76,11 +75,16 @@ export async function postJson(endpoint: BrainEndpoint, payload: unknown): Promi
     throw isChannelError(error) ? error : transportError(endpoint, error);
   }
 
-  if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+  // Node and Workers hand back the 3xx itself with redirect "manual" (no opaque redirect).
+  if (response.status >= 300 && response.status < 400) {
     const location = response.headers.get("location");
+    const target =
+      location !== null && URL.canParse(location, endpoint.url)
+        ? ` to ${redactUrl(new URL(location, endpoint.url).href)}`
+        : "";
     throw brainError(
       endpoint,
-      `${endpoint.peer} answered ${response.status}, a redirect${location === null ? "" : ` to ${redactUrl(new URL(location, endpoint.url).href)}`}; redirects are not followed, so configure the final URL`,
+      `${endpoint.peer} answered ${response.status}, a redirect${target}; redirects are not followed, so configure the final URL`,
       { retryable: false, upstreamStatus: response.status },
     );
   }
@@ -142,10 +146,14 @@ function transportError(endpoint: BrainEndpoint, error: unknown): ChannelError {
   }
   // Node's fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND...) is its cause.
   const cause = error instanceof Error && error.cause !== undefined ? `: ${errorMessage(error.cause)}` : "";
-  return brainError(endpoint, `cannot reach ${endpoint.peer} at ${redactUrl(endpoint.url)}: ${errorMessage(error)}${cause}`, {
-    retryable: true,
-    cause: error,
-  });
+  return brainError(
+    endpoint,
+    `cannot reach ${endpoint.peer} at ${redactUrl(endpoint.url)}: ${errorMessage(error)}${cause}`,
+    {
+      retryable: true,
+      cause: error,
+    },
+  );
 }
 
 function statusError(endpoint: BrainEndpoint, response: Response, text: string): ChannelError {
@@ -158,7 +166,8 @@ function statusError(endpoint: BrainEndpoint, response: Response, text: string):
   const retryable = isRetryableStatus(status);
   if (retryable) {
     const retryAfterMs = retryAfter(response.headers, endpoint.clock.now());
-    if (retryAfterMs !== undefined) extra.retryAfterMs = retryAfterMs;
+    // `details` keys are snake_case like the log fields they become; the retry decision reads this one.
+    if (retryAfterMs !== undefined) extra.retry_after_ms = retryAfterMs;
   }
   const said = server.message === undefined ? "" : `: ${server.message}`;
   return brainError(endpoint, `${endpoint.peer} answered ${status}${said}${hint === undefined ? "" : ` (${hint})`}`, {
@@ -234,4 +243,11 @@ function clip(text: string): string {
 /** True for a plain JSON object. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** True for an absolute http: or https: URL. */
+export function isHttpUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const { protocol } = new URL(value);
+  return protocol === "http:" || protocol === "https:";
 }

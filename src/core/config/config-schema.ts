@@ -69,7 +69,7 @@ const ms = (what: string, min: number, fallback: number) =>
 
 const delivery = z
   .strictObject({
-    timeout_ms: ms("Time limit of one POST to outbound_url (and of one brain call), in ms.", 1, 10_000),
+    timeout_ms: ms("Time limit of one POST to outbound_url, in ms.", 1, 10_000),
     initial_delay_ms: ms("Upper bound of the first retry backoff, in ms (doubles per attempt, full jitter).", 0, 1_000),
     max_delay_ms: ms("Largest retry backoff, and the cap on an honoured Retry-After, in ms.", 0, 600_000),
     max_attempts: z
@@ -93,6 +93,14 @@ const webhook = z.strictObject({
     .default(DEFAULT_BUFFER_CAPACITY)
     .describe("Accepted messages not yet finished; when full the endpoint answers 503."),
   delivery: delivery.prefault({}),
+  signing_secret_env: envName
+    .optional()
+    .describe(
+      "Variable holding the Standard Webhooks signing secret (whsec_…; two separated by a space while rotating). Replies then carry webhook-signature.",
+    ),
+  outbound_token_env: envName
+    .optional()
+    .describe("Variable holding a token sent as Authorization: Bearer <token> with every reply."),
 });
 
 const channel = z.strictObject({

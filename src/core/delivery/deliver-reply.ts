@@ -13,10 +13,9 @@ export function baseReplyHeaders(): Readonly<Record<string, string>> {
   return { "content-type": "application/json", "user-agent": `webhook-channel/${VERSION}` };
 }
 
-/** One delivery attempt of a rendered reply. */
+/** One delivery attempt of a rendered reply; `headers` are complete (ids, signature). */
 export interface DeliveryAttempt {
   readonly url: string;
-  readonly replyId: string;
   readonly body: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly timeoutMs: number;
@@ -27,8 +26,7 @@ export interface DeliveryAttempt {
  * whose `retryable` follows the status (3xx is a failure: redirects are never followed).
  */
 export async function deliverReply(poster: Poster, attempt: DeliveryAttempt): Promise<void> {
-  const headers = { ...attempt.headers, "webhook-id": attempt.replyId };
-  const result = await poster.post(attempt.url, attempt.body, headers, attempt.timeoutMs);
+  const result = await poster.post(attempt.url, attempt.body, attempt.headers, attempt.timeoutMs);
   if (result.status >= 200 && result.status < 300) return;
   throw new ChannelError("delivery_failed", `outbound_url answered ${result.status}`, {
     retryable: isRetryableStatus(result.status),

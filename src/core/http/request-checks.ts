@@ -48,7 +48,7 @@ export function checkJsonContentType(contentType: string | null): void {
   );
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** Check 4: the body is UTF-8 JSON whose top level is an object. */
 export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {

@@ -21,4 +21,6 @@ export interface QueuedMessage {
   /** Epoch milliseconds of acceptance. */
   readonly receivedAt: number;
   readonly message: InboundMessage;
+  /** The client's `Idempotency-Key`, kept so a durable queue commits it with the message. */
+  readonly idempotencyKey?: string;
 }

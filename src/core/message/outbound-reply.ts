@@ -17,6 +17,8 @@ export interface OutboundReply extends BrainReply {
   readonly brain: string;
   /** Epoch milliseconds at which the brain produced it. */
   readonly createdAt: number;
+  /** 1, 2, 3… within the conversation. */
+  readonly sequence: number;
 }
 
 /**
@@ -33,6 +35,7 @@ export function renderReplyBody(reply: OutboundReply, keys: KeyMapping): string 
   if (reply.text !== undefined) body[keys.text] = reply.text;
   if (reply.mediaUrl !== undefined) body[keys.media_url] = reply.mediaUrl;
   if (reply.mediaType !== undefined) body[keys.media_type] = reply.mediaType;
+  body.sequence = reply.sequence;
   body.brain = reply.brain;
   body.created_at = new Date(reply.createdAt).toISOString();
   return JSON.stringify(body);

@@ -10,6 +10,7 @@ const reply: OutboundReply = {
   text: "hello",
   brain: "echo",
   createdAt: Date.UTC(2026, 0, 2, 3, 4, 5, 6),
+  sequence: 4,
 };
 
 describe("renderReplyBody", () => {
@@ -20,6 +21,7 @@ describe("renderReplyBody", () => {
       conversation_id: "c1",
       recipient_id: "alice",
       text: "hello",
+      sequence: 4,
       brain: "echo",
       created_at: "2026-01-02T03:04:05.006Z",
     });
@@ -36,6 +38,7 @@ describe("renderReplyBody", () => {
       message: "hello",
       file: "https://x/y.png",
       media_type: "image/png",
+      sequence: 4,
       brain: "echo",
       created_at: "2026-01-02T03:04:05.006Z",
     });

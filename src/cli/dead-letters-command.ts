@@ -1,0 +1,69 @@
+import { parseArgs } from "node:util";
+import { formatProblem } from "../core/config/config-problem.js";
+import { listDeadLetters, replayDeadLetters } from "../node/dead-letters.js";
+import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
+import { readConfigFile } from "../node/read-config-file.js";
+import { openStateDb } from "../node/sqlite-state.js";
+import type { CliIo } from "./run-cli.js";
+
+/** Thrown for a usage error, which the CLI turns into exit status 2. */
+export class UsageError extends Error {}
+
+/**
+ * `dead-letters list|replay [--id <id>...|--all] [--config <file>]`: shows or re-queues the
+ * dead letters kept in `state_dir`. Exit 0 on success, 1 when there is nothing to act on.
+ */
+export async function runDeadLetters(args: readonly string[], io: CliIo): Promise<number> {
+  const [action, ...rest] = args;
+  if (action !== "list" && action !== "replay") {
+    throw new UsageError(
+      action === undefined ? "missing 'list' or 'replay'" : `unknown action 'dead-letters ${action}'`,
+    );
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      config: { type: "string", short: "c" },
+      id: { type: "string", multiple: true },
+      all: { type: "boolean", default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const ids = values.id ?? [];
+  if (action === "replay" && (ids.length === 0) === !values.all) {
+    throw new UsageError("replay needs either --id <id> (repeatable) or --all");
+  }
+  const file = values.config ?? DEFAULT_CONFIG_PATH;
+  const result = await readConfigFile(file);
+  if (!result.ok) {
+    for (const problem of result.problems) io.err(`  error   ${formatProblem(problem)}\n`);
+    return 1;
+  }
+  const stateDir = result.config.state_dir;
+  if (stateDir === undefined) {
+    io.err(
+      `${file} has no "state_dir": dead letters are kept only with one. Without it they were logged at error level (msg "dead letter").\n`,
+    );
+    return 1;
+  }
+  const db = openStateDb(stateDir);
+  try {
+    if (action === "list") {
+      const rows = listDeadLetters(db);
+      for (const row of rows) io.out(`${JSON.stringify(row.letter)}\n`);
+      io.err(`${rows.length} dead letter(s)\n`);
+      return 0;
+    }
+    const replayed = replayDeadLetters(db, values.all ? "all" : ids);
+    const missing = ids.filter((id) => !replayed.includes(id));
+    for (const id of replayed) io.out(`replayed ${id}\n`);
+    for (const id of missing) io.err(`no dead letter with id ${id}\n`);
+    io.err(
+      `${replayed.length} re-queued; a running service picks them up within a second, a stopped one at its next start\n`,
+    );
+    return missing.length > 0 || replayed.length === 0 ? 1 : 0;
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,65 @@
+import type { WorkersAiBrainConfig } from "../config/brain-schema.js";
+import { ChannelError, errorMessage } from "../errors/channel-error.js";
+import type { BrainReply } from "../message/outbound-reply.js";
+import type { Brain, BrainRequest } from "./brain.js";
+import type { AiBinding } from "./brain-deps.js";
+import { isRecord } from "./brain-http.js";
+import { buildChatMessages, chatCompletionText, textReplies } from "./chat-messages.js";
+
+/**
+ * Workers AI error codes that asking again will not fix: 5004/5005/5006 invalid input,
+ * 5007 no such model, 5016 a model whose licence must be accepted first. Anything else
+ * (capacity 3040, daily limits, timeouts, internal errors) may pass later.
+ */
+const PERMANENT_ERROR = /\b(500[4-7]|5016)\b|no such model|invalid input/i;
+
+/**
+ * A brain on Cloudflare Workers AI: `ai.run(model, { messages })` through the Worker's `AI`
+ * binding, with the system prompt, the last `max_history` turns and the new message.
+ * Workers AI text models take text only, so media are described in text.
+ */
+export function createWorkersAiBrain(name: string, config: WorkersAiBrainConfig, ai: AiBinding): Brain {
+  return {
+    name,
+    historyLimit: config.max_history,
+    async reply(request: BrainRequest): Promise<readonly BrainReply[]> {
+      const messages = buildChatMessages(request, {
+        systemPrompt: config.system_prompt,
+        maxHistory: config.max_history,
+        imageParts: false,
+      });
+      let answer: unknown;
+      try {
+        answer = await ai.run(config.model, { messages });
+      } catch (error) {
+        const said = errorMessage(error).slice(0, 500);
+        throw new ChannelError("brain_failed", `brain "${name}": Workers AI failed: ${said}`, {
+          status: 502,
+          retryable: !PERMANENT_ERROR.test(said),
+          details: { brain: name, model: config.model },
+          cause: error,
+        });
+      }
+      const text = workersAiText(answer);
+      if (text === undefined) {
+        throw new ChannelError(
+          "brain_failed",
+          `brain "${name}": Workers AI sent an answer this brain cannot use: expected { "response": "<text>" } (is "${config.model}" a text-generation model?)`,
+          { status: 502, retryable: false, details: { brain: name, model: config.model } },
+        );
+      }
+      return textReplies(text);
+    },
+  };
+}
+
+/** The text of a Workers AI answer: `{ response }`, or the Chat Completions shape some models use. */
+function workersAiText(answer: unknown): string | undefined {
+  if (!isRecord(answer)) return undefined;
+  if (typeof answer.response === "string") return answer.response;
+  if ("choices" in answer) {
+    const parsed = chatCompletionText(answer);
+    return "text" in parsed ? parsed.text : undefined;
+  }
+  return undefined;
+}

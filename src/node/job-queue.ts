@@ -1,0 +1,192 @@
+import { conversationKey } from "../core/conversation/conversation-store.js";
+import { type Job, type JobOutcome, newJob } from "../core/delivery/job.js";
+import { ChannelError, errorMessage } from "../core/errors/channel-error.js";
+import type { Logger } from "../core/log/logger.js";
+import type { Queue } from "../core/queue/queue.js";
+import type { Journal } from "./journal.js";
+
+/** Options of the job queue. */
+export interface JobQueueOptions {
+  /** Accepted messages not yet finished (waiting, running or waiting to retry) held at most. */
+  readonly capacity: number;
+  /** Jobs running at the same time (each of a different conversation). Default 256. */
+  readonly concurrency?: number;
+  /** Seconds a refused client is told to wait. Default 1. */
+  readonly retryAfterSeconds?: number;
+  /** Runs a job as far as it goes (the consumer's `run`). */
+  readonly run: (job: Job, onProgress: (job: Job) => void) => Promise<JobOutcome>;
+  readonly journal: Journal;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+/** The Node runtime's queue. */
+export interface JobQueue extends Queue {
+  /** Accepted messages not yet finished. */
+  readonly size: number;
+  /** Adds jobs recovered from the journal (after a restart, or replayed dead letters). */
+  restore(jobs: readonly Job[]): void;
+  /**
+   * Resolves when every job is finished or after `timeoutMs`, then stops retry timers and
+   * returns the ids of the messages still unfinished.
+   */
+  drain(timeoutMs: number): Promise<string[]>;
+}
+
+interface Lane {
+  readonly jobs: Job[];
+  running: boolean;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/**
+ * A bounded queue with one lane per conversation: a conversation's jobs run one at a time in
+ * acceptance order, and while one waits to retry, the later ones of that conversation wait
+ * too. Other conversations are not held up: a job waiting to retry holds no run slot.
+ * When `capacity` messages are unfinished, `enqueue` refuses with `buffer_full`, so a slow
+ * receiver pushes back on clients instead of growing memory.
+ */
+export function createJobQueue(options: JobQueueOptions): JobQueue {
+  const { capacity, journal, logger, run } = options;
+  const concurrency = options.concurrency ?? 256;
+  const retryAfterSeconds = options.retryAfterSeconds ?? 1;
+  const now = options.now ?? Date.now;
+  const lanes = new Map<string, Lane>();
+  // Lanes whose head job may run now; a Set keeps insertion order, so lanes take turns.
+  const ready = new Set<string>();
+  let running = 0;
+  let size = 0;
+  let stopped = false;
+  let idleWaiters: (() => void)[] = [];
+
+  const keyOf = (job: Job) => conversationKey(job.message.channel, job.message.message.conversationId);
+
+  const pump = (): void => {
+    if (stopped) return;
+    for (const key of ready) {
+      if (running >= concurrency) return;
+      ready.delete(key);
+      const lane = lanes.get(key);
+      const job = lane?.jobs[0];
+      if (lane !== undefined && job !== undefined) start(key, lane, job);
+    }
+  };
+
+  const add = (job: Job): void => {
+    const key = keyOf(job);
+    const lane = lanes.get(key);
+    if (lane === undefined) {
+      lanes.set(key, { jobs: [job], running: false, timer: undefined });
+      ready.add(key);
+    } else lane.jobs.push(job);
+  };
+
+  const settle = (key: string, lane: Lane): void => {
+    lane.jobs.shift();
+    size -= 1;
+    if (lane.jobs.length === 0) lanes.delete(key);
+    else ready.add(key);
+    if (size === 0) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  };
+
+  const apply = (key: string, lane: Lane, outcome: JobOutcome): void => {
+    switch (outcome.kind) {
+      case "done":
+        journal.finish(outcome.job);
+        settle(key, lane);
+        break;
+      case "dead":
+        journal.dead({ job: outcome.job, error: outcome.error, attempts: outcome.job.attempts, diedAt: now() });
+        settle(key, lane);
+        break;
+      case "retry":
+        lane.jobs[0] = outcome.job;
+        journal.progress(outcome.job);
+        if (!stopped) {
+          lane.timer = setTimeout(() => {
+            lane.timer = undefined;
+            ready.add(key);
+            pump();
+          }, outcome.delayMs);
+        }
+        break;
+    }
+  };
+
+  const start = (key: string, lane: Lane, job: Job): void => {
+    running += 1;
+    lane.running = true;
+    const progress = (next: Job): void => {
+      lane.jobs[0] = next;
+      journal.progress(next);
+    };
+    run(job, progress)
+      .then((outcome) => apply(key, lane, outcome))
+      .catch((error: unknown) => {
+        // run() never rejects by contract; if it did, keep the job and try it again later.
+        logger.error(`job failed unexpectedly: ${errorMessage(error)}`, { message_id: job.message.id });
+        apply(key, lane, { kind: "retry", job, delayMs: 1_000 });
+      })
+      .finally(() => {
+        running -= 1;
+        lane.running = false;
+        pump();
+      })
+      .catch(() => undefined);
+  };
+
+  return {
+    get size() {
+      return size;
+    },
+    async enqueue(message) {
+      if (stopped || size >= capacity) {
+        throw new ChannelError("buffer_full", "The inbound buffer is full; retry shortly.", {
+          status: 503,
+          retryable: true,
+          retryAfterSeconds,
+        });
+      }
+      size += 1;
+      const job = newJob(message);
+      try {
+        await journal.accept(job);
+      } catch (error) {
+        size -= 1;
+        throw error;
+      }
+      add(job);
+      pump();
+    },
+    restore(jobs) {
+      for (const job of jobs) {
+        size += 1;
+        add(job);
+      }
+      pump();
+    },
+    async drain(timeoutMs) {
+      if (size > 0) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          new Promise<void>((resolve) => idleWaiters.push(resolve)),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, timeoutMs);
+          }),
+        ]);
+        clearTimeout(timer);
+      }
+      stopped = true;
+      const left: string[] = [];
+      for (const lane of lanes.values()) {
+        clearTimeout(lane.timer);
+        for (const job of lane.jobs) left.push(job.message.id);
+      }
+      return left;
+    },
+  };
+}

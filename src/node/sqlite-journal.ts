@@ -1,0 +1,115 @@
+import type { DeadLetter } from "../core/dead-letter/dead-letter.js";
+import type { Job } from "../core/delivery/job.js";
+import { IDEMPOTENCY_TTL_MS } from "../core/idempotency/idempotency-store.js";
+import type { Logger } from "../core/log/logger.js";
+import type { Journal } from "./journal.js";
+import { logDeadLetter } from "./memory-journal.js";
+import type { StateDb } from "./sqlite-state.js";
+
+/** The durable journal, with what it recovered at startup. */
+export interface SqliteJournal extends Journal {
+  /** Every unfinished job, oldest first (marks replayed ones as taken). */
+  takePending(): Job[];
+  /** Dead letters re-queued by `dead-letters replay` since the last call. */
+  takeReplayed(): Job[];
+}
+
+/**
+ * Keeps jobs, idempotency keys and dead letters in SQLite. Accepted jobs are committed in
+ * groups: every `accept` of one event-loop turn shares one transaction, so the 200 waits
+ * for a commit without paying one per request. An `Idempotency-Key` is committed in the same
+ * transaction as its message, so a key is never remembered for a message that was lost.
+ */
+export function createSqliteJournal(db: StateDb, logger: Logger): SqliteJournal {
+  const insertJob = db.prepare("INSERT INTO jobs (id, job) VALUES (?, ?)");
+  const insertKey = db.prepare(
+    "INSERT OR REPLACE INTO idempotency (channel, key, message_id, conversation_id, expires_at) VALUES (?, ?, ?, ?, ?)",
+  );
+  const updateJob = db.prepare("UPDATE jobs SET job = ? WHERE id = ?");
+  const deleteJob = db.prepare("DELETE FROM jobs WHERE id = ?");
+  const insertDead = db.prepare(
+    "INSERT OR REPLACE INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)",
+  );
+  const selectState = db.prepare("SELECT job FROM jobs WHERE state = ? ORDER BY seq");
+  const markPending = db.prepare("UPDATE jobs SET state = 'pending' WHERE state = ?");
+
+  let batch: { job: Job; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  const commitBatch = db.transaction((jobs: readonly Job[]) => {
+    for (const job of jobs) {
+      insertJob.run(job.message.id, JSON.stringify(job));
+      const key = job.message.idempotencyKey;
+      if (key !== undefined) {
+        insertKey.run(
+          job.message.channel,
+          key,
+          job.message.id,
+          job.message.message.conversationId,
+          job.message.receivedAt + IDEMPOTENCY_TTL_MS,
+        );
+      }
+    }
+  });
+  const flush = (): void => {
+    const current = batch;
+    batch = [];
+    try {
+      commitBatch(current.map((entry) => entry.job));
+      for (const entry of current) entry.resolve();
+    } catch (error) {
+      logger.error("cannot commit accepted messages to state_dir", { count: current.length, error: String(error) });
+      for (const entry of current) entry.reject(error);
+    }
+  };
+
+  let finished: string[] = [];
+  const deleteJobs = db.transaction((ids: readonly string[]) => {
+    for (const id of ids) deleteJob.run(id);
+  });
+  const flushFinished = (): void => {
+    const ids = finished;
+    finished = [];
+    deleteJobs(ids);
+  };
+
+  const take = (state: string): Job[] => {
+    const rows = selectState.all(state) as { job: string }[];
+    if (state !== "pending") markPending.run(state);
+    return rows.map((row) => JSON.parse(row.job) as Job);
+  };
+
+  return {
+    leftoverFate: "kept",
+    accept(job) {
+      return new Promise<void>((resolve, reject) => {
+        if (batch.length === 0) setImmediate(flush);
+        batch.push({ job, resolve, reject });
+      });
+    },
+    progress(job) {
+      updateJob.run(JSON.stringify(job), job.message.id);
+    },
+    finish(job) {
+      // Deleting a finished job can wait for its group: if the process dies first, the
+      // job is delivered again with the same webhook-id, which receivers deduplicate.
+      if (finished.length === 0) setImmediate(flushFinished);
+      finished.push(job.message.id);
+    },
+    dead(letter: DeadLetter) {
+      db.transaction(() => {
+        insertDead.run(letter.job.message.id, letter.job.message.channel, JSON.stringify(letter), letter.diedAt);
+        deleteJob.run(letter.job.message.id);
+      })();
+      logDeadLetter(logger, letter);
+    },
+    takePending: () => {
+      markPending.run("replay");
+      return take("pending");
+    },
+    takeReplayed: () => take("replay"),
+  };
+}
+
+/** Drops idempotency keys past their 24 h. */
+export function pruneIdempotencyKeys(db: StateDb, now: number): number {
+  return db.prepare("DELETE FROM idempotency WHERE expires_at <= ?").run(now).changes;
+}

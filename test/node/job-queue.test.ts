@@ -1,0 +1,137 @@
+import { describe, expect, it } from "vitest";
+import type { Job, JobOutcome } from "../../src/core/delivery/job.js";
+import type { QueuedMessage } from "../../src/core/message/inbound-message.js";
+import { createJobQueue } from "../../src/node/job-queue.js";
+import { createMemoryJournal } from "../../src/node/memory-journal.js";
+import { createLogSink } from "../support/log-sink.js";
+
+const message = (id: string, conversationId: string): QueuedMessage => ({
+  id,
+  channel: "webhook",
+  receivedAt: 0,
+  message: { senderId: "s", conversationId, text: id },
+});
+
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open: () => void = () => undefined;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+const done = (job: Job): JobOutcome => ({ kind: "done", job });
+
+function queueWith(run: (job: Job) => Promise<JobOutcome>, capacity = 100, concurrency?: number) {
+  const { logger } = createLogSink();
+  const journal = createMemoryJournal(logger);
+  const queue = createJobQueue({
+    capacity,
+    ...(concurrency === undefined ? {} : { concurrency }),
+    run: (job) => run(job),
+    journal,
+    logger,
+  });
+  return { queue, journal };
+}
+
+describe("createJobQueue", () => {
+  it("refuses with buffer_full once capacity messages are unfinished", async () => {
+    const wait = gate();
+    const { queue } = queueWith(async (job) => {
+      await wait.promise;
+      return done(job);
+    }, 2);
+    await queue.enqueue(message("1", "a"));
+    await queue.enqueue(message("2", "b"));
+    await expect(queue.enqueue(message("3", "c"))).rejects.toMatchObject({
+      code: "buffer_full",
+      status: 503,
+      retryable: true,
+    });
+    wait.open();
+    expect(await queue.drain(1_000)).toEqual([]);
+  });
+
+  it("runs one conversation in order, one job at a time", async () => {
+    const seen: string[] = [];
+    let running = 0;
+    let most = 0;
+    const { queue } = queueWith(async (job) => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+      seen.push(job.message.id);
+      running -= 1;
+      return done(job);
+    });
+    for (let index = 0; index < 20; index += 1) await queue.enqueue(message(String(index), "same"));
+    expect(await queue.drain(5_000)).toEqual([]);
+    expect(seen).toEqual(Array.from({ length: 20 }, (_, index) => String(index)));
+    expect(most).toBe(1);
+  });
+
+  it("holds a conversation's later jobs while one waits to retry, and not other conversations", async () => {
+    const order: string[] = [];
+    let failedOnce = false;
+    const { queue } = queueWith((job) => {
+      if (job.message.id === "a1" && !failedOnce) {
+        failedOnce = true;
+        return Promise.resolve({ kind: "retry", job: { ...job, attempts: 1 }, delayMs: 60 });
+      }
+      order.push(job.message.id);
+      return Promise.resolve(done(job));
+    });
+    await queue.enqueue(message("a1", "a"));
+    await queue.enqueue(message("a2", "a"));
+    await queue.enqueue(message("b1", "b"));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(order).toEqual(["b1"]);
+    expect(await queue.drain(1_000)).toEqual([]);
+    expect(order).toEqual(["b1", "a1", "a2"]);
+  });
+
+  it("keeps a dead job in the journal and goes on with the next", async () => {
+    const { queue, journal } = queueWith((job) =>
+      Promise.resolve(
+        job.message.id === "bad"
+          ? { kind: "dead", job, error: { code: "delivery_failed", message: "400", retryable: false, status: 400 } }
+          : done(job),
+      ),
+    );
+    await queue.enqueue(message("bad", "a"));
+    await queue.enqueue(message("good", "a"));
+    expect(await queue.drain(1_000)).toEqual([]);
+    expect(journal.deadLetters.map((letter) => letter.job.message.id)).toEqual(["bad"]);
+    expect(queue.size).toBe(0);
+  });
+
+  it("limits how many jobs run at once", async () => {
+    const wait = gate();
+    let running = 0;
+    let most = 0;
+    const { queue } = queueWith(
+      async (job) => {
+        running += 1;
+        most = Math.max(most, running);
+        await wait.promise;
+        running -= 1;
+        return done(job);
+      },
+      100,
+      3,
+    );
+    for (let index = 0; index < 10; index += 1) await queue.enqueue(message(String(index), String(index)));
+    expect(running).toBe(3);
+    wait.open();
+    await queue.drain(1_000);
+    expect(most).toBe(3);
+  });
+
+  it("reports unfinished ids when the drain times out", async () => {
+    const { queue } = queueWith((job) => Promise.resolve({ kind: "retry", job, delayMs: 60_000 }));
+    await queue.enqueue(message("stuck", "a"));
+    await queue.enqueue(message("behind", "a"));
+    expect(await queue.drain(50)).toEqual(["stuck", "behind"]);
+  });
+});
