@@ -1,3 +1,4 @@
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -10,6 +11,46 @@ export default defineConfig({
           environment: "node",
           testTimeout: 20_000,
           hookTimeout: 20_000,
+        },
+      },
+      {
+        // Inside workerd, with the bindings of wrangler.toml (queues, Durable Object).
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              // The bundled config.json names WEBHOOK_SECRET; tests that need another
+              // configuration pass CONFIG_JSON in their own environment.
+              bindings: { WEBHOOK_SECRET: "workers-test-secret" },
+              // Same settings as wrangler.toml, but batches leave after 50 ms, not 1 s.
+              queueConsumers: {
+                "webhook-channel-inbound": {
+                  maxBatchSize: 10,
+                  maxBatchTimeout: 0.05,
+                  maxRetries: 100,
+                  retryDelay: 30,
+                  deadLetterQueue: "webhook-channel-dead-letters",
+                },
+                "webhook-channel-dead-letters": { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 3 },
+              },
+            },
+          }),
+        ],
+        test: {
+          name: "workers",
+          include: ["test/workers/*.test.ts"],
+          testTimeout: 20_000,
+          hookTimeout: 20_000,
+        },
+      },
+      {
+        // On Node: the wrangler dev end-to-end test, and the CLI's .dev.vars support.
+        test: {
+          name: "workers-node",
+          include: ["test/workers/node/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
     ],

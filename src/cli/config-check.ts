@@ -1,11 +1,23 @@
-import { formatProblem } from "../core/config/config-problem.js";
-import { preflight } from "../core/config/preflight.js";
+import { nodeUnsupportedBrains } from "../core/brain/runtime-support.js";
+import { type ConfigProblem, formatProblem } from "../core/config/config-problem.js";
+import { envReferences, preflight } from "../core/config/preflight.js";
+import { validateConfig } from "../core/config/validate-config.js";
+import { errorMessage } from "../core/errors/channel-error.js";
 import { readConfigFile } from "../node/read-config-file.js";
+import { devVarsPathFor, readDevVars } from "./read-dev-vars.js";
 import type { CliIo } from "./run-cli.js";
+
+/** The Worker's variable that replaces the bundled config.json (see the README, "Cloudflare Workers"). */
+const CONFIG_JSON = "CONFIG_JSON";
 
 /**
  * `config check [--preflight] <file>`: prints each problem with its JSON path and fix.
  * Exit 0 when usable (warnings allowed), 1 when problems were found. Never prints a secret.
+ *
+ * With `--preflight`, a `.dev.vars` file beside the configuration (what `wrangler dev` gives
+ * the Worker) counts as well: a variable is confirmed when it is set in the environment (Node)
+ * or there, and a note says where each one was found. A `CONFIG_JSON` in `.dev.vars`, which
+ * replaces the file under `wrangler dev`, is validated too.
  */
 export async function runConfigCheck(file: string, withPreflight: boolean, io: CliIo): Promise<number> {
   const result = await readConfigFile(file);
@@ -14,13 +26,83 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
     for (const problem of result.problems) io.err(`  error   ${formatProblem(problem)}\n`);
     return 1;
   }
-  const problems = withPreflight ? preflight(result.config, (name) => io.env[name]) : [];
-  for (const warning of result.warnings) io.err(`  warning ${formatProblem(warning)}\n`);
+
+  const devVarsPath = devVarsPathFor(file);
+  let devVars: ReadonlyMap<string, string> | undefined;
+  if (withPreflight) {
+    try {
+      devVars = await readDevVars(devVarsPath);
+    } catch (error) {
+      io.err(`  error   ${devVarsPath} cannot be read: ${errorMessage(error)}\n`);
+      return 1;
+    }
+  }
+  const fromEnv = (name: string) => io.env[name];
+  const lookup = (name: string) => (isSet(fromEnv(name)) ? fromEnv(name) : (devVars?.get(name) ?? fromEnv(name)));
+  const variables = new Map(envReferences(result.config).map(({ path, variable }) => [path, variable]));
+  const problems = withPreflight
+    ? preflight(result.config, lookup).map((problem) =>
+        withDevVarsFix(problem, variables.get(problem.path), devVars, devVarsPath),
+      )
+    : [];
+  const overrideProblems = devVars === undefined ? [] : checkConfigJson(devVars.get(CONFIG_JSON));
+
+  // A workers-ai brain is fine in a file meant for Workers, so on Node it is only a warning.
+  for (const warning of [...result.warnings, ...nodeUnsupportedBrains(result.config)]) {
+    io.err(`  warning ${formatProblem(warning)}\n`);
+  }
   for (const problem of problems) io.err(`  error   ${formatProblem(problem)}\n`);
-  if (problems.length > 0) {
-    io.err(`${file}: ${problems.length} problem(s) in the environment\n`);
+  for (const problem of overrideProblems)
+    io.err(`  error   ${CONFIG_JSON} in ${devVarsPath}: ${formatProblem(problem)}\n`);
+  if (devVars !== undefined) {
+    io.out(`  note    ${devVarsPath} was read too: wrangler dev gives its variables to the Worker\n`);
+    for (const [path, variable] of variables) {
+      const where = [
+        isSet(fromEnv(variable)) ? "the environment (Node)" : undefined,
+        isSet(devVars.get(variable)) ? ".dev.vars (wrangler dev)" : undefined,
+      ].filter((place) => place !== undefined);
+      if (where.length > 0) io.out(`  note    ${variable} (${path}) is set in ${where.join(" and ")}\n`);
+    }
+    if (isSet(devVars.get(CONFIG_JSON)) && overrideProblems.length === 0) {
+      io.out(`  note    ${CONFIG_JSON} in ${devVarsPath} is valid; under wrangler dev it replaces ${file}\n`);
+    }
+  }
+  if (problems.length > 0 || overrideProblems.length > 0) {
+    io.err(`${file}: ${problems.length + overrideProblems.length} problem(s) in the environment\n`);
     return 1;
   }
   io.out(`${file}: OK${withPreflight ? " (environment confirmed)" : ""}\n`);
   return 0;
+}
+
+function isSet(value: string | undefined): value is string {
+  return value !== undefined && value !== "";
+}
+
+/** Adds the `.dev.vars` way to set a missing variable to the core's fix. */
+function withDevVarsFix(
+  problem: ConfigProblem,
+  variable: string | undefined,
+  devVars: ReadonlyMap<string, string> | undefined,
+  devVarsPath: string,
+): ConfigProblem {
+  if (devVars === undefined || variable === undefined) return problem;
+  return {
+    ...problem,
+    message: `${problem.message}, nor in ${devVarsPath}`,
+    fix: `${problem.fix}; for wrangler dev, add a line ${variable}=<value> to ${devVarsPath}`,
+  };
+}
+
+/** Problems of a `CONFIG_JSON` value; none when it is absent or valid. */
+function checkConfigJson(text: string | undefined): readonly ConfigProblem[] {
+  if (!isSet(text)) return [];
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    return [{ path: "", message: `is not valid JSON: ${errorMessage(error)}`, fix: "correct the JSON syntax" }];
+  }
+  const result = validateConfig(document);
+  return result.ok ? [] : result.problems;
 }

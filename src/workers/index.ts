@@ -1,1 +1,24 @@
-export {};
+import { runtimeFor } from "./runtime-cache.js";
+import { DEFAULT_DEAD_LETTER_QUEUE, type WorkerEnv } from "./worker-env.js";
+
+/** The Durable Object classes; wrangler.toml binds them as CONVERSATIONS and IDEMPOTENCY. */
+export { ConversationObject } from "./conversation-object.js";
+export { IdempotencyObject } from "./idempotency-object.js";
+
+/**
+ * The Worker: `fetch` serves the core app (the same routes, checks and error bodies as on
+ * Node); `queue` consumes the inbound queue with the core consumer, and the dead-letter
+ * queue with a consumer that logs what was lost. Queue bodies are checked, not trusted,
+ * hence `unknown`.
+ */
+export default {
+  async fetch(request: Request, env: WorkerEnv): Promise<Response> {
+    const runtime = await runtimeFor(env);
+    return await runtime.fetch(request);
+  },
+  async queue(batch: MessageBatch<unknown>, env: WorkerEnv): Promise<void> {
+    const runtime = await runtimeFor(env);
+    if (batch.queue === (env.DEAD_LETTER_QUEUE ?? DEFAULT_DEAD_LETTER_QUEUE)) await runtime.deadLetters(batch);
+    else await runtime.inbound(batch);
+  },
+} satisfies ExportedHandler<WorkerEnv, unknown>;

@@ -1,10 +1,12 @@
+import type { Job, JobError, PendingReply } from "../core/delivery/job.js";
 import type { InboundMessage, QueuedMessage } from "../core/message/inbound-message.js";
 
 /**
- * Where a message too large for a queue message (Cloudflare's limit is 128 KB) waits: in the
- * Durable Object of its conversation, under its id. The queue carries only this reference.
+ * Where a job waits in the Durable Object of its conversation, under its message id: used
+ * for messages too large for a queue message (Cloudflare's limit is 128 KB) and for the
+ * progress of messages being retried.
  */
-export interface StoredMessageRef {
+export interface StoredJobRef {
   readonly stored: {
     readonly id: string;
     readonly channel: string;
@@ -12,91 +14,95 @@ export interface StoredMessageRef {
   };
 }
 
-/** The body of an inbound queue message: the accepted message itself, or a reference to it. */
-export type InboundBody = QueuedMessage | StoredMessageRef;
-
-/** Why a message became a dead letter, as the inbound consumer saw it. */
-export interface DeadLetterReason {
-  readonly code: string;
-  readonly message: string;
-  readonly retryable: boolean;
-  readonly details: Readonly<Record<string, unknown>>;
-}
+/** The body of an inbound queue message: the accepted message itself, or where it is stored. */
+export type InboundBody = QueuedMessage | StoredJobRef;
 
 /**
- * The body the inbound consumer sends to the dead-letter queue. Messages that the platform
- * moves there itself (after `max_retries`) arrive as a bare {@link InboundBody} instead.
+ * The body the inbound consumer sends to the dead-letter queue: the core's dead letter, with
+ * the job inline or, when too large, in its conversation's Durable Object. Messages that the
+ * platform moves there itself (after `max_retries`) arrive as a bare {@link InboundBody}.
  */
 export interface DeadLetterBody {
   readonly deadLetter: {
-    readonly body: InboundBody;
-    readonly reason: DeadLetterReason;
-    /** Delivery attempts made, the failed last one included. */
+    readonly job: Job | StoredJobRef;
+    readonly error: JobError;
+    /** Failed attempts of the step that died. */
     readonly attempts: number;
-    /** Epoch milliseconds of the last failure. */
-    readonly failedAt: number;
-    /** Id of the inbound queue message, as the platform's logs show it. */
-    readonly queueMessageId: string;
+    /** Epoch ms. */
+    readonly diedAt: number;
   };
 }
 
-/** The conversation a body belongs to, as the key of its lane in a batch. */
-export function bodyConversation(body: InboundBody): { channel: string; conversationId: string } {
-  if ("stored" in body) return { channel: body.stored.channel, conversationId: body.stored.conversationId };
-  return { channel: body.channel, conversationId: body.message.conversationId };
+/**
+ * Largest serialized body sent inline, in bytes. Cloudflare Queues refuse messages over
+ * 128 KB; the margin covers the platform's own envelope. The endpoint accepts bodies up to
+ * 1 MiB, so anything larger waits in its conversation's Durable Object instead.
+ */
+export const INLINE_BODY_LIMIT = 96_000;
+
+const encoder = new TextEncoder();
+
+/** True when `value`, as JSON, fits in a queue message. */
+export function fitsInline(value: unknown): boolean {
+  return encoder.encode(JSON.stringify(value)).byteLength <= INLINE_BODY_LIMIT;
 }
 
-/** The message id a body carries, inline or stored. */
-export function bodyMessageId(body: InboundBody): string {
-  return "stored" in body ? body.stored.id : body.id;
+/** The message id and conversation a body belongs to. */
+export function bodyRef(body: InboundBody): StoredJobRef {
+  if ("stored" in body) return body;
+  return { stored: { id: body.id, channel: body.channel, conversationId: body.message.conversationId } };
 }
 
 /**
- * Checks an inbound queue body. Queue bodies cross a process boundary and outlive
+ * Checks an inbound queue body. Queue bodies cross process boundaries and outlive
  * deployments, so they are checked rather than trusted; undefined means unusable.
  */
 export function readInboundBody(value: unknown): InboundBody | undefined {
-  if (!isRecord(value)) return undefined;
-  if ("stored" in value) {
-    const stored = value.stored;
-    if (!isRecord(stored)) return undefined;
-    const { id, channel, conversationId } = stored;
-    if (typeof id !== "string" || typeof channel !== "string" || typeof conversationId !== "string") return undefined;
-    return { stored: { id, channel, conversationId } };
-  }
-  return readQueuedMessage(value);
+  return readStoredJobRef(value) ?? readQueuedMessage(value);
 }
 
 /** Checks a dead-letter queue body: one the consumer sent, or a bare inbound body. */
 export function readDeadLetterBody(value: unknown): DeadLetterBody | InboundBody | undefined {
-  if (isRecord(value) && "deadLetter" in value) {
-    const letter = value.deadLetter;
-    if (!isRecord(letter)) return undefined;
-    const body = readInboundBody(letter.body);
-    const reason = letter.reason;
-    if (body === undefined || !isRecord(reason)) return undefined;
-    return {
-      deadLetter: {
-        body,
-        reason: {
-          code: String(reason.code),
-          message: String(reason.message),
-          retryable: reason.retryable === true,
-          details: isRecord(reason.details) ? reason.details : {},
-        },
-        attempts: typeof letter.attempts === "number" ? letter.attempts : 0,
-        failedAt: typeof letter.failedAt === "number" ? letter.failedAt : 0,
-        queueMessageId: typeof letter.queueMessageId === "string" ? letter.queueMessageId : "",
-      },
-    };
+  if (!isRecord(value) || !("deadLetter" in value)) return readInboundBody(value);
+  const letter = value.deadLetter;
+  if (!isRecord(letter)) return undefined;
+  const job = readStoredJobRef(letter.job) ?? readJob(letter.job);
+  const error = readJobError(letter.error);
+  const { attempts, diedAt } = letter;
+  if (job === undefined || error === undefined || typeof attempts !== "number" || typeof diedAt !== "number") {
+    return undefined;
   }
-  return readInboundBody(value);
+  return { deadLetter: { job, error, attempts, diedAt } };
+}
+
+/** Checks a serialized core {@link Job}; undefined when it is not one. */
+export function readJob(value: unknown): Job | undefined {
+  if (!isRecord(value)) return undefined;
+  const message = readQueuedMessage(value.message);
+  const { delivered, attempts, stepStartedAt } = value;
+  if (message === undefined || typeof delivered !== "number" || typeof attempts !== "number") return undefined;
+  const job: { -readonly [K in keyof Job]: Job[K] } = { message, delivered, attempts };
+  if (value.replies !== undefined) {
+    if (!Array.isArray(value.replies)) return undefined;
+    const replies: PendingReply[] = [];
+    for (const reply of value.replies as unknown[]) {
+      if (!isRecord(reply)) return undefined;
+      const { id, sequence, body } = reply;
+      if (typeof id !== "string" || typeof sequence !== "number" || typeof body !== "string") return undefined;
+      replies.push({ id, sequence, body });
+    }
+    job.replies = replies;
+  }
+  if (typeof stepStartedAt === "number") job.stepStartedAt = stepStartedAt;
+  const lastError = readJobError(value.lastError);
+  if (lastError !== undefined) job.lastError = lastError;
+  return job;
 }
 
 /** Checks a serialized {@link QueuedMessage}; undefined when it is not one. */
 export function readQueuedMessage(value: unknown): QueuedMessage | undefined {
   if (!isRecord(value)) return undefined;
-  const { id, channel, receivedAt, message } = value;
+  const { id, channel, receivedAt, message, idempotencyKey } = value;
   if (typeof id !== "string" || typeof channel !== "string" || typeof receivedAt !== "number") return undefined;
   if (!isRecord(message)) return undefined;
   const { senderId, conversationId } = message;
@@ -107,7 +113,22 @@ export function readQueuedMessage(value: unknown): QueuedMessage | undefined {
     if (typeof field === "string") inbound[key] = field;
     else if (field !== undefined) return undefined;
   }
-  return { id, channel, receivedAt, message: inbound };
+  const queued: QueuedMessage = { id, channel, receivedAt, message: inbound };
+  return typeof idempotencyKey === "string" ? { ...queued, idempotencyKey } : queued;
+}
+
+function readStoredJobRef(value: unknown): StoredJobRef | undefined {
+  if (!isRecord(value) || !isRecord(value.stored)) return undefined;
+  const { id, channel, conversationId } = value.stored;
+  if (typeof id !== "string" || typeof channel !== "string" || typeof conversationId !== "string") return undefined;
+  return { stored: { id, channel, conversationId } };
+}
+
+function readJobError(value: unknown): JobError | undefined {
+  if (!isRecord(value)) return undefined;
+  const { code, message, retryable, status } = value;
+  if (typeof code !== "string" || typeof message !== "string" || typeof retryable !== "boolean") return undefined;
+  return typeof status === "number" ? { code, message, retryable, status } : { code, message, retryable };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

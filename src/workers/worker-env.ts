@@ -1,4 +1,5 @@
 import type { ConversationObject } from "./conversation-object.js";
+import type { IdempotencyObject } from "./idempotency-object.js";
 
 /**
  * The Worker's environment: the bindings declared in wrangler.toml, the optional
@@ -12,6 +13,8 @@ export interface WorkerEnv {
   readonly DEAD_LETTERS: Queue<unknown>;
   /** One Durable Object per conversation: its history, and messages too large for a queue. */
   readonly CONVERSATIONS: DurableObjectNamespace<ConversationObject>;
+  /** One Durable Object per `Idempotency-Key`: the first answer, for 24 h. */
+  readonly IDEMPOTENCY: DurableObjectNamespace<IdempotencyObject>;
   /**
    * Name of the dead-letter queue, so the `queue` handler can tell its batches from inbound
    * ones. Set in wrangler.toml next to the queue definitions.

@@ -90,7 +90,10 @@ function post(path: string, body: string, headers: Record<string, string> = {}):
 }
 
 /** A JSON object body of exactly `size` bytes (ASCII), padded in an unknown key. */
-export function paddedBody(size: number, fields: Readonly<Record<string, string>> = { sender_id: "u1", text: "hi" }): string {
+export function paddedBody(
+  size: number,
+  fields: Readonly<Record<string, string>> = { sender_id: "u1", text: "hi" },
+): string {
   const empty = JSON.stringify({ ...fields, pad: "" });
   return JSON.stringify({ ...fields, pad: "x".repeat(size - empty.length) });
 }
@@ -129,7 +132,12 @@ export const INBOUND_CASES: readonly InboundCase[] = [
   // Check 1: authentication.
   {
     name: "401 with WWW-Authenticate without an Authorization header",
-    request: { method: "POST", path: "/webhook", headers: { "content-type": JSON_TYPE }, body: '{"sender_id":"u1","text":"hi"}' },
+    request: {
+      method: "POST",
+      path: "/webhook",
+      headers: { "content-type": JSON_TYPE },
+      body: '{"sender_id":"u1","text":"hi"}',
+    },
     expect: {
       status: 401,
       code: "unauthorized",
@@ -164,7 +172,12 @@ export const INBOUND_CASES: readonly InboundCase[] = [
   },
   {
     name: "415 without a Content-Type",
-    request: { method: "POST", path: "/webhook", headers: { authorization: AUTH }, body: '{"sender_id":"u1","text":"hi"}' },
+    request: {
+      method: "POST",
+      path: "/webhook",
+      headers: { authorization: AUTH },
+      body: '{"sender_id":"u1","text":"hi"}',
+    },
     expect: { status: 415, code: "unsupported_media_type" },
   },
   {
@@ -189,7 +202,9 @@ export const INBOUND_CASES: readonly InboundCase[] = [
   },
   {
     name: '200 for application/json; charset="UTF-8" (quoted, upper case)',
-    request: post("/webhook", '{"sender_id":"u1","text":"hi"}', { "content-type": 'application/json; charset="UTF-8"' }),
+    request: post("/webhook", '{"sender_id":"u1","text":"hi"}', {
+      "content-type": 'application/json; charset="UTF-8"',
+    }),
     expect: { status: 200, conversationId: "u1" },
   },
   {
@@ -320,7 +335,8 @@ export async function checkAnswer(response: Response, expected: InboundCaseExpec
   const text = await response.text();
   if (response.status !== expected.status) return `status ${response.status}, expected ${expected.status}: ${text}`;
   for (const [name, value] of Object.entries(expected.headers ?? {})) {
-    if (response.headers.get(name) !== value) return `header ${name}: ${String(response.headers.get(name))}, expected ${value}`;
+    if (response.headers.get(name) !== value)
+      return `header ${name}: ${String(response.headers.get(name))}, expected ${value}`;
   }
   let body: unknown;
   try {
@@ -361,7 +377,8 @@ export async function checkAnswer(response: Response, expected: InboundCaseExpec
     );
     const want = [...expected.errorFields].sort();
     const got = [...new Set(fields)].sort();
-    if (JSON.stringify(got) !== JSON.stringify(want)) return `error fields ${got.join(", ")}, expected ${want.join(", ")}`;
+    if (JSON.stringify(got) !== JSON.stringify(want))
+      return `error fields ${got.join(", ")}, expected ${want.join(", ")}`;
   }
   return undefined;
 }

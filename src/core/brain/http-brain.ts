@@ -14,7 +14,7 @@ import {
   postJson,
 } from "./brain-http.js";
 
-/** The JSON body POSTed to an `http` brain's `url` (documented in docs/brains.md). */
+/** The JSON body POSTed to an `http` brain's `url` (documented in the README, "Brains"). */
 export interface HttpBrainRequestBody {
   readonly brain: string;
   readonly channel?: string;

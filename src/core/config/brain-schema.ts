@@ -125,7 +125,7 @@ const httpBrain = z
   .strictObject({
     type: z.literal("http").describe("Your own bot behind an HTTP endpoint."),
     url: httpUrl("http://127.0.0.1:5000/bot").describe(
-      "Where the message and its history are POSTed as JSON; the answer carries the replies (see docs/brains.md).",
+      "Where the message and its history are POSTed as JSON; the answer carries the replies (see the README's Brains section).",
     ),
     token_env: envName("BOT_TOKEN")
       .optional()

@@ -94,7 +94,7 @@ export async function createConsumer(deps: ConsumerDeps): Promise<Consumer> {
     });
   }
 
-  const ask = async (runtime: ChannelRuntime, queued: QueuedMessage): Promise<readonly BrainReply[]> => {
+  const produce = async (runtime: ChannelRuntime, queued: QueuedMessage): Promise<PendingReply[]> => {
     const { brain } = runtime;
     const key = conversationKey(queued.channel, queued.message.conversationId);
     const history = brain.historyLimit > 0 ? await store.history(key, brain.historyLimit) : [];
@@ -108,23 +108,16 @@ export async function createConsumer(deps: ConsumerDeps): Promise<Consumer> {
         cause: error,
       });
     }
+    // Sequence numbers are reserved before the turns are stored: if storing fails, the retry
+    // asks the brain again and skips numbers, which is visible; the other order would store
+    // the same turns twice, which is not.
+    const first = replies.length === 0 ? 0 : await sequences.reserve(key, replies.length);
+    const createdAt = clock.now();
     if (brain.historyLimit > 0) {
-      const at = clock.now();
       const turns: ConversationTurn[] = [toTurn("user", queued.message, queued.receivedAt)];
-      for (const reply of replies) turns.push(toTurn("assistant", reply, at));
+      for (const reply of replies) turns.push(toTurn("assistant", reply, createdAt));
       await store.append(key, turns);
     }
-    return replies;
-  };
-
-  const produce = async (runtime: ChannelRuntime, queued: QueuedMessage): Promise<PendingReply[]> => {
-    const replies = await ask(runtime, queued);
-    if (replies.length === 0) return [];
-    const first = await sequences.reserve(
-      conversationKey(queued.channel, queued.message.conversationId),
-      replies.length,
-    );
-    const createdAt = clock.now();
     return replies.map((reply, index) => {
       const id = newId();
       const sequence = first + index;
@@ -135,7 +128,7 @@ export async function createConsumer(deps: ConsumerDeps): Promise<Consumer> {
           inReplyTo: queued.id,
           conversationId: queued.message.conversationId,
           recipientId: queued.message.senderId,
-          brain: runtime.brain.name,
+          brain: brain.name,
           createdAt,
           sequence,
         },

@@ -1,0 +1,122 @@
+import { type Job, newJob } from "../core/delivery/job.js";
+import { errorMessage } from "../core/errors/channel-error.js";
+import type { Logger } from "../core/log/logger.js";
+import type { JobStore } from "./durable-job-store.js";
+import { bodyRef, readDeadLetterBody, type StoredJobRef } from "./queue-body.js";
+
+/** Seconds before a dead letter is read again when its stored job could not be read. */
+const RETRY_SECONDS = 30;
+
+/** What the dead-letter consumer is built from. */
+export interface DeadLetterBatchDeps {
+  readonly jobs: JobStore;
+  readonly logger: Logger;
+}
+
+/**
+ * The consumer of the dead-letter queue: logs each dead letter as one `error` JSON line with
+ * everything needed to find and replay it (ids, channel, conversation, sender, reason,
+ * attempts, and the replies that were not delivered), then acks it. Message and reply
+ * content (text, media, sender name, reply bodies) is in that line only when `log_level` is
+ * `debug`, as everywhere else; otherwise its size is. A job kept in a Durable Object is
+ * read for the line, then deleted.
+ */
+export function createDeadLetterBatchHandler(
+  deps: DeadLetterBatchDeps,
+): (batch: MessageBatch<unknown>) => Promise<void> {
+  const { jobs, logger } = deps;
+
+  const handle = async (message: Message<unknown>): Promise<void> => {
+    const letter = readDeadLetterBody(message.body);
+    if (letter === undefined) {
+      logger.error("dead letter: unreadable body", {
+        dead_letter_id: message.id,
+        ...(logger.enabled("debug") ? { body: message.body } : {}),
+      });
+      message.ack();
+      return;
+    }
+    let ref: StoredJobRef | undefined;
+    let job: Job | undefined;
+    let fallback: Job | undefined;
+    if ("deadLetter" in letter) {
+      const carried = letter.deadLetter.job;
+      if ("stored" in carried) ref = carried;
+      else job = carried;
+    } else if ("stored" in letter) ref = letter;
+    else {
+      // Moved by the platform after max_retries; saved progress, if any, has the replies.
+      ref = bodyRef(letter);
+      fallback = newJob(letter);
+    }
+    if (ref !== undefined) {
+      try {
+        job = (await jobs.get(ref)) ?? fallback;
+      } catch (error) {
+        logger.warn("dead letter: its stored job cannot be read yet; retrying", {
+          dead_letter_id: message.id,
+          message_id: ref.stored.id,
+          error: errorMessage(error),
+        });
+        message.retry({ delaySeconds: RETRY_SECONDS });
+        return;
+      }
+    }
+    const reason =
+      "deadLetter" in letter
+        ? {
+            code: letter.deadLetter.error.code,
+            error: letter.deadLetter.error.message,
+            retryable: letter.deadLetter.error.retryable,
+            status: letter.deadLetter.error.status,
+            attempts: letter.deadLetter.attempts,
+            died_at: new Date(letter.deadLetter.diedAt).toISOString(),
+          }
+        : { code: "max_retries", error: "the inbound queue's max_retries was reached" };
+    const id = ref?.stored.id ?? job?.message.id;
+    logger.error("dead letter: this message will not be answered", {
+      dead_letter_id: message.id,
+      message_id: id,
+      ...reason,
+      ...(job === undefined ? { job: null } : describe(job, logger.enabled("debug"))),
+    });
+    if (ref !== undefined) await jobs.forget(ref).catch(() => undefined);
+    message.ack();
+  };
+
+  return async (batch) => {
+    await Promise.all(
+      batch.messages.map(async (message) => {
+        try {
+          await handle(message);
+        } catch (error) {
+          logger.error("unexpected error in the dead-letter consumer", { error: errorMessage(error) });
+          message.retry({ delaySeconds: RETRY_SECONDS });
+        }
+      }),
+    );
+  };
+}
+
+/** The job for the log line; message and reply content only when content may be logged. */
+function describe(job: Job, withContent: boolean): Record<string, unknown> {
+  const { message } = job.message;
+  const fields: Record<string, unknown> = {
+    channel: job.message.channel,
+    conversation_id: message.conversationId,
+    sender_id: message.senderId,
+    received_at: new Date(job.message.receivedAt).toISOString(),
+    replies_delivered: job.delivered,
+  };
+  if (withContent) {
+    fields.message = job.message.message;
+    if (job.replies !== undefined) fields.replies = job.replies;
+  } else {
+    fields.text_chars = message.text?.length ?? 0;
+    fields.has_media = message.mediaUrl !== undefined;
+    if (job.replies !== undefined) {
+      fields.replies = job.replies.map(({ id, sequence, body }) => ({ id, sequence, body_bytes: body.length }));
+    }
+  }
+  return fields;
+}

@@ -1,0 +1,22 @@
+import { IDEMPOTENCY_TTL_MS, type IdempotencyStore } from "../core/idempotency/idempotency-store.js";
+import type { IdempotencyObject } from "./idempotency-object.js";
+
+/**
+ * The core's IdempotencyStore on Durable Objects: one {@link IdempotencyObject} per channel
+ * and key, so a key is remembered for 24 h across isolates and locations.
+ */
+export function createDurableIdempotencyStore(
+  namespace: DurableObjectNamespace<IdempotencyObject>,
+  ttlMs: number = IDEMPOTENCY_TTL_MS,
+): IdempotencyStore {
+  const stub = (channel: string, key: string) =>
+    namespace.get(namespace.idFromName(`${channel.length}:${channel}:${key}`));
+  return {
+    async reserve(channel, key, record, now) {
+      return (await stub(channel, key).reserve(record, now, ttlMs)) ?? undefined;
+    },
+    async release(channel, key) {
+      await stub(channel, key).release();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { DurableObject } from "cloudflare:workers";
+import type { IdempotencyRecord } from "../core/idempotency/idempotency-store.js";
+
+type ReservationRow = { message_id: string; conversation_id: string; expires_at: number };
+
+/**
+ * One `Idempotency-Key` of one channel, addressed by `idFromName(channel, key)`: the answer
+ * of the first request that carried it, until it expires. One object per key scales with
+ * the number of clients, and the SQL write happens before any await, so two concurrent
+ * requests with one key cannot both reserve it.
+ */
+export class IdempotencyObject extends DurableObject<unknown> {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: unknown) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.createTables();
+  }
+
+  /** The earlier record when the key is reserved and not expired at `now`; else reserves it. */
+  async reserve(record: IdempotencyRecord, now: number, ttlMs: number): Promise<IdempotencyRecord | null> {
+    const row = this.sql
+      .exec<ReservationRow>("SELECT message_id, conversation_id, expires_at FROM reservation WHERE only = 1")
+      .toArray()[0];
+    if (row !== undefined && row.expires_at > now) {
+      return { messageId: row.message_id, conversationId: row.conversation_id };
+    }
+    this.sql.exec(
+      "INSERT OR REPLACE INTO reservation (only, message_id, conversation_id, expires_at) VALUES (1, ?, ?, ?)",
+      record.messageId,
+      record.conversationId,
+      now + ttlMs,
+    );
+    await this.ctx.storage.setAlarm(Date.now() + ttlMs);
+    return null;
+  }
+
+  /** Forgets the reservation (its message was not accepted after all). */
+  release(): void {
+    this.sql.exec("DELETE FROM reservation");
+  }
+
+  /** The key expired: nothing of it is kept. */
+  override async alarm(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+    this.createTables();
+  }
+
+  private createTables(): void {
+    this.sql.exec(
+      "CREATE TABLE IF NOT EXISTS reservation (only INTEGER PRIMARY KEY CHECK (only = 1), message_id TEXT NOT NULL, conversation_id TEXT NOT NULL, expires_at INTEGER NOT NULL)",
+    );
+  }
+}

@@ -1,0 +1,96 @@
+import bundledConfig from "../../config.json";
+import type { ConfigProblem } from "../core/config/config-problem.js";
+import type { Config } from "../core/config/config-schema.js";
+import { envReferences } from "../core/config/preflight.js";
+import { type ConfigResult, channelName, validateConfig } from "../core/config/validate-config.js";
+import { errorMessage } from "../core/errors/channel-error.js";
+import { envString, type WorkerEnv } from "./worker-env.js";
+
+/** A configuration as the Worker loaded it, with where it came from (for the logs). */
+export type WorkerConfig =
+  | {
+      readonly ok: true;
+      readonly source: string;
+      readonly config: Config;
+      readonly secrets: ReadonlyMap<string, string>;
+    }
+  | { readonly ok: false; readonly source: string; readonly problems: readonly ConfigProblem[] };
+
+/** Name of the variable that replaces the bundled config.json when present. */
+export const CONFIG_JSON = "CONFIG_JSON";
+
+// Validated once per isolate: the bundled document never changes while it lives.
+let bundledResult: ConfigResult | undefined;
+
+/**
+ * Loads the Worker's configuration: `CONFIG_JSON` when the environment has it (a JSON string
+ * or, from a `[vars]` table, an object), else the repository's config.json bundled at build
+ * time. Then checks what only the Worker can: that every `*_env` variable is set, and that
+ * no two channels share a path (there is one origin; `bind` does not apply here).
+ */
+export function loadWorkerConfig(env: WorkerEnv): WorkerConfig {
+  const override = env[CONFIG_JSON];
+  let source: string;
+  let result: ConfigResult;
+  if (override === undefined || override === null || override === "") {
+    source = "config.json (bundled)";
+    bundledResult ??= validateConfig(bundledConfig);
+    result = bundledResult;
+  } else {
+    source = CONFIG_JSON;
+    const parsed = parseOverride(override);
+    result = parsed.ok ? validateConfig(parsed.document) : { ok: false, problems: [parsed.problem] };
+  }
+  if (!result.ok) return { ok: false, source, problems: result.problems };
+
+  const { config } = result;
+  const problems = [...secretProblems(config, env), ...pathProblems(config)];
+  if (problems.length > 0) return { ok: false, source, problems };
+  const secrets = new Map<string, string>();
+  for (const channel of config.channels) secrets.set(channelName(channel), envString(env, channel.token_env) ?? "");
+  return { ok: true, source, config, secrets };
+}
+
+function parseOverride(value: unknown): { ok: true; document: unknown } | { ok: false; problem: ConfigProblem } {
+  if (typeof value !== "string") return { ok: true, document: value };
+  try {
+    return { ok: true, document: JSON.parse(value) };
+  } catch (error) {
+    return {
+      ok: false,
+      problem: {
+        path: "",
+        message: `${CONFIG_JSON} is not valid JSON: ${errorMessage(error)}`,
+        fix: `correct it, or remove ${CONFIG_JSON} to use the bundled config.json`,
+      },
+    };
+  }
+}
+
+/** The core's preflight, with the fix that applies on Workers. Never includes a value. */
+function secretProblems(config: Config, env: WorkerEnv): ConfigProblem[] {
+  return envReferences(config)
+    .filter(({ variable }) => (envString(env, variable) ?? "") === "")
+    .map(({ path, variable }) => ({
+      path,
+      message: `the Worker's environment has no ${variable} (or it is empty)`,
+      fix: `deployed: wrangler secret put ${variable}; wrangler dev: add ${variable}=<value> to .dev.vars (webhook-channel secret makes a new inbound secret)`,
+    }));
+}
+
+function pathProblems(config: Config): ConfigProblem[] {
+  const seen = new Map<string, number>();
+  const problems: ConfigProblem[] = [];
+  config.channels.forEach((channel, index) => {
+    const first = seen.get(channel.webhook.path);
+    if (first === undefined) seen.set(channel.webhook.path, index);
+    else {
+      problems.push({
+        path: `channels[${index}].webhook.path`,
+        message: `path ${channel.webhook.path} is already used by channels[${first}]; on Workers every channel shares one origin and bind does not apply`,
+        fix: "give each channel its own path",
+      });
+    }
+  });
+  return problems;
+}

@@ -1,0 +1,214 @@
+import { abortAllDurableObjects, createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env as poolEnv } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { conversationKey } from "../../src/core/conversation/conversation-store.js";
+import { MAX_TURNS } from "../../src/workers/conversation-object.js";
+import { createDurableConversationStore } from "../../src/workers/durable-conversation-store.js";
+import { createDurableSequenceCounter } from "../../src/workers/durable-sequence-counter.js";
+import worker from "../../src/workers/index.js";
+import { captureLogs, type Delivery, fakeReceiver } from "./support/fake-receiver.js";
+import { delivered, queuedMessage } from "./support/queue-messages.js";
+import { channelConfig, freshConversation, OUTBOUND_URL, SECRET } from "./support/test-config.js";
+import { type TestEnv, testEnv } from "./support/test-env.js";
+
+const BOT_URL = "https://bot.example/chat";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+async function inbound(env: TestEnv, messages: ServiceBindingQueueMessage<unknown>[]) {
+  const batch = createMessageBatch("webhook-channel-inbound", messages);
+  const ctx = createExecutionContext();
+  await worker.queue(batch, env);
+  return await getQueueResult(batch, ctx);
+}
+
+/** A bot (an `http` brain) that answers with the texts of the history it was sent. */
+function botAndReceiver(): { replies: Delivery[]; botCalls: Delivery[] } {
+  const replies: Delivery[] = [];
+  const botCalls: Delivery[] = [];
+  fakeReceiver((delivery) => {
+    if (delivery.url === BOT_URL) {
+      botCalls.push(delivery);
+      const history = delivery.body.history as { role: string; text?: string }[];
+      const seen = history.map((turn) => `${turn.role}:${turn.text ?? ""}`).join("|");
+      return Response.json({ text: `seen[${seen}]` });
+    }
+    expect(delivery.url).toBe(OUTBOUND_URL);
+    replies.push(delivery);
+    return new Response(null, { status: 200 });
+  });
+  return { replies, botCalls };
+}
+
+const botConfig = channelConfig({
+  top: {
+    brains: { bot: { type: "http", url: BOT_URL, max_history: 10 } },
+    routes: [{ channel: "webhook", brain: "bot" }],
+  },
+});
+
+describe("conversation memory in the Durable Object", () => {
+  it("carries the first message and its reply into the second message of the conversation", async () => {
+    captureLogs();
+    const { replies } = botAndReceiver();
+    const conversationId = freshConversation();
+
+    const first = await inbound(testEnv(botConfig, { WEBHOOK_SECRET: SECRET }), [
+      delivered(queuedMessage({ conversationId, text: "my name is Ada" })),
+    ]);
+    expect(first.explicitAcks).toHaveLength(1);
+    // Another isolate's worth of state: fresh runtime, Durable Object instances reset.
+    await abortAllDurableObjects();
+    const second = await inbound(testEnv(botConfig, { WEBHOOK_SECRET: SECRET }), [
+      delivered(queuedMessage({ conversationId, text: "what is my name?" })),
+    ]);
+    expect(second.explicitAcks).toHaveLength(1);
+
+    expect(replies.map((reply) => [reply.body.text, reply.body.sequence])).toEqual([
+      ["seen[]", 1],
+      ["seen[user:my name is Ada|assistant:seen[]]", 2],
+    ]);
+  });
+
+  it("keeps conversations apart", async () => {
+    captureLogs();
+    const { replies } = botAndReceiver();
+    const env = testEnv(botConfig, { WEBHOOK_SECRET: SECRET });
+    const one = freshConversation();
+    const two = freshConversation();
+    await inbound(env, [delivered(queuedMessage({ conversationId: one, text: "secret of one" }))]);
+    await inbound(env, [delivered(queuedMessage({ conversationId: two, text: "hello" }))]);
+    expect(replies[1]?.body).toMatchObject({ conversation_id: two, text: "seen[]", sequence: 1 });
+  });
+
+  it("does not ask the bot again, nor store the turns twice, when only the delivery is retried", async () => {
+    captureLogs();
+    const replies: Delivery[] = [];
+    let botCalls = 0;
+    fakeReceiver((delivery) => {
+      if (delivery.url === BOT_URL) {
+        botCalls += 1;
+        return Response.json({ text: `answer ${botCalls}` });
+      }
+      replies.push(delivery);
+      return new Response(null, { status: replies.length === 1 ? 502 : 200 });
+    });
+    const env = testEnv(botConfig, { WEBHOOK_SECRET: SECRET });
+    const conversationId = freshConversation();
+    const queued = queuedMessage({ conversationId, text: "hi" });
+    const id = crypto.randomUUID();
+    expect((await inbound(env, [delivered(queued, 1, id)])).retryMessages).toHaveLength(1);
+    expect((await inbound(env, [delivered(queued, 2, id)])).explicitAcks).toEqual([id]);
+
+    expect(botCalls).toBe(1);
+    expect(replies.map((reply) => reply.body.text)).toEqual(["answer 1", "answer 1"]);
+    const history = await createDurableConversationStore(poolEnv.CONVERSATIONS).history(
+      conversationKey("webhook", conversationId),
+      MAX_TURNS,
+    );
+    expect(history.map((turn) => [turn.role, turn.text])).toEqual([
+      ["user", "hi"],
+      ["assistant", "answer 1"],
+    ]);
+  });
+
+  it("survives Durable Object restarts and keeps only the last 100 turns", async () => {
+    const store = createDurableConversationStore(poolEnv.CONVERSATIONS);
+    const key = conversationKey("webhook", freshConversation());
+    for (let batch = 0; batch < 13; batch += 1) {
+      await store.append(
+        key,
+        Array.from({ length: 10 }, (_, index) => ({
+          role: "user" as const,
+          text: `t${batch * 10 + index}`,
+          at: batch,
+        })),
+      );
+    }
+    await abortAllDurableObjects();
+    const history = await createDurableConversationStore(poolEnv.CONVERSATIONS).history(key, 1000);
+    expect(history).toHaveLength(MAX_TURNS);
+    expect(history[0]?.text).toBe("t30");
+    expect(history.at(-1)?.text).toBe("t129");
+    expect((await store.history(key, 3)).map((turn) => turn.text)).toEqual(["t127", "t128", "t129"]);
+    expect(await store.history(key, 0)).toEqual([]);
+  });
+
+  it("keeps media and roles of turns", async () => {
+    const store = createDurableConversationStore(poolEnv.CONVERSATIONS);
+    const key = conversationKey("webhook", freshConversation());
+    await store.append(key, [
+      { role: "user", mediaUrl: "https://example.com/a.png", mediaType: "image/png", at: 1 },
+      { role: "assistant", text: "a cat", at: 2 },
+    ]);
+    expect(await store.history(key, 10)).toEqual([
+      { role: "user", mediaUrl: "https://example.com/a.png", mediaType: "image/png", at: 1 },
+      { role: "assistant", text: "a cat", at: 2 },
+    ]);
+  });
+
+  it("numbers replies 1, 2, 3… per conversation, across restarts", async () => {
+    const counter = createDurableSequenceCounter(poolEnv.CONVERSATIONS);
+    const key = conversationKey("webhook", freshConversation());
+    expect(await counter.reserve(key, 2)).toBe(1);
+    await abortAllDurableObjects();
+    expect(await counter.reserve(key, 1)).toBe(3);
+    expect(await counter.reserve(conversationKey("webhook", freshConversation()), 1)).toBe(1);
+  });
+});
+
+describe("a workers-ai brain", () => {
+  it("answers through the AI binding, with the conversation's history", async () => {
+    captureLogs();
+    const { deliveries } = fakeReceiver();
+    const calls: unknown[] = [];
+    const AI = {
+      run(model: string, input: unknown) {
+        calls.push({ model, input });
+        return Promise.resolve({ response: `reply ${calls.length}` });
+      },
+    };
+    const config = channelConfig({
+      top: {
+        brains: { ai: { type: "workers-ai", model: "@cf/meta/llama-3.1-8b-instruct", system_prompt: "Be brief." } },
+        routes: [{ channel: "webhook", brain: "ai" }],
+      },
+    });
+    const conversationId = freshConversation();
+    await inbound(testEnv(config, { WEBHOOK_SECRET: SECRET, AI }), [
+      delivered(queuedMessage({ conversationId, text: "first" })),
+    ]);
+    await inbound(testEnv(config, { WEBHOOK_SECRET: SECRET, AI }), [
+      delivered(queuedMessage({ conversationId, text: "second" })),
+    ]);
+    expect(deliveries.map((delivery) => delivery.body.text)).toEqual(["reply 1", "reply 2"]);
+    expect(calls[1]).toEqual({
+      model: "@cf/meta/llama-3.1-8b-instruct",
+      input: {
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "first" },
+          { role: "assistant", content: "reply 1" },
+          { role: "user", content: "second" },
+        ],
+      },
+    });
+  });
+
+  it("leaves messages waiting, and says why, when wrangler.toml has no AI binding", async () => {
+    const { lines } = captureLogs();
+    const config = channelConfig({
+      top: {
+        brains: { ai: { type: "workers-ai", model: "@cf/meta/llama-3.1-8b-instruct" } },
+        routes: [{ channel: "webhook", brain: "ai" }],
+      },
+    });
+    const result = await inbound(testEnv(config, { WEBHOOK_SECRET: SECRET }), [
+      delivered(queuedMessage({ conversationId: freshConversation() })),
+    ]);
+    expect(result.explicitAcks).toEqual([]);
+    expect(lines.some((line) => line.level === "error" && String(line.msg).includes("AI binding"))).toBe(true);
+  });
+});

@@ -1,0 +1,135 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env as poolEnv } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createDurableJobStore } from "../../src/workers/durable-job-store.js";
+import worker from "../../src/workers/index.js";
+import { captureLogs, fakeReceiver } from "./support/fake-receiver.js";
+import { delivered, queuedMessage } from "./support/queue-messages.js";
+import { channelConfig, freshConversation, SECRET } from "./support/test-config.js";
+import { type TestEnv, testEnv } from "./support/test-env.js";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+async function consume(env: TestEnv, queue: string, messages: ServiceBindingQueueMessage<unknown>[]) {
+  const batch = createMessageBatch(queue, messages);
+  const ctx = createExecutionContext();
+  await worker.queue(batch, env);
+  return await getQueueResult(batch, ctx);
+}
+
+const inbound = (env: TestEnv, messages: ServiceBindingQueueMessage<unknown>[]) =>
+  consume(env, "webhook-channel-inbound", messages);
+const deadLetters = (env: TestEnv, messages: ServiceBindingQueueMessage<unknown>[]) =>
+  consume(env, "webhook-channel-dead-letters", messages);
+
+const deadLetterLines = (lines: Record<string, unknown>[]) =>
+  lines.filter((line) => line.msg === "dead letter: this message will not be answered");
+
+describe("the dead-letter path", () => {
+  it("logs a rejected reply's dead letter at error level, with its reason and replies, and acks it", async () => {
+    const { lines } = captureLogs();
+    const { deliveries } = fakeReceiver(() => new Response("bad", { status: 422 }));
+    const env = testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET });
+    const queued = queuedMessage({ conversationId: freshConversation(), text: "a private message" });
+
+    await inbound(env, [delivered(queued)]);
+    expect(env.DEAD_LETTERS.sent).toHaveLength(1);
+    const letter = delivered(env.DEAD_LETTERS.sent[0]);
+    const result = await deadLetters(env, [letter]);
+
+    expect(result.explicitAcks).toEqual([letter.id]);
+    const [line] = deadLetterLines(lines);
+    expect(line).toMatchObject({
+      level: "error",
+      dead_letter_id: letter.id,
+      message_id: queued.id,
+      channel: "webhook",
+      conversation_id: queued.message.conversationId,
+      sender_id: "u1",
+      code: "delivery_failed",
+      retryable: false,
+      status: 422,
+      attempts: 1,
+      replies_delivered: 0,
+      text_chars: "a private message".length,
+      replies: [{ id: deliveries[0]?.headers["webhook-id"], sequence: 1 }],
+    });
+    // Message text is logged only at debug.
+    expect(JSON.stringify(lines)).not.toContain("a private message");
+  });
+
+  it("logs the dead letter in full (message and reply bodies) when log_level is debug", async () => {
+    const { lines } = captureLogs();
+    fakeReceiver(() => new Response(null, { status: 400 }));
+    const env = testEnv(channelConfig({ top: { log_level: "debug" } }), { WEBHOOK_SECRET: SECRET });
+    const queued = queuedMessage({ conversationId: freshConversation(), text: "keep me" });
+    await inbound(env, [delivered(queued)]);
+    await deadLetters(env, [delivered(env.DEAD_LETTERS.sent[0])]);
+
+    const [line] = deadLetterLines(lines);
+    expect(line?.message).toEqual(queued.message);
+    const replies = line?.replies as { body: string }[];
+    expect(JSON.parse(replies[0]?.body ?? "{}")).toMatchObject({ text: "keep me", in_reply_to: queued.id });
+  });
+
+  it("logs a message the platform moved after max_retries, with its saved replies", async () => {
+    const { lines } = captureLogs();
+    fakeReceiver(() => new Response(null, { status: 503 }));
+    const env = testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET });
+    const queued = queuedMessage({ conversationId: freshConversation() });
+    // One failed delivery saved the job's reply; then the platform gave up on the message.
+    await inbound(env, [delivered(queued)]);
+    const moved = delivered(queued);
+    const result = await deadLetters(env, [moved]);
+
+    expect(result.explicitAcks).toEqual([moved.id]);
+    const [line] = deadLetterLines(lines);
+    expect(line).toMatchObject({ message_id: queued.id, code: "max_retries", replies_delivered: 0 });
+    expect(line?.replies).toHaveLength(1);
+    // Logged, so the saved job is deleted.
+    const ref = { stored: { id: queued.id, channel: "webhook", conversationId: queued.message.conversationId } };
+    expect(await createDurableJobStore(poolEnv.CONVERSATIONS).get(ref)).toBeUndefined();
+  });
+
+  it("keeps a dead letter too large for a queue message in the Durable Object until it is logged", async () => {
+    const { lines } = captureLogs();
+    fakeReceiver(() => new Response(null, { status: 400 }));
+    const env = testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET });
+    const queued = queuedMessage({ conversationId: freshConversation(), text: "z".repeat(150_000) });
+    await inbound(env, [delivered(queued)]);
+
+    const body = env.DEAD_LETTERS.sent[0] as { deadLetter: { job: unknown } };
+    expect(body.deadLetter.job).toEqual({
+      stored: { id: queued.id, channel: "webhook", conversationId: queued.message.conversationId },
+    });
+    await deadLetters(env, [delivered(body)]);
+    expect(deadLetterLines(lines)[0]).toMatchObject({ message_id: queued.id, text_chars: 150_000 });
+    expect(
+      await createDurableJobStore(poolEnv.CONVERSATIONS).get(
+        body.deadLetter.job as { stored: { id: string; channel: string; conversationId: string } },
+      ),
+    ).toBeUndefined();
+  });
+
+  it("logs and acks an unreadable dead letter", async () => {
+    const { lines } = captureLogs();
+    const env = testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET });
+    const letter = delivered("not a message");
+    const result = await deadLetters(env, [letter]);
+    expect(result.explicitAcks).toEqual([letter.id]);
+    expect(lines.some((line) => line.msg === "dead letter: unreadable body" && line.dead_letter_id === letter.id)).toBe(
+      true,
+    );
+  });
+
+  it("logs dead letters even while the configuration is unusable", async () => {
+    const { lines } = captureLogs();
+    const env = testEnv(channelConfig(), { WEBHOOK_SECRET: "" });
+    const queued = queuedMessage({ conversationId: freshConversation() });
+    const result = await deadLetters(env, [delivered(queued)]);
+    expect(result.explicitAcks).toHaveLength(1);
+    expect(deadLetterLines(lines)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,119 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runConfigCheck } from "../../../src/cli/config-check.js";
+import { parseDevVars } from "../../../src/cli/read-dev-vars.js";
+
+const CONFIG = {
+  channels: [
+    {
+      type: "webhook",
+      token_env: "WEBHOOK_SECRET",
+      webhook: { outbound_url: "http://127.0.0.1:8091/replies" },
+    },
+  ],
+  routes: [{ channel: "webhook", brain: "echo" }],
+};
+
+let dir = "";
+let configFile = "";
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "webhook-channel-dev-vars-"));
+  configFile = join(dir, "config.json");
+  await writeFile(configFile, JSON.stringify(CONFIG));
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function check(env: Record<string, string> = {}): Promise<{ status: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const status = await runConfigCheck(configFile, true, {
+    env,
+    out: (text) => {
+      out += text;
+    },
+    err: (text) => {
+      err += text;
+    },
+  });
+  return { status, out, err };
+}
+
+describe("config check --preflight with .dev.vars", () => {
+  it("confirms a secret that only .dev.vars sets, says where it was found, and never prints it", async () => {
+    await writeFile(join(dir, ".dev.vars"), "# local secrets\nWEBHOOK_SECRET=s3cr3t-value\n");
+    const { status, out, err } = await check();
+    expect(status).toBe(0);
+    expect(out).toContain("WEBHOOK_SECRET (channels[0].token_env) is set in .dev.vars (wrangler dev)");
+    expect(out).toContain("OK (environment confirmed)");
+    expect(out + err).not.toContain("s3cr3t-value");
+  });
+
+  it("names both places when a secret is set in neither", async () => {
+    await writeFile(join(dir, ".dev.vars"), "OTHER=1\n");
+    const { status, err } = await check();
+    expect(status).toBe(1);
+    expect(err).toContain("environment variable WEBHOOK_SECRET is not set, nor in");
+    expect(err).toContain("add a line WEBHOOK_SECRET=<value> to");
+  });
+
+  it("counts an empty value in .dev.vars as missing", async () => {
+    await writeFile(join(dir, ".dev.vars"), "WEBHOOK_SECRET=\n");
+    expect((await check()).status).toBe(1);
+  });
+
+  it("behaves as before without a .dev.vars file", async () => {
+    expect((await check({ WEBHOOK_SECRET: "x" })).out).toBe(`${configFile}: OK (environment confirmed)\n`);
+    expect((await check()).status).toBe(1);
+  });
+
+  it("validates a CONFIG_JSON in .dev.vars, which replaces the file under wrangler dev", async () => {
+    const bad = { ...CONFIG, channels: [{ ...CONFIG.channels[0], mode: "push" }] };
+    await writeFile(join(dir, ".dev.vars"), `WEBHOOK_SECRET=x\nCONFIG_JSON='${JSON.stringify(bad)}'\n`);
+    const failed = await check();
+    expect(failed.status).toBe(1);
+    expect(failed.err).toContain("CONFIG_JSON in");
+    expect(failed.err).toContain("channels[0].mode");
+
+    await writeFile(join(dir, ".dev.vars"), `WEBHOOK_SECRET=x\nCONFIG_JSON='${JSON.stringify(CONFIG)}'\n`);
+    const passed = await check();
+    expect(passed.status).toBe(0);
+    expect(passed.out).toContain("CONFIG_JSON in");
+  });
+});
+
+describe("parseDevVars", () => {
+  it("reads dotenv syntax as wrangler does", () => {
+    const vars = parseDevVars(
+      [
+        "# comment",
+        "",
+        "PLAIN=value  # trailing comment",
+        "export EXPORTED=yes",
+        "SINGLE='a # not a comment'",
+        'DOUBLE="line1\\nline2"',
+        'MULTI="first',
+        'second"',
+        "SPACED = padded ",
+        "EMPTY=",
+        "JSON='{\"a\":[1,2]}'",
+        "not a variable",
+      ].join("\n"),
+    );
+    expect(Object.fromEntries(vars)).toEqual({
+      PLAIN: "value",
+      EXPORTED: "yes",
+      SINGLE: "a # not a comment",
+      DOUBLE: "line1\nline2",
+      MULTI: "first\nsecond",
+      SPACED: "padded",
+      EMPTY: "",
+      JSON: '{"a":[1,2]}',
+    });
+  });
+});
