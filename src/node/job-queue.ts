@@ -35,7 +35,6 @@ export interface JobQueue extends Queue {
 
 interface Lane {
   readonly jobs: Job[];
-  running: boolean;
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
@@ -76,7 +75,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     const key = keyOf(job);
     const lane = lanes.get(key);
     if (lane === undefined) {
-      lanes.set(key, { jobs: [job], running: false, timer: undefined });
+      lanes.set(key, { jobs: [job], timer: undefined });
       ready.add(key);
     } else lane.jobs.push(job);
   };
@@ -93,19 +92,25 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     }
   };
 
-  const apply = (key: string, lane: Lane, outcome: JobOutcome): void => {
+  const apply = (key: string, lane: Lane, result: JobOutcome): void => {
+    let outcome = result;
+    try {
+      record(outcome);
+    } catch (error) {
+      // The journal could not record the outcome (a locked database): the job stays as it
+      // was stored and is tried again, so nothing is lost and the lane moves on.
+      logger.error(`cannot record a job's outcome: ${errorMessage(error)}`, { message_id: outcome.job.message.id });
+      if (outcome.kind !== "retry") {
+        outcome = { kind: "retry", job: outcome.job, delayMs: 1_000 };
+      }
+    }
     switch (outcome.kind) {
       case "done":
-        journal.finish(outcome.job);
-        settle(key, lane);
-        break;
       case "dead":
-        journal.dead({ job: outcome.job, error: outcome.error, attempts: outcome.job.attempts, diedAt: now() });
         settle(key, lane);
         break;
       case "retry":
         lane.jobs[0] = outcome.job;
-        journal.progress(outcome.job);
         if (!stopped) {
           lane.timer = setTimeout(() => {
             lane.timer = undefined;
@@ -117,9 +122,15 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     }
   };
 
+  const record = (outcome: JobOutcome): void => {
+    if (outcome.kind === "done") journal.finish(outcome.job);
+    else if (outcome.kind === "dead") {
+      journal.dead({ job: outcome.job, error: outcome.error, attempts: outcome.job.attempts, diedAt: now() });
+    } else journal.progress(outcome.job);
+  };
+
   const start = (key: string, lane: Lane, job: Job): void => {
     running += 1;
-    lane.running = true;
     const progress = (next: Job): void => {
       lane.jobs[0] = next;
       journal.progress(next);
@@ -133,7 +144,6 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       })
       .finally(() => {
         running -= 1;
-        lane.running = false;
         pump();
       })
       .catch(() => undefined);

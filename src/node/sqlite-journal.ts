@@ -30,8 +30,9 @@ export function createSqliteJournal(db: StateDb, logger: Logger): SqliteJournal 
   const insertDead = db.prepare(
     "INSERT OR REPLACE INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)",
   );
-  const selectState = db.prepare("SELECT job FROM jobs WHERE state = ? ORDER BY seq");
-  const markPending = db.prepare("UPDATE jobs SET state = 'pending' WHERE state = ?");
+  const selectPending = db.prepare("SELECT job FROM jobs WHERE state = 'pending' ORDER BY seq");
+  // One statement takes the replayed jobs, so a replay committed meanwhile is never skipped.
+  const takeReplay = db.prepare("UPDATE jobs SET state = 'pending' WHERE state = 'replay' RETURNING seq, job");
 
   let batch: { job: Job; resolve: () => void; reject: (error: unknown) => void }[] = [];
   const commitBatch = db.transaction((jobs: readonly Job[]) => {
@@ -68,13 +69,17 @@ export function createSqliteJournal(db: StateDb, logger: Logger): SqliteJournal 
   const flushFinished = (): void => {
     const ids = finished;
     finished = [];
-    deleteJobs(ids);
+    try {
+      deleteJobs(ids);
+    } catch (error) {
+      // The jobs stay stored and are delivered again after a restart, with the same ids.
+      logger.error("cannot remove finished messages from state_dir", { count: ids.length, error: String(error) });
+    }
   };
 
-  const take = (state: string): Job[] => {
-    const rows = selectState.all(state) as { job: string }[];
-    if (state !== "pending") markPending.run(state);
-    return rows.map((row) => JSON.parse(row.job) as Job);
+  const takeReplayed = (): Job[] => {
+    const rows = takeReplay.all() as { seq: number; job: string }[];
+    return rows.sort((left, right) => left.seq - right.seq).map((row) => JSON.parse(row.job) as Job);
   };
 
   return {
@@ -102,10 +107,10 @@ export function createSqliteJournal(db: StateDb, logger: Logger): SqliteJournal 
       logDeadLetter(logger, letter);
     },
     takePending: () => {
-      markPending.run("replay");
-      return take("pending");
+      takeReplayed();
+      return (selectPending.all() as { job: string }[]).map((row) => JSON.parse(row.job) as Job);
     },
-    takeReplayed: () => take("replay"),
+    takeReplayed,
   };
 }
 

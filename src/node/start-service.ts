@@ -3,12 +3,13 @@ import { createAdaptorServer } from "@hono/node-server";
 import { createApp } from "../core/app/create-app.js";
 import { createBrains } from "../core/brain/create-brains.js";
 import { type Clock, type IdGenerator, randomId, systemClock } from "../core/clock/clock.js";
-import { isLoopbackHost, parseBind } from "../core/config/bind-address.js";
+import { bindKey, isLoopbackHost, parseBind } from "../core/config/bind-address.js";
 import type { ChannelConfig, Config } from "../core/config/config-schema.js";
 import { channelName } from "../core/config/validate-config.js";
 import { createConsumer } from "../core/consumer/create-consumer.js";
 import type { ConversationStore } from "../core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../core/conversation/memory-conversation-store.js";
+import { redactUrl } from "../core/delivery/fetch-poster.js";
 import type { Job } from "../core/delivery/job.js";
 import type { Poster } from "../core/delivery/poster.js";
 import { errorMessage } from "../core/errors/channel-error.js";
@@ -162,21 +163,29 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const pending = durable.takePending();
     if (pending.length > 0) logger.info("resuming unfinished messages from state_dir", { count: pending.length });
     restore(pending);
-    replayTimer = setInterval(() => restore(durable.takeReplayed()), REPLAY_POLL_MS);
+    replayTimer = setInterval(() => {
+      try {
+        restore(durable.takeReplayed());
+      } catch (error) {
+        // A busy or locked database is retried at the next poll.
+        logger.warn("cannot look for replayed dead letters", { error: errorMessage(error) });
+      }
+    }, REPLAY_POLL_MS);
     replayTimer.unref();
   }
 
   let shuttingDown = false;
   const groups = new Map<string, ChannelConfig[]>();
   for (const channel of config.channels) {
-    const group = groups.get(channel.webhook.bind);
-    if (group === undefined) groups.set(channel.webhook.bind, [channel]);
+    const group = groups.get(bindKey(channel.webhook.bind));
+    if (group === undefined) groups.set(bindKey(channel.webhook.bind), [channel]);
     else group.push(channel);
   }
 
   const servers: { server: ReturnType<typeof createAdaptorServer>; listener: Listener }[] = [];
   try {
-    for (const [bind, channels] of groups) {
+    for (const channels of groups.values()) {
+      const bind = channels[0]?.webhook.bind ?? "";
       const address = parseBind(bind);
       if (address === undefined) throw new Error(`invalid bind ${bind}`);
       const app = createApp({
@@ -215,7 +224,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         logger.info("listening", {
           channel: channelName(channel),
           url: `http://${address.host.includes(":") ? `[${address.host}]` : address.host}:${port}${channel.webhook.path}`,
-          outbound_url: channel.webhook.outbound_url,
+          outbound_url: redactUrl(channel.webhook.outbound_url),
         });
       }
     }

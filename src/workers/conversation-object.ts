@@ -95,8 +95,35 @@ export class ConversationObject extends DurableObject<unknown> {
     this.sql.exec("DELETE FROM jobs WHERE id = ?", id);
   }
 
-  /** The expiry alarm: nothing touched the conversation for the TTL, so it goes. */
+  /**
+   * Keeps a dead letter (the job with why it died) and drops the job. Dead letters are never
+   * deleted by the expiry alarm: only an operator removes them.
+   */
+  async keepDeadLetter(id: string, letter: string): Promise<void> {
+    this.sql.exec("INSERT OR REPLACE INTO dead_letters (id, letter, died_at) VALUES (?, ?, ?)", id, letter, Date.now());
+    this.sql.exec("DELETE FROM jobs WHERE id = ?", id);
+    await this.touch();
+  }
+
+  /** The dead letters kept here, oldest first, as stored JSON. */
+  deadLetters(): string[] {
+    return this.sql
+      .exec<{ letter: string }>("SELECT letter FROM dead_letters ORDER BY died_at")
+      .toArray()
+      .map((row) => row.letter);
+  }
+
+  /**
+   * The expiry alarm: nothing touched the conversation for the TTL, so it goes, except its
+   * dead letters (and the sequence counter, so numbering stays unique beside them).
+   */
   override async alarm(): Promise<void> {
+    const kept = this.sql.exec<{ count: number }>("SELECT COUNT(*) AS count FROM dead_letters").one().count;
+    if (kept > 0) {
+      this.sql.exec("DELETE FROM turns");
+      this.sql.exec("DELETE FROM jobs");
+      return;
+    }
     await this.ctx.storage.deleteAll();
     // deleteAll drops the tables too, and this instance may still be called.
     this.createTables();
@@ -114,6 +141,9 @@ export class ConversationObject extends DurableObject<unknown> {
     )`);
     this.sql.exec("CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)");
     this.sql.exec("CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, job TEXT NOT NULL)");
+    this.sql.exec(
+      "CREATE TABLE IF NOT EXISTS dead_letters (id TEXT PRIMARY KEY, letter TEXT NOT NULL, died_at INTEGER NOT NULL)",
+    );
   }
 
   private async touch(): Promise<void> {

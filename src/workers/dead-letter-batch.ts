@@ -80,7 +80,16 @@ export function createDeadLetterBatchHandler(
       ...reason,
       ...(job === undefined ? { job: null } : describe(job, logger.enabled("debug"))),
     });
-    if (ref !== undefined) await jobs.forget(ref).catch(() => undefined);
+    if (job !== undefined) {
+      // Kept for good in the conversation's Durable Object; only then is the letter acked.
+      try {
+        await jobs.bury(job, { dead_letter_id: message.id, ...reason, job });
+      } catch (error) {
+        logger.warn("cannot keep a dead letter yet; retrying", { message_id: id, error: errorMessage(error) });
+        message.retry({ delaySeconds: RETRY_SECONDS });
+        return;
+      }
+    } else if (ref !== undefined) await jobs.forget(ref).catch(() => undefined);
     message.ack();
   };
 

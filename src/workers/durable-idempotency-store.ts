@@ -1,4 +1,9 @@
-import { IDEMPOTENCY_TTL_MS, type IdempotencyStore } from "../core/idempotency/idempotency-store.js";
+import {
+  IDEMPOTENCY_TTL_MS,
+  type IdempotencyStore,
+  idempotencyId,
+  PENDING_LEASE_MS,
+} from "../core/idempotency/idempotency-store.js";
 import type { IdempotencyObject } from "./idempotency-object.js";
 
 /**
@@ -9,11 +14,13 @@ export function createDurableIdempotencyStore(
   namespace: DurableObjectNamespace<IdempotencyObject>,
   ttlMs: number = IDEMPOTENCY_TTL_MS,
 ): IdempotencyStore {
-  const stub = (channel: string, key: string) =>
-    namespace.get(namespace.idFromName(`${channel.length}:${channel}:${key}`));
+  const stub = (channel: string, key: string) => namespace.get(namespace.idFromName(idempotencyId(channel, key)));
   return {
     async reserve(channel, key, record, now) {
-      return (await stub(channel, key).reserve(record, now, ttlMs)) ?? undefined;
+      return (await stub(channel, key).reserve(record, now, PENDING_LEASE_MS)) ?? undefined;
+    },
+    async commit(channel, key, now) {
+      await stub(channel, key).commit(now, ttlMs);
     },
     async release(channel, key) {
       await stub(channel, key).release();

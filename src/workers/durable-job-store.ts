@@ -12,8 +12,10 @@ export interface JobStore {
   put(job: Job): Promise<StoredJobRef>;
   /** The stored job, or undefined when there is none (never stored, answered, or expired). */
   get(ref: StoredJobRef): Promise<Job | undefined>;
-  /** Deletes it once it is answered or dead-lettered. */
+  /** Deletes it once it is answered. */
   forget(ref: StoredJobRef): Promise<void>;
+  /** Keeps a dead letter (JSON, content included) in place of the job, for good. */
+  bury(job: Job, letter: Readonly<Record<string, unknown>>): Promise<void>;
 }
 
 /** Where a job is (or would be) stored: keyed by its message's id and conversation. */
@@ -40,6 +42,9 @@ export function createDurableJobStore(namespace: DurableObjectNamespace<Conversa
     },
     async forget(ref) {
       await stub(ref).forgetJob(ref.stored.id);
+    },
+    async bury(job, letter) {
+      await stub(jobRef(job)).keepDeadLetter(job.message.id, JSON.stringify(letter));
     },
   };
 }

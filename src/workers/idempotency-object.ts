@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
-import type { IdempotencyRecord } from "../core/idempotency/idempotency-store.js";
+import type { IdempotencyRecord, Reservation } from "../core/idempotency/idempotency-store.js";
 
-type ReservationRow = { message_id: string; conversation_id: string; expires_at: number };
+type ReservationRow = { message_id: string; conversation_id: string; committed: number; expires_at: number };
 
 /**
  * One `Idempotency-Key` of one channel, addressed by `idFromName(channel, key)`: the answer
@@ -18,22 +18,34 @@ export class IdempotencyObject extends DurableObject<unknown> {
     this.createTables();
   }
 
-  /** The earlier record when the key is reserved and not expired at `now`; else reserves it. */
-  async reserve(record: IdempotencyRecord, now: number, ttlMs: number): Promise<IdempotencyRecord | null> {
+  /**
+   * The key's live reservation (pending or committed) at `now`; otherwise reserves it as
+   * pending for `leaseMs` and returns null.
+   */
+  async reserve(record: IdempotencyRecord, now: number, leaseMs: number): Promise<Reservation | null> {
     const row = this.sql
-      .exec<ReservationRow>("SELECT message_id, conversation_id, expires_at FROM reservation WHERE only = 1")
+      .exec<ReservationRow>("SELECT message_id, conversation_id, committed, expires_at FROM reservation WHERE only = 1")
       .toArray()[0];
     if (row !== undefined && row.expires_at > now) {
-      return { messageId: row.message_id, conversationId: row.conversation_id };
+      return {
+        record: { messageId: row.message_id, conversationId: row.conversation_id },
+        committed: row.committed === 1,
+      };
     }
     this.sql.exec(
-      "INSERT OR REPLACE INTO reservation (only, message_id, conversation_id, expires_at) VALUES (1, ?, ?, ?)",
+      "INSERT OR REPLACE INTO reservation (only, message_id, conversation_id, committed, expires_at) VALUES (1, ?, ?, 0, ?)",
       record.messageId,
       record.conversationId,
-      now + ttlMs,
+      now + leaseMs,
     );
-    await this.ctx.storage.setAlarm(Date.now() + ttlMs);
+    await this.ctx.storage.setAlarm(Date.now() + leaseMs);
     return null;
+  }
+
+  /** The message was queued: the key answers for it until `now + ttlMs`. */
+  async commit(now: number, ttlMs: number): Promise<void> {
+    this.sql.exec("UPDATE reservation SET committed = 1, expires_at = ? WHERE only = 1", now + ttlMs);
+    await this.ctx.storage.setAlarm(Date.now() + ttlMs);
   }
 
   /** Forgets the reservation (its message was not accepted after all). */
@@ -41,7 +53,7 @@ export class IdempotencyObject extends DurableObject<unknown> {
     this.sql.exec("DELETE FROM reservation");
   }
 
-  /** The key expired: nothing of it is kept. */
+  /** The key expired (or its lease ran out): nothing of it is kept. */
   override async alarm(): Promise<void> {
     await this.ctx.storage.deleteAll();
     this.createTables();
@@ -49,7 +61,7 @@ export class IdempotencyObject extends DurableObject<unknown> {
 
   private createTables(): void {
     this.sql.exec(
-      "CREATE TABLE IF NOT EXISTS reservation (only INTEGER PRIMARY KEY CHECK (only = 1), message_id TEXT NOT NULL, conversation_id TEXT NOT NULL, expires_at INTEGER NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS reservation (only INTEGER PRIMARY KEY CHECK (only = 1), message_id TEXT NOT NULL, conversation_id TEXT NOT NULL, committed INTEGER NOT NULL DEFAULT 0, expires_at INTEGER NOT NULL)",
     );
   }
 }

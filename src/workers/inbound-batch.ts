@@ -156,7 +156,13 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
       stored = found !== undefined;
     }
 
-    const outcome = await consumer.run(job);
+    // Replies are saved once produced, before their delivery: if this invocation dies midway
+    // (a deploy, an eviction, a time limit), the redelivered message resumes them with the same
+    // webhook-id and sequence instead of asking the brain again.
+    const outcome = await consumer.run(job, async (progress) => {
+      await jobs.put(progress);
+      stored = true;
+    });
     switch (outcome.kind) {
       case "done":
         message.ack();

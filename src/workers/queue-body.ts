@@ -1,4 +1,5 @@
 import type { Job, JobError, PendingReply } from "../core/delivery/job.js";
+import { isRecord } from "../core/json/is-record.js";
 import type { InboundMessage, QueuedMessage } from "../core/message/inbound-message.js";
 
 /**
@@ -129,8 +130,4 @@ function readJobError(value: unknown): JobError | undefined {
   const { code, message, retryable, status } = value;
   if (typeof code !== "string" || typeof message !== "string" || typeof retryable !== "boolean") return undefined;
   return typeof status === "number" ? { code, message, retryable, status } : { code, message, retryable };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

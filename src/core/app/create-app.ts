@@ -48,6 +48,14 @@ export function createApp(deps: AppDeps): Hono {
       retryable: true,
       retryAfterSeconds,
     });
+  const unavailable = (error: unknown): ChannelError => {
+    logger.error("cannot accept a message: a store is unavailable", { error: errorMessage(error) });
+    return new ChannelError("buffer_full", "The message could not be accepted right now; retry shortly.", {
+      status: 503,
+      retryable: true,
+      retryAfterSeconds,
+    });
+  };
   const app = new Hono();
 
   app.get(HEALTH_PATH, (c) => {
@@ -72,27 +80,42 @@ export function createApp(deps: AppDeps): Hono {
       const idempotencyKey = readIdempotencyKey(request.headers.get("idempotency-key"), deps.idempotency);
       let queued: QueuedMessage = { id: newId(), channel: name, receivedAt: clock.now(), message };
       if (idempotencyKey !== undefined && deps.idempotency !== undefined) {
-        const earlier = await deps.idempotency.reserve(
-          name,
-          idempotencyKey,
-          { messageId: queued.id, conversationId: message.conversationId },
-          queued.receivedAt,
+        const earlier = await guard(unavailable, () =>
+          deps.idempotency?.reserve(
+            name,
+            idempotencyKey,
+            { messageId: queued.id, conversationId: message.conversationId },
+            queued.receivedAt,
+          ),
         );
+        if (earlier?.committed === true) {
+          const { record } = earlier;
+          return c.json({ status: "accepted", message_id: record.messageId, conversation_id: record.conversationId });
+        }
         if (earlier !== undefined) {
-          return c.json({ status: "accepted", message_id: earlier.messageId, conversation_id: earlier.conversationId });
+          throw new ChannelError(
+            "request_in_progress",
+            "A request with this Idempotency-Key is still being accepted; retry shortly.",
+            { status: 409, retryable: true, retryAfterSeconds: 1 },
+          );
         }
         queued = { ...queued, idempotencyKey };
       }
       try {
-        await queue.enqueue(queued);
+        await guard(unavailable, () => queue.enqueue(queued));
       } catch (error) {
-        if (idempotencyKey !== undefined) await deps.idempotency?.release(name, idempotencyKey);
-        if (isChannelError(error)) throw error;
-        logger.error("enqueue failed", { channel: name, error: errorMessage(error) });
-        throw new ChannelError("buffer_full", "The message could not be queued; retry shortly.", {
-          status: 503,
-          retryable: true,
-          retryAfterSeconds,
+        if (idempotencyKey !== undefined) {
+          await deps.idempotency?.release(name, idempotencyKey).catch((releaseError: unknown) => {
+            logger.error("cannot release an idempotency key", { channel: name, error: errorMessage(releaseError) });
+          });
+        }
+        throw error;
+      }
+      if (idempotencyKey !== undefined) {
+        // The message is queued and its 200 is owed whatever happens here; a key left
+        // pending expires with its lease.
+        await deps.idempotency?.commit(name, idempotencyKey, clock.now()).catch((commitError: unknown) => {
+          logger.error("cannot commit an idempotency key", { channel: name, error: errorMessage(commitError) });
         });
       }
       if (logger.enabled("debug")) {
@@ -118,6 +141,18 @@ export function createApp(deps: AppDeps): Hono {
     return problemResponse(new ChannelError("internal_error", "An unexpected error occurred.", { status: 500 }));
   });
   return app;
+}
+
+/** Runs `work`; a failure that is not already a ChannelError becomes `fallback(error)`. */
+async function guard<T>(
+  fallback: (error: unknown) => ChannelError,
+  work: () => Promise<T> | undefined,
+): Promise<T | undefined> {
+  try {
+    return await work();
+  } catch (error) {
+    throw isChannelError(error) ? error : fallback(error);
+  }
 }
 
 function readIdempotencyKey(header: string | null, store: IdempotencyStore | undefined): string | undefined {

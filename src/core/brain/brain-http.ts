@@ -3,6 +3,7 @@ import { isRetryableStatus } from "../delivery/deliver-reply.js";
 import { redactUrl } from "../delivery/fetch-poster.js";
 import { parseRetryAfterMs } from "../delivery/retry-policy.js";
 import { ChannelError, errorMessage, isChannelError } from "../errors/channel-error.js";
+import { isRecord } from "../json/is-record.js";
 import { VERSION } from "../version.js";
 
 /** The largest answer a brain server may send; more is a broken server, not a reply. */
@@ -238,16 +239,4 @@ async function readText(endpoint: BrainEndpoint, response: Response): Promise<st
 function clip(text: string): string {
   const trimmed = text.trim();
   return trimmed.length > MAX_SERVER_MESSAGE_CHARS ? `${trimmed.slice(0, MAX_SERVER_MESSAGE_CHARS)}…` : trimmed;
-}
-
-/** True for a plain JSON object. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-/** True for an absolute http: or https: URL. */
-export function isHttpUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const { protocol } = new URL(value);
-  return protocol === "http:" || protocol === "https:";
 }

@@ -1,6 +1,6 @@
+import { isRecord } from "../json/is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { BrainRequest } from "./brain.js";
-import { isRecord } from "./brain-http.js";
 
 /** One part of a multimodal chat message, in the Chat Completions format. */
 export type ChatContentPart =

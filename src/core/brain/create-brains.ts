@@ -9,14 +9,18 @@ import { createRasaBrain } from "./rasa-brain.js";
 import { createWorkersAiBrain } from "./workers-ai-brain.js";
 
 /**
- * Builds every brain the configuration defines, keyed by name (the built-in `echo`
+ * Builds every brain that a route names, keyed by name (the built-in `echo`
  * included). Secrets are read from `deps.env` here, once. Throws a `config_invalid`
  * ChannelError, naming the brain, when a secret variable is unset or empty, or when a
  * `workers-ai` brain is defined but the runtime has no AI binding (Node).
  */
 export function createBrains(config: Config, deps: BrainDeps): ReadonlyMap<string, Brain> {
   const brains = new Map<string, Brain>([["echo", createEchoBrain()]]);
+  // Only brains a route names are built: an unused definition (say a workers-ai brain in a
+  // file shared with a Worker) must not stop the service.
+  const routed = new Set(config.routes.map((route) => route.brain));
   for (const [name, definition] of Object.entries(config.brains ?? {})) {
+    if (!routed.has(name)) continue;
     switch (definition.type) {
       case "echo":
         brains.set(name, createEchoBrain(name));

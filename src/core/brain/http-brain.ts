@@ -1,18 +1,13 @@
 import { systemClock } from "../clock/clock.js";
 import type { HttpBrainConfig } from "../config/brain-schema.js";
 import type { ConversationTurn } from "../conversation/conversation-store.js";
+import { isHttpUrl } from "../http/http-url.js";
+import { isRecord } from "../json/is-record.js";
 import type { InboundMessage } from "../message/inbound-message.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import { type BrainDeps, requireSecret } from "./brain-deps.js";
-import {
-  type BrainEndpoint,
-  isHttpUrl,
-  isRecord,
-  jsonRequestHeaders,
-  malformedAnswer,
-  postJson,
-} from "./brain-http.js";
+import { type BrainEndpoint, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-http.js";
 
 /** The JSON body POSTed to an `http` brain's `url` (documented in the README, "Brains"). */
 export interface HttpBrainRequestBody {

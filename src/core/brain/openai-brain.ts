@@ -2,17 +2,11 @@ import { systemClock } from "../clock/clock.js";
 import type { OpenAiBrainConfig } from "../config/brain-schema.js";
 import { isRetryableStatus } from "../delivery/deliver-reply.js";
 import type { ChannelError } from "../errors/channel-error.js";
+import { isRecord } from "../json/is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import { type BrainDeps, requireSecret } from "./brain-deps.js";
-import {
-  type BrainEndpoint,
-  brainError,
-  isRecord,
-  jsonRequestHeaders,
-  malformedAnswer,
-  postJson,
-} from "./brain-http.js";
+import { type BrainEndpoint, brainError, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-http.js";
 import { buildChatMessages, chatCompletionText, textReplies } from "./chat-messages.js";
 
 /** The Chat Completions endpoint under an API root, keeping any query (Azure's `api-version`). */

@@ -1,16 +1,11 @@
 import { systemClock } from "../clock/clock.js";
 import { RASA_REST_PATH, type RasaBrainConfig } from "../config/brain-schema.js";
+import { isHttpUrl } from "../http/http-url.js";
+import { isRecord } from "../json/is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import type { BrainDeps } from "./brain-deps.js";
-import {
-  type BrainEndpoint,
-  isHttpUrl,
-  isRecord,
-  jsonRequestHeaders,
-  malformedAnswer,
-  postJson,
-} from "./brain-http.js";
+import { type BrainEndpoint, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-http.js";
 
 /** The body of a message to Rasa's REST input channel. */
 export interface RasaRequestBody {

@@ -2,22 +2,18 @@ import { type ConfigProblem, formatJsonPath } from "../config/config-problem.js"
 import type { Config } from "../config/config-schema.js";
 
 /**
- * The brains that cannot run on Node: every `workers-ai` brain, which needs the Workers
- * runtime's AI binding. `config check` reports them (a warning, since the same file may be
- * meant for Workers); the Node service refuses to start with them, as `createBrains`
- * throws. `routed` says whether a route uses the brain.
+ * The routed brains that cannot run on Node: `workers-ai` brains, which need the Workers
+ * runtime's AI binding. `config check` reports them as warnings, since the same file may be
+ * meant for a Worker; `serve` on Node refuses such a file (`createBrains` throws). An
+ * unrouted definition is never built, so it stops nothing.
  */
-export function nodeUnsupportedBrains(
-  config: Config,
-): (ConfigProblem & { readonly brain: string; readonly routed: boolean })[] {
+export function nodeUnsupportedBrains(config: Config): ConfigProblem[] {
   const routed = new Set(config.routes.map((route) => route.brain));
   return Object.entries(config.brains ?? {})
-    .filter(([, definition]) => definition.type === "workers-ai")
+    .filter(([name, definition]) => definition.type === "workers-ai" && routed.has(name))
     .map(([name]) => ({
-      brain: name,
-      routed: routed.has(name),
       path: formatJsonPath(["brains", name, "type"]),
-      message: `brain "${name}" is of type "workers-ai", which needs the Workers runtime (an AI binding); it cannot run on Node`,
-      fix: 'deploy on Cloudflare Workers with an [ai] binding named AI in wrangler.toml, or use an "openai" brain (e.g. a local Ollama) on Node',
+      message: `brain "${name}" is of type "workers-ai", which needs the Workers runtime (an AI binding): this file is fine for a Worker, but \`webhook-channel serve\` on Node refuses it`,
+      fix: 'deploy on Cloudflare Workers with an [ai] binding named AI in wrangler.toml, or route to an "openai" brain (e.g. a local Ollama) on Node',
     }));
 }

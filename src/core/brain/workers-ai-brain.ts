@@ -1,9 +1,10 @@
 import type { WorkersAiBrainConfig } from "../config/brain-schema.js";
 import { ChannelError, errorMessage } from "../errors/channel-error.js";
+import { isRecord } from "../json/is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import type { AiBinding } from "./brain-deps.js";
-import { isRecord } from "./brain-http.js";
+
 import { buildChatMessages, chatCompletionText, textReplies } from "./chat-messages.js";
 
 /**

@@ -27,3 +27,14 @@ export function isLoopbackHost(host: string): boolean {
   const v4 = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(lower);
   return v4?.slice(1).every((octet) => Number(octet) <= 255) ?? false;
 }
+
+/**
+ * The socket a bind means, for comparing binds: `localhost` and `127.0.0.1` are one host,
+ * and case does not matter. Channels with the same key share one server.
+ */
+export function bindKey(text: string): string {
+  const parsed = parseBind(text);
+  if (parsed === undefined) return text;
+  const host = parsed.host.toLowerCase() === "localhost" ? "127.0.0.1" : parsed.host.toLowerCase();
+  return `${host}:${parsed.port}`;
+}

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { envName, httpUrl } from "./schema-parts.js";
 
 /** Default time limit of one call to an LLM server: local models on a CPU can be slow. */
 export const DEFAULT_LLM_TIMEOUT_MS = 60_000;
@@ -16,35 +17,6 @@ export const RASA_REST_PATH = "/webhooks/rest/webhook";
 
 // config-schema.ts imports this file, so these small rules are repeated here rather than
 // imported from it (a cycle would leave one side undefined at load time).
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-const envName = (example: string) =>
-  z.string({ error: `must be the name of an environment variable, e.g. ${example}` }).regex(ENV_NAME, {
-    error: `must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*), e.g. ${example}`,
-  });
-
-/** An absolute http(s) URL without user:password, since secrets belong in the environment. */
-const httpUrl = (example: string) => {
-  const error = `must be an absolute http: or https: URL, e.g. "${example}"`;
-  return z
-    .string({ error })
-    .refine(
-      (value) => {
-        if (!URL.canParse(value)) return false;
-        const { protocol } = new URL(value);
-        return protocol === "http:" || protocol === "https:";
-      },
-      { error },
-    )
-    .refine(
-      (value) => {
-        if (!URL.canParse(value)) return true;
-        const { username, password } = new URL(value);
-        return username === "" && password === "";
-      },
-      { error: "must not contain a user name or password; secrets belong in the environment (use a *_env key)" },
-    );
-};
 
 const nonEmpty = (what: string) =>
   z.string({ error: `must be ${what}, a non-empty string` }).min(1, { error: `must be ${what}, a non-empty string` });

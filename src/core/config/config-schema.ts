@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseBind } from "./bind-address.js";
 import { brainSchema } from "./brain-schema.js";
 import { MESSAGE_FIELDS } from "./message-fields.js";
+import { envName, httpUrl } from "./schema-parts.js";
 
 /** The default listener: loopback only, so nothing is exposed until the operator decides to. */
 export const DEFAULT_BIND = "127.0.0.1:8090";
@@ -12,14 +13,9 @@ export const DEFAULT_BUFFER_CAPACITY = 1000;
 /** The reserved health path; no channel may use it. */
 export const HEALTH_PATH = "/healthz";
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PATH_CHARS = /^\/[A-Za-z0-9._~/-]*$/;
 
-const envName = z
-  .string({ error: "must be the name of an environment variable, e.g. WEBHOOK_SECRET" })
-  .regex(ENV_NAME, {
-    error: "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*), e.g. WEBHOOK_SECRET",
-  });
+const tokenEnv = envName("WEBHOOK_SECRET");
 
 const bind = z
   .string({ error: 'must be a "host:port" string, e.g. "127.0.0.1:8090"' })
@@ -35,17 +31,6 @@ const path = z
   .refine((value) => value !== HEALTH_PATH, {
     error: '"/healthz" is reserved for the health check; pick another path',
   });
-
-const httpUrl = z
-  .string({ error: 'must be an absolute http: or https: URL, e.g. "http://127.0.0.1:8091/replies"' })
-  .refine(
-    (value) => {
-      if (!URL.canParse(value)) return false;
-      const { protocol } = new URL(value);
-      return protocol === "http:" || protocol === "https:";
-    },
-    { error: 'must be an absolute http: or https: URL, e.g. "http://127.0.0.1:8091/replies"' },
-  );
 
 const jsonKey = z.string({ error: "must be the JSON key the client uses, a non-empty string" }).min(1, {
   error: "must be the JSON key the client uses, a non-empty string",
@@ -84,7 +69,7 @@ const delivery = z
 const webhook = z.strictObject({
   bind: bind.default(DEFAULT_BIND).describe("host:port to listen on; IPv6 as [::1]:8090; port 0 picks a free port."),
   path: path.default(DEFAULT_PATH).describe("URL path of the inbound endpoint."),
-  outbound_url: httpUrl.describe("Where the brain's replies are POSTed as JSON."),
+  outbound_url: httpUrl("http://127.0.0.1:8091/replies").describe("Where the brain's replies are POSTed as JSON."),
   mapping: mapping.optional(),
   buffer_capacity: z
     .int({ error: "must be a whole number" })
@@ -93,12 +78,12 @@ const webhook = z.strictObject({
     .default(DEFAULT_BUFFER_CAPACITY)
     .describe("Accepted messages not yet finished; when full the endpoint answers 503."),
   delivery: delivery.prefault({}),
-  signing_secret_env: envName
+  signing_secret_env: envName("WEBHOOK_SIGNING_SECRET")
     .optional()
     .describe(
       "Variable holding the Standard Webhooks signing secret (whsec_…; two separated by a space while rotating). Replies then carry webhook-signature.",
     ),
-  outbound_token_env: envName
+  outbound_token_env: envName("RECEIVER_TOKEN")
     .optional()
     .describe("Variable holding a token sent as Authorization: Bearer <token> with every reply."),
 });
@@ -110,7 +95,7 @@ const channel = z.strictObject({
     .min(1, { error: "must be a non-empty string" })
     .optional()
     .describe("Channel name that routes refer to; defaults to the type."),
-  token_env: envName.describe("Name of the environment variable that holds the inbound Bearer secret."),
+  token_env: tokenEnv.describe("Name of the environment variable that holds the inbound Bearer secret."),
   webhook,
 });
 

@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import { isLoopbackHost, parseBind } from "./bind-address.js";
+import { isRecord } from "../json/is-record.js";
+import { bindKey, isLoopbackHost, parseBind } from "./bind-address.js";
 import { type ConfigProblem, formatJsonPath } from "./config-problem.js";
 import { type ChannelConfig, type Config, configSchema } from "./config-schema.js";
 import { FIXED_REPLY_KEYS, MESSAGE_FIELDS, resolveMapping } from "./message-fields.js";
@@ -114,7 +115,7 @@ function crossCheck(config: Config): ConfigProblem[] {
         fix: 'give each channel a unique "name"',
       });
     } else channelIndex.set(name, index);
-    const endpoint = `${normalizeBind(channel.webhook.bind)} ${channel.webhook.path}`;
+    const endpoint = `${bindKey(channel.webhook.bind)} ${channel.webhook.path}`;
     const sameEndpoint = endpoints.get(endpoint);
     if (sameEndpoint !== undefined) {
       problems.push({
@@ -191,13 +192,6 @@ function mappingProblems(channel: ChannelConfig, index: number): ConfigProblem[]
   return problems;
 }
 
-function normalizeBind(text: string): string {
-  const parsed = parseBind(text);
-  if (parsed === undefined) return text;
-  const host = parsed.host.toLowerCase() === "localhost" ? "127.0.0.1" : parsed.host.toLowerCase();
-  return `${host}:${parsed.port}`;
-}
-
 function warningsFor(config: Config): ConfigProblem[] {
   return config.channels.flatMap((channel, index) => {
     const parsed = parseBind(channel.webhook.bind);
@@ -210,8 +204,4 @@ function warningsFor(config: Config): ConfigProblem[] {
       },
     ];
   });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

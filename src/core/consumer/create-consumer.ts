@@ -6,7 +6,7 @@ import { channelName } from "../config/validate-config.js";
 import { type ConversationStore, type ConversationTurn, conversationKey } from "../conversation/conversation-store.js";
 import { baseReplyHeaders, deliverReply } from "../delivery/deliver-reply.js";
 import { redactUrl } from "../delivery/fetch-poster.js";
-import { type Job, type JobError, type JobOutcome, newJob, type PendingReply } from "../delivery/job.js";
+import type { Job, JobError, JobOutcome, PendingReply } from "../delivery/job.js";
 import type { Poster } from "../delivery/poster.js";
 import { createReplySigner, type ReplySigner } from "../delivery/reply-signer.js";
 import { mayRetry, nextDelayMs, parseRetryAfterMs, type RetryPolicy } from "../delivery/retry-policy.js";
@@ -43,8 +43,6 @@ export interface Consumer {
    * whether to retry (and after how long) or to dead-letter the job. Never rejects.
    */
   run(job: Job, onProgress?: ProgressHook): Promise<JobOutcome>;
-  /** One run of a new job for `queued`; rejects with a ChannelError unless it finished. */
-  process(queued: QueuedMessage): Promise<void>;
 }
 
 interface ChannelRuntime {
@@ -217,7 +215,10 @@ export async function createConsumer(deps: ConsumerDeps): Promise<Consumer> {
         return failure(runtime, current, error, attemptAt);
       }
       current = { message: current.message, replies, delivered: 0, attempts: 0 };
-      if (replies.length > 0) await onProgress?.(current);
+      if (replies.length > 0) {
+        const saved = await save(onProgress, current);
+        if (saved !== undefined) return failure(runtime, current, saved, attemptAt);
+      }
     }
     const replies = current.replies ?? [];
     while (current.delivered < replies.length) {
@@ -233,27 +234,28 @@ export async function createConsumer(deps: ConsumerDeps): Promise<Consumer> {
         logger.debug("reply delivered", { message_id: current.message.id, reply_id: reply.id, body: reply.body });
       }
       current = { message: current.message, replies, delivered: current.delivered + 1, attempts: 0 };
-      if (current.delivered < replies.length) await onProgress?.(current);
+      if (current.delivered < replies.length) {
+        const saved = await save(onProgress, current);
+        if (saved !== undefined) return failure(runtime, current, saved, attemptAt);
+      }
     }
     return { kind: "done", job: current };
   };
 
-  return {
-    run,
-    async process(queued) {
-      const outcome = await run(newJob(queued));
-      if (outcome.kind === "done") return;
-      const error = outcome.kind === "dead" ? outcome.error : outcome.job.lastError;
-      throw new ChannelError(
-        error?.code === "brain_failed" ? "brain_failed" : "delivery_failed",
-        error?.message ?? "failed",
-        {
-          retryable: outcome.kind === "retry",
-          details: { status: error?.status, delay_ms: outcome.kind === "retry" ? outcome.delayMs : undefined },
-        },
-      );
-    },
-  };
+  return { run };
+}
+
+/** Runs the progress hook; returns its failure, as a retryable error, instead of throwing. */
+async function save(onProgress: ProgressHook | undefined, job: Job): Promise<ChannelError | undefined> {
+  try {
+    await onProgress?.(job);
+    return undefined;
+  } catch (error) {
+    return new ChannelError("internal_error", `cannot save progress: ${errorMessage(error)}`, {
+      retryable: true,
+      cause: error,
+    });
+  }
 }
 
 function requireEnv(env: (name: string) => string | undefined, name: string): string {

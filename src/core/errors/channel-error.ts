@@ -7,6 +7,7 @@ export type ErrorCode =
   | "invalid_message"
   | "buffer_full"
   | "shutting_down"
+  | "request_in_progress"
   | "not_found"
   | "method_not_allowed"
   | "internal_error"

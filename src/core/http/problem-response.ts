@@ -8,6 +8,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   invalid_message: "Invalid Message",
   buffer_full: "Inbound Buffer Full",
   shutting_down: "Shutting Down",
+  request_in_progress: "Request In Progress",
   not_found: "Not Found",
   method_not_allowed: "Method Not Allowed",
   internal_error: "Internal Server Error",

@@ -4,18 +4,39 @@ export interface IdempotencyRecord {
   readonly conversationId: string;
 }
 
-/** How long an `Idempotency-Key` is remembered: 24 h. */
+/** A key's state: `committed` once its message is queued; pending while that is under way. */
+export interface Reservation {
+  readonly record: IdempotencyRecord;
+  readonly committed: boolean;
+}
+
+/** How long an `Idempotency-Key` is remembered once its message was accepted: 24 h. */
 export const IDEMPOTENCY_TTL_MS = 86_400_000;
+
+/**
+ * How long a pending reservation holds its key. A request that dies between reserving and
+ * queueing leaves no key behind for longer than this.
+ */
+export const PENDING_LEASE_MS = 60_000;
 
 /** Longest accepted `Idempotency-Key`. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
 
 /**
- * Remembers idempotency keys per channel. `reserve` is atomic: it returns the earlier record
- * when the key was seen within the TTL, otherwise stores `record` and returns undefined.
+ * Remembers idempotency keys per channel, in two steps so that a key never answers for a
+ * message that was not queued: `reserve` (atomic) holds the key as pending, `commit` marks
+ * it once the message is queued, `release` drops it when queueing failed.
  */
 export interface IdempotencyStore {
-  reserve(channel: string, key: string, record: IdempotencyRecord, now: number): Promise<IdempotencyRecord | undefined>;
-  /** Forgets a reservation whose message was not accepted after all. */
+  /** Returns the key's live reservation, or reserves it for `record` (pending) and returns undefined. */
+  reserve(channel: string, key: string, record: IdempotencyRecord, now: number): Promise<Reservation | undefined>;
+  /** The message of a pending reservation was queued: keep the key for 24 h from `now`. */
+  commit(channel: string, key: string, now: number): Promise<void>;
+  /** Forgets a pending reservation whose message was not queued. */
   release(channel: string, key: string): Promise<void>;
+}
+
+/** The store key of one channel's idempotency key; unambiguous whatever the names contain. */
+export function idempotencyId(channel: string, key: string): string {
+  return `${channel.length}:${channel}:${key}`;
 }

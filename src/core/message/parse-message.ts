@@ -1,5 +1,6 @@
 import type { KeyMapping } from "../config/message-fields.js";
 import { ChannelError, type FieldError } from "../errors/channel-error.js";
+import { isHttpUrl } from "../http/http-url.js";
 import type { InboundMessage } from "./inbound-message.js";
 
 /** Longest accepted `sender_id` or `conversation_id`, in UTF-16 code units. */
@@ -85,10 +86,4 @@ function readString(body: Record<string, unknown>, key: string, errors: FieldErr
   if (typeof value === "string") return value;
   errors.push({ field: key, message: "must be a string" });
   return undefined;
-}
-
-function isHttpUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const { protocol } = new URL(value);
-  return protocol === "http:" || protocol === "https:";
 }

@@ -106,7 +106,7 @@ describe("workers-ai brain", () => {
     expect(String((error as Error).message)).toContain('expected { "response": "<text>" }');
   });
 
-  it("cannot be created without an AI binding, and is reported for Node by nodeUnsupportedBrains", () => {
+  it("cannot be created without an AI binding when routed, and is reported for Node by nodeUnsupportedBrains", () => {
     const cfg = config({ cf: { type: "workers-ai", model: MODEL }, spare: { type: "workers-ai", model: MODEL } }, "cf");
     expect(() => createBrains(cfg, { fetch, env: () => undefined })).toThrow(
       /brain "cf" is of type "workers-ai", which needs the Workers runtime and its AI binding/,
@@ -116,11 +116,13 @@ describe("workers-ai brain", () => {
     } catch (error) {
       expect(error).toMatchObject({ code: "config_invalid", retryable: false });
     }
-    expect(createBrains(cfg, { fetch, env: () => undefined, ai: recordingAi(() => ({ response: "" })) }).size).toBe(3);
-    expect(nodeUnsupportedBrains(cfg)).toEqual([
-      expect.objectContaining({ brain: "cf", routed: true, path: "brains.cf.type" }),
-      expect.objectContaining({ brain: "spare", routed: false, path: "brains.spare.type" }),
-    ]);
+    // Only routed brains are built: echo and cf, not the unused spare.
+    expect([
+      ...createBrains(cfg, { fetch, env: () => undefined, ai: recordingAi(() => ({ response: "" })) }).keys(),
+    ]).toEqual(["echo", "cf"]);
+    expect(nodeUnsupportedBrains(cfg)).toEqual([expect.objectContaining({ path: "brains.cf.type" })]);
+    const unrouted = config({ bot: { type: "echo" }, spare: { type: "workers-ai", model: MODEL } });
+    expect(() => createBrains(unrouted, { fetch, env: () => undefined })).not.toThrow();
     expect(nodeUnsupportedBrains(cfg)[0]?.message).toContain("needs the Workers runtime");
     expect(nodeUnsupportedBrains(config({ bot: { type: "echo" } }))).toEqual([]);
   });
