@@ -224,7 +224,9 @@ server.keepAliveTimeout = 5_000;
 
 server.listen(0, "127.0.0.1", () => {
   const { port } = server.address();
-  process.stdout.write(`${JSON.stringify({ level: "info", msg: "listening", url: `http://127.0.0.1:${port}${PATH}` })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ level: "info", msg: "listening", url: `http://127.0.0.1:${port}${PATH}` })}\n`,
+  );
 });
 process.on("SIGTERM", () => {
   server.close(() => process.exit(0));

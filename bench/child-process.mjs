@@ -26,7 +26,10 @@ export async function startChild(name, args, { env = {}, ipc = false, nodeOption
   const stdout = createInterface({ input: child.stdout });
 
   const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(`${name} did not log "listening" within ${START_TIMEOUT_MS} ms`), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(`${name} did not log "listening" within ${START_TIMEOUT_MS} ms`),
+      START_TIMEOUT_MS,
+    );
     const fail = (reason) => {
       clearTimeout(timer);
       child.kill("SIGKILL");

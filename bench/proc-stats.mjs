@@ -1,5 +1,8 @@
-// Memory of a child process, read from /proc (Linux only). VmHWM is the kernel's own peak
-// RSS, so short spikes between two samples are not missed.
+// Memory and CPU time of a child process, and of the whole machine, read from /proc (Linux
+// only; elsewhere the bench shows "n/a"). VmHWM is the kernel's own peak RSS, so short
+// spikes between two samples are not missed. CPU time per request is the number that
+// survives a noisy machine: other processes can slow a server down, but they do not make
+// it spend more CPU per request.
 import { readFileSync, writeFileSync } from "node:fs";
 
 function statusField(pid, field) {
@@ -32,5 +35,43 @@ export function resetPeakRss(pid) {
   }
 }
 
-/** Bytes as MiB with one decimal, or "n/a". */
-export const mib = (bytes) => (bytes === null || bytes === undefined ? "n/a" : (bytes / 1_048_576).toFixed(1));
+/** Bytes as MB (10^6, the unit of the memory target) with one decimal, or "n/a". */
+export const mb = (bytes) => (bytes === null || bytes === undefined ? "n/a" : (bytes / 1e6).toFixed(1));
+
+// The kernel's clock tick; 100 on every mainstream Linux build (getconf CLK_TCK).
+const TICKS_PER_SECOND = 100;
+
+/** User + system CPU seconds the process has used so far, or null. */
+export function cpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+function machineTicks() {
+  try {
+    const [, ...values] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/);
+    const numbers = values.map(Number);
+    const idle = numbers[3] + numbers[4]; // idle + iowait
+    return { idle, total: numbers.reduce((sum, value) => sum + value, 0) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Fraction of the machine's CPU busy during `ms` while the bench itself does nothing: other
+ * work on the box (a test run, a build) skews every number, so the report says so.
+ */
+export async function backgroundLoad(ms = 1_000) {
+  const before = machineTicks();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const after = machineTicks();
+  if (before === null || after === null || after.total === before.total) return null;
+  return 1 - (after.idle - before.idle) / (after.total - before.total);
+}

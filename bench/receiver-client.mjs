@@ -6,7 +6,14 @@ import { startChild } from "./child-process.mjs";
 const ENTRY = fileURLToPath(new URL("./receiver.mjs", import.meta.url));
 const TAKE_TIMEOUT_MS = 10_000;
 
-/** Starts a receiver child; mode "answer" or "never". */
+async function ask(child, request) {
+  const answer = once(child, "message", { signal: AbortSignal.timeout(TAKE_TIMEOUT_MS) });
+  child.send(request);
+  const [message] = await answer;
+  return message;
+}
+
+/** Starts a receiver child; mode "answer", "never" or "refuse". */
 export async function startReceiver(mode = "answer") {
   const receiver = await startChild(`receiver (${mode})`, [ENTRY, "--mode", mode], { ipc: true });
   return {
@@ -16,12 +23,12 @@ export async function startReceiver(mode = "answer") {
      * the monotonic clock), plus the total count of replies received so far.
      */
     async take() {
-      const reply = once(receiver.child, "message", { signal: AbortSignal.timeout(TAKE_TIMEOUT_MS) });
-      receiver.child.send({ type: "take" });
-      const [notes] = await reply;
+      const notes = await ask(receiver.child, { type: "take" });
       const arrivals = new Map();
       for (let index = 0; index < notes.ids.length; index += 1) arrivals.set(notes.ids[index], notes.times[index]);
-      return { arrivals, count: notes.count, held: notes.held };
+      return { arrivals, count: notes.count, connections: notes.connections, held: notes.held };
     },
+    /** Switches the mode; leaving "never" answers every held request. */
+    setMode: (mode) => ask(receiver.child, { type: "mode", mode }),
   };
 }

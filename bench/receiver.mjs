@@ -4,12 +4,15 @@
 // request through the IPC channel.
 //
 // Modes: "answer" replies 200 at once; "never" reads the reply and holds the request open,
-// so the service's buffer fills (the memory test).
+// so the service's consumer is parked and its buffer fills; "refuse" answers 503. The parent
+// switches the mode through IPC before it stops a service, because the service's HTTP client
+// waits for requests in flight before it closes; the profiler uses "refuse" so that the
+// service does not deliver its backlog while the profile is still recording.
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 
 const { values } = parseArgs({ options: { mode: { type: "string", default: "answer" } } });
-const hold = values.mode === "never";
+let mode = values.mode;
 const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 
 // Bounded: the parent takes the notes after every step, and a step sends at most a few
@@ -18,6 +21,8 @@ const MAX_NOTES = 2_000_000;
 let ids = [];
 let times = [];
 let count = 0;
+// Connections opened by the service: with a working keep-alive pool this stays small.
+let connections = 0;
 const held = new Set();
 
 const server = createServer((request, response) => {
@@ -35,20 +40,38 @@ const server = createServer((request, response) => {
     } catch {
       // A reply that is not JSON still counts as received; it just cannot be matched.
     }
-    if (hold) {
+    if (mode === "never") {
       held.add(response);
       response.on("close", () => held.delete(response));
       return;
     }
-    response.writeHead(200, { "content-type": "application/json", "content-length": 11 });
-    response.end('{"ok":true}');
+    answer(response);
   });
 });
 server.keepAliveTimeout = 60_000;
+server.on("connection", () => {
+  connections += 1;
+});
+
+function answer(response) {
+  const status = mode === "refuse" ? 503 : 200;
+  const body = status === 200 ? '{"ok":true}' : '{"ok":false}';
+  response.writeHead(status, { "content-type": "application/json", "content-length": body.length });
+  response.end(body);
+}
 
 process.on("message", (request) => {
+  if (request?.type === "mode") {
+    mode = request.mode;
+    if (mode !== "never") {
+      for (const response of held) answer(response);
+      held.clear();
+    }
+    process.send({ type: "mode", mode: request.mode });
+    return;
+  }
   if (request?.type !== "take") return;
-  process.send({ type: "notes", ids, times, count, held: held.size });
+  process.send({ type: "notes", ids, times, count, connections, held: held.size });
   ids = [];
   times = [];
 });

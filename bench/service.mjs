@@ -13,25 +13,38 @@ export const SERVICE_ENTRY = fileURLToPath(new URL("../dist/node.js", import.met
 /**
  * Starts the service. `bufferCapacity` and `deliveryTimeoutMs` are the only knobs the bench
  * turns; everything else stays at its default so the numbers describe a stock setup.
- * `nodeOptions` lets the profiler add `--cpu-prof`.
+ * `nodeOptions` lets the profiler add `--cpu-prof`; `entry` lets an experiment run another
+ * build (a patched copy of the repository) side by side with this one.
  */
-export async function startService({ secret, outboundUrl, bufferCapacity, deliveryTimeoutMs, nodeOptions = [] }) {
-  if (!existsSync(SERVICE_ENTRY)) throw new Error(`${SERVICE_ENTRY} is missing: run npm run build first`);
+export async function startService({
+  secret,
+  outboundUrl,
+  bufferCapacity,
+  deliveryTimeoutMs,
+  nodeOptions = [],
+  entry = SERVICE_ENTRY,
+}) {
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: run npm run build first`);
   const folder = await mkdtemp(join(tmpdir(), "webhook-bench-"));
   const configPath = join(folder, "config.json");
-  const webhook = { bind: "127.0.0.1:0", path: CHANNEL_PATH, outbound_url: outboundUrl, buffer_capacity: bufferCapacity };
+  const webhook = {
+    bind: "127.0.0.1:0",
+    path: CHANNEL_PATH,
+    outbound_url: outboundUrl,
+    buffer_capacity: bufferCapacity,
+  };
   if (deliveryTimeoutMs !== undefined) webhook.delivery = { timeout_ms: deliveryTimeoutMs };
   const config = {
     channels: [{ type: "webhook", name: "bench", token_env: "BENCH_SECRET", webhook }],
     routes: [{ channel: "bench", brain: "echo" }],
     // "info" is the lowest level that logs the "listening" line with the port; nothing per request.
     log_level: "info",
-    // A bench that stops a service with messages still parked must not wait 30 s.
-    shutdown_timeout_ms: 1_000,
+    // A bench that stops a service with messages still parked must not wait for them.
+    shutdown_timeout_ms: 0,
   };
   await writeFile(configPath, JSON.stringify(config, null, 2));
   try {
-    const service = await startChild("service", [SERVICE_ENTRY, "--config", configPath], {
+    const service = await startChild("service", [entry, "--config", configPath], {
       env: { BENCH_SECRET: secret },
       nodeOptions,
     });

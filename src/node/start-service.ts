@@ -1,6 +1,8 @@
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createAdaptorServer } from "@hono/node-server";
-import { createApp } from "../core/app/create-app.js";
+import { getRequestListener } from "@hono/node-server";
+import type { AcceptMessage } from "../core/app/accept-message.js";
+import { createAccepts, createApp } from "../core/app/create-app.js";
 import { createBrains } from "../core/brain/create-brains.js";
 import { type Clock, type IdGenerator, randomId, systemClock } from "../core/clock/clock.js";
 import { bindKey, isLoopbackHost, parseBind } from "../core/config/bind-address.js";
@@ -18,6 +20,7 @@ import { createMemoryIdempotencyStore } from "../core/idempotency/memory-idempot
 import type { Logger } from "../core/log/logger.js";
 import { createMemorySequenceCounter } from "../core/sequence/memory-sequence-counter.js";
 import type { SequenceCounter } from "../core/sequence/sequence-counter.js";
+import { createInboundListener } from "./inbound-listener.js";
 import { createJobQueue, type JobQueue } from "./job-queue.js";
 import type { Journal } from "./journal.js";
 import { createMemoryJournal } from "./memory-journal.js";
@@ -182,16 +185,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     else group.push(channel);
   }
 
-  const servers: { server: ReturnType<typeof createAdaptorServer>; listener: Listener }[] = [];
+  const servers: { server: Server; listener: Listener }[] = [];
   try {
     for (const channels of groups.values()) {
       const bind = channels[0]?.webhook.bind ?? "";
       const address = parseBind(bind);
       if (address === undefined) throw new Error(`invalid bind ${bind}`);
-      const app = createApp({
+      const appDeps = {
         channels,
-        secretFor: (name) => secrets.get(name) ?? "",
-        queueFor: (name) => {
+        secretFor: (name: string) => secrets.get(name) ?? "",
+        queueFor: (name: string) => {
           const queue = queues.get(name);
           if (queue === undefined) throw new Error(`no queue for channel ${name}`);
           return queue;
@@ -202,15 +205,20 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         idempotency: state.idempotency,
         isShuttingDown: () => shuttingDown,
         retryAfterSeconds: RETRY_AFTER_SECONDS,
-      });
-      const server = createAdaptorServer({ fetch: app.fetch });
+      };
+      const accepts = createAccepts(appDeps);
+      const app = createApp(appDeps, accepts);
+      const byPath = new Map<string, AcceptMessage>();
+      for (const channel of channels) {
+        const accept = accepts.get(channelName(channel));
+        if (accept !== undefined) byPath.set(channel.webhook.path, accept);
+      }
+      const server = createServer(createInboundListener(byPath, getRequestListener(app.fetch), logger));
       // Bounds against slow or stalled clients (slowloris): all headers within 10 s, the
       // whole request within 30 s, idle keep-alive sockets closed after 5 s.
-      if ("headersTimeout" in server) {
-        server.headersTimeout = 10_000;
-        server.requestTimeout = 30_000;
-        server.keepAliveTimeout = 5_000;
-      }
+      server.headersTimeout = 10_000;
+      server.requestTimeout = 30_000;
+      server.keepAliveTimeout = 5_000;
       const port = await listen(server, address.host, address.port);
       const listener = { host: address.host, port, channels: channels.map(channelName) };
       servers.push({ server, listener });
@@ -244,7 +252,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           ({ server }) =>
             new Promise<void>((resolve) => {
               server.close(() => resolve());
-              if ("closeAllConnections" in server) server.closeAllConnections();
+              server.closeAllConnections();
             }),
         ),
       );
@@ -257,7 +265,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   };
 }
 
-function listen(server: ReturnType<typeof createAdaptorServer>, host: string, port: number): Promise<number> {
+function listen(server: Server, host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (error: Error) => {
       const code = "code" in error ? String(error.code) : "";

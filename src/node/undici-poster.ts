@@ -1,4 +1,4 @@
-import { Agent, request } from "undici";
+import { Pool } from "undici";
 import { redactUrl } from "../core/delivery/fetch-poster.js";
 import type { Poster, PostResult } from "../core/delivery/poster.js";
 import { ChannelError, errorMessage } from "../core/errors/channel-error.js";
@@ -9,47 +9,67 @@ export interface UndiciPosterOptions {
   readonly connections?: number;
 }
 
-/** A Poster that also closes its connection pool. */
+/** A Poster that also closes its connection pools. */
 export interface ClosablePoster extends Poster {
-  /** Closes the pool, aborting requests still in flight (called after shutdown's wait). */
+  /** Closes the pools, aborting requests still in flight (called after shutdown's wait). */
   close(): Promise<void>;
 }
 
+interface Target {
+  readonly pool: Pool;
+  readonly path: string;
+}
+
 /**
- * The Node outbound client: undici's `request` over a keep-alive Agent. Node 20's global
- * fetch posts about 4,000 replies/s to a local receiver; this posts several times that.
- * Redirects are not followed (undici's `request` never does).
+ * The Node outbound client: one keep-alive undici `Pool` per outbound origin, made once.
+ * Node 20's global fetch posts about 4,000 replies/s to a local receiver; this posts several
+ * times that. Redirects are not followed (a Pool never does). The time limit of an attempt
+ * is a plain timer: `AbortSignal.timeout` costs several microseconds per reply.
  */
 export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosablePoster {
-  const agent = new Agent({ connections: options.connections ?? 128, keepAliveTimeout: 4_000 });
+  const connections = options.connections ?? 128;
+  const pools = new Map<string, Pool>();
+  const targets = new Map<string, Target>();
+
+  const targetOf = (url: string): Target => {
+    const known = targets.get(url);
+    if (known !== undefined) return known;
+    const parsed = new URL(url);
+    let pool = pools.get(parsed.origin);
+    if (pool === undefined) {
+      pool = new Pool(parsed.origin, { connections, keepAliveTimeout: 4_000 });
+      pools.set(parsed.origin, pool);
+    }
+    const target = { pool, path: `${parsed.pathname}${parsed.search}` };
+    targets.set(url, target);
+    return target;
+  };
+
   return {
     async post(url, body, headers, timeoutMs): Promise<PostResult> {
+      const { pool, path } = targetOf(url);
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), timeoutMs);
       try {
-        const response = await request(url, {
-          method: "POST",
-          body,
-          headers,
-          dispatcher: agent,
-          signal: AbortSignal.timeout(timeoutMs),
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-        });
+        const response = await pool.request({ method: "POST", path, body, headers, signal: controller.signal });
         // Reading the answer to its end lets the connection go back to the pool.
         await response.body.dump();
         const retryAfter = response.headers["retry-after"];
         return { status: response.statusCode, retryAfter: typeof retryAfter === "string" ? retryAfter : null };
       } catch (error) {
-        const timedOut =
-          error instanceof Error &&
-          (error.name === "TimeoutError" || ("code" in error && String(error.code).includes("TIMEOUT")));
+        const timedOut = controller.signal.aborted;
         throw new ChannelError(
           "delivery_failed",
           timedOut ? `no answer within ${timeoutMs} ms` : `request failed: ${describe(error)}`,
           { retryable: true, details: { url: redactUrl(url), timeout: timedOut }, cause: error },
         );
+      } finally {
+        clearTimeout(timer);
       }
     },
-    close: () => agent.destroy(),
+    async close() {
+      await Promise.all([...pools.values()].map((pool) => pool.destroy()));
+    },
   };
 }
 

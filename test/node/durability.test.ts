@@ -6,7 +6,7 @@ import { runCli } from "../../src/cli/run-cli.js";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../src/node/sample-receiver.js";
 import { freePort } from "../support/free-port.js";
 import { type ServiceHarness, startHarness } from "../support/node-service.js";
-import { type Spawned, spawnNode, writeTempConfig } from "../support/spawn-node.js";
+import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../support/spawn-node.js";
 import { waitFor } from "../support/wait-for.js";
 
 const SECRET = "durable-secret-123456";
@@ -22,18 +22,6 @@ afterEach(async () => {
   receiver = undefined;
   harness = undefined;
 });
-
-async function listening(process: Spawned): Promise<string> {
-  const line = await waitFor(
-    () =>
-      process.lines
-        .map((text) => JSON.parse(text) as { msg: string; url?: string })
-        .find((entry) => entry.msg === "listening"),
-    10_000,
-    "the listening line",
-  );
-  return line.url ?? "";
-}
 
 describe("state_dir on Node", () => {
   it("loses nothing accepted across kill -9 while the receiver is down", async () => {
@@ -55,7 +43,7 @@ describe("state_dir on Node", () => {
       routes: [{ channel: "webhook", brain: "echo" }],
     });
     spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
-    const url = await listening(spawned);
+    const url = await listeningUrl(spawned);
     const accepted: string[] = [];
     for (let index = 0; index < 30; index += 1) {
       const response = await fetch(url, {
@@ -72,7 +60,7 @@ describe("state_dir on Node", () => {
     const replies: ReceivedReply[] = [];
     receiver = await startReceiver({ port, onReply: (reply) => replies.push(reply) });
     spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
-    await listening(spawned);
+    await listeningUrl(spawned);
     const answered = () => new Set(replies.map((reply) => (reply.body as { in_reply_to: string }).in_reply_to));
     await waitFor(
       () => (accepted.every((id) => answered().has(id)) ? true : undefined),

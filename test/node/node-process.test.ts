@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../src/node/sample-receiver.js";
-import { type Spawned, spawnNode, writeTempConfig } from "../support/spawn-node.js";
+import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../support/spawn-node.js";
 import { waitFor } from "../support/wait-for.js";
 
 const SECRET = "process-secret-abcdef";
@@ -20,19 +20,6 @@ function configFor(outboundUrl: string, bind = "127.0.0.1:0"): unknown {
     routes: [{ channel: "webhook", brain: "echo" }],
     shutdown_timeout_ms: 5_000,
   };
-}
-
-async function listeningUrl(process: Spawned): Promise<string> {
-  const line = await waitFor(
-    () =>
-      process.lines
-        .map((text) => JSON.parse(text) as { msg: string; url?: string })
-        .find((entry) => entry.msg === "listening"),
-    10_000,
-    "the listening line",
-  );
-  if (line.url === undefined) throw new Error("listening line without url");
-  return line.url;
 }
 
 describe("node dist/node.js", () => {

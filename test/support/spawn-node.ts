@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitFor } from "./wait-for.js";
 
 /** A child process with its stdout split into lines as they arrive. */
 export interface Spawned {
@@ -38,4 +39,18 @@ export async function writeTempConfig(document: unknown): Promise<string> {
   const file = join(folder, "config.json");
   await writeFile(file, JSON.stringify(document, null, 2));
   return file;
+}
+
+/** The URL of the first `listening` log line of a started service. */
+export async function listeningUrl(process: Spawned): Promise<string> {
+  const line = await waitFor(
+    () =>
+      process.lines
+        .map((text) => JSON.parse(text) as { msg: string; url?: string })
+        .find((entry) => entry.msg === "listening"),
+    10_000,
+    "the listening line",
+  );
+  if (line.url === undefined) throw new Error("listening line without url");
+  return line.url;
 }

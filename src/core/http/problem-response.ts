@@ -20,11 +20,18 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
 /** Base of the `type` URIs; each code gets a fragment so the URI stays stable and dereferenceable. */
 const TYPE_BASE = "https://github.com/webhook-channel/webhook-channel#error-";
 
+/** An HTTP answer as plain parts, for servers that do not speak Web `Response`. */
+export interface ProblemParts {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
 /**
- * Renders a ChannelError as an RFC 9457 `application/problem+json` response. Extra headers
- * (`Allow`, `WWW-Authenticate`) are the caller's, because only the route knows them.
+ * Renders a ChannelError as an RFC 9457 `application/problem+json` answer, with the headers
+ * its code calls for (`WWW-Authenticate` on 401, `Retry-After` when set) and any `extra` ones.
  */
-export function problemResponse(error: ChannelError, headers: Record<string, string> = {}): Response {
+export function renderProblem(error: ChannelError, extra: Readonly<Record<string, string>> = {}): ProblemParts {
   const body: Record<string, unknown> = {
     type: `${TYPE_BASE}${error.code}`,
     title: TITLES[error.code],
@@ -33,7 +40,14 @@ export function problemResponse(error: ChannelError, headers: Record<string, str
     code: error.code,
   };
   if (error.errors !== undefined) body.errors = error.errors;
-  const allHeaders: Record<string, string> = { "content-type": "application/problem+json", ...headers };
-  if (error.retryAfterSeconds !== undefined) allHeaders["retry-after"] = String(error.retryAfterSeconds);
-  return new Response(JSON.stringify(body), { status: error.status, headers: allHeaders });
+  const headers: Record<string, string> = { "content-type": "application/problem+json", ...extra };
+  if (error.code === "unauthorized") headers["www-authenticate"] = 'Bearer realm="webhook-channel"';
+  if (error.retryAfterSeconds !== undefined) headers["retry-after"] = String(error.retryAfterSeconds);
+  return { status: error.status, headers, body: JSON.stringify(body) };
+}
+
+/** The same problem as a Web `Response`. */
+export function problemResponse(error: ChannelError, extra: Readonly<Record<string, string>> = {}): Response {
+  const { body, headers, status } = renderProblem(error, extra);
+  return new Response(body, { status, headers });
 }

@@ -3,7 +3,8 @@ import { ChannelError } from "../errors/channel-error.js";
 /** The largest accepted request body: 1 MiB. */
 export const MAX_BODY_BYTES = 1_048_576;
 
-const tooLarge = (limit: number): ChannelError =>
+/** The 413 of a body over `limit` bytes. */
+export const tooLarge = (limit: number): ChannelError =>
   new ChannelError("payload_too_large", `The body is larger than ${limit} bytes.`, { status: 413 });
 
 /**

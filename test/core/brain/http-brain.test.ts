@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { parseBotAnswer } from "../../../src/core/brain/http-brain.js";
-import { ChannelError } from "../../../src/core/errors/channel-error.js";
 import { type BrainHarness, manualClock, replyTexts, startBrainHarness } from "../../support/brain-harness.js";
+import { failure } from "../../support/failure.js";
 import {
   type JsonTestServer,
   type RecordedRequest,
@@ -44,16 +44,6 @@ async function setup(
     clock: manualClock(Date.UTC(2025, 0, 1, 10, 0, 0)),
   });
   return { bot, harness };
-}
-
-async function failure(promise: Promise<unknown>): Promise<ChannelError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ChannelError) return error;
-    throw error;
-  }
-  throw new Error("expected a failure");
 }
 
 describe("http brain", () => {

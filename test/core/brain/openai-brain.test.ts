@@ -4,8 +4,8 @@ import { chatCompletionsUrl, createOpenAiBrain } from "../../../src/core/brain/o
 import type { OpenAiBrainConfig } from "../../../src/core/config/brain-schema.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
 import { conversationKey } from "../../../src/core/conversation/conversation-store.js";
-import { ChannelError } from "../../../src/core/errors/channel-error.js";
 import { type BrainHarness, manualClock, replyTexts, startBrainHarness } from "../../support/brain-harness.js";
+import { failure } from "../../support/failure.js";
 import { startJsonServer } from "../../support/json-test-server.js";
 import {
   type OpenAiCompatibleServer,
@@ -43,17 +43,6 @@ async function setup(brain: Record<string, unknown> = {}, env: Record<string, st
     env,
   });
   return { server, harness };
-}
-
-/** What a brain call rejected with. */
-async function failure(promise: Promise<unknown>): Promise<ChannelError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ChannelError) return error;
-    throw error;
-  }
-  throw new Error("expected the message to fail");
 }
 
 /** Config of one openai brain, defaults applied, as createBrains receives it. */

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { rasaWebhookUrl } from "../../../src/core/brain/rasa-brain.js";
 import { conversationKey } from "../../../src/core/conversation/conversation-store.js";
-import { ChannelError } from "../../../src/core/errors/channel-error.js";
 import { type BrainHarness, replyTexts, startBrainHarness } from "../../support/brain-harness.js";
+import { failure } from "../../support/failure.js";
 import { RASA_TEST_IMAGE, type RasaServer, startRasaServer } from "../../support/rasa-server.js";
 
 let rasa: RasaServer | undefined;
@@ -21,16 +21,6 @@ async function setup(url?: (origin: string) => string) {
     brains: { bot: { type: "rasa", url: url === undefined ? rasa.origin : url(rasa.origin), timeout_ms: 2_000 } },
   });
   return { rasa, harness };
-}
-
-async function failure(promise: Promise<unknown>): Promise<ChannelError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ChannelError) return error;
-    throw error;
-  }
-  throw new Error("expected a failure");
 }
 
 describe("rasa brain", () => {

@@ -1,0 +1,107 @@
+// Inbound accept rate, A/B: every contender gets a fresh process per round, the same warm-up
+// and then the same fixed number of requests, in an order that rotates from round to round
+// so that drift on the machine (thermal, other load) does not favour whoever goes first.
+//
+// Why a fixed count and not a fixed duration: the service's consumer is parked (its receiver
+// never answers and all messages share one conversation, so exactly one is in progress), and
+// both servers therefore keep every accepted message. With the same count, both hold the
+// same number of messages, and their peak RSS is comparable.
+import { runLoad } from "./load.mjs";
+import { messageBody, messageHeaders } from "./message.mjs";
+import { cpuSeconds, peakRss } from "./proc-stats.mjs";
+
+const median = (values) => {
+  const sorted = values.filter((value) => value !== null).sort((a, b) => a - b);
+  if (sorted.length === 0) return null;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/**
+ * `contenders`: [{ key, name, start() → { url, pid, peakRss?(), stop() } }], the baseline
+ * (key "bare") first. Returns per contender the rounds and the medians, with the ratio of
+ * req/s to the baseline's median.
+ */
+export async function runInbound({
+  contenders,
+  secret,
+  rounds,
+  warmupRequests,
+  requests,
+  warmupMaxSeconds,
+  measureMaxSeconds,
+  connections,
+  log,
+}) {
+  const headers = messageHeaders(secret);
+  const body = messageBody();
+  const byKey = new Map(contenders.map((contender) => [contender.key, { contender, rounds: [] }]));
+
+  for (let round = 0; round < rounds; round += 1) {
+    const order = contenders.map((_, index) => contenders[(index + round) % contenders.length]);
+    for (const contender of order) {
+      const server = await contender.start();
+      try {
+        // The time caps only bite on a slow contender (the Worker under workerd), which would
+        // otherwise need minutes for the same request count.
+        await runLoad({
+          url: server.url,
+          headers,
+          body,
+          connections,
+          amount: warmupRequests,
+          maxSeconds: warmupMaxSeconds,
+        });
+        const cpu = server.cpuSeconds ?? (() => cpuSeconds(server.pid));
+        const cpuBefore = cpu();
+        const result = await runLoad({
+          url: server.url,
+          headers,
+          body,
+          connections,
+          amount: requests,
+          maxSeconds: measureMaxSeconds,
+        });
+        const cpuAfter = cpu();
+        result.cpuMicrosPerRequest =
+          cpuBefore === null || cpuAfter === null || result.ok === 0
+            ? null
+            : ((cpuAfter - cpuBefore) * 1e6) / result.ok;
+        // VmHWM covers the whole life of this fresh process: warm-up plus the measured run.
+        result.peakRss = server.peakRss === undefined ? peakRss(server.pid) : server.peakRss();
+        byKey.get(contender.key).rounds.push(result);
+        const statuses = Object.entries(result.non2xxStatuses).map(([status, count]) => `${count} × ${status}`);
+        log(
+          `  round ${round + 1}/${rounds} ${contender.name}: ${Math.round(result.requestsPerSecond)} req/s` +
+            (result.non2xx + result.errors > 0 ? ` (${[...statuses, `${result.errors} errors`].join(", ")})` : ""),
+        );
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+
+  const bare = byKey.get("bare").rounds;
+  const baseline = median(bare.map((result) => result.requestsPerSecond));
+  const baselineCpu = median(bare.map((result) => result.cpuMicrosPerRequest));
+  return contenders.map(({ key, name }) => {
+    const results = byKey.get(key).rounds;
+    const requestsPerSecond = median(results.map((result) => result.requestsPerSecond));
+    const cpuMicrosPerRequest = median(results.map((result) => result.cpuMicrosPerRequest));
+    return {
+      key,
+      name,
+      requestsPerSecond,
+      p50: median(results.map((result) => result.p50)),
+      p99: median(results.map((result) => result.p99)),
+      peakRss: Math.max(...results.map((result) => result.peakRss ?? 0)) || null,
+      ratio: baseline ? requestsPerSecond / baseline : null,
+      cpuMicrosPerRequest,
+      // Bare's CPU per request over this one's: the same ratio as req/s would be if each
+      // server had a core to itself, and much less disturbed by other work on the machine.
+      cpuRatio: baselineCpu && cpuMicrosPerRequest ? baselineCpu / cpuMicrosPerRequest : null,
+      failures: results.reduce((sum, result) => sum + result.non2xx + result.errors + result.timeouts, 0),
+      rounds: results,
+    };
+  });
+}

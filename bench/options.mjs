@@ -1,0 +1,54 @@
+// Command-line options of `npm run bench -- [--quick] [--skip-workerd]` and the two presets.
+import { parseArgs } from "node:util";
+
+const PRESETS = {
+  // Under a minute on a 2-core box, build included: fewer rounds, shorter steps.
+  quick: {
+    rounds: 2,
+    warmupRequests: 10_000,
+    requests: 40_000,
+    warmupMaxSeconds: 2,
+    measureMaxSeconds: 4,
+    connections: 10,
+    rates: [1_000, 5_000, 10_000, 15_000, 20_000],
+    stepSeconds: 2,
+    warmupSeconds: 1,
+    extraAfterFailure: 0,
+    bufferRate: 2_500,
+  },
+  // More rounds rather than longer ones: both inbound servers keep every message they accept
+  // (see inbound.mjs), and a heap of several hundred thousand messages would make the
+  // comparison about garbage collection of a buffer far larger than any real one.
+  full: {
+    rounds: 5,
+    warmupRequests: 20_000,
+    requests: 60_000,
+    warmupMaxSeconds: 3,
+    measureMaxSeconds: 10,
+    connections: 10,
+    rates: [500, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_500, 10_000, 12_500, 15_000, 20_000, 25_000],
+    stepSeconds: 5,
+    warmupSeconds: 3,
+    extraAfterFailure: 1,
+    bufferRate: 2_500,
+  },
+};
+
+export function readOptions(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: "boolean", default: false },
+      "skip-workerd": { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+  });
+  const mode = values.quick ? "quick" : "full";
+  return { mode, help: values.help, skipWorkerd: values["skip-workerd"], ...PRESETS[mode] };
+}
+
+export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd]
+  --quick         short run (under a minute): 2 rounds, 2 s steps; results in bench/results/quick.*
+  --skip-workerd  leave out the Worker under workerd
+A full run takes a few minutes; results in bench/results/full.*`;

@@ -1,0 +1,91 @@
+// An open-loop sender: messages leave at the offered rate whether or not earlier ones have
+// been answered (a closed loop would slow down with the server and hide its queueing).
+// Node timers tick at about 1 ms, so each tick sends what is due since the last one: at
+// 5,000/s that is bursts of about 5, which the numbers include.
+import { Pool } from "undici";
+import { messageBody, messageHeaders } from "./message.mjs";
+
+/** Milliseconds on the monotonic clock that bench/receiver.mjs uses too (CLOCK_MONOTONIC). */
+export const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
+
+const TICK_MS = 1;
+const SETTLE_TIMEOUT_MS = 15_000;
+
+/** A keep-alive connection pool to the server under test; close it when done. */
+export function createSenderPool(url, connections = 64) {
+  return new Pool(new URL(url).origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+}
+
+/**
+ * Sends `rate` messages per second for `seconds` to `url` through `pool`, spreading them
+ * over `conversations` conversations. At most `maxInFlight` requests are outstanding; a
+ * message due beyond that is counted as `skipped` (the client, not the server, fell behind).
+ * Resolves once every request has been answered, failed, or SETTLE_TIMEOUT_MS has passed.
+ *
+ * Returns `accepted`: message_id → the time its 200 was read (ms, monotonic), the status
+ * counts, and the rate actually achieved.
+ */
+export async function sendPaced({ pool, url, secret, rate, seconds, conversations = 1000, maxInFlight = 5_000 }) {
+  const path = new URL(url).pathname;
+  const headers = messageHeaders(secret);
+  const bodies = Array.from({ length: conversations }, (_, index) => messageBody(`conv-${index}`));
+  const total = Math.round(rate * seconds);
+  const accepted = new Map();
+  const statuses = {};
+  let sent = 0;
+  let skipped = 0;
+  let errors = 0;
+  let inFlight = 0;
+  let lastSentAt = 0;
+
+  const sendOne = (index) => {
+    inFlight += 1;
+    pool
+      .request({ path, method: "POST", headers, body: bodies[index % conversations] })
+      .then(async ({ statusCode, body }) => {
+        const text = await body.text();
+        const at = nowMs();
+        statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+        if (statusCode === 200) accepted.set(JSON.parse(text).message_id, at);
+      })
+      .catch(() => {
+        errors += 1;
+      })
+      .finally(() => {
+        inFlight -= 1;
+      });
+  };
+
+  const startedAt = nowMs();
+  await new Promise((resolve) => {
+    const timer = setInterval(() => {
+      const due = Math.min(total, Math.floor((nowMs() - startedAt) * (rate / 1000)));
+      while (sent < due) {
+        if (inFlight >= maxInFlight) skipped += 1;
+        else sendOne(sent);
+        sent += 1;
+      }
+      if (sent >= total) {
+        lastSentAt = nowMs();
+        clearInterval(timer);
+        resolve();
+      }
+    }, TICK_MS);
+  });
+
+  const settleBy = nowMs() + SETTLE_TIMEOUT_MS;
+  while (inFlight > 0 && nowMs() < settleBy) await new Promise((resolve) => setTimeout(resolve, 5));
+
+  const sendSeconds = (lastSentAt - startedAt) / 1000;
+  return {
+    offered: rate,
+    total,
+    achievedRate: sendSeconds > 0 ? (total - skipped) / sendSeconds : null,
+    startedAt,
+    accepted,
+    statuses,
+    errors,
+    skipped,
+    unanswered: inFlight,
+  };
+}

@@ -1,0 +1,155 @@
+// Turns the results into the pass/fail targets of issue 6 and into tables (Markdown, which
+// also reads well in a terminal).
+import { ms } from "./latency.mjs";
+import { mb } from "./proc-stats.mjs";
+
+const TARGETS = {
+  inboundRatio: 0.9,
+  endToEndP99Ms: 5,
+  endToEndRate: 1_000,
+  repliesPerSecond: 10_000,
+  bufferedPeakRssBytes: 150e6,
+};
+
+const int = (value) => (value === null || value === undefined ? "n/a" : Math.round(value).toLocaleString("en-US"));
+const ratio = (value) => (value === null || value === undefined ? "n/a" : value.toFixed(2));
+const verdict = (pass) => (pass === null ? "n/a" : pass ? "PASS" : "FAIL");
+
+function table(header, rows) {
+  const lines = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`];
+  for (const row of rows) lines.push(`| ${row.join(" | ")} |`);
+  return lines.join("\n");
+}
+
+/** The targets, each with what was measured and whether it passes (null: not measured). */
+export function evaluateTargets({ inbound, endToEnd, buffer }) {
+  const service = inbound.find((row) => row.key === "service");
+  const atTarget = endToEnd.steps.find((step) => step.offered === TARGETS.endToEndRate);
+  const bufferFull = buffer.accepted >= buffer.capacity;
+  return [
+    {
+      target: `inbound req/s ≥ ${TARGETS.inboundRatio} × bare node:http`,
+      measured: service?.ratio == null ? "n/a" : `${ratio(service.ratio)} × (${int(service.requestsPerSecond)} req/s)`,
+      pass: service?.ratio == null ? null : service.ratio >= TARGETS.inboundRatio,
+    },
+    {
+      target: `end-to-end p99 < ${TARGETS.endToEndP99Ms} ms at ${int(TARGETS.endToEndRate)} msg/s`,
+      measured: atTarget ? `${ms(atTarget.p99)} ms${atTarget.clean ? "" : " (step not clean)"}` : "n/a",
+      pass: atTarget?.p99 == null ? null : atTarget.clean && atTarget.p99 < TARGETS.endToEndP99Ms,
+    },
+    {
+      target: `≥ ${int(TARGETS.repliesPerSecond)} replies/s delivered (echo), no 503`,
+      measured: `${int(endToEnd.highestDeliveredPerSecond)} replies/s (highest clean step: ${int(endToEnd.highestCleanRate)} msg/s)`,
+      pass: endToEnd.highestDeliveredPerSecond >= TARGETS.repliesPerSecond * 0.98,
+    },
+    {
+      target: `peak RSS < ${TARGETS.bufferedPeakRssBytes / 1e6} MB with ${int(buffer.capacity)} buffered`,
+      measured: `${mb(buffer.peakRss)} MB (${int(buffer.accepted)} buffered${bufferFull ? "" : ", buffer not full"})`,
+      pass: buffer.peakRss === null ? null : bufferFull && buffer.peakRss < TARGETS.bufferedPeakRssBytes,
+    },
+  ];
+}
+
+function inboundTable(inbound) {
+  return table(
+    ["server", "req/s", "p50 ms", "p99 ms", "peak RSS MB", "ratio to bare", "server CPU µs/req", "CPU ratio", "failed"],
+    inbound.map((row) => [
+      row.name,
+      int(row.requestsPerSecond),
+      ms(row.p50),
+      ms(row.p99),
+      mb(row.peakRss),
+      ratio(row.ratio),
+      int(row.cpuMicrosPerRequest),
+      ratio(row.cpuRatio),
+      int(row.failures),
+    ]),
+  );
+}
+
+function endToEndTable(endToEnd) {
+  return table(
+    [
+      "offered msg/s",
+      "sent",
+      "delivered",
+      "503",
+      "p50 ms",
+      "p99 ms",
+      "max ms",
+      "replies/s",
+      "service CPU µs/msg",
+      "clean",
+    ],
+    endToEnd.steps.map((step) => [
+      int(step.offered),
+      int(step.sent),
+      int(step.delivered),
+      int(step.refused),
+      ms(step.p50),
+      ms(step.p99),
+      ms(step.max),
+      int(step.deliveredPerSecond),
+      int(step.serviceCpuMicrosPerMessage),
+      step.clean ? "yes" : step.senderKeptUp ? "no" : "no (sender fell behind)",
+    ]),
+  );
+}
+
+const targetsTable = (targets) =>
+  table(
+    ["target", "measured", "result"],
+    targets.map((row) => [row.target, row.measured, verdict(row.pass)]),
+  );
+
+function sections(results) {
+  const { inbound, endToEnd, buffer, options, workerd } = results;
+  const out = [
+    `### Inbound (median of ${options.rounds} A/B rounds × ${int(options.requests)} requests, ${options.connections} connections)`,
+    "",
+    inboundTable(inbound),
+    "",
+  ];
+  if (workerd.skipped) out.push(`Worker under workerd: skipped (${workerd.skipped}).`, "");
+  out.push(
+    "### End to end (200 read by the client → reply at the receiver)",
+    "",
+    endToEndTable(endToEnd),
+    "",
+    `Highest offered rate delivered without a 503: ${int(endToEnd.highestCleanRate)} msg/s.`,
+    "",
+    `### Memory with a full buffer`,
+    "",
+    `${int(buffer.accepted)} messages buffered (capacity ${int(buffer.capacity)}), ${int(buffer.refused)} refused with 503; ` +
+      `RSS idle ${mb(buffer.idleRss)} MB, after ${mb(buffer.rssAfter)} MB, peak ${mb(buffer.peakRss)} MB.`,
+    "",
+    "### Targets",
+    "",
+    targetsTable(results.targets),
+    "",
+  );
+  return out.join("\n");
+}
+
+const percent = (value) => (value === null || value === undefined ? "n/a" : `${Math.round(value * 100)}%`);
+
+/** Other work on the machine skews everything; say how busy it was around the run. */
+const loadLine = ({ machine }) =>
+  `CPU busy with other work: ${percent(machine.backgroundLoad)} before the run, ${percent(machine.backgroundLoadAfter)} after it.`;
+
+export const renderTerminal = (results) => `${sections(results)}\n${loadLine(results)}\n`;
+
+export function renderMarkdown(results, chartFile) {
+  const { machine } = results;
+  return [
+    `## webhook-channel bench (${results.mode}), ${results.date}`,
+    "",
+    `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.platform}, Node ${machine.node}. ` +
+      `Load generator (autocannon / paced undici sender) on the same machine, loopback only. ` +
+      `${loadLine(results)} Run took ${results.durationSeconds} s.`,
+    "",
+    sections(results),
+    `![latency against offered rate](${chartFile})`,
+    "",
+  ].join("\n");
+}

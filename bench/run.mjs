@@ -1,0 +1,153 @@
+// `npm run bench -- [--quick] [--skip-workerd]`: inbound A/B against bare node:http (and the
+// Worker under workerd when it exists), end to end at stepped rates, memory with a full
+// buffer; prints the tables and writes bench/results/<mode>.json, .md and -latency.svg.
+import { mkdir, writeFile } from "node:fs/promises";
+import { runBufferMemory } from "./buffer-memory.mjs";
+import { renderChart } from "./chart.mjs";
+import { bareContender, serviceContender } from "./contenders.mjs";
+import { runEndToEnd } from "./end-to-end.mjs";
+import { runInbound } from "./inbound.mjs";
+import { describeMachine } from "./machine.mjs";
+import { newSecret } from "./message.mjs";
+import { readOptions, USAGE } from "./options.mjs";
+import { backgroundLoad } from "./proc-stats.mjs";
+import { startReceiver } from "./receiver-client.mjs";
+import { evaluateTargets, renderMarkdown, renderTerminal } from "./report.mjs";
+import { startService } from "./service.mjs";
+import { prepareWorkerd } from "./workerd.mjs";
+
+const RESULTS = new URL("./results/", import.meta.url);
+const BUFFER_CAPACITY = 10_000;
+// Above this share of CPU busy with other work before the start, the run is flagged.
+const BUSY = 0.1;
+
+const log = (line) => process.stdout.write(`${line}\n`);
+const startedAt = Date.now();
+const since = () => `${Math.round((Date.now() - startedAt) / 1000)} s`;
+
+/** Runs `body(receiver)` with a receiver child in `mode`, always stopping it. */
+async function withReceiver(mode, body) {
+  const receiver = await startReceiver(mode);
+  try {
+    return await body(receiver);
+  } finally {
+    await receiver.stop();
+  }
+}
+
+function inboundPhase(options, secret, workerd) {
+  log(
+    `inbound: ${options.rounds} rounds × ${options.requests} requests, ${options.connections} connections (${since()})`,
+  );
+  return withReceiver("never", (parked) => {
+    const contenders = [bareContender(secret), serviceContender(secret, parked)];
+    if (workerd.contender !== undefined) contenders.push(workerd.contender(parked));
+    return runInbound({ contenders, secret, log, ...options });
+  });
+}
+
+function endToEndPhase(options, secret) {
+  log(`end to end: ${options.stepSeconds} s per step (${since()})`);
+  return withReceiver("answer", async (receiver) => {
+    const service = await startService({ secret, outboundUrl: receiver.url });
+    try {
+      return await runEndToEnd({
+        url: service.url,
+        pid: service.pid,
+        secret,
+        receiver,
+        rates: options.rates,
+        seconds: options.stepSeconds,
+        warmupSeconds: options.warmupSeconds,
+        extraAfterFailure: options.extraAfterFailure,
+        log,
+      });
+    } finally {
+      await service.stop();
+    }
+  });
+}
+
+function memoryPhase(options, secret) {
+  log(`memory: ${BUFFER_CAPACITY} messages buffered, receiver never answers (${since()})`);
+  return withReceiver("never", (never) =>
+    runBufferMemory({
+      secret,
+      capacity: BUFFER_CAPACITY,
+      rate: options.bufferRate,
+      log,
+      startService: async (capacity) => {
+        const service = await startService({
+          secret,
+          outboundUrl: never.url,
+          bufferCapacity: capacity,
+          deliveryTimeoutMs: 600_000,
+        });
+        return {
+          ...service,
+          async stop() {
+            // Unpark first: the service's HTTP client waits for requests in flight on close.
+            await never.setMode("answer");
+            await service.stop();
+          },
+        };
+      },
+    }),
+  );
+}
+
+async function writeResults(results) {
+  const { mode } = results;
+  await mkdir(RESULTS, { recursive: true });
+  await writeFile(new URL(`${mode}.json`, RESULTS), `${JSON.stringify(results, null, 2)}\n`);
+  await writeFile(new URL(`${mode}.md`, RESULTS), renderMarkdown(results, `${mode}-latency.svg`));
+  await writeFile(new URL(`${mode}-latency.svg`, RESULTS), renderChart(results.endToEnd.steps));
+}
+
+async function main() {
+  const options = readOptions(process.argv.slice(2));
+  if (options.help) {
+    log(USAGE);
+    return;
+  }
+  const secret = newSecret();
+  const machine = describeMachine();
+  log(`webhook-channel bench (${options.mode}) on ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
+  machine.backgroundLoad = await backgroundLoad();
+  if (machine.backgroundLoad !== null && machine.backgroundLoad > BUSY) {
+    log(
+      `warning: ${Math.round(machine.backgroundLoad * 100)}% of the CPU was busy before the start; expect low, noisy numbers`,
+    );
+  }
+
+  const workerd = options.skipWorkerd ? { skipped: "--skip-workerd" } : await prepareWorkerd({ secret, log });
+  try {
+    const inbound = await inboundPhase(options, secret, workerd);
+    const endToEnd = await endToEndPhase(options, secret);
+    const buffer = await memoryPhase(options, secret);
+    machine.backgroundLoadAfter = await backgroundLoad();
+
+    const results = {
+      mode: options.mode,
+      date: new Date().toISOString(),
+      durationSeconds: Math.round((Date.now() - startedAt) / 1000),
+      machine,
+      options,
+      inbound,
+      workerd: { skipped: workerd.skipped ?? null },
+      endToEnd,
+      buffer,
+    };
+    results.targets = evaluateTargets(results);
+    await writeResults(results);
+    log("");
+    log(renderTerminal(results));
+    log(
+      `results: bench/results/${options.mode}.{json,md} and ${options.mode}-latency.svg (${results.durationSeconds} s)`,
+    );
+  } finally {
+    await workerd.cleanup?.();
+  }
+}
+
+await main();
