@@ -1,4 +1,5 @@
 import type { Clock } from "../clock/clock.js";
+import type { EnvLookup } from "../config/preflight.js";
 import { ChannelError } from "../errors/channel-error.js";
 
 /**
@@ -9,8 +10,6 @@ export interface AiBinding {
   run(model: string, input: unknown): Promise<unknown>;
 }
 
-/** Environment lookup: returns the variable's value, or undefined when it is not set. */
-export type EnvLookup = (name: string) => string | undefined;
 
 /** What brains are built with: the platform's I/O, injected so the core stays portable. */
 export interface BrainDeps {

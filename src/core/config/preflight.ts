@@ -1,7 +1,7 @@
 import { type ConfigProblem, formatJsonPath } from "./config-problem.js";
 import type { Config } from "./config-schema.js";
 
-/** Environment lookup, so the core never touches `process.env` itself. */
+/** Environment lookup, injected so the core never reads the process environment itself. */
 export type EnvLookup = (name: string) => string | undefined;
 
 /** Every `*_env` key of the configuration, at any depth, with its JSON path. */
