@@ -153,7 +153,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     get size() {
       return size;
     },
-    async enqueue(message) {
+    enqueue(message) {
       if (stopped || size >= capacity) {
         throw new ChannelError("buffer_full", "The inbound buffer is full; retry shortly.", {
           status: 503,
@@ -163,14 +163,22 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       }
       size += 1;
       const job = newJob(message);
-      try {
-        await journal.accept(job);
-      } catch (error) {
-        size -= 1;
-        throw error;
+      const accepted = journal.accept(job);
+      if (accepted === undefined) {
+        add(job);
+        pump();
+        return undefined;
       }
-      add(job);
-      pump();
+      return accepted.then(
+        () => {
+          add(job);
+          pump();
+        },
+        (error: unknown) => {
+          size -= 1;
+          throw error;
+        },
+      );
     },
     restore(jobs) {
       for (const job of jobs) {

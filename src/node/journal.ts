@@ -6,8 +6,12 @@ import type { Job } from "../core/delivery/job.js";
  * nothing across restarts; the SQLite journal (with `state_dir`) keeps everything.
  */
 export interface Journal {
-  /** Makes a newly accepted job durable; `enqueue` answers only after this resolves. */
-  accept(job: Job): Promise<void>;
+  /**
+   * Makes a newly accepted job durable; `enqueue` answers only after the returned promise
+   * resolves. Undefined means there is nothing to wait for (the memory journal), which spares
+   * the hot path a promise per message.
+   */
+  accept(job: Job): Promise<void> | undefined;
   /** Records a job's progress (replies produced or delivered, a failed attempt). */
   progress(job: Job): void;
   /** Forgets a finished job. */

@@ -17,7 +17,7 @@ export function createMemoryJournal(logger: Logger, keep = 1_000): MemoryJournal
   return {
     deadLetters,
     leftoverFate: "lost",
-    accept: () => Promise.resolve(),
+    accept: () => undefined,
     progress: () => undefined,
     finish: () => undefined,
     dead(letter) {

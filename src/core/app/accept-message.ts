@@ -10,13 +10,11 @@ import type { QueuedMessage } from "../message/inbound-message.js";
 import { parseMessage } from "../message/parse-message.js";
 import type { Queue } from "../queue/queue.js";
 
-/** What the accept flow needs of an inbound request, whatever the server that received it. */
-export interface InboundRequest {
+/** The headers the accept flow reads, whatever the server that received the request. */
+export interface RequestHead {
   readonly authorization: string | null;
   readonly contentType: string | null;
   readonly idempotencyKey: string | null;
-  /** Reads the whole body, refusing more than 1 MiB with `payload_too_large`. */
-  readBody(): Promise<Uint8Array>;
 }
 
 /** The 200 body of an accepted message. */
@@ -26,8 +24,20 @@ export interface Accepted {
   readonly conversation_id: string;
 }
 
-/** Runs the contract's checks on one request to a channel and queues the message. */
-export type AcceptMessage = (request: InboundRequest) => Promise<Accepted>;
+/**
+ * The accept flow of one channel, in the contract's order, in two stages around the reading
+ * of the body (the 1 MiB limit, check 3, is the reader's). Every refusal is a thrown (or
+ * rejected) ChannelError.
+ */
+export interface AcceptMessage {
+  /** Before the body is read: shutdown, then check 1 (Bearer) and check 2 (media type). */
+  checkHead(head: RequestHead): void;
+  /**
+   * With the body read: check 4 (JSON), check 5 (message), the `Idempotency-Key`, and check 6
+   * (the queue). Synchronous when nothing has to wait, which spares the hot path its promises.
+   */
+  acceptBody(head: RequestHead, body: Uint8Array): Accepted | Promise<Accepted>;
+}
 
 /** What the accept flow of one channel is built from. */
 export interface AcceptDeps {
@@ -43,16 +53,15 @@ export interface AcceptDeps {
 }
 
 /**
- * Builds the accept flow of one channel: shutdown, then the contract's checks in order
- * (Bearer, media type, size, JSON, message), the `Idempotency-Key`, and the queue (503 when
- * full). It throws a ChannelError for every refusal. Both the Hono route and the Node fast
- * path call it, so the flow exists once.
+ * Builds the accept flow of one channel. Both the Hono route and the Node fast path call it,
+ * so the flow exists once.
  */
 export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): AcceptMessage {
   const { clock, idempotency, logger, newId, queue, retryAfterSeconds, secret } = deps;
   const name = channelName(channel);
   const keys = resolveMapping(channel.webhook.mapping);
-  const unavailable = (error: unknown): ChannelError => {
+  const asChannelError = (error: unknown): ChannelError => {
+    if (isChannelError(error)) return error;
     logger.error("cannot accept a message: a store is unavailable", { channel: name, error: errorMessage(error) });
     return new ChannelError("buffer_full", "The message could not be accepted right now; retry shortly.", {
       status: 503,
@@ -60,60 +69,82 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
       retryAfterSeconds,
     });
   };
-
-  return async (request) => {
-    if (deps.isShuttingDown()) throw shuttingDownError(retryAfterSeconds);
-    checkBearer(request.authorization, secret);
-    checkJsonContentType(request.contentType);
-    const message = parseMessage(parseJsonObject(await request.readBody()), keys);
-    const idempotencyKey = readIdempotencyKey(request.idempotencyKey, idempotency);
-    let queued: QueuedMessage = { id: newId(), channel: name, receivedAt: clock.now(), message };
-    if (idempotencyKey !== undefined && idempotency !== undefined) {
-      const earlier = await guard(unavailable, () =>
-        idempotency.reserve(
-          name,
-          idempotencyKey,
-          { messageId: queued.id, conversationId: message.conversationId },
-          queued.receivedAt,
-        ),
-      );
-      if (earlier?.committed === true) {
-        return {
-          status: "accepted",
-          message_id: earlier.record.messageId,
-          conversation_id: earlier.record.conversationId,
-        };
-      }
-      if (earlier !== undefined) {
-        throw new ChannelError(
-          "request_in_progress",
-          "A request with this Idempotency-Key is still being accepted; retry shortly.",
-          { status: 409, retryable: true, retryAfterSeconds: 1 },
-        );
-      }
-      queued = { ...queued, idempotencyKey };
+  const accepted = (queued: QueuedMessage): Accepted => {
+    if (logger.enabled("debug")) {
+      logger.debug("message accepted", { channel: name, message_id: queued.id, text: queued.message.text });
     }
+    return { status: "accepted", message_id: queued.id, conversation_id: queued.message.conversationId };
+  };
+
+  const enqueue = (queued: QueuedMessage): Accepted | Promise<Accepted> => {
+    let pending: Promise<void> | undefined;
     try {
-      await guard(unavailable, () => queue.enqueue(queued));
+      pending = queue.enqueue(queued);
     } catch (error) {
-      if (idempotencyKey !== undefined) {
-        await idempotency?.release(name, idempotencyKey).catch((releaseError: unknown) => {
-          logger.error("cannot release an idempotency key", { channel: name, error: errorMessage(releaseError) });
-        });
-      }
+      throw asChannelError(error);
+    }
+    if (pending === undefined) return accepted(queued);
+    return pending.then(
+      () => accepted(queued),
+      (error: unknown) => {
+        throw asChannelError(error);
+      },
+    );
+  };
+
+  /** The flow with an `Idempotency-Key`: reserve, queue, then commit (or release). */
+  const enqueueOnce = async (queued: QueuedMessage, key: string, store: IdempotencyStore): Promise<Accepted> => {
+    const { conversationId } = queued.message;
+    let earlier: Awaited<ReturnType<IdempotencyStore["reserve"]>>;
+    try {
+      earlier = await store.reserve(name, key, { messageId: queued.id, conversationId }, queued.receivedAt);
+    } catch (error) {
+      throw asChannelError(error);
+    }
+    if (earlier?.committed === true) {
+      return {
+        status: "accepted",
+        message_id: earlier.record.messageId,
+        conversation_id: earlier.record.conversationId,
+      };
+    }
+    if (earlier !== undefined) {
+      throw new ChannelError(
+        "request_in_progress",
+        "A request with this Idempotency-Key is still being accepted; retry shortly.",
+        { status: 409, retryable: true, retryAfterSeconds: 1 },
+      );
+    }
+    let result: Accepted;
+    try {
+      result = await enqueue({ ...queued, idempotencyKey: key });
+    } catch (error) {
+      await store.release(name, key).catch((releaseError: unknown) => {
+        logger.error("cannot release an idempotency key", { channel: name, error: errorMessage(releaseError) });
+      });
       throw error;
     }
-    if (idempotencyKey !== undefined) {
-      // The message is queued and its 200 is owed whatever happens here; a key left pending
-      // expires with its lease.
-      await idempotency?.commit(name, idempotencyKey, clock.now()).catch((commitError: unknown) => {
-        logger.error("cannot commit an idempotency key", { channel: name, error: errorMessage(commitError) });
-      });
-    }
-    if (logger.enabled("debug")) {
-      logger.debug("message accepted", { channel: name, message_id: queued.id, text: message.text });
-    }
-    return { status: "accepted", message_id: queued.id, conversation_id: message.conversationId };
+    // The message is queued and its 200 is owed whatever happens here; a key left pending
+    // expires with its lease.
+    await store.commit(name, key, clock.now()).catch((commitError: unknown) => {
+      logger.error("cannot commit an idempotency key", { channel: name, error: errorMessage(commitError) });
+    });
+    return result;
+  };
+
+  return {
+    checkHead(head) {
+      if (deps.isShuttingDown()) throw shuttingDownError(retryAfterSeconds);
+      checkBearer(head.authorization, secret);
+      checkJsonContentType(head.contentType);
+    },
+    acceptBody(head, body) {
+      const message = parseMessage(parseJsonObject(body), keys);
+      const key = readIdempotencyKey(head.idempotencyKey, idempotency);
+      const queued: QueuedMessage = { id: newId(), channel: name, receivedAt: clock.now(), message };
+      if (key !== undefined && idempotency !== undefined) return enqueueOnce(queued, key, idempotency);
+      return enqueue(queued);
+    },
   };
 }
 
@@ -124,15 +155,6 @@ export function shuttingDownError(retryAfterSeconds: number): ChannelError {
     retryable: true,
     retryAfterSeconds,
   });
-}
-
-/** Runs `work`; a failure that is not already a ChannelError becomes `fallback(error)`. */
-async function guard<T>(fallback: (error: unknown) => ChannelError, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    throw isChannelError(error) ? error : fallback(error);
-  }
 }
 
 function readIdempotencyKey(header: string | null, store: IdempotencyStore | undefined): string | undefined {

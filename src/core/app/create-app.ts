@@ -53,14 +53,14 @@ export function createApp(deps: AppDeps, accepts: ReadonlyMap<string, AcceptMess
     app.post(channel.webhook.path, async (c) => {
       const request = c.req.raw;
       const { headers } = request;
-      return c.json(
-        await accept({
-          authorization: headers.get("authorization"),
-          contentType: headers.get("content-type"),
-          idempotencyKey: headers.get("idempotency-key"),
-          readBody: () => readLimitedBody(request, MAX_BODY_BYTES),
-        }),
-      );
+      const head = {
+        authorization: headers.get("authorization"),
+        contentType: headers.get("content-type"),
+        idempotencyKey: headers.get("idempotency-key"),
+      };
+      accept.checkHead(head);
+      const body = await readLimitedBody(request, MAX_BODY_BYTES);
+      return c.json(await accept.acceptBody(head, body));
     });
     app.all(channel.webhook.path, () => methodNotAllowed("POST"));
   }

@@ -10,7 +10,6 @@ export interface AiBinding {
   run(model: string, input: unknown): Promise<unknown>;
 }
 
-
 /** What brains are built with: the platform's I/O, injected so the core stays portable. */
 export interface BrainDeps {
   /** HTTP client for the `openai`, `http` and `rasa` brains. */
