@@ -101,7 +101,7 @@ export function createAccepts(deps: AppDeps): Map<string, AcceptMessage> {
 }
 
 /** The 404 of a path that no route serves. */
-export function notFoundError(): ChannelError {
+function notFoundError(): ChannelError {
   return new ChannelError("not_found", "No endpoint is served at this path.", { status: 404 });
 }
 

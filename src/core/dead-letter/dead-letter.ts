@@ -9,8 +9,3 @@ export interface DeadLetter {
   /** Epoch ms. */
   readonly diedAt: number;
 }
-
-/** Where dead letters go. */
-export interface DeadLetterSink {
-  add(letter: DeadLetter): Promise<void>;
-}
