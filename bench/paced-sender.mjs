@@ -2,8 +2,8 @@
 // been answered (a closed loop would slow down with the server and hide its queueing).
 // Node timers tick at about 1 ms, so each tick sends what is due since the last one: at
 // 5,000/s that is bursts of about 5, which the numbers include.
-import { Pool } from "undici";
 import { messageBody, messageHeaders } from "./message.mjs";
+import { buildRequest, createRawClient } from "./raw-client.mjs";
 
 /** Milliseconds on the monotonic clock that bench/receiver.mjs uses too (CLOCK_MONOTONIC). */
 export const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
@@ -11,10 +11,8 @@ export const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 const TICK_MS = 1;
 const SETTLE_TIMEOUT_MS = 15_000;
 
-/** A keep-alive connection pool to the server under test; close it when done. */
-export function createSenderPool(url, connections = 64) {
-  return new Pool(new URL(url).origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
-}
+/** Keep-alive connections to the server under test (bench/raw-client.mjs); close when done. */
+export const createSenderPool = (url, connections = 64) => createRawClient(url, connections);
 
 /**
  * Sends `rate` messages per second for `seconds` to `url` through `pool`, spreading them
@@ -26,9 +24,10 @@ export function createSenderPool(url, connections = 64) {
  * counts, and the rate actually achieved.
  */
 export async function sendPaced({ pool, url, secret, rate, seconds, conversations = 1000, maxInFlight = 5_000 }) {
-  const path = new URL(url).pathname;
   const headers = messageHeaders(secret);
-  const bodies = Array.from({ length: conversations }, (_, index) => messageBody(`conv-${index}`));
+  const requests = Array.from({ length: conversations }, (_, index) =>
+    buildRequest(url, headers, messageBody(`conv-${index}`)),
+  );
   const total = Math.round(rate * seconds);
   const accepted = new Map();
   const statuses = {};
@@ -38,22 +37,19 @@ export async function sendPaced({ pool, url, secret, rate, seconds, conversation
   let inFlight = 0;
   let lastSentAt = 0;
 
+  const answered = (error, status, body) => {
+    inFlight -= 1;
+    if (error !== null) {
+      errors += 1;
+      return;
+    }
+    const at = nowMs();
+    statuses[status] = (statuses[status] ?? 0) + 1;
+    if (status === 200) accepted.set(JSON.parse(body).message_id, at);
+  };
   const sendOne = (index) => {
     inFlight += 1;
-    pool
-      .request({ path, method: "POST", headers, body: bodies[index % conversations] })
-      .then(async ({ statusCode, body }) => {
-        const text = await body.text();
-        const at = nowMs();
-        statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
-        if (statusCode === 200) accepted.set(JSON.parse(text).message_id, at);
-      })
-      .catch(() => {
-        errors += 1;
-      })
-      .finally(() => {
-        inFlight -= 1;
-      });
+    pool.send(requests[index % conversations], answered);
   };
 
   const startedAt = nowMs();

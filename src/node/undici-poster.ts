@@ -1,4 +1,4 @@
-import { Pool } from "undici";
+import { type Dispatcher, Pool } from "undici";
 import { redactUrl } from "../core/delivery/fetch-poster.js";
 import type { Poster, PostResult } from "../core/delivery/poster.js";
 import { ChannelError, errorMessage } from "../core/errors/channel-error.js";
@@ -46,26 +46,64 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
   };
 
   return {
-    async post(url, body, headers, timeoutMs): Promise<PostResult> {
+    post(url, body, headers, timeoutMs): Promise<PostResult> {
       const { pool, path } = targetOf(url);
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), timeoutMs);
-      try {
-        const response = await pool.request({ method: "POST", path, body, headers, signal: controller.signal });
-        // Reading the answer to its end lets the connection go back to the pool.
-        await response.body.dump();
-        const retryAfter = response.headers["retry-after"];
-        return { status: response.statusCode, retryAfter: typeof retryAfter === "string" ? retryAfter : null };
-      } catch (error) {
-        const timedOut = controller.signal.aborted;
-        throw new ChannelError(
-          "delivery_failed",
-          timedOut ? `no answer within ${timeoutMs} ms` : `request failed: ${describe(error)}`,
-          { retryable: true, details: { url: redactUrl(url), timeout: timedOut }, cause: error },
-        );
-      } finally {
-        clearTimeout(timer);
-      }
+      return new Promise<PostResult>((resolve, reject) => {
+        let controller: Dispatcher.DispatchController | null = null;
+        let status = 0;
+        let retryAfter: string | null = null;
+        let settled = false;
+        const fail = (error: unknown, timedOut: boolean): void => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          reject(
+            new ChannelError(
+              "delivery_failed",
+              timedOut ? `no answer within ${timeoutMs} ms` : `request failed: ${describe(error)}`,
+              { retryable: true, details: { url: redactUrl(url), timeout: timedOut }, cause: error },
+            ),
+          );
+        };
+        const timer = setTimeout(() => {
+          const error = new Error(`no answer within ${timeoutMs} ms`);
+          fail(error, true);
+          // A request still waiting for a free connection is aborted when it gets one.
+          controller?.abort(error);
+        }, timeoutMs);
+        // dispatch() with a handler instead of request(): no response stream, no promise
+        // chain and no AbortSignal per reply; the answer's body is read and dropped, which
+        // lets the connection go back to the pool.
+        try {
+          pool.dispatch(
+            { method: "POST", path, body, headers },
+            {
+              onRequestStart(started) {
+                controller = started;
+                if (settled) started.abort(new Error("timed out while waiting for a connection"));
+              },
+              onResponseStart(_controller, statusCode, responseHeaders) {
+                status = statusCode;
+                const value = responseHeaders["retry-after"];
+                retryAfter = typeof value === "string" ? value : null;
+              },
+              onResponseData() {},
+              onResponseEnd() {
+                if (settled) return;
+                settled = true;
+                clearTimeout(timer);
+                resolve({ status, retryAfter });
+              },
+              onResponseError(_controller, error) {
+                fail(error, false);
+              },
+            },
+          );
+        } catch (error) {
+          // Invalid options are thrown, not reported to the handler.
+          fail(error, false);
+        }
+      });
     },
     async close() {
       await Promise.all([...pools.values()].map((pool) => pool.destroy()));

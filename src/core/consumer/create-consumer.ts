@@ -120,8 +120,8 @@ export async function createConsumer(deps: ConsumerDeps): Promise<Consumer> {
       const id = newId();
       const sequence = first + index;
       const body = renderReplyBody(
+        reply,
         {
-          ...reply,
           id,
           inReplyTo: queued.id,
           conversationId: queued.message.conversationId,

@@ -24,8 +24,17 @@ export function checkBearer(authorization: string | null, secret: string): void 
   }
 }
 
+/** What nearly every client sends: accepted without taking the header apart. */
+const COMMON_JSON_TYPES: ReadonlySet<string> = new Set([
+  "application/json",
+  "application/json; charset=utf-8",
+  "application/json;charset=utf-8",
+  "application/json; charset=UTF-8",
+]);
+
 /** Check 2: `application/json`, with no charset other than UTF-8. */
 export function checkJsonContentType(contentType: string | null): void {
+  if (contentType !== null && COMMON_JSON_TYPES.has(contentType)) return;
   if (contentType !== null) {
     const [essence, ...parameters] = contentType.split(";");
     if (essence !== undefined && essence.trim().toLowerCase() === "application/json") {

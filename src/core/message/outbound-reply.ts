@@ -7,8 +7,8 @@ export interface BrainReply {
   readonly mediaType?: string;
 }
 
-/** A reply addressed to the client, ready to be rendered and delivered. */
-export interface OutboundReply extends BrainReply {
+/** Where a reply goes and where it stands: everything of the outbound body but the content. */
+export interface ReplyEnvelope {
   /** Reply id: the same on every delivery attempt (`webhook-id`). */
   readonly id: string;
   readonly inReplyTo: string;
@@ -24,17 +24,19 @@ export interface OutboundReply extends BrainReply {
 /**
  * Renders the JSON body POSTed to `outbound_url`. The mapping renames the message fields
  * (`conversation_id`, `text`, `media_url`, `media_type`); the other keys are fixed.
+ * Content and envelope come apart because merging them with a spread cost more per reply
+ * than rendering the JSON.
  */
-export function renderReplyBody(reply: OutboundReply, keys: KeyMapping): string {
+export function renderReplyBody(content: BrainReply, reply: ReplyEnvelope, keys: KeyMapping): string {
   const body: Record<string, unknown> = {
     message_id: reply.id,
     in_reply_to: reply.inReplyTo,
     [keys.conversation_id]: reply.conversationId,
     recipient_id: reply.recipientId,
   };
-  if (reply.text !== undefined) body[keys.text] = reply.text;
-  if (reply.mediaUrl !== undefined) body[keys.media_url] = reply.mediaUrl;
-  if (reply.mediaType !== undefined) body[keys.media_type] = reply.mediaType;
+  if (content.text !== undefined) body[keys.text] = content.text;
+  if (content.mediaUrl !== undefined) body[keys.media_url] = content.mediaUrl;
+  if (content.mediaType !== undefined) body[keys.media_type] = content.mediaType;
   body.sequence = reply.sequence;
   body.brain = reply.brain;
   body.created_at = new Date(reply.createdAt).toISOString();

@@ -1,13 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { resolveMapping } from "../../../src/core/config/message-fields.js";
-import { type OutboundReply, renderReplyBody } from "../../../src/core/message/outbound-reply.js";
+import { type ReplyEnvelope, renderReplyBody } from "../../../src/core/message/outbound-reply.js";
 
-const reply: OutboundReply = {
+const reply: ReplyEnvelope = {
   id: "r1",
   inReplyTo: "m1",
   conversationId: "c1",
   recipientId: "alice",
-  text: "hello",
   brain: "echo",
   createdAt: Date.UTC(2026, 0, 2, 3, 4, 5, 6),
   sequence: 4,
@@ -15,7 +14,7 @@ const reply: OutboundReply = {
 
 describe("renderReplyBody", () => {
   it("renders the contract's reply with a UTC created_at", () => {
-    expect(JSON.parse(renderReplyBody(reply, resolveMapping(undefined)))).toEqual({
+    expect(JSON.parse(renderReplyBody({ text: "hello" }, reply, resolveMapping(undefined)))).toEqual({
       message_id: "r1",
       in_reply_to: "m1",
       conversation_id: "c1",
@@ -29,7 +28,9 @@ describe("renderReplyBody", () => {
 
   it("applies the mapping to conversation_id, text and media but not to fixed keys", () => {
     const keys = resolveMapping({ text: "message", conversation_id: "thread", media_url: "file", sender_id: "from" });
-    const body = JSON.parse(renderReplyBody({ ...reply, mediaUrl: "https://x/y.png", mediaType: "image/png" }, keys));
+    const body = JSON.parse(
+      renderReplyBody({ text: "hello", mediaUrl: "https://x/y.png", mediaType: "image/png" }, reply, keys),
+    );
     expect(body).toEqual({
       message_id: "r1",
       in_reply_to: "m1",
@@ -45,9 +46,8 @@ describe("renderReplyBody", () => {
   });
 
   it("leaves out text when the reply has none", () => {
-    const { text: _text, ...mediaOnly } = reply;
     expect(
-      JSON.parse(renderReplyBody({ ...mediaOnly, mediaUrl: "https://x/y" }, resolveMapping(undefined))),
+      JSON.parse(renderReplyBody({ mediaUrl: "https://x/y" }, reply, resolveMapping(undefined))),
     ).not.toHaveProperty("text");
   });
 });
