@@ -1,86 +1,25 @@
 // The baseline: a hand-written `node:http` endpoint doing the same inbound work as the
 // service (contract section 3) with nothing in between: Bearer in constant time, media type
 // with charset, 1 MiB on Content-Length and on the bytes read, strict UTF-8 JSON parse,
-// field validation, enqueue into a bounded ring, 200 with a message_id.
+// field validation, enqueue into a bounded ring, 200 with a message_id. The checks are in
+// baseline-checks.mjs, shared with the Fastify baseline.
 //
 // Run as a child: `node bench/bare-server.mjs --capacity N --drain drop|hold`, secret in the
 // BENCH_SECRET environment variable. It prints one JSON line with msg "listening" and url.
-import { randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer } from "node:http";
-import { parseArgs } from "node:util";
+import {
+  acceptBytes,
+  bearerMatches,
+  createRing,
+  isJsonContentType,
+  MAX_BODY_BYTES,
+  PATH,
+  problemBody,
+  readBaselineOptions,
+} from "./baseline-checks.mjs";
 
-const MAX_BODY_BYTES = 1_048_576;
-const MAX_ID_LENGTH = 256;
-const PATH = "/webhook";
-const BEARER = /^bearer +(.+)$/i;
-const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(?:\s*;.*)?$/;
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-const { values } = parseArgs({
-  options: {
-    capacity: { type: "string", default: "1000000" },
-    // "hold" keeps every accepted message, like the service when its receiver never answers;
-    // "drop" empties the ring on the next turn, like a consumer that finishes at once.
-    drain: { type: "string", default: "hold" },
-  },
-});
-const capacity = Number(values.capacity);
-const secret = Buffer.from(process.env.BENCH_SECRET ?? "", "utf8");
-if (secret.length === 0) {
-  process.stderr.write("BENCH_SECRET is empty\n");
-  process.exit(1);
-}
-
-// A fixed-size ring: enqueue and dequeue are O(1) and memory never grows past capacity.
-const ring = new Array(capacity);
-let head = 0;
-let size = 0;
-let drainScheduled = false;
-const drainAll = () => {
-  drainScheduled = false;
-  while (size > 0) {
-    ring[head] = undefined;
-    head = (head + 1) % capacity;
-    size -= 1;
-  }
-};
-function enqueue(message) {
-  if (size >= capacity) return false;
-  ring[(head + size) % capacity] = message;
-  size += 1;
-  if (values.drain === "drop" && !drainScheduled) {
-    drainScheduled = true;
-    setImmediate(drainAll);
-  }
-  return true;
-}
-
-/** Constant time in the secret's length: a wrong-length token is compared with the secret itself. */
-function tokenMatches(token) {
-  const presented = Buffer.from(token, "utf8");
-  if (presented.length !== secret.length) {
-    timingSafeEqual(secret, secret);
-    return false;
-  }
-  return timingSafeEqual(presented, secret);
-}
-
-function isJsonContentType(contentType) {
-  if (contentType === undefined) return false;
-  const parts = contentType.split(";");
-  if (parts[0].trim().toLowerCase() !== "application/json") return false;
-  for (let index = 1; index < parts.length; index += 1) {
-    const parameter = parts[index];
-    const equals = parameter.indexOf("=");
-    if (equals === -1 || parameter.slice(0, equals).trim().toLowerCase() !== "charset") continue;
-    const value = parameter
-      .slice(equals + 1)
-      .trim()
-      .replace(/^"(.*)"$/, "$1");
-    if (value.toLowerCase() !== "utf-8") return false;
-  }
-  return true;
-}
+const { capacity, drop, secret } = readBaselineOptions();
+const enqueue = createRing(capacity, drop);
 
 function send(response, status, body, headers = {}) {
   const json = JSON.stringify(body);
@@ -93,89 +32,15 @@ function send(response, status, body, headers = {}) {
 }
 
 const problem = (response, status, code, detail, extra = {}, headers = {}) =>
-  send(response, status, { type: `about:blank#${code}`, title: code, status, detail, code, ...extra }, headers);
+  send(response, status, problemBody(status, code, detail, extra), headers);
 
-function readId(body, key, required, errors) {
-  const value = body[key];
-  if (value === undefined || value === null) {
-    if (required) errors.push({ field: key, message: "is required" });
-    return undefined;
-  }
-  let id;
-  if (typeof value === "string") id = value;
-  else if (typeof value === "number" && Number.isFinite(value)) id = String(value);
-  else {
-    errors.push({ field: key, message: "must be a non-empty string (or a finite number)" });
-    return undefined;
-  }
-  if (id.trim() === "" || id.length > MAX_ID_LENGTH) {
-    errors.push({ field: key, message: `must be a non-empty string of at most ${MAX_ID_LENGTH} characters` });
-    return undefined;
-  }
-  return id;
-}
-
-function readString(body, key, errors) {
-  const value = body[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === "string") return value;
-  errors.push({ field: key, message: "must be a string" });
-  return undefined;
-}
-
-function isHttpUrl(value) {
-  if (!URL.canParse(value)) return false;
-  const { protocol } = new URL(value);
-  return protocol === "http:" || protocol === "https:";
-}
-
-/** Validation as in the contract; returns the message or the list of field errors. */
-function validate(body) {
-  const errors = [];
-  const senderId = readId(body, "sender_id", true, errors);
-  const conversationId = readId(body, "conversation_id", false, errors);
-  const senderName = readString(body, "sender_name", errors);
-  const text = readString(body, "text", errors);
-  const mediaType = readString(body, "media_type", errors);
-  const mediaUrl = readString(body, "media_url", errors);
-  if (mediaUrl !== undefined && !isHttpUrl(mediaUrl)) errors.push({ field: "media_url", message: "bad URL" });
-  if (mediaType !== undefined && !MEDIA_TYPE.test(mediaType)) errors.push({ field: "media_type", message: "bad" });
-  const hasText = text !== undefined && text.trim() !== "";
-  if (!hasText && mediaUrl === undefined && !errors.some((error) => error.field === "text")) {
-    errors.push({ field: "text", message: "content is required" });
-  }
-  if (errors.length > 0) return { errors };
-  return { message: { senderId, conversationId: conversationId ?? senderId, senderName, text, mediaUrl, mediaType } };
-}
-
-function accept(response, bytes) {
-  let body;
-  try {
-    body = JSON.parse(utf8.decode(bytes));
-  } catch {
-    problem(response, 400, "invalid_json", "The body is not valid JSON.");
-    return;
-  }
-  if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    problem(response, 400, "invalid_json", "The body must be a JSON object at the top level.");
-    return;
-  }
-  const { message, errors } = validate(body);
-  if (errors !== undefined) {
-    problem(response, 400, "invalid_message", "The message is not valid.", { errors });
-    return;
-  }
-  const id = randomUUID();
-  if (!enqueue({ id, receivedAt: Date.now(), message })) {
-    problem(response, 503, "buffer_full", "The inbound buffer is full.", {}, { "retry-after": "1" });
-    return;
-  }
-  send(response, 200, { status: "accepted", message_id: id, conversation_id: message.conversationId });
+function answer(response, result) {
+  if (result.status === 200) send(response, 200, result.body);
+  else problem(response, result.status, result.code, result.detail, result.extra, result.headers);
 }
 
 function handleWebhook(request, response) {
-  const match = BEARER.exec(request.headers.authorization ?? "");
-  if (match === null || !tokenMatches(match[1])) {
+  if (!bearerMatches(request.headers.authorization, secret)) {
     problem(response, 401, "unauthorized", "Bearer required.", {}, { "www-authenticate": 'Bearer realm="bench"' });
     return;
   }
@@ -204,7 +69,8 @@ function handleWebhook(request, response) {
     chunks.push(chunk);
   });
   request.on("end", () => {
-    if (!refused) accept(response, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
+    if (!refused)
+      answer(response, acceptBytes(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total), enqueue));
   });
 }
 

@@ -4,6 +4,7 @@ import { startChild } from "./child-process.mjs";
 import { startService } from "./service.mjs";
 
 const BARE_ENTRY = fileURLToPath(new URL("./bare-server.mjs", import.meta.url));
+const FASTIFY_ENTRY = fileURLToPath(new URL("./fastify-server.mjs", import.meta.url));
 
 /** Enough room for every message of a round: both servers keep all that they accept. */
 export const INBOUND_CAPACITY = 1_000_000;
@@ -17,6 +18,26 @@ export const bareContender = (secret) => ({
       env: { BENCH_SECRET: secret },
     }),
 });
+
+/** bench/fastify-server.mjs: the same checks as an ordinary Fastify 5 endpoint. */
+export const fastifyContender = (secret) => ({
+  key: "fastify",
+  name: "Fastify 5 (same checks)",
+  start: () =>
+    startChild("fastify server", [FASTIFY_ENTRY, "--capacity", String(INBOUND_CAPACITY), "--drain", "hold"], {
+      env: { BENCH_SECRET: secret },
+    }),
+});
+
+/** Whether the Fastify devDependency is installed; the row is left out otherwise. */
+export async function fastifyInstalled() {
+  try {
+    await import("fastify");
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * The built service, its consumer parked on `receiver` (mode "never"): with one conversation

@@ -2,11 +2,10 @@
 // and then the same fixed number of requests, in an order that rotates from round to round
 // so that drift on the machine (thermal, other load) does not favour whoever goes first.
 //
-// Why a fixed count and not a fixed duration: the service's consumer is parked (its receiver
-// never answers and all messages share one conversation, so exactly one is in progress), and
-// both servers therefore keep every accepted message. With the same count, both hold the
-// same number of messages, and their peak RSS is comparable.
-import { runLoad } from "./load.mjs";
+// The service's consumer is parked (its receiver never answers and all messages share one
+// conversation, so exactly one is in progress), and both servers therefore keep every
+// accepted message. With autocannon each run is a fixed count, so both hold the same number
+// and their peak RSS is comparable; with wrk runs are timed (see wrk-load.mjs).
 import { messageBody, messageHeaders } from "./message.mjs";
 import { cpuSeconds, peakRss } from "./proc-stats.mjs";
 
@@ -19,20 +18,10 @@ const median = (values) => {
 
 /**
  * `contenders`: [{ key, name, start() → { url, pid, peakRss?(), stop() } }], the baseline
- * (key "bare") first. Returns per contender the rounds and the medians, with the ratio of
- * req/s to the baseline's median.
+ * (key "bare") first; `loader` from loader.mjs. Returns per contender the rounds and the
+ * medians, with the ratio of req/s to the baseline's median.
  */
-export async function runInbound({
-  contenders,
-  secret,
-  rounds,
-  warmupRequests,
-  requests,
-  warmupMaxSeconds,
-  measureMaxSeconds,
-  connections,
-  log,
-}) {
+export async function runInbound({ contenders, loader, secret, rounds, connections, log }) {
   const headers = messageHeaders(secret);
   const body = messageBody();
   const byKey = new Map(contenders.map((contender) => [contender.key, { contender, rounds: [] }]));
@@ -42,26 +31,10 @@ export async function runInbound({
     for (const contender of order) {
       const server = await contender.start();
       try {
-        // The time caps only bite on a slow contender (the Worker under workerd), which would
-        // otherwise need minutes for the same request count.
-        await runLoad({
-          url: server.url,
-          headers,
-          body,
-          connections,
-          amount: warmupRequests,
-          maxSeconds: warmupMaxSeconds,
-        });
+        await loader.warmup({ url: server.url, headers, body, connections });
         const cpu = server.cpuSeconds ?? (() => cpuSeconds(server.pid));
         const cpuBefore = cpu();
-        const result = await runLoad({
-          url: server.url,
-          headers,
-          body,
-          connections,
-          amount: requests,
-          maxSeconds: measureMaxSeconds,
-        });
+        const result = await loader.measure({ url: server.url, headers, body, connections });
         const cpuAfter = cpu();
         result.cpuMicrosPerRequest =
           cpuBefore === null || cpuAfter === null || result.ok === 0

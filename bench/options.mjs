@@ -4,11 +4,13 @@ import { parseArgs } from "node:util";
 const PRESETS = {
   // Under a minute on a 2-core box, build included: fewer rounds, shorter steps.
   quick: {
-    rounds: 2,
+    rounds: 3,
     warmupRequests: 10_000,
     requests: 40_000,
     warmupMaxSeconds: 2,
     measureMaxSeconds: 4,
+    wrkWarmupSeconds: 1,
+    wrkSeconds: 2,
     connections: 10,
     rates: [1_000, 5_000, 10_000, 15_000, 20_000],
     stepSeconds: 2,
@@ -20,11 +22,13 @@ const PRESETS = {
   // (see inbound.mjs), and a heap of several hundred thousand messages would make the
   // comparison about garbage collection of a buffer far larger than any real one.
   full: {
-    rounds: 5,
+    rounds: 9,
     warmupRequests: 20_000,
     requests: 60_000,
     warmupMaxSeconds: 3,
     measureMaxSeconds: 10,
+    wrkWarmupSeconds: 1,
+    wrkSeconds: 2,
     connections: 10,
     rates: [500, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_500, 10_000, 12_500, 15_000, 20_000, 25_000],
     stepSeconds: 5,
@@ -40,15 +44,20 @@ export function readOptions(argv) {
     options: {
       quick: { type: "boolean", default: false },
       "skip-workerd": { type: "boolean", default: false },
+      load: { type: "string", default: "auto" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
   });
   const mode = values.quick ? "quick" : "full";
-  return { mode, help: values.help, skipWorkerd: values["skip-workerd"], ...PRESETS[mode] };
+  if (!["auto", "wrk", "autocannon"].includes(values.load)) {
+    throw new Error(`--load ${values.load}: use auto, wrk or autocannon`);
+  }
+  return { mode, help: values.help, skipWorkerd: values["skip-workerd"], load: values.load, ...PRESETS[mode] };
 }
 
-export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd]
+export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--load auto|wrk|autocannon]
   --quick         short run (under a minute): 2 rounds, 2 s steps; results in bench/results/quick.*
   --skip-workerd  leave out the Worker under workerd
+  --load          inbound load generator: wrk when installed (auto, the default), or autocannon
 A full run takes a few minutes; results in bench/results/full.*`;

@@ -24,6 +24,7 @@ function table(header, rows) {
 /** The targets, each with what was measured and whether it passes (null: not measured). */
 export function evaluateTargets({ inbound, endToEnd, buffer }) {
   const service = inbound.find((row) => row.key === "service");
+  const fastify = inbound.find((row) => row.key === "fastify");
   const atTarget = endToEnd.steps.find((step) => step.offered === TARGETS.endToEndRate);
   const bufferFull = buffer.accepted >= buffer.capacity;
   return [
@@ -31,6 +32,14 @@ export function evaluateTargets({ inbound, endToEnd, buffer }) {
       target: `inbound req/s ≥ ${TARGETS.inboundRatio} × bare node:http`,
       measured: service?.ratio == null ? "n/a" : `${ratio(service.ratio)} × (${int(service.requestsPerSecond)} req/s)`,
       pass: service?.ratio == null ? null : service.ratio >= TARGETS.inboundRatio,
+    },
+    {
+      target: "inbound ratio ≥ Fastify's ratio (same checks)",
+      measured:
+        fastify?.ratio == null || service?.ratio == null
+          ? "n/a (no Fastify row)"
+          : `${ratio(service.ratio)} vs Fastify ${ratio(fastify.ratio)}`,
+      pass: fastify?.ratio == null || service?.ratio == null ? null : service.ratio >= fastify.ratio,
     },
     {
       target: `end-to-end p99 < ${TARGETS.endToEndP99Ms} ms at ${int(TARGETS.endToEndRate)} msg/s`,
@@ -103,9 +112,9 @@ const targetsTable = (targets) =>
   );
 
 function sections(results) {
-  const { inbound, endToEnd, buffer, options, workerd } = results;
+  const { inbound, endToEnd, buffer, options, workerd, loader } = results;
   const out = [
-    `### Inbound (median of ${options.rounds} A/B rounds × ${int(options.requests)} requests, ${options.connections} connections)`,
+    `### Inbound (median of ${options.rounds} A/B rounds; ${loader.description}, ${options.connections} connections)`,
     "",
     inboundTable(inbound),
     "",
@@ -145,7 +154,7 @@ export function renderMarkdown(results, chartFile) {
     `## webhook-channel bench (${results.mode}), ${results.date}`,
     "",
     `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.platform}, Node ${machine.node}. ` +
-      `Load generator (autocannon / paced undici sender) on the same machine, loopback only. ` +
+      `Load generators (${results.loader.name} inbound, the paced raw-socket sender end to end) on the same machine, loopback only. ` +
       `${loadLine(results)} Run took ${results.durationSeconds} s.`,
     "",
     sections(results),

@@ -4,9 +4,10 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { runBufferMemory } from "./buffer-memory.mjs";
 import { renderChart } from "./chart.mjs";
-import { bareContender, serviceContender } from "./contenders.mjs";
+import { bareContender, fastifyContender, fastifyInstalled, serviceContender } from "./contenders.mjs";
 import { runEndToEnd } from "./end-to-end.mjs";
 import { runInbound } from "./inbound.mjs";
+import { createLoader } from "./loader.mjs";
 import { describeMachine } from "./machine.mjs";
 import { newSecret } from "./message.mjs";
 import { readOptions, USAGE } from "./options.mjs";
@@ -35,14 +36,15 @@ async function withReceiver(mode, body) {
   }
 }
 
-function inboundPhase(options, secret, workerd) {
-  log(
-    `inbound: ${options.rounds} rounds × ${options.requests} requests, ${options.connections} connections (${since()})`,
-  );
+async function inboundPhase(options, loader, secret, workerd) {
+  log(`inbound: ${options.rounds} rounds, ${loader.description}, ${options.connections} connections (${since()})`);
+  const withFastify = await fastifyInstalled();
+  if (!withFastify) log("  Fastify row left out: the fastify devDependency is not installed");
   return withReceiver("never", (parked) => {
     const contenders = [bareContender(secret), serviceContender(secret, parked)];
+    if (withFastify) contenders.push(fastifyContender(secret));
     if (workerd.contender !== undefined) contenders.push(workerd.contender(parked));
-    return runInbound({ contenders, secret, log, ...options });
+    return runInbound({ contenders, loader, secret, log, rounds: options.rounds, connections: options.connections });
   });
 }
 
@@ -120,9 +122,10 @@ async function main() {
     );
   }
 
+  const loader = createLoader(options);
   const workerd = options.skipWorkerd ? { skipped: "--skip-workerd" } : await prepareWorkerd({ secret, log });
   try {
-    const inbound = await inboundPhase(options, secret, workerd);
+    const inbound = await inboundPhase(options, loader, secret, workerd);
     const endToEnd = await endToEndPhase(options, secret);
     const buffer = await memoryPhase(options, secret);
     machine.backgroundLoadAfter = await backgroundLoad();
@@ -133,6 +136,7 @@ async function main() {
       durationSeconds: Math.round((Date.now() - startedAt) / 1000),
       machine,
       options,
+      loader: { name: loader.name, description: loader.description },
       inbound,
       workerd: { skipped: workerd.skipped ?? null },
       endToEnd,
