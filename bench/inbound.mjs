@@ -55,6 +55,14 @@ export async function runInbound({ contenders, loader, secret, rounds, connectio
   }
 
   const bare = byKey.get("bare").rounds;
+  // Each round's rate over bare's in the same round: the spread says how far one number can
+  // be trusted on this machine.
+  const pairedRatios = (results) =>
+    results
+      .map((result, round) =>
+        bare[round]?.requestsPerSecond ? result.requestsPerSecond / bare[round].requestsPerSecond : null,
+      )
+      .filter((value) => value !== null);
   const baseline = median(bare.map((result) => result.requestsPerSecond));
   const baselineCpu = median(bare.map((result) => result.cpuMicrosPerRequest));
   return contenders.map(({ key, name }) => {
@@ -69,6 +77,10 @@ export async function runInbound({ contenders, loader, secret, rounds, connectio
       p99: median(results.map((result) => result.p99)),
       peakRss: Math.max(...results.map((result) => result.peakRss ?? 0)) || null,
       ratio: baseline ? requestsPerSecond / baseline : null,
+      ratioRange: (() => {
+        const ratios = pairedRatios(results);
+        return ratios.length === 0 ? null : [Math.min(...ratios), Math.max(...ratios)];
+      })(),
       cpuMicrosPerRequest,
       // Bare's CPU per request over this one's: the same ratio as req/s would be if each
       // server had a core to itself, and much less disturbed by other work on the machine.

@@ -61,7 +61,18 @@ export function evaluateTargets({ inbound, endToEnd, buffer }) {
 
 function inboundTable(inbound) {
   return table(
-    ["server", "req/s", "p50 ms", "p99 ms", "peak RSS MB", "ratio to bare", "server CPU µs/req", "CPU ratio", "failed"],
+    [
+      "server",
+      "req/s",
+      "p50 ms",
+      "p99 ms",
+      "peak RSS MB",
+      "ratio to bare",
+      "per-round ratios",
+      "server CPU µs/req",
+      "CPU ratio",
+      "failed",
+    ],
     inbound.map((row) => [
       row.name,
       int(row.requestsPerSecond),
@@ -69,6 +80,7 @@ function inboundTable(inbound) {
       ms(row.p99),
       mb(row.peakRss),
       ratio(row.ratio),
+      row.key === "bare" || !row.ratioRange ? "" : `${ratio(row.ratioRange[0])}–${ratio(row.ratioRange[1])}`,
       int(row.cpuMicrosPerRequest),
       ratio(row.cpuRatio),
       int(row.failures),

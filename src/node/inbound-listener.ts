@@ -110,11 +110,12 @@ function readBody(request: IncomingMessage, limit: number, done: (error: unknown
     if (total > limit) finish(tooLarge(limit));
     else chunks.push(chunk);
   };
+  // `on`, not `once`: finish() runs at most once anyway, and once() wraps every listener.
   request.on("data", onData);
-  request.once("end", () => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total)));
-  request.once("error", (error) => finish(error));
+  request.on("end", () => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total)));
+  request.on("error", (error) => finish(error));
   // A client that goes away mid-body ends the read; nothing was accepted.
-  request.once("close", () => {
+  request.on("close", () => {
     if (!request.complete) finish(new ChannelError("invalid_json", "The request body was cut short.", { status: 400 }));
   });
 }

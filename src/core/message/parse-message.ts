@@ -30,9 +30,7 @@ export function parseMessage(body: Record<string, unknown>, keys: KeyMapping): I
   if (mediaType !== undefined && !MEDIA_TYPE.test(mediaType)) {
     errors.push({ field: keys.media_type, message: 'must look like "type/subtype", e.g. "image/png"' });
   }
-  const hasText = text !== undefined && text.trim() !== "";
-  const textInvalid = errors.some((error) => error.field === keys.text);
-  if (!hasText && mediaUrl === undefined && !textInvalid) {
+  if (!hasContent(text) && mediaUrl === undefined && !errors.some((error) => error.field === keys.text)) {
     errors.push({
       field: keys.text,
       message: `content is required: "${keys.text}" with a non-blank character, or "${keys.media_url}"`,
@@ -69,7 +67,7 @@ function readId(
     errors.push({ field: key, message: "must be a non-empty string (or a finite number)" });
     return undefined;
   }
-  if (id.trim() === "") {
+  if (!hasContent(id)) {
     errors.push({ field: key, message: "must be a non-empty string" });
     return undefined;
   }
@@ -78,6 +76,13 @@ function readId(
     return undefined;
   }
   return id;
+}
+
+const BLANK = /^\s*$/;
+
+/** Has a non-whitespace character; unlike `trim() !== ""`, copies nothing. */
+function hasContent(value: string | undefined): value is string {
+  return value !== undefined && !BLANK.test(value);
 }
 
 function readString(body: Record<string, unknown>, key: string, errors: FieldError[]): string | undefined {
