@@ -10,7 +10,7 @@ const PRESETS = {
     warmupMaxSeconds: 2,
     measureMaxSeconds: 4,
     wrkWarmupSeconds: 1,
-    wrkSeconds: 2,
+    wrkSeconds: 1,
     connections: 10,
     rates: [1_000, 5_000, 10_000, 15_000, 20_000],
     stepSeconds: 2,
