@@ -1,5 +1,5 @@
 // Memory with a full buffer: the receiver never answers, so the service holds
-// `capacity` accepted messages (64 of them in progress, waiting on their POST). Each message
+// `capacity` accepted messages (up to 256 of them in progress: 128 on their POST, the rest waiting for a connection). Each message
 // has its own conversation, the worst case for the queue's per-conversation lanes. The
 // sender offers a little more than the capacity to show that the rest is refused with 503.
 import { createSenderPool, sendPaced } from "./paced-sender.mjs";

@@ -45,7 +45,7 @@ export async function fastifyInstalled() {
  */
 export const serviceContender = (secret, receiver, { key = "service", name, entry } = {}) => ({
   key,
-  name: name ?? "service (Hono on @hono/node-server)",
+  name: name ?? "service (node dist/node.js)",
   async start() {
     await receiver.setMode("never");
     const service = await startService({

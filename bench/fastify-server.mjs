@@ -55,7 +55,8 @@ app.setErrorHandler((error, _request, reply) => {
     problem(reply, 413, "payload_too_large", "Body over 1 MiB.", {}, { connection: "close" });
     return;
   }
-  problem(reply, status, status === 400 ? "invalid_json" : "internal_error", error.message);
+  const code = { 400: "invalid_json", 415: "unsupported_media_type" }[status] ?? "internal_error";
+  problem(reply, status, code, error.message);
 });
 app.setNotFoundHandler((_request, reply) => problem(reply, 404, "not_found", "No endpoint here."));
 
@@ -93,7 +94,7 @@ app.post(
   },
 );
 app.route({
-  method: ["GET", "HEAD", "PUT", "PATCH", "DELETE"],
+  method: ["GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"],
   url: PATH,
   handler: (_request, reply) => problem(reply, 405, "method_not_allowed", "POST only.", {}, { allow: "POST" }),
 });

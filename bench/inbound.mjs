@@ -1,5 +1,5 @@
 // Inbound accept rate, A/B: every contender gets a fresh process per round, the same warm-up
-// and then the same fixed number of requests, in an order that rotates from round to round
+// and then the same measured run (a fixed time with wrk, a fixed count with autocannon), in an order that rotates from round to round
 // so that drift on the machine (thermal, other load) does not favour whoever goes first.
 //
 // The service's consumer is parked (its receiver never answers and all messages share one

@@ -57,7 +57,7 @@ export function readOptions(argv) {
 }
 
 export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--load auto|wrk|autocannon]
-  --quick         short run (under a minute): 2 rounds, 2 s steps; results in bench/results/quick.*
+  --quick         short run (under a minute): 3 inbound rounds of 1 s, 2 s steps; results in bench/results/quick.*
   --skip-workerd  leave out the Worker under workerd
   --load          inbound load generator: wrk when installed (auto, the default), or autocannon
 A full run takes a few minutes; results in bench/results/full.*`;

@@ -65,7 +65,11 @@ export function createRawClient(url, connections = 64) {
       if (job !== null) job.done(error, status, body);
     };
     const release = () => {
-      const job = closed ? undefined : next();
+      if (closed) {
+        socket.end();
+        return;
+      }
+      const job = next();
       if (job === undefined) idle.push(connection);
       else dispatch(connection, job);
     };
@@ -127,10 +131,12 @@ export function createRawClient(url, connections = 64) {
       else if (open < connections) dispatch(openConnection(), job);
       else waiting.push(job);
     },
+    /** Ends idle connections now and busy ones after their answer; fails what still waits. */
     async close() {
       closed = true;
       for (const connection of idle) connection.socket.end();
       idle.length = 0;
+      for (let job = next(); job !== undefined; job = next()) job.done(new Error("client closed"), 0, "");
     },
   };
 }

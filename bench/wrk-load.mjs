@@ -62,7 +62,8 @@ export async function runWrk({ url, headers, body, connections = 10, seconds }) 
         text += chunk;
       });
       child.on("error", reject);
-      child.on("exit", (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}: ${text}`))));
+      // "close", not "exit": only then has all of its output been read.
+      child.on("close", (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}: ${text}`))));
     });
     const line = output.split("\n").find((candidate) => candidate.startsWith('{"wrk":1'));
     if (line === undefined) throw new Error(`wrk printed no summary:\n${output}`);

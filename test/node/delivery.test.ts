@@ -169,6 +169,16 @@ describe("reply delivery on Node", () => {
     ).rejects.toThrow(/whsec_/);
   });
 
+  it("refuses to start with an outbound token that ends in a newline, naming only the variable", async () => {
+    const starting = startHarness({ outbound_token_env: "OUT_TOKEN" }, {}, {}, { OUT_TOKEN: "receiver-token\n" });
+    const error: unknown = await starting.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(String(error)).toMatch(/OUT_TOKEN starts or ends with whitespace/);
+    expect(String(error)).not.toContain("receiver-token");
+  });
+
   it("sends the outbound Bearer token when outbound_token_env is set", async () => {
     harness = await startHarness({ outbound_token_env: "OUT_TOKEN" }, {}, {}, { OUT_TOKEN: "receiver-token" });
     await harness.post({ sender_id: "a", text: "x" });

@@ -2,6 +2,7 @@ import type { Brain } from "../brain/brain.js";
 import type { Clock, IdGenerator } from "../clock/clock.js";
 import type { Config } from "../config/config-schema.js";
 import { type KeyMapping, resolveMapping } from "../config/message-fields.js";
+import { envValueProblem } from "../config/preflight.js";
 import { channelName } from "../config/validate-config.js";
 import { type ConversationStore, type ConversationTurn, conversationKey } from "../conversation/conversation-store.js";
 import { baseReplyHeaders, deliverReply } from "../delivery/deliver-reply.js";
@@ -70,7 +71,7 @@ export async function createConsumer(deps: ConsumerDeps): Promise<Consumer> {
     const { webhook } = channel;
     const headers: Record<string, string> = { ...baseReplyHeaders() };
     if (webhook.outbound_token_env !== undefined) {
-      headers.authorization = `Bearer ${requireEnv(deps.env, webhook.outbound_token_env)}`;
+      headers.authorization = `Bearer ${requireHeaderSafeEnv(deps.env, webhook.outbound_token_env)}`;
     }
     const signer =
       webhook.signing_secret_env === undefined
@@ -263,6 +264,17 @@ function requireEnv(env: (name: string) => string | undefined, name: string): st
   if (value === undefined || value === "") {
     throw new ChannelError("config_invalid", `environment variable ${name} is not set`);
   }
+  return value;
+}
+
+/**
+ * requireEnv for a value sent as a header. Checked here, once: a value the HTTP client
+ * refuses would fail every delivery, and undici leaves the pool's connection slot stuck.
+ */
+function requireHeaderSafeEnv(env: (name: string) => string | undefined, name: string): string {
+  const value = requireEnv(env, name);
+  const problem = envValueProblem(value);
+  if (problem !== undefined) throw new ChannelError("config_invalid", `environment variable ${name} ${problem}`);
   return value;
 }
 

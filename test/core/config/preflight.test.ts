@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { envValueProblem, preflight } from "../../../src/core/config/preflight.js";
+import { validateConfig } from "../../../src/core/config/validate-config.js";
+
+const config = (() => {
+  const result = validateConfig({
+    channels: [
+      {
+        type: "webhook",
+        token_env: "WEBHOOK_SECRET",
+        webhook: { outbound_url: "http://127.0.0.1:9000/replies", outbound_token_env: "OUT_TOKEN" },
+      },
+    ],
+    routes: [{ channel: "webhook", brain: "echo" }],
+  });
+  if (!result.ok) throw new Error(JSON.stringify(result.problems));
+  return result.config;
+})();
+
+describe("preflight", () => {
+  it("passes when every variable holds a usable value", () => {
+    expect(preflight(config, (name) => ({ WEBHOOK_SECRET: "s3cret", OUT_TOKEN: "t0ken" })[name])).toEqual([]);
+  });
+
+  it("names a missing and an empty variable with the JSON path and the fix", () => {
+    const problems = preflight(config, (name) => ({ OUT_TOKEN: "" })[name]);
+    expect(problems).toMatchObject([
+      { path: "channels[0].token_env", message: "environment variable WEBHOOK_SECRET is not set" },
+      { path: "channels[0].webhook.outbound_token_env", message: "environment variable OUT_TOKEN is empty" },
+    ]);
+    expect(problems[0]?.fix).toContain("webhook-channel secret");
+  });
+
+  it("flags a value with a trailing newline without printing the value", () => {
+    const problems = preflight(config, (name) => ({ WEBHOOK_SECRET: "s3cret\n", OUT_TOKEN: "t0ken" })[name]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]?.message).toBe(
+      "environment variable WEBHOOK_SECRET starts or ends with whitespace (a trailing newline?)",
+    );
+    expect(JSON.stringify(problems)).not.toContain("s3cret");
+  });
+});
+
+describe("envValueProblem", () => {
+  it("accepts header-safe values, inner spaces included", () => {
+    for (const value of ["a", "whsec_abc+/=", "two words", "Bearer-ish.token~1"]) {
+      expect(envValueProblem(value)).toBeUndefined();
+    }
+  });
+
+  it("refuses surrounding whitespace, control characters and characters beyond Latin-1", () => {
+    expect(envValueProblem(" lead")).toMatch(/whitespace/);
+    expect(envValueProblem("trail\r\n")).toMatch(/whitespace/);
+    expect(envValueProblem("in\u0000side")).toMatch(/control characters/);
+    expect(envValueProblem("emoji🙂")).toMatch(/beyond Latin-1/);
+  });
+});
