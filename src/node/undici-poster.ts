@@ -47,7 +47,6 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
 
   return {
     post(url, body, headers, timeoutMs): Promise<PostResult> {
-      const { pool, path } = targetOf(url);
       return new Promise<PostResult>((resolve, reject) => {
         let controller: Dispatcher.DispatchController | null = null;
         let status = 0;
@@ -75,6 +74,7 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
         // chain and no AbortSignal per reply; the answer's body is read and dropped, which
         // lets the connection go back to the pool.
         try {
+          const { pool, path } = targetOf(url);
           pool.dispatch(
             { method: "POST", path, body, headers },
             {
@@ -100,7 +100,7 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
             },
           );
         } catch (error) {
-          // Invalid options are thrown, not reported to the handler.
+          // A bad URL or invalid options are thrown, not reported to the handler.
           fail(error, false);
         }
       });
