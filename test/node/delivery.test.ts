@@ -1,6 +1,7 @@
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../src/node/sample-receiver.js";
+import { failure } from "../support/failure.js";
 import { freePort } from "../support/free-port.js";
 import { type ServiceHarness, startHarness } from "../support/node-service.js";
 import { waitFor } from "../support/wait-for.js";
@@ -170,13 +171,12 @@ describe("reply delivery on Node", () => {
   });
 
   it("refuses to start with an outbound token that ends in a newline, naming only the variable", async () => {
-    const starting = startHarness({ outbound_token_env: "OUT_TOKEN" }, {}, {}, { OUT_TOKEN: "receiver-token\n" });
-    const error: unknown = await starting.then(
-      () => undefined,
-      (thrown: unknown) => thrown,
+    const error = await failure(
+      startHarness({ outbound_token_env: "OUT_TOKEN" }, {}, {}, { OUT_TOKEN: "receiver-token\n" }),
     );
-    expect(String(error)).toMatch(/OUT_TOKEN starts or ends with whitespace/);
-    expect(String(error)).not.toContain("receiver-token");
+    expect(error.code).toBe("config_invalid");
+    expect(error.message).toMatch(/OUT_TOKEN starts or ends with whitespace/);
+    expect(error.message).not.toContain("receiver-token");
   });
 
   it("sends the outbound Bearer token when outbound_token_env is set", async () => {

@@ -2,8 +2,8 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { isChannelError } from "../../src/core/errors/channel-error.js";
 import { type ClosablePoster, createUndiciPoster } from "../../src/node/undici-poster.js";
+import { failure } from "../support/failure.js";
 import { freePort } from "../support/free-port.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -33,15 +33,6 @@ async function listen(handle: Handler): Promise<string> {
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
   return `http://127.0.0.1:${port}/replies?x=1`;
-}
-
-async function failureOf(promise: Promise<unknown>) {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  if (!isChannelError(error)) throw new Error(`expected a ChannelError, got ${String(error)}`);
-  return error;
 }
 
 describe("the undici poster", () => {
@@ -86,7 +77,7 @@ describe("the undici poster", () => {
     poster = createUndiciPoster({ connections: 1 });
     const first = poster.post(url, "first", {}, 10_000);
     await waitFor(() => (bodies.length === 1 ? true : undefined));
-    const error = await failureOf(poster.post(url, "second", {}, 50));
+    const error = await failure(poster.post(url, "second", {}, 50));
     expect(error.code).toBe("delivery_failed");
     expect(error.retryable).toBe(true);
     expect(error.details.timeout).toBe(true);
@@ -99,7 +90,7 @@ describe("the undici poster", () => {
 
   it("rejects with a retryable delivery_failed when nothing listens", async () => {
     poster = createUndiciPoster();
-    const error = await failureOf(poster.post(`http://127.0.0.1:${await freePort()}/`, "{}", {}, 5_000));
+    const error = await failure(poster.post(`http://127.0.0.1:${await freePort()}/`, "{}", {}, 5_000));
     expect(error.code).toBe("delivery_failed");
     expect(error.retryable).toBe(true);
     expect(error.details.timeout).toBe(false);
