@@ -3,7 +3,12 @@
 import { build } from "esbuild";
 
 await build({
-  entryPoints: { node: "src/node/main.ts", cli: "src/cli/main.ts", receiver: "src/node/receiver-main.ts" },
+  entryPoints: {
+    node: "src/node/main.ts",
+    "delivery-worker": "src/node/delivery-worker.ts",
+    cli: "src/cli/main.ts",
+    receiver: "src/node/receiver-main.ts",
+  },
   outdir: "dist",
   bundle: true,
   platform: "node",

@@ -11,6 +11,8 @@ export interface CliIo {
   readonly env: NodeJS.ProcessEnv;
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
+  /** The delivery thread's module for `serve` (see RunOptions); absent in tests. */
+  readonly deliveryWorker?: URL;
 }
 
 /** Exit status of a usage error (unknown command or option, missing argument). */
@@ -32,7 +34,11 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
   try {
     switch (command) {
       case "serve":
-        return await runService({ configPath: parseServiceArgs(rest).configPath, env: io.env });
+        return await runService({
+          configPath: parseServiceArgs(rest).configPath,
+          env: io.env,
+          ...(io.deliveryWorker === undefined ? {} : { deliveryWorker: io.deliveryWorker }),
+        });
       case "config": {
         const [sub, ...checkArgs] = rest;
         if (sub !== "check")

@@ -12,5 +12,6 @@ try {
   );
   process.exit(2);
 }
-process.exitCode = await runService({ configPath });
+// The bundle's delivery thread sits next to it in dist/.
+process.exitCode = await runService({ configPath, deliveryWorker: new URL("./delivery-worker.js", import.meta.url) });
 process.exit();

@@ -10,6 +10,11 @@ export interface RunOptions {
   readonly configPath: string;
   readonly env?: NodeJS.ProcessEnv;
   readonly write?: (line: string) => void;
+  /**
+   * The delivery thread's module (dist/delivery-worker.js). Without it the consumer runs on
+   * the main thread, which is what tests of this function use.
+   */
+  readonly deliveryWorker?: URL;
 }
 
 /**
@@ -45,7 +50,13 @@ export async function runService(options: RunOptions): Promise<number> {
 
   let service: Awaited<ReturnType<typeof startService>>;
   try {
-    service = await startService({ config, secrets, logger, env: (name) => env[name] });
+    service = await startService({
+      config,
+      secrets,
+      logger,
+      env: (name) => env[name],
+      ...(options.deliveryWorker === undefined ? {} : { deliveryThread: { entry: options.deliveryWorker, env } }),
+    });
   } catch (error) {
     logger.error(`cannot start: ${errorMessage(error)}`);
     return 1;

@@ -3,14 +3,10 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { AcceptMessage } from "../core/app/accept-message.js";
 import { createAccepts, createApp } from "../core/app/create-app.js";
-import { createBrains } from "../core/brain/create-brains.js";
 import { type Clock, type IdGenerator, randomId, systemClock } from "../core/clock/clock.js";
 import { bindKey, isLoopbackHost, parseBind } from "../core/config/bind-address.js";
 import type { ChannelConfig, Config } from "../core/config/config-schema.js";
 import { channelName } from "../core/config/validate-config.js";
-import { createConsumer } from "../core/consumer/create-consumer.js";
-import type { ConversationStore } from "../core/conversation/conversation-store.js";
-import { createMemoryConversationStore } from "../core/conversation/memory-conversation-store.js";
 import { redactUrl } from "../core/delivery/fetch-poster.js";
 import type { Job } from "../core/delivery/job.js";
 import type { Poster } from "../core/delivery/poster.js";
@@ -18,18 +14,15 @@ import { errorMessage } from "../core/errors/channel-error.js";
 import type { IdempotencyStore } from "../core/idempotency/idempotency-store.js";
 import { createMemoryIdempotencyStore } from "../core/idempotency/memory-idempotency-store.js";
 import type { Logger } from "../core/log/logger.js";
-import { createMemorySequenceCounter } from "../core/sequence/memory-sequence-counter.js";
-import type { SequenceCounter } from "../core/sequence/sequence-counter.js";
+import { type DeliveryThread, startDeliveryThread } from "./delivery-thread.js";
 import { createInboundListener } from "./inbound-listener.js";
 import { createJobQueue, type JobQueue } from "./job-queue.js";
 import type { Journal } from "./journal.js";
 import { createMemoryJournal } from "./memory-journal.js";
-import { createSqliteConversationStore } from "./sqlite-conversation-store.js";
+import { createNodeConsumer } from "./node-consumer.js";
 import { createSqliteIdempotencyStore } from "./sqlite-idempotency-store.js";
 import { createSqliteJournal, pruneIdempotencyKeys, type SqliteJournal } from "./sqlite-journal.js";
-import { createSqliteSequenceCounter } from "./sqlite-sequence-counter.js";
 import { openStateDb, type StateDb } from "./sqlite-state.js";
-import { createUndiciPoster } from "./undici-poster.js";
 
 /** What the Node service is started from. */
 export interface ServiceOptions {
@@ -43,8 +36,14 @@ export interface ServiceOptions {
   readonly newId?: IdGenerator;
   /** Uniform in [0, 1), for retry jitter. */
   readonly random?: () => number;
-  /** Outbound client; default a keep-alive undici pool. */
+  /** Outbound client of the in-thread consumer; default a keep-alive undici pool. */
   readonly poster?: Poster & { close?: () => Promise<void> };
+  /**
+   * Runs the consumer (brains, conversation memory, outbound posts) on a thread of its own,
+   * started from `entry` with `env` as its environment, instead of on the main thread. The
+   * thread builds its real parts itself, so `poster` and `random` must not be given with it.
+   */
+  readonly deliveryThread?: { readonly entry: URL; readonly env: Readonly<Record<string, string | undefined>> };
 }
 
 /** One listening socket and the channels it serves. */
@@ -79,9 +78,7 @@ const REPLAY_POLL_MS = 1_000;
 
 interface State {
   readonly journal: Journal;
-  readonly sequences: SequenceCounter;
   readonly idempotency: IdempotencyStore;
-  readonly store: ConversationStore;
   readonly db: StateDb | undefined;
   readonly durable: SqliteJournal | undefined;
 }
@@ -90,9 +87,7 @@ function openState(config: Config, logger: Logger, clock: Clock): State {
   if (config.state_dir === undefined) {
     return {
       journal: createMemoryJournal(logger),
-      sequences: createMemorySequenceCounter(),
       idempotency: createMemoryIdempotencyStore(),
-      store: createMemoryConversationStore({ now: () => clock.now() }),
       db: undefined,
       durable: undefined,
     };
@@ -102,39 +97,30 @@ function openState(config: Config, logger: Logger, clock: Clock): State {
   const durable = createSqliteJournal(db, logger);
   return {
     journal: durable,
-    sequences: createSqliteSequenceCounter(db),
     idempotency: createSqliteIdempotencyStore(db),
-    store: createSqliteConversationStore(db),
     db,
     durable,
   };
 }
 
 /**
- * Starts the Node runtime: one bounded job queue per channel, the consumer, and one HTTP server
- * per distinct bind (channels that share a bind share a server). With `state_dir`, accepted
+ * Starts the Node runtime: one bounded job queue per channel, the consumer (on the main thread
+ * or on the delivery thread), and one HTTP server per distinct bind (channels that share a
+ * bind share a server). With `state_dir`, accepted
  * messages are committed to SQLite before their 200 and unfinished ones resume here.
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { config, logger, secrets } = options;
   const clock = options.clock ?? systemClock;
   const newId = options.newId ?? randomId;
-  const env = options.env ?? (() => undefined);
-  const poster = options.poster ?? createUndiciPoster();
   const state = openState(config, logger, clock);
-  const consumer = await createConsumer({
-    config,
-    brains: createBrains(config, { fetch: globalThis.fetch, env, clock }),
-    poster,
-    store: state.store,
-    sequences: state.sequences,
-    clock,
-    random: options.random ?? Math.random,
-    newId,
-    logger,
-    env,
-  });
-
+  let consumer: Pick<DeliveryThread, "run" | "close">;
+  try {
+    consumer = await startConsumer(options, state.db);
+  } catch (error) {
+    state.db?.close();
+    throw error;
+  }
   const queues = new Map<string, JobQueue>();
   for (const channel of config.channels) {
     queues.set(
@@ -238,6 +224,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     }
   } catch (error) {
     for (const { server } of servers) server.close();
+    clearInterval(replayTimer);
+    await consumer.close();
+    state.db?.close();
     throw error;
   }
 
@@ -256,13 +245,38 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
             }),
         ),
       );
-      await poster.close?.();
+      await consumer.close();
       // Give finished-job deletes queued for this turn their commit before closing.
       await new Promise((resolve) => setImmediate(resolve));
       state.db?.close();
       return { left, fate: state.journal.leftoverFate };
     },
   };
+}
+
+/** The consumer on the main thread, or on the delivery thread when the options name one. */
+async function startConsumer(
+  options: ServiceOptions,
+  db: StateDb | undefined,
+): Promise<Pick<DeliveryThread, "run" | "close">> {
+  const { config, logger } = options;
+  if (options.deliveryThread !== undefined) {
+    if (options.poster !== undefined || options.random !== undefined) {
+      throw new Error("poster and random belong to the in-thread consumer; the delivery thread builds its own");
+    }
+    return startDeliveryThread({ ...options.deliveryThread, config, logger });
+  }
+  const built = await createNodeConsumer({
+    config,
+    logger,
+    env: options.env ?? (() => undefined),
+    db,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.newId === undefined ? {} : { newId: options.newId }),
+    ...(options.random === undefined ? {} : { random: options.random }),
+    ...(options.poster === undefined ? {} : { poster: options.poster }),
+  });
+  return { run: (job, onProgress) => built.consumer.run(job, onProgress), close: () => built.close() };
 }
 
 function listen(server: Server, host: string, port: number): Promise<number> {
