@@ -9,10 +9,14 @@ const FASTIFY_ENTRY = fileURLToPath(new URL("./fastify-server.mjs", import.meta.
 /** Enough room for every message of a round: both servers keep all that they accept. */
 export const INBOUND_CAPACITY = 1_000_000;
 
-/** The baseline: bench/bare-server.mjs, holding what it accepts like the parked service. */
-export const bareContender = (secret) => ({
-  key: "bare",
-  name: "bare node:http",
+/**
+ * The baseline: bench/bare-server.mjs, holding what it accepts like the parked service. With
+ * another key it is the same-server check: a second process of the baseline, whose ratio
+ * shows how much two identical servers differ in one run on this machine.
+ */
+export const bareContender = (secret, { key = "bare", name = "bare node:http" } = {}) => ({
+  key,
+  name,
   start: () =>
     startChild("bare server", [BARE_ENTRY, "--capacity", String(INBOUND_CAPACITY), "--drain", "hold"], {
       env: { BENCH_SECRET: secret },

@@ -1,6 +1,10 @@
-// Inbound accept rate, A/B: every contender gets a fresh process per round, the same warm-up
-// and then the same measured run (a fixed time with wrk, a fixed count with autocannon), in an order that rotates from round to round
-// so that drift on the machine (thermal, other load) does not favour whoever goes first.
+// Inbound accept rate, A/B: every round starts a fresh process of each contender and warms
+// them all up; then each is measured in slices (1 s each with wrk), in the round's order and
+// then in reverse (A B C, C B A), so that each server's measured time is spread over the same
+// stretch of the round. On a VM whose speed drifts from second to second, back-to-back
+// palindromic slices pair the contenders far more closely than one run each, several seconds
+// apart. The round's order rotates from round to round, and a contender's ratio to bare is the
+// median over the rounds of its rate over bare's in the same round.
 //
 // The service's consumer is parked (its receiver never answers and all messages share one
 // conversation, so exactly one is in progress), and both servers therefore keep every
@@ -18,29 +22,39 @@ const median = (values) => {
 
 /**
  * `contenders`: [{ key, name, start() → { url, pid, peakRss?(), stop() } }], the baseline
- * (key "bare") first; `loader` from loader.mjs. Returns per contender the rounds and the
- * medians, with the ratio of req/s to the baseline's median.
+ * (key "bare") first; `loader` from loader.mjs, whose `measure` is one slice. Returns per
+ * contender the rounds (slices summed) and the medians, with the median per-round ratio to
+ * the baseline.
  */
-export async function runInbound({ contenders, loader, secret, rounds, connections, log }) {
+export async function runInbound({ contenders, loader, secret, rounds, slices, connections, log }) {
   const headers = messageHeaders(secret);
   const body = messageBody();
   const byKey = new Map(contenders.map((contender) => [contender.key, { contender, rounds: [] }]));
 
   for (let round = 0; round < rounds; round += 1) {
     const order = contenders.map((_, index) => contenders[(index + round) % contenders.length]);
-    for (const contender of order) {
-      const server = await contender.start();
-      try {
-        await loader.warmup({ url: server.url, headers, body, connections });
-        const cpu = server.cpuSeconds ?? (() => cpuSeconds(server.pid));
-        const cpuBefore = cpu();
-        const result = await loader.measure({ url: server.url, headers, body, connections });
-        const cpuAfter = cpu();
-        result.cpuMicrosPerRequest =
-          cpuBefore === null || cpuAfter === null || result.ok === 0
-            ? null
-            : ((cpuAfter - cpuBefore) * 1e6) / result.ok;
-        // VmHWM covers the whole life of this fresh process: warm-up plus the measured run.
+    const servers = new Map();
+    try {
+      for (const contender of order) servers.set(contender.key, await contender.start());
+      for (const contender of order) {
+        await loader.warmup({ url: servers.get(contender.key).url, headers, body, connections });
+      }
+      const measured = new Map(order.map((contender) => [contender.key, []]));
+      for (let slice = 0; slice < slices; slice += 1) {
+        for (const contender of slice % 2 === 0 ? order : [...order].reverse()) {
+          const server = servers.get(contender.key);
+          const cpu = server.cpuSeconds ?? (() => cpuSeconds(server.pid));
+          const cpuBefore = cpu();
+          const result = await loader.measure({ url: server.url, headers, body, connections });
+          const cpuAfter = cpu();
+          result.cpuSeconds = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
+          measured.get(contender.key).push(result);
+        }
+      }
+      for (const contender of order) {
+        const server = servers.get(contender.key);
+        const result = combineSlices(measured.get(contender.key));
+        // VmHWM covers the whole life of this fresh process: warm-up plus the measured slices.
         result.peakRss = server.peakRss === undefined ? peakRss(server.pid) : server.peakRss();
         byKey.get(contender.key).rounds.push(result);
         const statuses = Object.entries(result.non2xxStatuses).map(([status, count]) => `${count} × ${status}`);
@@ -48,45 +62,79 @@ export async function runInbound({ contenders, loader, secret, rounds, connectio
           `  round ${round + 1}/${rounds} ${contender.name}: ${Math.round(result.requestsPerSecond)} req/s` +
             (result.non2xx + result.errors > 0 ? ` (${[...statuses, `${result.errors} errors`].join(", ")})` : ""),
         );
-      } finally {
-        await server.stop();
       }
+    } finally {
+      for (const server of servers.values()) await server.stop();
     }
   }
 
   const bare = byKey.get("bare").rounds;
-  // Each round's rate over bare's in the same round: the spread says how far one number can
-  // be trusted on this machine.
-  const pairedRatios = (results) =>
+  // Each round's value over bare's in the same round.
+  const paired = (results, pick) =>
     results
-      .map((result, round) =>
-        bare[round]?.requestsPerSecond ? result.requestsPerSecond / bare[round].requestsPerSecond : null,
-      )
+      .map((result, round) => {
+        const own = pick(result, bare[round]);
+        return own === null || !Number.isFinite(own) ? null : own;
+      })
       .filter((value) => value !== null);
-  const baseline = median(bare.map((result) => result.requestsPerSecond));
-  const baselineCpu = median(bare.map((result) => result.cpuMicrosPerRequest));
   return contenders.map(({ key, name }) => {
     const results = byKey.get(key).rounds;
-    const requestsPerSecond = median(results.map((result) => result.requestsPerSecond));
-    const cpuMicrosPerRequest = median(results.map((result) => result.cpuMicrosPerRequest));
+    const ratios = paired(results, (result, base) =>
+      base?.requestsPerSecond ? result.requestsPerSecond / base.requestsPerSecond : null,
+    );
+    // Bare's CPU per request over this one's: the same ratio as req/s would be if each
+    // server had a core to itself, and much less disturbed by other work on the machine.
+    const cpuRatios = paired(results, (result, base) =>
+      base?.cpuMicrosPerRequest && result.cpuMicrosPerRequest
+        ? base.cpuMicrosPerRequest / result.cpuMicrosPerRequest
+        : null,
+    );
     return {
       key,
       name,
-      requestsPerSecond,
+      requestsPerSecond: median(results.map((result) => result.requestsPerSecond)),
       p50: median(results.map((result) => result.p50)),
       p99: median(results.map((result) => result.p99)),
       peakRss: Math.max(...results.map((result) => result.peakRss ?? 0)) || null,
-      ratio: baseline ? requestsPerSecond / baseline : null,
-      ratioRange: (() => {
-        const ratios = pairedRatios(results);
-        return ratios.length === 0 ? null : [Math.min(...ratios), Math.max(...ratios)];
-      })(),
-      cpuMicrosPerRequest,
-      // Bare's CPU per request over this one's: the same ratio as req/s would be if each
-      // server had a core to itself, and much less disturbed by other work on the machine.
-      cpuRatio: baselineCpu && cpuMicrosPerRequest ? baselineCpu / cpuMicrosPerRequest : null,
+      ratio: median(ratios),
+      // The spread says how far one round can be trusted on this machine.
+      ratioRange: ratios.length === 0 ? null : [Math.min(...ratios), Math.max(...ratios)],
+      cpuMicrosPerRequest: median(results.map((result) => result.cpuMicrosPerRequest)),
+      cpuRatio: median(cpuRatios),
       failures: results.reduce((sum, result) => sum + result.non2xx + result.errors + result.timeouts, 0),
       rounds: results,
     };
   });
+}
+
+/**
+ * One round of a contender from its slices: counts and times summed, latency percentiles
+ * averaged weighted by answers (a percentile of the union would need the full histograms).
+ */
+function combineSlices(slices) {
+  const sum = (pick) => slices.reduce((total, slice) => total + pick(slice), 0);
+  const ok = sum((slice) => slice.ok);
+  const seconds = sum((slice) => slice.seconds);
+  const weighted = (pick) =>
+    slices.some((slice) => pick(slice) == null) || ok === 0 ? null : sum((slice) => pick(slice) * slice.ok) / ok;
+  const non2xxStatuses = {};
+  for (const slice of slices) {
+    for (const [status, count] of Object.entries(slice.non2xxStatuses)) {
+      non2xxStatuses[status] = (non2xxStatuses[status] ?? 0) + count;
+    }
+  }
+  const cpu = slices.some((slice) => slice.cpuSeconds === null) ? null : sum((slice) => slice.cpuSeconds);
+  return {
+    slices: slices.length,
+    seconds,
+    requestsPerSecond: seconds > 0 ? ok / seconds : 0,
+    ok,
+    non2xx: sum((slice) => slice.non2xx),
+    non2xxStatuses,
+    errors: sum((slice) => slice.errors),
+    timeouts: sum((slice) => slice.timeouts),
+    p50: weighted((slice) => slice.p50),
+    p99: weighted((slice) => slice.p99),
+    cpuMicrosPerRequest: cpu === null || ok === 0 ? null : (cpu * 1e6) / ok,
+  };
 }

@@ -3,9 +3,12 @@
 import { runLoad } from "./load.mjs";
 import { runWrk, wrkAvailable } from "./wrk-load.mjs";
 
+const slicesText = (options) => (options.slices > 1 ? `${options.slices} × ` : "");
+const perSlice = (options) => Math.round(options.requests / options.slices);
+
 /**
  * `options.load` is "auto", "wrk" or "autocannon". Returns { name, warmup(params),
- * measure(params) }, where params are { url, headers, body, connections }.
+ * measure(params) }, `measure` being one slice of a round, where params are { url, headers, body, connections }.
  */
 export function createLoader(options) {
   const useWrk = options.load === "wrk" || (options.load === "auto" && wrkAvailable());
@@ -13,17 +16,18 @@ export function createLoader(options) {
   if (useWrk) {
     return {
       name: "wrk",
-      description: `wrk, 1 thread, ${options.wrkWarmupSeconds} s warm-up + ${options.wrkSeconds} s measured`,
+      description: `wrk, 1 thread, ${options.wrkWarmupSeconds} s warm-up + ${slicesText(options)}${options.wrkSeconds} s measured`,
       warmup: (params) => runWrk({ ...params, seconds: options.wrkWarmupSeconds }),
       measure: (params) => runWrk({ ...params, seconds: options.wrkSeconds }),
     };
   }
   return {
     name: "autocannon",
-    description: `autocannon, ${options.warmupRequests} warm-up + ${options.requests} measured requests`,
+    description: `autocannon, ${options.warmupRequests} warm-up + ${slicesText(options)}${perSlice(options)} measured requests`,
     // The time caps only bite on a slow contender (the Worker under workerd), which would
     // otherwise need minutes for the same request count.
     warmup: (params) => runLoad({ ...params, amount: options.warmupRequests, maxSeconds: options.warmupMaxSeconds }),
-    measure: (params) => runLoad({ ...params, amount: options.requests, maxSeconds: options.measureMaxSeconds }),
+    measure: (params) =>
+      runLoad({ ...params, amount: perSlice(options), maxSeconds: options.measureMaxSeconds / options.slices }),
   };
 }

@@ -11,6 +11,8 @@ const PRESETS = {
     measureMaxSeconds: 4,
     wrkWarmupSeconds: 1,
     wrkSeconds: 1,
+    slices: 1,
+    sameTwice: false,
     connections: 10,
     rates: [1_000, 5_000, 10_000, 15_000, 20_000],
     stepSeconds: 2,
@@ -28,7 +30,11 @@ const PRESETS = {
     warmupMaxSeconds: 3,
     measureMaxSeconds: 10,
     wrkWarmupSeconds: 1,
-    wrkSeconds: 2,
+    // Per slice: each contender is measured 2 × 1 s per round (see inbound.mjs).
+    wrkSeconds: 1,
+    slices: 2,
+    // A second bare process as a contender: its ratio to bare is the noise floor of the run.
+    sameTwice: true,
     connections: 10,
     rates: [500, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_500, 10_000, 12_500, 15_000, 20_000, 25_000],
     stepSeconds: 5,

@@ -25,12 +25,21 @@ function table(header, rows) {
 export function evaluateTargets({ inbound, endToEnd, buffer }) {
   const service = inbound.find((row) => row.key === "service");
   const fastify = inbound.find((row) => row.key === "fastify");
+  const again = inbound.find((row) => row.key === "bare-again");
+  const noiseFloor =
+    again?.ratio == null
+      ? ""
+      : `; the same bare server twice: ${ratio(again.ratio)}` +
+        (again.ratioRange ? ` (rounds ${ratio(again.ratioRange[0])}–${ratio(again.ratioRange[1])})` : "");
   const atTarget = endToEnd.steps.find((step) => step.offered === TARGETS.endToEndRate);
   const bufferFull = buffer.accepted >= buffer.capacity;
   return [
     {
       target: `inbound req/s ≥ ${TARGETS.inboundRatio} × bare node:http`,
-      measured: service?.ratio == null ? "n/a" : `${ratio(service.ratio)} × (${int(service.requestsPerSecond)} req/s)`,
+      measured:
+        service?.ratio == null
+          ? "n/a"
+          : `${ratio(service.ratio)} × (${int(service.requestsPerSecond)} req/s${service.ratioRange ? `, rounds ${ratio(service.ratioRange[0])}–${ratio(service.ratioRange[1])}` : ""})${noiseFloor}`,
       pass: service?.ratio == null ? null : service.ratio >= TARGETS.inboundRatio,
     },
     {
@@ -126,9 +135,11 @@ const targetsTable = (targets) =>
 function sections(results) {
   const { inbound, endToEnd, buffer, options, workerd, loader } = results;
   const out = [
-    `### Inbound (median of ${options.rounds} A/B rounds; ${loader.description}, ${options.connections} connections)`,
+    `### Inbound (${options.rounds} rounds, slices interleaved A B C | C B A; ${loader.description}, ${options.connections} connections)`,
     "",
     inboundTable(inbound),
+    "",
+    "req/s, latency and CPU: median over the rounds; ratios: median over the rounds of the round's value over bare's.",
     "",
   ];
   if (workerd.skipped) out.push(`Worker under workerd: skipped (${workerd.skipped}).`, "");

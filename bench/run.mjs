@@ -42,9 +42,12 @@ async function inboundPhase(options, loader, secret, workerd) {
   if (!withFastify) log("  Fastify row left out: the fastify devDependency is not installed");
   return withReceiver("never", (parked) => {
     const contenders = [bareContender(secret), serviceContender(secret, parked)];
+    if (options.sameTwice)
+      contenders.push(bareContender(secret, { key: "bare-again", name: "bare node:http, second process" }));
     if (withFastify) contenders.push(fastifyContender(secret));
     if (workerd.contender !== undefined) contenders.push(workerd.contender(parked));
-    return runInbound({ contenders, loader, secret, log, rounds: options.rounds, connections: options.connections });
+    const { rounds, slices, connections } = options;
+    return runInbound({ contenders, loader, secret, log, rounds, slices, connections });
   });
 }
 

@@ -11,6 +11,8 @@ export interface DeliveryThreadData {
 /** A message from the main thread to the delivery thread. */
 export type ToDeliveryThread =
   | { readonly kind: "run"; readonly id: number; readonly job: Job }
+  /** The main thread has journaled the progress of run `id` (or could not: `error`). */
+  | { readonly kind: "progressed"; readonly id: number; readonly error?: string }
   /** Finish the runs in hand, close the outbound connections and the state database, then end. */
   | { readonly kind: "close" };
 
@@ -20,8 +22,12 @@ export type FromDeliveryThread =
   | { readonly kind: "ready" }
   /** The consumer could not be built; the thread ends. */
   | { readonly kind: "failed"; readonly code: ErrorCode; readonly message: string }
-  /** A step of run `id` that the journal should keep (the brain's replies, a delivered reply). */
-  | { readonly kind: "progress"; readonly id: number; readonly job: Job }
+  /**
+   * A step of run `id` that the journal should keep (the brain's replies, a delivered reply).
+   * With `ack`, the run waits for `progressed` before it posts anything, as it would on the
+   * main thread: with `state_dir`, replies are stored before they are sent.
+   */
+  | { readonly kind: "progress"; readonly id: number; readonly job: Job; readonly ack: boolean }
   | { readonly kind: "outcome"; readonly id: number; readonly outcome: JobOutcome }
   /** Run `id` threw, which the consumer never does by contract; the queue tries the job again. */
   | { readonly kind: "rejected"; readonly id: number; readonly message: string }

@@ -77,14 +77,29 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
     });
     // Only the first thread's start is awaited; a replacement's failure is logged instead.
     ready.catch(() => undefined);
+    const outbox = createTurnBatcher<ToDeliveryThread>((batch) => worker.postMessage(batch));
     let lastError: string | undefined;
     // The first thread's start-up failure is the caller's to report; any later failure is logged.
     let started = !initial;
     const receive = (message: FromDeliveryThread): void => {
       switch (message.kind) {
-        case "progress":
-          pending.get(message.id)?.onProgress(message.job);
+        case "progress": {
+          let error: string | undefined;
+          try {
+            const run = pending.get(message.id);
+            if (run === undefined) error = "the run is no longer awaited";
+            else run.onProgress(message.job);
+          } catch (cause) {
+            error = errorMessage(cause);
+          }
+          if (message.ack)
+            outbox.push(
+              error === undefined
+                ? { kind: "progressed", id: message.id }
+                : { kind: "progressed", id: message.id, error },
+            );
           break;
+        }
         case "outcome": {
           const run = pending.get(message.id);
           pending.delete(message.id);
@@ -137,7 +152,6 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
         resolve();
       });
     });
-    const outbox = createTurnBatcher<ToDeliveryThread>((batch) => worker.postMessage(batch));
     return { worker, outbox, ready, exited };
   };
 

@@ -34,6 +34,19 @@ try {
   process.exit(1);
 }
 const { consumer } = built;
+// With state_dir the journal is durable, and a run goes on only once its step is stored.
+const durable = config.state_dir !== undefined;
+const awaitingAck = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+const progress = (id: number, job: Job): Promise<void> | undefined => {
+  if (!durable) {
+    outbox.push({ kind: "progress", id, job, ack: false });
+    return undefined;
+  }
+  return new Promise<void>((resolve, reject) => {
+    awaitingAck.set(id, { resolve, reject });
+    outbox.push({ kind: "progress", id, job, ack: true });
+  });
+};
 
 let inFlight = 0;
 let closing = false;
@@ -64,7 +77,7 @@ const close = (): void => {
 const start = (id: number, job: Job): void => {
   inFlight += 1;
   consumer
-    .run(job, (next) => outbox.push({ kind: "progress", id, job: next }))
+    .run(job, (next) => progress(id, next))
     .then(
       (outcome) => outbox.push({ kind: "outcome", id, outcome }),
       (error: unknown) => outbox.push({ kind: "rejected", id, message: errorMessage(error) }),
@@ -79,7 +92,12 @@ const start = (id: number, job: Job): void => {
 port.on("message", (batch: ToDeliveryThread[]) => {
   for (const message of batch) {
     if (message.kind === "run") start(message.id, message.job);
-    else if (!closing) close();
+    else if (message.kind === "progressed") {
+      const waiter = awaitingAck.get(message.id);
+      awaitingAck.delete(message.id);
+      if (message.error === undefined) waiter?.resolve();
+      else waiter?.reject(new Error(message.error));
+    } else if (!closing) close();
   }
 });
 outbox.push({ kind: "ready" });

@@ -138,9 +138,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     run(job, progress)
       .then((outcome) => apply(key, lane, outcome))
       .catch((error: unknown) => {
-        // run() never rejects by contract; if it did, keep the job and try it again later.
+        // run() never rejects by contract, but the delivery thread can stop mid-run: keep the
+        // job as far as its last reported step and try it again later.
         logger.error(`job failed unexpectedly: ${errorMessage(error)}`, { message_id: job.message.id });
-        apply(key, lane, { kind: "retry", job, delayMs: 1_000 });
+        apply(key, lane, { kind: "retry", job: lane.jobs[0] ?? job, delayMs: 1_000 });
       })
       .finally(() => {
         running -= 1;

@@ -39,9 +39,9 @@ export interface ServiceOptions {
   /** Outbound client of the in-thread consumer; default a keep-alive undici pool. */
   readonly poster?: Poster & { close?: () => Promise<void> };
   /**
-   * Runs the consumer (brains, conversation memory, outbound posts) on a thread of its own,
-   * started from `entry` with `env` as its environment, instead of on the main thread. The
-   * thread builds its real parts itself, so `poster` and `random` must not be given with it.
+   * Where the delivery thread comes from (dist/delivery-worker.js) and the environment it
+   * sees; needed when the config sets `delivery_thread`. The thread builds its real parts
+   * itself, so `poster` and `random` cannot be given with it.
    */
   readonly deliveryThread?: { readonly entry: URL; readonly env: Readonly<Record<string, string | undefined>> };
 }
@@ -254,13 +254,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   };
 }
 
-/** The consumer on the main thread, or on the delivery thread when the options name one. */
+/** The consumer on the main thread, or on the delivery thread with `delivery_thread`. */
 async function startConsumer(
   options: ServiceOptions,
   db: StateDb | undefined,
 ): Promise<Pick<DeliveryThread, "run" | "close">> {
   const { config, logger } = options;
-  if (options.deliveryThread !== undefined) {
+  if (config.delivery_thread) {
+    if (options.deliveryThread === undefined) {
+      throw new Error("delivery_thread needs dist/delivery-worker.js: start the service with node dist/node.js");
+    }
     if (options.poster !== undefined || options.random !== undefined) {
       throw new Error("poster and random belong to the in-thread consumer; the delivery thread builds its own");
     }

@@ -24,62 +24,66 @@ afterEach(async () => {
 });
 
 describe("state_dir on Node", () => {
-  it("loses nothing accepted across kill -9 while the receiver is down", async () => {
-    const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-state-"));
-    const port = await freePort();
-    const config = await writeTempConfig({
-      state_dir: stateDir,
-      channels: [
-        {
-          type: "webhook",
-          token_env: "WEBHOOK_SECRET",
-          webhook: {
-            bind: "127.0.0.1:0",
-            outbound_url: `http://127.0.0.1:${port}/replies`,
-            delivery: { initial_delay_ms: 50, max_delay_ms: 200, max_attempts: 1000 },
+  it.each([false, true])(
+    "loses nothing accepted across kill -9 while the receiver is down (delivery_thread: %s)",
+    async (deliveryThread) => {
+      const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-state-"));
+      const port = await freePort();
+      const config = await writeTempConfig({
+        state_dir: stateDir,
+        delivery_thread: deliveryThread,
+        channels: [
+          {
+            type: "webhook",
+            token_env: "WEBHOOK_SECRET",
+            webhook: {
+              bind: "127.0.0.1:0",
+              outbound_url: `http://127.0.0.1:${port}/replies`,
+              delivery: { initial_delay_ms: 50, max_delay_ms: 200, max_attempts: 1000 },
+            },
           },
-        },
-      ],
-      routes: [{ channel: "webhook", brain: "echo" }],
-    });
-    spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
-    const url = await listeningUrl(spawned);
-    const accepted: string[] = [];
-    for (let index = 0; index < 30; index += 1) {
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
-        body: JSON.stringify({ sender_id: `s${index % 3}`, text: `m${index}` }),
+        ],
+        routes: [{ channel: "webhook", brain: "echo" }],
       });
-      expect(response.status).toBe(200);
-      accepted.push(((await response.json()) as { message_id: string }).message_id);
-    }
-    spawned.child.kill("SIGKILL");
-    await spawned.exited;
+      spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
+      const url = await listeningUrl(spawned);
+      const accepted: string[] = [];
+      for (let index = 0; index < 30; index += 1) {
+        const response = await fetch(url, {
+          method: "POST",
+          headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
+          body: JSON.stringify({ sender_id: `s${index % 3}`, text: `m${index}` }),
+        });
+        expect(response.status).toBe(200);
+        accepted.push(((await response.json()) as { message_id: string }).message_id);
+      }
+      spawned.child.kill("SIGKILL");
+      await spawned.exited;
 
-    const replies: ReceivedReply[] = [];
-    receiver = await startReceiver({ port, onReply: (reply) => replies.push(reply) });
-    spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
-    await listeningUrl(spawned);
-    const answered = () => new Set(replies.map((reply) => (reply.body as { in_reply_to: string }).in_reply_to));
-    await waitFor(
-      () => (accepted.every((id) => answered().has(id)) ? true : undefined),
-      15_000,
-      "every accepted message answered",
-    );
-
-    const idsPerMessage = new Map<string, Set<string>>();
-    for (const reply of replies) {
-      const inReplyTo = (reply.body as { in_reply_to: string }).in_reply_to;
-      idsPerMessage.set(
-        inReplyTo,
-        (idsPerMessage.get(inReplyTo) ?? new Set()).add(String(reply.headers["webhook-id"])),
+      const replies: ReceivedReply[] = [];
+      receiver = await startReceiver({ port, onReply: (reply) => replies.push(reply) });
+      spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
+      await listeningUrl(spawned);
+      const answered = () => new Set(replies.map((reply) => (reply.body as { in_reply_to: string }).in_reply_to));
+      await waitFor(
+        () => (accepted.every((id) => answered().has(id)) ? true : undefined),
+        15_000,
+        "every accepted message answered",
       );
-    }
-    for (const ids of idsPerMessage.values()) expect(ids.size).toBe(1);
-    spawned.child.kill("SIGTERM");
-    expect(await spawned.exited).toBe(0);
-  });
+
+      const idsPerMessage = new Map<string, Set<string>>();
+      for (const reply of replies) {
+        const inReplyTo = (reply.body as { in_reply_to: string }).in_reply_to;
+        idsPerMessage.set(
+          inReplyTo,
+          (idsPerMessage.get(inReplyTo) ?? new Set()).add(String(reply.headers["webhook-id"])),
+        );
+      }
+      for (const ids of idsPerMessage.values()) expect(ids.size).toBe(1);
+      spawned.child.kill("SIGTERM");
+      expect(await spawned.exited).toBe(0);
+    },
+  );
 
   it("keeps dead letters for `dead-letters list` and delivers them after `replay`", async () => {
     const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-state-"));

@@ -132,4 +132,26 @@ describe("createJobQueue", () => {
     await queue.enqueue(message("behind", "a"));
     expect(await queue.drain(50)).toEqual(["stuck", "behind"]);
   });
+
+  it("retries a run that rejects from the last step it reported", async () => {
+    const { logger, lines } = createLogSink();
+    const seen: Job[] = [];
+    const queue = createJobQueue({
+      capacity: 10,
+      journal: createMemoryJournal(logger),
+      logger,
+      run: (job, onProgress) => {
+        seen.push(job);
+        if (seen.length > 1) return Promise.resolve(done(job));
+        // The delivery thread stopped after the brain had answered.
+        onProgress({ ...job, replies: [{ id: "r-1", sequence: 1, body: "{}" }] });
+        return Promise.reject(new Error("the delivery thread stopped"));
+      },
+    });
+    await queue.enqueue(message("m-1", "a"));
+    expect(await queue.drain(3_000)).toEqual([]);
+    expect(seen).toHaveLength(2);
+    expect(seen[1]?.replies).toEqual([{ id: "r-1", sequence: 1, body: "{}" }]);
+    expect(lines.some((line) => String(line.msg).startsWith("job failed unexpectedly"))).toBe(true);
+  });
 });

@@ -2,6 +2,7 @@ import { type Config, DEFAULT_BUFFER_CAPACITY } from "../../src/core/config/conf
 import { validateConfig } from "../../src/core/config/validate-config.js";
 import { type ReceivedReply, type ReceiverOptions, startReceiver } from "../../src/node/sample-receiver.js";
 import { type RunningService, startService } from "../../src/node/start-service.js";
+import { deliveryWorkerEntry } from "./delivery-worker-entry.js";
 import { createLogSink } from "./log-sink.js";
 
 /** The shared test secret. */
@@ -54,7 +55,13 @@ export async function startHarness(
   const { logger, lines } = createLogSink();
   let service: RunningService;
   try {
-    service = await startService({ config, secrets: new Map([["webhook", SECRET]]), logger, env: (name) => env[name] });
+    service = await startService({
+      config,
+      secrets: new Map([["webhook", SECRET]]),
+      logger,
+      env: (name) => env[name],
+      ...(config.delivery_thread ? { deliveryThread: { entry: deliveryWorkerEntry(), env } } : {}),
+    });
   } catch (error) {
     await receiver.close();
     throw error;

@@ -128,6 +128,12 @@ export const configSchema = z
       .min(0, { error: "must be 0 or more" })
       .default(30_000)
       .describe("On SIGTERM/SIGINT, how long accepted messages may take to finish before exit."),
+    delivery_thread: z
+      .boolean({ error: "must be true or false" })
+      .default(false)
+      .describe(
+        "Node only: run brain calls and outbound posts on a second thread, so that the service can use two cores. Pays off above a few thousand messages per second; costs about 25 MB and more CPU per message at low rates.",
+      ),
   })
   .describe("webhook-channel configuration");
 

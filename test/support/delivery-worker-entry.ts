@@ -1,0 +1,12 @@
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The built delivery thread (dist/delivery-worker.js): a worker thread needs JavaScript, so
+ * tests of the thread use the bundle that `npm test` builds first.
+ */
+export function deliveryWorkerEntry(): URL {
+  const entry = new URL("../../dist/delivery-worker.js", import.meta.url);
+  if (!existsSync(fileURLToPath(entry))) throw new Error("dist/delivery-worker.js is missing: run npm run build");
+  return entry;
+}
