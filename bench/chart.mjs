@@ -18,11 +18,17 @@ function niceStep(max) {
   return [1, 2, 2.5, 5, 10].map((factor) => factor * magnitude).find((step) => step >= raw) ?? raw;
 }
 
-/** Renders the chart of `steps` (from bench/end-to-end.mjs) as an SVG document. */
-export function renderChart(steps) {
-  const points = steps.filter((step) => step.p50 !== null && step.p99 !== null);
-  const maxRate = Math.max(1_000, ...steps.map((step) => step.offered));
-  const maxMs = Math.max(TARGET_MS * 2, ...points.map((step) => step.p99));
+// Solid lines for the first series (the stock config), dashed for the second.
+const DASHES = ["", "7 4"];
+
+/**
+ * Renders the chart of one or two series, [{ label, steps }] with steps from
+ * bench/end-to-end.mjs, as an SVG document.
+ */
+export function renderChart(series) {
+  const all = series.flatMap(({ steps }) => steps);
+  const maxRate = Math.max(1_000, ...all.map((step) => step.offered));
+  const maxMs = Math.max(TARGET_MS * 2, ...all.filter((step) => step.p99 !== null).map((step) => step.p99));
   const logMin = Math.log10(FLOOR_MS);
   const logMax = Math.ceil(Math.log10(maxMs));
   const x = (rate) => MARGIN.left + (rate / maxRate) * PLOT_W;
@@ -57,29 +63,48 @@ export function renderChart(steps) {
     `<text x="${MARGIN.left + PLOT_W - 4}" y="${y(TARGET_MS) - 5}" text-anchor="end" fill="#c00">p99 target ${TARGET_MS} ms</text>`,
   );
 
-  for (const [key, color, label] of [
-    ["p50", "#1f77b4", "p50"],
-    ["p99", "#ff7f0e", "p99"],
-  ]) {
-    const path = points.map((point) => `${x(point.offered).toFixed(1)},${y(point[key]).toFixed(1)}`).join(" ");
-    parts.push(`<polyline points="${path}" fill="none" stroke="${color}" stroke-width="2"/>`);
-    for (const point of points) {
-      // A step with a 503, a lost reply or a sender that fell behind gets a hollow marker.
-      const fill = point.clean ? color : "white";
+  series.forEach(({ label: setup, steps }, index) => {
+    const points = steps.filter((step) => step.p50 !== null && step.p99 !== null);
+    const dash = DASHES[index] ?? "";
+    for (const [key, color, label] of [
+      ["p50", "#1f77b4", "p50"],
+      ["p99", "#ff7f0e", "p99"],
+    ]) {
+      const path = points.map((point) => `${x(point.offered).toFixed(1)},${y(point[key]).toFixed(1)}`).join(" ");
       parts.push(
-        `<circle cx="${x(point.offered).toFixed(1)}" cy="${y(point[key]).toFixed(1)}" r="4" fill="${fill}" stroke="${color}" stroke-width="2">` +
-          `<title>${escapeXml(`${label} at ${point.offered} msg/s: ${point[key].toFixed(2)} ms${point.clean ? "" : " (not clean)"}`)}</title></circle>`,
+        `<polyline points="${path}" fill="none" stroke="${color}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ""}/>`,
       );
+      for (const point of points) {
+        // A step with a 503, a lost reply or a sender that fell behind gets a hollow marker.
+        const fill = point.clean ? color : "white";
+        parts.push(
+          `<circle cx="${x(point.offered).toFixed(1)}" cy="${y(point[key]).toFixed(1)}" r="4" fill="${fill}" stroke="${color}" stroke-width="2">` +
+            `<title>${escapeXml(`${setup}, ${label} at ${point.offered} msg/s: ${point[key].toFixed(2)} ms${point.clean ? "" : " (not clean)"}`)}</title></circle>`,
+        );
+      }
     }
-  }
-  const legendX = MARGIN.left + 12;
+  });
+  const rows = [
+    ["p50", "#1f77b4", ""],
+    ["p99", "#ff7f0e", ""],
+  ];
+  series.forEach(({ label }, index) => {
+    if (series.length > 1) rows.push([label, "#555", DASHES[index] ?? ""]);
+  });
+  // Bottom right: latencies there are low only below the knee, which is at the left.
+  const legendH = 26 + rows.length * 18;
+  const legendX = MARGIN.left + PLOT_W - 290;
+  const legendTop = MARGIN.top + PLOT_H - legendH - 6;
+  parts.push(`<rect x="${legendX - 6}" y="${legendTop}" width="290" height="${legendH}" fill="white" stroke="#ccc"/>`);
+  rows.forEach(([label, color, dash], row) => {
+    const lineY = legendTop + 14 + row * 18;
+    parts.push(
+      `<line x1="${legendX}" x2="${legendX + 20}" y1="${lineY}" y2="${lineY}" stroke="${color}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ""}/>`,
+      `<text x="${legendX + 26}" y="${lineY + 4}">${escapeXml(label)}</text>`,
+    );
+  });
   parts.push(
-    `<rect x="${legendX - 6}" y="${MARGIN.top + 6}" width="250" height="62" fill="white" stroke="#ccc"/>`,
-    `<line x1="${legendX}" x2="${legendX + 20}" y1="${MARGIN.top + 20}" y2="${MARGIN.top + 20}" stroke="#1f77b4" stroke-width="2"/>`,
-    `<text x="${legendX + 26}" y="${MARGIN.top + 24}">p50</text>`,
-    `<line x1="${legendX}" x2="${legendX + 20}" y1="${MARGIN.top + 38}" y2="${MARGIN.top + 38}" stroke="#ff7f0e" stroke-width="2"/>`,
-    `<text x="${legendX + 26}" y="${MARGIN.top + 42}">p99</text>`,
-    `<text x="${legendX}" y="${MARGIN.top + 60}">hollow marker: 503s, lost replies or sender behind</text>`,
+    `<text x="${legendX}" y="${legendTop + 18 + rows.length * 18}">hollow marker: 503s, lost replies or sender behind</text>`,
     "</svg>",
     "",
   );

@@ -51,10 +51,12 @@ async function inboundPhase(options, loader, secret, workerd) {
   });
 }
 
-function endToEndPhase(options, secret) {
-  log(`end to end: ${options.stepSeconds} s per step (${since()})`);
+function endToEndPhase(options, secret, deliveryThread) {
+  log(
+    `end to end${deliveryThread ? ", delivery_thread: true" : ", stock config"}: ${options.stepSeconds} s per step (${since()})`,
+  );
   return withReceiver("answer", async (receiver) => {
-    const service = await startService({ secret, outboundUrl: receiver.url });
+    const service = await startService({ secret, outboundUrl: receiver.url, deliveryThread });
     try {
       return await runEndToEnd({
         url: service.url,
@@ -106,7 +108,9 @@ async function writeResults(results) {
   await mkdir(RESULTS, { recursive: true });
   await writeFile(new URL(`${mode}.json`, RESULTS), `${JSON.stringify(results, null, 2)}\n`);
   await writeFile(new URL(`${mode}.md`, RESULTS), renderMarkdown(results, `${mode}-latency.svg`));
-  await writeFile(new URL(`${mode}-latency.svg`, RESULTS), renderChart(results.endToEnd.steps));
+  const series = [{ label: "stock", steps: results.endToEnd.steps }];
+  if (results.endToEndThread) series.push({ label: "delivery_thread", steps: results.endToEndThread.steps });
+  await writeFile(new URL(`${mode}-latency.svg`, RESULTS), renderChart(series));
 }
 
 async function main() {
@@ -129,7 +133,8 @@ async function main() {
   const workerd = options.skipWorkerd ? { skipped: "--skip-workerd" } : await prepareWorkerd({ secret, log });
   try {
     const inbound = await inboundPhase(options, loader, secret, workerd);
-    const endToEnd = await endToEndPhase(options, secret);
+    const endToEnd = await endToEndPhase(options, secret, false);
+    const endToEndThread = options.threadVariant ? await endToEndPhase(options, secret, true) : null;
     const buffer = await memoryPhase(options, secret);
     machine.backgroundLoadAfter = await backgroundLoad();
 
@@ -143,6 +148,7 @@ async function main() {
       inbound,
       workerd: { skipped: workerd.skipped ?? null },
       endToEnd,
+      endToEndThread,
       buffer,
     };
     results.targets = evaluateTargets(results);

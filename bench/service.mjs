@@ -11,8 +11,9 @@ import { CHANNEL_PATH } from "./message.mjs";
 export const SERVICE_ENTRY = fileURLToPath(new URL("../dist/node.js", import.meta.url));
 
 /**
- * Starts the service. `bufferCapacity` and `deliveryTimeoutMs` are the only knobs the bench
- * turns; everything else stays at its default so the numbers describe a stock setup.
+ * Starts the service. `bufferCapacity`, `deliveryTimeoutMs` and `deliveryThread` (the config's
+ * `delivery_thread`) are the only knobs the bench turns; everything else stays at its default
+ * so the numbers describe a stock setup.
  * `nodeOptions` lets the profiler add `--cpu-prof`; `entry` lets an experiment run another
  * build (a patched copy of the repository) side by side with this one.
  */
@@ -21,6 +22,7 @@ export async function startService({
   outboundUrl,
   bufferCapacity,
   deliveryTimeoutMs,
+  deliveryThread = false,
   nodeOptions = [],
   entry = SERVICE_ENTRY,
 }) {
@@ -42,6 +44,7 @@ export async function startService({
     // A bench that stops a service with messages still parked must not wait for them.
     shutdown_timeout_ms: 0,
   };
+  if (deliveryThread) config.delivery_thread = true;
   await writeFile(configPath, JSON.stringify(config, null, 2));
   try {
     const service = await startChild("service", [entry, "--config", configPath], {
