@@ -15,8 +15,6 @@ export interface DeliveryThreadOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The main thread's logger; the thread's lines come out here. */
   readonly logger: Logger;
-  /** How long `close` waits for the thread before stopping it. Default 5 s. */
-  readonly closeTimeoutMs?: number;
 }
 
 /** The consumer, run on its own thread; the same `run` as the in-thread consumer's. */
@@ -26,8 +24,11 @@ export interface DeliveryThread {
    * returned; the queue then keeps the job and tries it again.
    */
   run(job: Job, onProgress: (job: Job) => void): Promise<JobOutcome>;
-  /** Lets runs in hand return, closes the thread's connections and database, and ends it. */
-  close(): Promise<void>;
+  /**
+   * Aborts the thread's posts in flight, closes its database and ends it; a thread still busy
+   * after `timeoutMs` (a brain call cannot be aborted) is stopped.
+   */
+  close(timeoutMs: number): Promise<void>;
   /**
    * Stops the thread at once, as a crash would: runs in hand reject, and the next run starts
    * a new thread.
@@ -43,6 +44,8 @@ interface PendingRun {
 
 interface Thread {
   readonly worker: Worker;
+  /** The runs this thread holds, by id. */
+  readonly pending: Map<number, PendingRun>;
   readonly outbox: { push(message: ToDeliveryThread): void; flush(): void };
   readonly ready: Promise<void>;
   readonly exited: Promise<void>;
@@ -55,22 +58,15 @@ interface Thread {
  */
 export async function startDeliveryThread(options: DeliveryThreadOptions): Promise<DeliveryThread> {
   const { config, entry, logger } = options;
-  const closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.env)) if (value !== undefined) env[name] = value;
-  const pending = new Map<number, PendingRun>();
   let nextId = 0;
   let closing = false;
-
-  const failPending = (reason: string): void => {
-    const runs = [...pending.values()];
-    pending.clear();
-    for (const run of runs) run.reject(new ChannelError("internal_error", reason, { retryable: true }));
-  };
 
   const spawn = (initial: boolean): Thread => {
     const data: DeliveryThreadData = { config };
     const worker = new Worker(entry, { workerData: data, env });
+    const pending = new Map<number, PendingRun>();
     let settleReady: { resolve: () => void; reject: (error: Error) => void } | undefined;
     const ready = new Promise<void>((resolve, reject) => {
       settleReady = { resolve, reject };
@@ -131,7 +127,24 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
       }
     };
     worker.on("message", (batch: FromDeliveryThread[]) => {
-      for (const message of batch) receive(message);
+      for (const message of batch) {
+        // One message that cannot be handled must not cost the outcomes batched after it.
+        try {
+          receive(message);
+        } catch (error) {
+          logger.error("cannot handle a message from the delivery thread", {
+            kind: message.kind,
+            error: errorMessage(error),
+          });
+        }
+      }
+    });
+    worker.on("messageerror", (error) => {
+      // A message that could not be read may have been an outcome: replace the thread, so the
+      // runs it held fail and are retried rather than wait for ever.
+      lastError = `a message from the thread could not be read: ${errorMessage(error)}`;
+      logger.error("the delivery thread sent a message that could not be read; replacing it", { error: lastError });
+      worker.terminate().catch(() => undefined);
     });
     worker.on("error", (error) => {
       lastError = errorMessage(error);
@@ -147,12 +160,14 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
             logger.error("the delivery thread stopped with runs in hand; they will be retried", {
               count: pending.size,
             });
-          failPending(reason);
+          const runs = [...pending.values()];
+          pending.clear();
+          for (const run of runs) run.reject(new ChannelError("internal_error", reason, { retryable: true }));
         }
         resolve();
       });
     });
-    return { worker, outbox, ready, exited };
+    return { worker, pending, outbox, ready, exited };
   };
 
   let current: Thread | undefined = spawn(true);
@@ -167,11 +182,11 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
       nextId += 1;
       const thread = current;
       return new Promise<JobOutcome>((resolve, reject) => {
-        pending.set(id, { resolve, reject, onProgress });
+        thread.pending.set(id, { resolve, reject, onProgress });
         thread.outbox.push({ kind: "run", id, job });
       });
     },
-    async close() {
+    async close(timeoutMs) {
       closing = true;
       const thread = current;
       if (thread === undefined) return;
@@ -181,12 +196,12 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
       const gaveUp = await Promise.race([
         thread.exited.then(() => false),
         new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(true), closeTimeoutMs);
+          timer = setTimeout(() => resolve(true), timeoutMs);
         }),
       ]);
       clearTimeout(timer);
       if (gaveUp) {
-        logger.warn("the delivery thread did not end in time; stopping it", { timeout_ms: closeTimeoutMs });
+        logger.warn("the delivery thread did not end in time; stopping it", { timeout_ms: timeoutMs });
         await thread.worker.terminate();
         await thread.exited;
       }

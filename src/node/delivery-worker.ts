@@ -97,7 +97,7 @@ port.on("message", (batch: ToDeliveryThread[]) => {
       awaitingAck.delete(message.id);
       if (message.error === undefined) waiter?.resolve();
       else waiter?.reject(new Error(message.error));
-    } else if (!closing) close();
+    } else if (message.kind === "close" && !closing) close();
   }
 });
 outbox.push({ kind: "ready" });

@@ -20,6 +20,9 @@ export interface JobQueueOptions {
   readonly now?: () => number;
 }
 
+/** Unexpected failures in a row after which a job is dead-lettered. */
+export const MAX_UNEXPECTED_FAILURES = 5;
+
 /** The Node runtime's queue. */
 export interface JobQueue extends Queue {
   /** Accepted messages not yet finished. */
@@ -57,6 +60,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   let size = 0;
   let stopped = false;
   let idleWaiters: (() => void)[] = [];
+  // Unexpected failures in a row, by message id (see failedUnexpectedly).
+  const failures = new Map<string, number>();
 
   const keyOf = (job: Job) => conversationKey(job.message.channel, job.message.message.conversationId);
 
@@ -129,6 +134,38 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     } else journal.progress(outcome.job);
   };
 
+  /**
+   * run() never rejects by contract, but the delivery thread can stop mid-run (a crash, or
+   * shutdown stopping it). The job is kept as far as its last reported step and tried again
+   * with a growing delay; one that fails this way several times in a row (a message that
+   * crashes the thread each time, or a thread that cannot start again) becomes a dead letter
+   * rather than looping for ever.
+   */
+  const failedUnexpectedly = (key: string, lane: Lane, job: Job, error: unknown): void => {
+    const id = job.message.id;
+    const count = (failures.get(id) ?? 0) + 1;
+    const detail = errorMessage(error);
+    if (count >= MAX_UNEXPECTED_FAILURES) {
+      failures.delete(id);
+      apply(key, lane, {
+        kind: "dead",
+        job,
+        error: {
+          code: "internal_error",
+          message: `failed unexpectedly ${count} times in a row: ${detail}`,
+          retryable: false,
+        },
+      });
+      return;
+    }
+    failures.set(id, count);
+    // After shutdown stopped the thread the job is among the unfinished ones already reported.
+    const fields = { message_id: id, failures: count };
+    if (stopped) logger.warn(`job failed unexpectedly: ${detail}`, fields);
+    else logger.error(`job failed unexpectedly: ${detail}`, fields);
+    apply(key, lane, { kind: "retry", job, delayMs: Math.min(30_000, 1_000 * 2 ** (count - 1)) });
+  };
+
   const start = (key: string, lane: Lane, job: Job): void => {
     running += 1;
     const progress = (next: Job): void => {
@@ -136,13 +173,11 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       journal.progress(next);
     };
     run(job, progress)
-      .then((outcome) => apply(key, lane, outcome))
-      .catch((error: unknown) => {
-        // run() never rejects by contract, but the delivery thread can stop mid-run: keep the
-        // job as far as its last reported step and try it again later.
-        logger.error(`job failed unexpectedly: ${errorMessage(error)}`, { message_id: job.message.id });
-        apply(key, lane, { kind: "retry", job: lane.jobs[0] ?? job, delayMs: 1_000 });
+      .then((outcome) => {
+        if (failures.size > 0) failures.delete(job.message.id);
+        apply(key, lane, outcome);
       })
+      .catch((error: unknown) => failedUnexpectedly(key, lane, lane.jobs[0] ?? job, error))
       .finally(() => {
         running -= 1;
         pump();

@@ -10,7 +10,7 @@ import { channelName } from "../core/config/validate-config.js";
 import { redactUrl } from "../core/delivery/fetch-poster.js";
 import type { Job } from "../core/delivery/job.js";
 import type { Poster } from "../core/delivery/poster.js";
-import { errorMessage } from "../core/errors/channel-error.js";
+import { ChannelError, errorMessage } from "../core/errors/channel-error.js";
 import type { IdempotencyStore } from "../core/idempotency/idempotency-store.js";
 import { createMemoryIdempotencyStore } from "../core/idempotency/memory-idempotency-store.js";
 import type { Logger } from "../core/log/logger.js";
@@ -73,6 +73,8 @@ export interface RunningService {
 
 /** Seconds a shut-out or refused client is told to wait. */
 const RETRY_AFTER_SECONDS = 5;
+/** The least time the delivery thread gets to end on its own before it is stopped. */
+const THREAD_CLOSE_GRACE_MS = 1_000;
 /** How often a running service looks for dead letters replayed from the CLI. */
 const REPLAY_POLL_MS = 1_000;
 
@@ -224,8 +226,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     }
   } catch (error) {
     for (const { server } of servers) server.close();
+    // Stop the resumed jobs before their consumer and database go away.
     clearInterval(replayTimer);
-    await consumer.close();
+    await Promise.all([...queues.values()].map((queue) => queue.drain(0)));
+    await consumer.close(THREAD_CLOSE_GRACE_MS);
     state.db?.close();
     throw error;
   }
@@ -233,6 +237,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   return {
     listeners: servers.map(({ listener }) => listener),
     async stop(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
       shuttingDown = true;
       clearInterval(replayTimer);
       const left = (await Promise.all([...queues.values()].map((queue) => queue.drain(timeoutMs)))).flat();
@@ -245,7 +250,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
             }),
         ),
       );
-      await consumer.close();
+      // Runs still in flight were given up on when the wait ended; the delivery thread gets
+      // what is left of it, but at least a short grace, to close its connections and database.
+      await consumer.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now()));
       // Give finished-job deletes queued for this turn their commit before closing.
       await new Promise((resolve) => setImmediate(resolve));
       state.db?.close();
@@ -262,7 +269,10 @@ async function startConsumer(
   const { config, logger } = options;
   if (config.delivery_thread) {
     if (options.deliveryThread === undefined) {
-      throw new Error("delivery_thread needs dist/delivery-worker.js: start the service with node dist/node.js");
+      throw new ChannelError(
+        "config_invalid",
+        "delivery_thread needs dist/delivery-worker.js: start the service with node dist/node.js or webhook-channel serve",
+      );
     }
     if (options.poster !== undefined || options.random !== undefined) {
       throw new Error("poster and random belong to the in-thread consumer; the delivery thread builds its own");
@@ -279,7 +289,7 @@ async function startConsumer(
     ...(options.random === undefined ? {} : { random: options.random }),
     ...(options.poster === undefined ? {} : { poster: options.poster }),
   });
-  return { run: (job, onProgress) => built.consumer.run(job, onProgress), close: () => built.close() };
+  return { run: (job, onProgress) => built.consumer.run(job, onProgress), close: async () => built.close() };
 }
 
 function listen(server: Server, host: string, port: number): Promise<number> {

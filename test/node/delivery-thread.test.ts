@@ -1,4 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -17,12 +19,16 @@ let harness: ServiceHarness | undefined;
 let thread: DeliveryThread | undefined;
 let receiver: Receiver | undefined;
 let folder: string | undefined;
+let silent: Server | undefined;
 
 afterEach(async () => {
   await harness?.close();
-  await thread?.close();
+  await thread?.close(1_000);
   await receiver?.close();
   if (folder !== undefined) await rm(folder, { recursive: true, force: true });
+  silent?.closeAllConnections();
+  silent?.close();
+  silent = undefined;
   harness = undefined;
   thread = undefined;
   receiver = undefined;
@@ -148,15 +154,37 @@ describe("the delivery thread", () => {
   it("ends on close, and refuses runs after it", async () => {
     receiver = await startReceiver({ port: 0 });
     const { logger } = createLogSink();
-    const started = await startDeliveryThread({
+    thread = await startDeliveryThread({
       entry: deliveryWorkerEntry(),
       config: configFor(receiver.url),
       env: {},
       logger,
     });
-    expect((await started.run(jobFor("m-1", "hi"), () => undefined)).kind).toBe("done");
-    await started.close();
-    const error = await failure(started.run(jobFor("m-2", "late"), () => undefined));
+    expect((await thread.run(jobFor("m-1", "hi"), () => undefined)).kind).toBe("done");
+    await thread.close(1_000);
+    const error = await failure(thread.run(jobFor("m-2", "late"), () => undefined));
     expect(error.code).toBe("shutting_down");
+  });
+
+  it("stops a thread still waiting on a brain when the close timeout is up", async () => {
+    // A bot that never answers: a brain call cannot be aborted, so only stopping the thread ends it.
+    silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent?.listen(0, "127.0.0.1", resolve));
+    const botUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/bot`;
+    receiver = await startReceiver({ port: 0 });
+    const { logger, lines } = createLogSink();
+    const config = configFor(receiver.url, {
+      brains: { bot: { type: "http", url: botUrl, timeout_ms: 60_000 } },
+      routes: [{ channel: "webhook", brain: "bot" }],
+    });
+    thread = await startDeliveryThread({ entry: deliveryWorkerEntry(), config, env: {}, logger });
+    const stuck = thread.run(jobFor("m-1", "hello?"), () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const startedAt = Date.now();
+    await thread.close(300);
+    expect(Date.now() - startedAt).toBeLessThan(2_000);
+    expect(lines.some((line) => line.msg === "the delivery thread did not end in time; stopping it")).toBe(true);
+    const error = await failure(stuck);
+    expect(error.retryable).toBe(true);
   });
 });

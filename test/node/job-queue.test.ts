@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Job, JobOutcome } from "../../src/core/delivery/job.js";
 import type { QueuedMessage } from "../../src/core/message/inbound-message.js";
-import { createJobQueue } from "../../src/node/job-queue.js";
+import { createJobQueue, MAX_UNEXPECTED_FAILURES } from "../../src/node/job-queue.js";
 import { createMemoryJournal } from "../../src/node/memory-journal.js";
 import { createLogSink } from "../support/log-sink.js";
 
@@ -34,6 +34,10 @@ function queueWith(run: (job: Job) => Promise<JobOutcome>, capacity = 100, concu
   });
   return { queue, journal };
 }
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe("createJobQueue", () => {
   it("refuses with buffer_full once capacity messages are unfinished", async () => {
@@ -134,6 +138,7 @@ describe("createJobQueue", () => {
   });
 
   it("retries a run that rejects from the last step it reported", async () => {
+    vi.useFakeTimers();
     const { logger, lines } = createLogSink();
     const seen: Job[] = [];
     const queue = createJobQueue({
@@ -149,9 +154,37 @@ describe("createJobQueue", () => {
       },
     });
     await queue.enqueue(message("m-1", "a"));
-    expect(await queue.drain(3_000)).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await queue.drain(0)).toEqual([]);
     expect(seen).toHaveLength(2);
     expect(seen[1]?.replies).toEqual([{ id: "r-1", sequence: 1, body: "{}" }]);
     expect(lines.some((line) => String(line.msg).startsWith("job failed unexpectedly"))).toBe(true);
+  });
+
+  it("dead-letters a job whose runs keep failing unexpectedly, backing off between them", async () => {
+    vi.useFakeTimers();
+    const { logger } = createLogSink("error");
+    const journal = createMemoryJournal(logger);
+    const startedAt: number[] = [];
+    const queue = createJobQueue({
+      capacity: 10,
+      journal,
+      logger,
+      run: () => {
+        startedAt.push(Date.now());
+        return Promise.reject(new Error("the delivery thread stopped (exit code 1)"));
+      },
+    });
+    await queue.enqueue(message("poison", "a"));
+    await queue.enqueue(message("next", "b"));
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(journal.deadLetters.map((letter) => letter.job.message.id).sort()).toEqual(["next", "poison"]);
+    const letter = journal.deadLetters[0];
+    expect(letter?.error.code).toBe("internal_error");
+    expect(letter?.error.message).toContain(`failed unexpectedly ${MAX_UNEXPECTED_FAILURES} times in a row`);
+    // Two jobs, five runs each, 1 s, 2 s, 4 s and 8 s apart.
+    const own = startedAt.filter((_, index) => index % 2 === 0);
+    expect(own.slice(1).map((at, index) => at - (own[index] ?? 0))).toEqual([1_000, 2_000, 4_000, 8_000]);
+    expect(queue.size).toBe(0);
   });
 });
