@@ -29,7 +29,7 @@ export function evaluateTargets({ inbound, endToEnd, endToEndThread, buffer }) {
   const noiseFloor =
     again?.ratio == null
       ? ""
-      : `; the same bare server twice: ${ratio(again.ratio)}` +
+      : `; the same bare server twice: ${again.ratio.toFixed(3)}` +
         (again.ratioRange ? ` (rounds ${ratio(again.ratioRange[0])}–${ratio(again.ratioRange[1])})` : "");
   const atTarget = endToEnd.steps.find((step) => step.offered === TARGETS.endToEndRate);
   const bufferFull = buffer.accepted >= buffer.capacity;
@@ -39,7 +39,7 @@ export function evaluateTargets({ inbound, endToEnd, endToEndThread, buffer }) {
       measured:
         service?.ratio == null
           ? "n/a"
-          : `${ratio(service.ratio)} × (${int(service.requestsPerSecond)} req/s${service.ratioRange ? `, rounds ${ratio(service.ratioRange[0])}–${ratio(service.ratioRange[1])}` : ""})${noiseFloor}`,
+          : `${service.ratio.toFixed(3)} × (${int(service.requestsPerSecond)} req/s${service.ratioRange ? `, rounds ${ratio(service.ratioRange[0])}–${ratio(service.ratioRange[1])}` : ""})${noiseFloor}`,
       pass: service?.ratio == null ? null : service.ratio >= TARGETS.inboundRatio,
     },
     {
@@ -47,7 +47,7 @@ export function evaluateTargets({ inbound, endToEnd, endToEndThread, buffer }) {
       measured:
         fastify?.ratio == null || service?.ratio == null
           ? "n/a (no Fastify row)"
-          : `${ratio(service.ratio)} vs Fastify ${ratio(fastify.ratio)}`,
+          : `${service.ratio.toFixed(3)} vs Fastify ${fastify.ratio.toFixed(3)}`,
       pass: fastify?.ratio == null || service?.ratio == null ? null : service.ratio >= fastify.ratio,
     },
     {
