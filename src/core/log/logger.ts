@@ -17,18 +17,16 @@ export interface Logger {
 const RANK: Readonly<Record<LogLevel, number>> = { debug: 0, info: 1, warn: 2, error: 3 };
 
 /**
- * A logger writing one JSON object per line: `{"time","level","msg",...fields}`.
- * `write` receives the line without its newline.
+ * A logger that drops lines below `minLevel` and hands the rest to `emit`; the base of every
+ * logger here, whatever it writes to.
  */
-export function createJsonLogger(
-  write: (line: string) => void,
+export function createLevelLogger(
+  emit: (level: LogLevel, msg: string, fields?: LogFields) => void,
   minLevel: LogLevel = "info",
-  now: () => number = Date.now,
 ): Logger {
   const min = RANK[minLevel];
   const log = (level: LogLevel) => (msg: string, fields?: LogFields) => {
-    if (RANK[level] < min) return;
-    write(JSON.stringify({ time: new Date(now()).toISOString(), level, msg, ...fields }));
+    if (RANK[level] >= min) emit(level, msg, fields);
   };
   return {
     debug: log("debug"),
@@ -37,6 +35,21 @@ export function createJsonLogger(
     error: log("error"),
     enabled: (level) => RANK[level] >= min,
   };
+}
+
+/**
+ * A logger writing one JSON object per line: `{"time","level","msg",...fields}`.
+ * `write` receives the line without its newline.
+ */
+export function createJsonLogger(
+  write: (line: string) => void,
+  minLevel: LogLevel = "info",
+  now: () => number = Date.now,
+): Logger {
+  return createLevelLogger(
+    (level, msg, fields) => write(JSON.stringify({ time: new Date(now()).toISOString(), level, msg, ...fields })),
+    minLevel,
+  );
 }
 
 /** A logger that drops everything. */
