@@ -66,7 +66,9 @@ export function readOptions(argv) {
 }
 
 export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--load auto|wrk|autocannon]
-  --quick         short run (under a minute): 3 inbound rounds of 1 s, 2 s steps; results in bench/results/quick.*
+  --quick         short run (under a minute): 3 inbound rounds of 1 s, 2 s steps, stock config only,
+                  no second bare process; results in bench/results/quick.*
   --skip-workerd  leave out the Worker under workerd
   --load          inbound load generator: wrk when installed (auto, the default), or autocannon
-A full run takes a few minutes; results in bench/results/full.*`;
+A full run (9 rounds of 2 × 1 s slices, a second bare process as the noise yardstick, end to end
+also with delivery_thread: true) takes about 5 minutes; results in bench/results/full.*`;
