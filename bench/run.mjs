@@ -75,8 +75,10 @@ function endToEndPhase(options, secret, deliveryThread) {
   });
 }
 
-function memoryPhase(options, secret) {
-  log(`memory: ${BUFFER_CAPACITY} messages buffered, receiver never answers (${since()})`);
+function memoryPhase(options, secret, deliveryThread) {
+  log(
+    `memory${deliveryThread ? ", delivery_thread: true" : ", stock config"}: ${BUFFER_CAPACITY} messages buffered, receiver never answers (${since()})`,
+  );
   return withReceiver("never", (never) =>
     runBufferMemory({
       secret,
@@ -89,6 +91,7 @@ function memoryPhase(options, secret) {
           outboundUrl: never.url,
           bufferCapacity: capacity,
           deliveryTimeoutMs: 600_000,
+          deliveryThread,
         });
         return {
           ...service,
@@ -135,7 +138,8 @@ async function main() {
     const inbound = await inboundPhase(options, loader, secret, workerd);
     const endToEnd = await endToEndPhase(options, secret, false);
     const endToEndThread = options.threadVariant ? await endToEndPhase(options, secret, true) : null;
-    const buffer = await memoryPhase(options, secret);
+    const buffer = await memoryPhase(options, secret, false);
+    const bufferThread = options.threadVariant ? await memoryPhase(options, secret, true) : null;
     machine.backgroundLoadAfter = await backgroundLoad();
 
     const results = {
@@ -150,6 +154,7 @@ async function main() {
       endToEnd,
       endToEndThread,
       buffer,
+      bufferThread,
     };
     results.targets = evaluateTargets(results);
     await writeResults(results);
