@@ -144,9 +144,12 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
       // runs it held fail and are retried rather than wait for ever.
       lastError = `a message from the thread could not be read: ${errorMessage(error)}`;
       logger.error("the delivery thread sent a message that could not be read; replacing it", { error: lastError });
+      if (current?.worker === worker) current = undefined;
       worker.terminate().catch(() => undefined);
     });
     worker.on("error", (error) => {
+      // The thread is ending: new runs go to its replacement.
+      if (current?.worker === worker) current = undefined;
       lastError = errorMessage(error);
       if (!closing && started) logger.error("the delivery thread failed", { error: lastError });
     });

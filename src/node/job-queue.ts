@@ -60,8 +60,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   let size = 0;
   let stopped = false;
   let idleWaiters: (() => void)[] = [];
-  // Unexpected failures in a row, by message id (see failedUnexpectedly).
+  // Unexpected failures in a row, by message id, and whether one such job is running now
+  // (see failedUnexpectedly).
   const failures = new Map<string, number>();
+  let suspectRunning = false;
 
   const keyOf = (job: Job) => conversationKey(job.message.channel, job.message.message.conversationId);
 
@@ -69,10 +71,18 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     if (stopped) return;
     for (const key of ready) {
       if (running >= concurrency) return;
-      ready.delete(key);
       const lane = lanes.get(key);
       const job = lane?.jobs[0];
-      if (lane !== undefined && job !== undefined) start(key, lane, job);
+      if (lane === undefined || job === undefined) {
+        ready.delete(key);
+        continue;
+      }
+      const suspect = failures.size > 0 && failures.has(job.message.id);
+      // Jobs that failed unexpectedly run one at a time (see failedUnexpectedly); the others
+      // go on around them.
+      if (suspect && suspectRunning) continue;
+      ready.delete(key);
+      start(key, lane, job, suspect);
     }
   };
 
@@ -136,15 +146,22 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
 
   /**
    * run() never rejects by contract, but the delivery thread can stop mid-run (a crash, or
-   * shutdown stopping it). The job is kept as far as its last reported step and tried again
-   * with a growing delay; one that fails this way several times in a row (a message that
-   * crashes the thread each time, or a thread that cannot start again) becomes a dead letter
-   * rather than looping for ever.
+   * shutdown stopping it), and every run it held rejects. The job is kept as far as its last
+   * reported step and tried again with a growing delay, as a suspect: suspects run one at a
+   * time, so a message that crashes the thread again takes no other job down with it, and the
+   * one that does it 5 times in a row (or the jobs of a thread that can no longer start)
+   * becomes a dead letter rather than looping for ever. A stop is nobody's fault: the job is
+   * kept, among the unfinished ones the stop reports, and not counted.
    */
   const failedUnexpectedly = (key: string, lane: Lane, job: Job, error: unknown): void => {
     const id = job.message.id;
-    const count = (failures.get(id) ?? 0) + 1;
     const detail = errorMessage(error);
+    if (stopped) {
+      logger.warn(`job stopped with the delivery thread: ${detail}`, { message_id: id });
+      apply(key, lane, { kind: "retry", job, delayMs: 0 });
+      return;
+    }
+    const count = (failures.get(id) ?? 0) + 1;
     if (count >= MAX_UNEXPECTED_FAILURES) {
       failures.delete(id);
       apply(key, lane, {
@@ -159,27 +176,31 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       return;
     }
     failures.set(id, count);
-    // After shutdown stopped the thread the job is among the unfinished ones already reported.
-    const fields = { message_id: id, failures: count };
-    if (stopped) logger.warn(`job failed unexpectedly: ${detail}`, fields);
-    else logger.error(`job failed unexpectedly: ${detail}`, fields);
-    apply(key, lane, { kind: "retry", job, delayMs: Math.min(30_000, 1_000 * 2 ** (count - 1)) });
+    logger.error(`job failed unexpectedly: ${detail}`, { message_id: id, failures: count });
+    apply(key, lane, { kind: "retry", job, delayMs: 1_000 * 2 ** (count - 1) });
   };
 
-  const start = (key: string, lane: Lane, job: Job): void => {
+  const start = (key: string, lane: Lane, job: Job, suspect: boolean): void => {
     running += 1;
+    if (suspect) suspectRunning = true;
     const progress = (next: Job): void => {
       lane.jobs[0] = next;
       journal.progress(next);
     };
     run(job, progress)
-      .then((outcome) => {
-        if (failures.size > 0) failures.delete(job.message.id);
-        apply(key, lane, outcome);
+      .then(
+        (outcome) => {
+          if (suspect) failures.delete(job.message.id);
+          apply(key, lane, outcome);
+        },
+        (error: unknown) => failedUnexpectedly(key, lane, lane.jobs[0] ?? job, error),
+      )
+      .catch((error: unknown) => {
+        logger.error(`cannot settle a job: ${errorMessage(error)}`, { message_id: job.message.id });
       })
-      .catch((error: unknown) => failedUnexpectedly(key, lane, lane.jobs[0] ?? job, error))
       .finally(() => {
         running -= 1;
+        if (suspect) suspectRunning = false;
         pump();
       })
       .catch(() => undefined);

@@ -148,23 +148,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       } else queue.restore([job]);
     }
   };
-  let replayTimer: ReturnType<typeof setInterval> | undefined;
-  if (state.durable !== undefined) {
-    const durable = state.durable;
-    const pending = durable.takePending();
-    if (pending.length > 0) logger.info("resuming unfinished messages from state_dir", { count: pending.length });
-    restore(pending);
-    replayTimer = setInterval(() => {
-      try {
-        restore(durable.takeReplayed());
-      } catch (error) {
-        // A busy or locked database is retried at the next poll.
-        logger.warn("cannot look for replayed dead letters", { error: errorMessage(error) });
-      }
-    }, REPLAY_POLL_MS);
-    replayTimer.unref();
-  }
-
   let shuttingDown = false;
   const groups = new Map<string, ChannelConfig[]>();
   for (const channel of config.channels) {
@@ -174,7 +157,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
 
   const servers: { server: Server; listener: Listener }[] = [];
+  let replayTimer: ReturnType<typeof setInterval> | undefined;
   try {
+    if (state.durable !== undefined) {
+      const durable = state.durable;
+      const pending = durable.takePending();
+      if (pending.length > 0) logger.info("resuming unfinished messages from state_dir", { count: pending.length });
+      restore(pending);
+      replayTimer = setInterval(() => {
+        try {
+          restore(durable.takeReplayed());
+        } catch (error) {
+          // A busy or locked database is retried at the next poll.
+          logger.warn("cannot look for replayed dead letters", { error: errorMessage(error) });
+        }
+      }, REPLAY_POLL_MS);
+      replayTimer.unref();
+    }
+
     for (const channels of groups.values()) {
       const bind = channels[0]?.webhook.bind ?? "";
       const address = parseBind(bind);
@@ -230,6 +230,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     clearInterval(replayTimer);
     await Promise.all([...queues.values()].map((queue) => queue.drain(0)));
     await consumer.close(THREAD_CLOSE_GRACE_MS);
+    await new Promise((resolve) => setImmediate(resolve));
     state.db?.close();
     throw error;
   }

@@ -115,6 +115,7 @@ describe("the delivery thread", () => {
     const steps: Job[] = [];
     const stuck = thread.run(jobFor("m-1", "first"), (job) => steps.push(job));
     await waitFor(() => (replies.length === 1 ? true : undefined), 5_000, "the first attempt");
+    await waitFor(() => (steps.length === 1 ? true : undefined), 5_000, "the brain's step reported");
     await thread.terminate();
     const error = await failure(stuck);
     expect(error.retryable).toBe(true);

@@ -1,10 +1,14 @@
 import { mkdtemp } from "node:fs/promises";
+import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/run-cli.js";
+import { validateConfig } from "../../src/core/config/validate-config.js";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../src/node/sample-receiver.js";
+import { startService } from "../../src/node/start-service.js";
 import { freePort } from "../support/free-port.js";
+import { createLogSink } from "../support/log-sink.js";
 import { type ServiceHarness, startHarness } from "../support/node-service.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../support/spawn-node.js";
 import { waitFor } from "../support/wait-for.js";
@@ -134,5 +138,89 @@ describe("state_dir on Node", () => {
     expect(await runCli(["dead-letters", "list", "--config", config], io)).toBe(1);
     expect(err).toContain("state_dir");
     expect(await runCli(["dead-letters", "replay", "--config", config], io)).toBe(2);
+  });
+
+  it("stops resumed work when a start fails, and the next start delivers it", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-state-"));
+    const replies: ReceivedReply[] = [];
+    const delivered: string[] = [];
+    let answer = false;
+    receiver = await startReceiver({
+      port: 0,
+      onReply: (reply) => {
+        replies.push(reply);
+        if (answer) delivered.push((reply.body as { text: string }).text);
+      },
+      status: () => (answer ? 200 : 500),
+    });
+    const configWith = (bind: string) => {
+      const result = validateConfig({
+        state_dir: stateDir,
+        channels: [
+          {
+            type: "webhook",
+            token_env: "WEBHOOK_SECRET",
+            webhook: {
+              bind,
+              outbound_url: receiver?.url,
+              delivery: { initial_delay_ms: 20, max_delay_ms: 50, max_attempts: 1000 },
+            },
+          },
+        ],
+        routes: [{ channel: "webhook", brain: "echo" }],
+      });
+      if (!result.ok) throw new Error(JSON.stringify(result.problems));
+      return result.config;
+    };
+    const secrets = new Map([["webhook", SECRET]]);
+    const first = await startService({ config: configWith("127.0.0.1:0"), secrets, logger: createLogSink().logger });
+    const url = `http://127.0.0.1:${first.listeners[0]?.port}/webhook`;
+    for (const text of ["one", "two"]) {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
+        body: JSON.stringify({ sender_id: text, text }),
+      });
+      expect(response.status).toBe(200);
+    }
+    await waitFor(() => (replies.length >= 2 ? true : undefined), 5_000, "first attempts");
+    expect((await first.stop(0)).fate).toBe("kept");
+
+    // The next start resumes both messages, then cannot listen: the port is taken.
+    const taken = createNetServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const address = taken.address();
+    const port = typeof address === "object" && address !== null ? address.port : 0;
+    const failed = createLogSink();
+    try {
+      const error = await startService({
+        config: configWith(`127.0.0.1:${port}`),
+        secrets,
+        logger: failed.logger,
+      }).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(String(error)).toContain("already in use");
+    } finally {
+      taken.close();
+    }
+    // Nothing runs on: no more attempts, no retries against a closed consumer or database.
+    const attemptsAfterFailure = replies.length;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(replies.length).toBe(attemptsAfterFailure);
+    expect(failed.lines.filter((line) => line.level === "error").map((line) => line.msg)).toEqual([]);
+
+    answer = true;
+    const next = await startService({ config: configWith("127.0.0.1:0"), secrets, logger: createLogSink().logger });
+    try {
+      await waitFor(
+        () => (delivered.includes("one") && delivered.includes("two") ? true : undefined),
+        5_000,
+        "both messages delivered",
+      );
+    } finally {
+      await next.stop(1_000);
+    }
   });
 });
