@@ -108,8 +108,8 @@ function openState(config: Config, logger: Logger, clock: Clock): State {
 /**
  * Starts the Node runtime: one bounded job queue per channel, the consumer (on the main thread
  * or on the delivery thread), and one HTTP server per distinct bind (channels that share a
- * bind share a server). With `state_dir`, accepted
- * messages are committed to SQLite before their 200 and unfinished ones resume here.
+ * bind share a server). With `state_dir`, accepted messages are committed to SQLite before
+ * their 200 and unfinished ones resume here.
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { config, logger, secrets } = options;
