@@ -5,9 +5,9 @@ import { build } from "esbuild";
 await build({
   entryPoints: {
     node: "src/node/main.ts",
-    "delivery-worker": "src/node/delivery-worker.ts",
+    "delivery-worker": "src/node/delivery-thread/delivery-worker.ts",
     cli: "src/cli/main.ts",
-    receiver: "src/node/receiver-main.ts",
+    receiver: "src/node/receiver/receiver-main.ts",
   },
   outdir: "dist",
   bundle: true,

@@ -1,8 +1,8 @@
 import { nodeUnsupportedBrains } from "../core/brain/runtime-support.js";
+import { errorMessage } from "../core/channel-error.js";
 import { type ConfigProblem, formatProblem } from "../core/config/config-problem.js";
 import { envReferences, preflight } from "../core/config/preflight.js";
 import { validateConfig } from "../core/config/validate-config.js";
-import { errorMessage } from "../core/errors/channel-error.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { devVarsPathFor, readDevVars } from "./read-dev-vars.js";
 import type { CliIo } from "./run-cli.js";

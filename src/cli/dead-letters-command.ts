@@ -1,9 +1,9 @@
 import { parseArgs } from "node:util";
 import { formatProblem } from "../core/config/config-problem.js";
-import { listDeadLetters, replayDeadLetters } from "../node/dead-letters.js";
 import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
 import { readConfigFile } from "../node/read-config-file.js";
-import { openStateDb } from "../node/sqlite-state.js";
+import { listDeadLetters, replayDeadLetters } from "../node/state/dead-letters.js";
+import { openStateDb } from "../node/state/sqlite-state.js";
 import type { CliIo } from "./run-cli.js";
 
 /** Thrown for a usage error, which the CLI turns into exit status 2. */

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
+import { errorMessage } from "../core/channel-error.js";
 import { type ConfigResult, validateConfig } from "../core/config/validate-config.js";
-import { errorMessage } from "../core/errors/channel-error.js";
 
 /** Reads and validates a configuration file; an unreadable file or bad JSON is a problem too. */
 export async function readConfigFile(file: string): Promise<ConfigResult> {

@@ -1,9 +1,9 @@
+import { errorMessage } from "../core/channel-error.js";
 import { formatProblem } from "../core/config/config-problem.js";
 import { channelName } from "../core/config/validate-config.js";
-import { errorMessage } from "../core/errors/channel-error.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
 import { readConfigFile } from "./read-config-file.js";
-import { startService } from "./start-service.js";
+import { startService } from "./service/start-service.js";
 
 /** Where the service reads its environment and writes its lines; the real process by default. */
 export interface RunOptions {

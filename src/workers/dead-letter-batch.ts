@@ -1,7 +1,7 @@
-import { type Job, newJob } from "../core/delivery/job.js";
-import { errorMessage } from "../core/errors/channel-error.js";
+import { errorMessage } from "../core/channel-error.js";
+import { type Job, type JobError, newJob } from "../core/delivery/job.js";
+import type { PendingJobStore } from "../core/delivery/pending-job-store.js";
 import type { Logger } from "../core/log/logger.js";
-import type { JobStore } from "./durable-job-store.js";
 import { bodyRef, readDeadLetterBody, type StoredJobRef } from "./queue-body.js";
 
 /** Seconds before a dead letter is read again when its stored job could not be read. */
@@ -9,7 +9,7 @@ const RETRY_SECONDS = 30;
 
 /** What the dead-letter consumer is built from. */
 export interface DeadLetterBatchDeps {
-  readonly jobs: JobStore;
+  readonly jobs: PendingJobStore;
   readonly logger: Logger;
 }
 
@@ -51,7 +51,7 @@ export function createDeadLetterBatchHandler(
     }
     if (ref !== undefined) {
       try {
-        job = (await jobs.get(ref)) ?? fallback;
+        job = (await jobs.get(ref.stored)) ?? fallback;
       } catch (error) {
         logger.warn("dead letter: its stored job cannot be read yet; retrying", {
           dead_letter_id: message.id,
@@ -62,6 +62,14 @@ export function createDeadLetterBatchHandler(
         return;
       }
     }
+    const died: { error: JobError; attempts: number; diedAt: number } =
+      "deadLetter" in letter
+        ? { error: letter.deadLetter.error, attempts: letter.deadLetter.attempts, diedAt: letter.deadLetter.diedAt }
+        : {
+            error: { code: "max_retries", message: "the inbound queue's max_retries was reached", retryable: false },
+            attempts: message.attempts,
+            diedAt: Date.now(),
+          };
     const reason =
       "deadLetter" in letter
         ? {
@@ -83,13 +91,13 @@ export function createDeadLetterBatchHandler(
     if (job !== undefined) {
       // Kept for good in the conversation's Durable Object; only then is the letter acked.
       try {
-        await jobs.bury(job, { dead_letter_id: message.id, ...reason, job });
+        await jobs.bury({ ...died, job });
       } catch (error) {
         logger.warn("cannot keep a dead letter yet; retrying", { message_id: id, error: errorMessage(error) });
         message.retry({ delaySeconds: RETRY_SECONDS });
         return;
       }
-    } else if (ref !== undefined) await jobs.forget(ref).catch(() => undefined);
+    } else if (ref !== undefined) await Promise.resolve(jobs.remove(ref.stored)).catch(() => undefined);
     message.ack();
   };
 

@@ -1,19 +1,13 @@
-import type { Clock } from "../core/clock/clock.js";
+import { errorMessage } from "../core/channel-error.js";
+import type { Clock } from "../core/clock.js";
 import type { Consumer } from "../core/consumer/create-consumer.js";
 import { conversationKey } from "../core/conversation/conversation-store.js";
+import { ConversationLanes } from "../core/delivery/conversation-lanes.js";
 import { type Job, type JobError, newJob } from "../core/delivery/job.js";
+import { jobKey, type PendingJobStore } from "../core/delivery/pending-job-store.js";
 import { DEFAULT_RETRY_POLICY, nextDelayMs } from "../core/delivery/retry-policy.js";
-import { errorMessage } from "../core/errors/channel-error.js";
 import type { Logger } from "../core/log/logger.js";
-import type { JobStore } from "./durable-job-store.js";
-import {
-  bodyRef,
-  type DeadLetterBody,
-  fitsInline,
-  type InboundBody,
-  readInboundBody,
-  type StoredJobRef,
-} from "./queue-body.js";
+import { bodyRef, type DeadLetterBody, fitsInline, type InboundBody, readInboundBody } from "./queue-body.js";
 
 /** Longest delay Cloudflare Queues accept on `retry()`: 12 hours. */
 export const MAX_QUEUE_DELAY_SECONDS = 43_200;
@@ -25,13 +19,19 @@ const DEAD_LETTER_RETRY_SECONDS = 60;
 export interface InboundBatchDeps {
   /** The core consumer; `run` decides done, retry (after how long) or dead. */
   readonly consumer: Pick<Consumer, "run">;
-  readonly jobs: JobStore;
+  readonly jobs: PendingJobStore;
   /** Producer of the dead-letter queue. */
   readonly deadLetters: Queue<unknown>;
   readonly clock: Clock;
   readonly logger: Logger;
   /** Jitter source in [0, 1); tests pin it. */
   readonly random: () => number;
+}
+
+/** A message's job as loaded for a run, and whether a copy of it is stored. */
+interface Loaded {
+  readonly job: Job;
+  readonly stored: boolean;
 }
 
 /**
@@ -45,29 +45,16 @@ export interface InboundBatchDeps {
  * - dead (not retryable, or the policy is exhausted): sent to the dead-letter queue, and
  *   only then acked. A message is never acked while it is neither answered nor dead-lettered.
  *
- * Messages of one conversation in a batch run one after another, in batch order;
- * conversations run concurrently. The handler never throws, so one message cannot fail the
- * batch.
+ * Messages of one conversation in a batch run one after another, in batch order, through the
+ * core's {@link ConversationLanes}; conversations run concurrently. The handler never throws,
+ * so one message cannot fail the batch.
  */
 export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: MessageBatch<unknown>) => Promise<void> {
   const { consumer, jobs, deadLetters, clock, logger, random } = deps;
 
-  /** Retries a message whose job could not even be loaded (its Durable Object failed). */
-  const retryLater = (message: Message<unknown>, ref: StoredJobRef, error: unknown): void => {
-    const delaySeconds = toDelaySeconds(nextDelayMs(message.attempts, DEFAULT_RETRY_POLICY, random, undefined));
-    logger.warn("a stored job cannot be read yet; retrying", {
-      message_id: ref.stored.id,
-      channel: ref.stored.channel,
-      attempt: message.attempts,
-      delay_seconds: delaySeconds,
-      error: errorMessage(error),
-    });
-    message.retry({ delaySeconds });
-  };
-
   /** Saves a job's progress; on failure a redelivery asks the brain again (at least once). */
   const save = async (job: Job): Promise<void> => {
-    await jobs.put(job).catch((error: unknown) => {
+    await Promise.resolve(jobs.update(job)).catch((error: unknown) => {
       logger.warn("the progress of a job could not be saved; a retry may ask the brain again", {
         message_id: job.message.id,
         error: errorMessage(error),
@@ -75,12 +62,51 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
     });
   };
 
+  const forget = async (job: Job): Promise<void> => {
+    await Promise.resolve(jobs.remove(jobKey(job))).catch(() => undefined);
+  };
+
+  /**
+   * The job to run: the stored one when the body points at it or an earlier attempt saved
+   * progress, else a new job. Undefined when the message was settled here: a store that
+   * cannot be read yet (retried), or a stored job already answered (a duplicate, acked).
+   */
+  const load = async (message: Message<unknown>, body: InboundBody): Promise<Loaded | undefined> => {
+    const { stored: key } = bodyRef(body);
+    const byReference = "stored" in body;
+    let found: Job | undefined;
+    if (byReference || message.attempts > 1) {
+      try {
+        found = await jobs.get(key);
+      } catch (error) {
+        const delaySeconds = toDelaySeconds(nextDelayMs(message.attempts, DEFAULT_RETRY_POLICY, random, undefined));
+        logger.warn("a stored job cannot be read yet; retrying", {
+          message_id: key.id,
+          channel: key.channel,
+          attempt: message.attempts,
+          delay_seconds: delaySeconds,
+          error: errorMessage(error),
+        });
+        message.retry({ delaySeconds });
+        return undefined;
+      }
+    }
+    if (found !== undefined) return { job: found, stored: true };
+    if (byReference) {
+      // At-least-once delivery: a copy of a message that was answered and forgotten.
+      logger.warn("a stored job is gone (already answered); acknowledging the duplicate", { message_id: key.id });
+      message.ack();
+      return undefined;
+    }
+    // Without saved progress, every earlier attempt failed at the brain: count them.
+    return { job: resumed(newJob(body), message.attempts), stored: false };
+  };
+
   const deadLetter = async (message: Message<unknown>, job: Job, error: JobError, stored: boolean): Promise<void> => {
     const inline = fitsInline(job);
-    let carried: Job | StoredJobRef = job;
     if (!inline) {
       try {
-        carried = await jobs.put(job);
+        await jobs.update(job);
       } catch (storeError) {
         logger.error("a dead letter could not be stored; the message stays on the inbound queue", {
           message_id: job.message.id,
@@ -90,6 +116,7 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
         return;
       }
     }
+    const carried = inline ? job : { stored: jobKey(job) };
     const letter: DeadLetterBody = { deadLetter: { job: carried, error, attempts: job.attempts, diedAt: clock.now() } };
     try {
       await deadLetters.send(letter, { contentType: "json" });
@@ -104,7 +131,7 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
     }
     message.ack();
     // The letter carries the job now; a stored copy is the dead-letter consumer's to delete.
-    if (stored && inline) await jobs.forget(bodyRef(job.message)).catch(() => undefined);
+    if (stored && inline) await forget(job);
     logger.error("message not answered: moved to the dead-letter queue", {
       channel: job.message.channel,
       message_id: job.message.id,
@@ -120,54 +147,21 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
   };
 
   const handle = async (message: Message<unknown>, body: InboundBody): Promise<void> => {
-    const ref = bodyRef(body);
-    let job: Job;
-    let stored: boolean;
-    if ("stored" in body) {
-      let found: Job | undefined;
-      try {
-        found = await jobs.get(ref);
-      } catch (error) {
-        retryLater(message, ref, error);
-        return;
-      }
-      if (found === undefined) {
-        // At-least-once delivery: a copy of a message that was answered and forgotten.
-        logger.warn("a stored job is gone (already answered); acknowledging the duplicate", {
-          message_id: ref.stored.id,
-        });
-        message.ack();
-        return;
-      }
-      job = found;
-      stored = true;
-    } else {
-      let found: Job | undefined;
-      if (message.attempts > 1) {
-        try {
-          found = await jobs.get(ref);
-        } catch (error) {
-          retryLater(message, ref, error);
-          return;
-        }
-      }
-      // Without saved progress, every earlier attempt failed at the brain: count them.
-      job = found ?? resumed(newJob(body), message.attempts);
-      stored = found !== undefined;
-    }
-
+    const loaded = await load(message, body);
+    if (loaded === undefined) return;
+    let { stored } = loaded;
     // Replies are saved once produced, before their delivery: if this invocation dies midway
     // (a deploy, an eviction, a time limit), the redelivered message resumes them with the same
     // webhook-id and sequence instead of asking the brain again.
-    const outcome = await consumer.run(job, async (progress) => {
-      await jobs.put(progress);
+    const outcome = await consumer.run(loaded.job, async (progress) => {
+      await jobs.update(progress);
       stored = true;
     });
     switch (outcome.kind) {
       case "done":
         message.ack();
-        if (stored) await jobs.forget(ref).catch(() => undefined);
-        if (logger.enabled("debug")) logger.debug("message answered", { message_id: ref.stored.id });
+        if (stored) await forget(outcome.job);
+        if (logger.enabled("debug")) logger.debug("message answered", { message_id: outcome.job.message.id });
         return;
       case "retry":
         // The core logged the failure. Progress made (or already saved) must survive it.
@@ -180,8 +174,20 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
     }
   };
 
+  /** Runs a lane's messages one after another; a bug in one retries it and goes on. */
+  const runLane = async (lane: readonly { message: Message<unknown>; body: InboundBody }[]): Promise<void> => {
+    for (const { message, body } of lane) {
+      try {
+        await handle(message, body);
+      } catch (error) {
+        logger.error("unexpected error in the inbound consumer", { error: errorMessage(error) });
+        message.retry({ delaySeconds: DEAD_LETTER_RETRY_SECONDS });
+      }
+    }
+  };
+
   return async (batch) => {
-    const lanes = new Map<string, { message: Message<unknown>; body: InboundBody }[]>();
+    const lanes = new ConversationLanes<{ message: Message<unknown>; body: InboundBody }>();
     const work: Promise<void>[] = [];
     for (const message of batch.messages) {
       const body = readInboundBody(message.body);
@@ -199,26 +205,9 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
         continue;
       }
       const { stored } = bodyRef(body);
-      const key = conversationKey(stored.channel, stored.conversationId);
-      const lane = lanes.get(key);
-      if (lane === undefined) lanes.set(key, [{ message, body }]);
-      else lane.push({ message, body });
+      lanes.push(conversationKey(stored.channel, stored.conversationId), { message, body });
     }
-    for (const lane of lanes.values()) {
-      work.push(
-        (async () => {
-          for (const { message, body } of lane) {
-            try {
-              await handle(message, body);
-            } catch (error) {
-              // Only a bug gets here; a retry keeps the message.
-              logger.error("unexpected error in the inbound consumer", { error: errorMessage(error) });
-              message.retry({ delaySeconds: DEAD_LETTER_RETRY_SECONDS });
-            }
-          }
-        })(),
-      );
-    }
+    for (const lane of lanes.all()) work.push(runLane(lane));
     await Promise.all(work);
   };
 }

@@ -1,9 +1,9 @@
 import bundledConfig from "../../config.json";
+import { errorMessage } from "../core/channel-error.js";
 import type { ConfigProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
 import { envReferences } from "../core/config/preflight.js";
 import { type ConfigResult, channelName, validateConfig } from "../core/config/validate-config.js";
-import { errorMessage } from "../core/errors/channel-error.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
 
 /** A configuration as the Worker loaded it, with where it came from (for the logs). */

@@ -1,5 +1,6 @@
 import type { Job, JobError, PendingReply } from "../core/delivery/job.js";
-import { isRecord } from "../core/json/is-record.js";
+import type { JobKey } from "../core/delivery/pending-job-store.js";
+import { isRecord } from "../core/is-record.js";
 import type { InboundMessage, QueuedMessage } from "../core/message/inbound-message.js";
 
 /**
@@ -8,11 +9,7 @@ import type { InboundMessage, QueuedMessage } from "../core/message/inbound-mess
  * progress of messages being retried.
  */
 export interface StoredJobRef {
-  readonly stored: {
-    readonly id: string;
-    readonly channel: string;
-    readonly conversationId: string;
-  };
+  readonly stored: JobKey;
 }
 
 /** The body of an inbound queue message: the accepted message itself, or where it is stored. */

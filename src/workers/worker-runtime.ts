@@ -2,28 +2,26 @@ import { createApp } from "../core/app/create-app.js";
 import type { Brain } from "../core/brain/brain.js";
 import type { AiBinding } from "../core/brain/brain-deps.js";
 import { createBrains } from "../core/brain/create-brains.js";
-import { type Clock, type IdGenerator, randomId, systemClock } from "../core/clock/clock.js";
+import { ChannelError, errorMessage } from "../core/channel-error.js";
+import { type Clock, type IdGenerator, randomId, systemClock } from "../core/clock.js";
 import { formatProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
 import { channelName } from "../core/config/validate-config.js";
 import { createConsumer } from "../core/consumer/create-consumer.js";
 import { createFetchPoster } from "../core/delivery/fetch-poster.js";
 import type { Poster } from "../core/delivery/poster.js";
-import { ChannelError, errorMessage } from "../core/errors/channel-error.js";
 import { problemResponse } from "../core/http/problem-response.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
 import { createCloudflareQueue } from "./cloudflare-queue.js";
 import { createDeadLetterBatchHandler } from "./dead-letter-batch.js";
 import { createDurableConversationStore } from "./durable-conversation-store.js";
 import { createDurableIdempotencyStore } from "./durable-idempotency-store.js";
-import { createDurableJobStore } from "./durable-job-store.js";
+import { createDurablePendingJobStore } from "./durable-pending-job-store.js";
 import { createDurableSequenceCounter } from "./durable-sequence-counter.js";
 import { createInboundBatchHandler } from "./inbound-batch.js";
 import { loadWorkerConfig } from "./load-worker-config.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
 
-/** Seconds a refused client is told to wait (`Retry-After`). */
-const RETRY_AFTER_SECONDS = 5;
 /** Seconds before inbound messages are tried again while the configuration is unusable. */
 const MISCONFIGURED_RETRY_SECONDS = 60;
 
@@ -62,7 +60,7 @@ export async function createWorkerRuntime(
   const clock = overrides.clock ?? systemClock;
   const newId = overrides.newId ?? randomId;
   const random = overrides.random ?? Math.random;
-  const jobs = createDurableJobStore(env.CONVERSATIONS);
+  const jobs = createDurablePendingJobStore(env.CONVERSATIONS);
   const loaded = loadWorkerConfig(env);
 
   if (!loaded.ok) {
@@ -80,7 +78,6 @@ export async function createWorkerRuntime(
       binding: env.INBOUND,
       store: jobs,
       logger,
-      retryAfterSeconds: RETRY_AFTER_SECONDS,
     });
     const app = createApp({
       channels: config.channels,
@@ -90,7 +87,6 @@ export async function createWorkerRuntime(
       clock,
       newId,
       logger,
-      retryAfterSeconds: RETRY_AFTER_SECONDS,
     });
     // `fetch` is looked up on each call, not captured, so the platform's (or a test's) is used.
     const lateFetch: typeof fetch = (input, init) => fetch(input, init);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type ReceivedReply, type Receiver, startReceiver } from "../../src/node/sample-receiver.js";
+import { type ReceivedReply, type Receiver, startReceiver } from "../../src/node/receiver/sample-receiver.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../support/spawn-node.js";
 import { waitFor } from "../support/wait-for.js";
 

@@ -1,19 +1,19 @@
 import type { Brain } from "../../src/core/brain/brain.js";
 import type { BrainDeps } from "../../src/core/brain/brain-deps.js";
 import { createBrains } from "../../src/core/brain/create-brains.js";
-import type { Clock } from "../../src/core/clock/clock.js";
+import type { Clock } from "../../src/core/clock.js";
 import type { Config } from "../../src/core/config/config-schema.js";
 import { validateConfig } from "../../src/core/config/validate-config.js";
 import { type Consumer, createConsumer } from "../../src/core/consumer/create-consumer.js";
 import type { ConversationStore } from "../../src/core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../../src/core/conversation/memory-conversation-store.js";
+import { createMemorySequenceCounter } from "../../src/core/conversation/memory-sequence-counter.js";
 import { createFetchPoster } from "../../src/core/delivery/fetch-poster.js";
 import { type JobOutcome, newJob } from "../../src/core/delivery/job.js";
 import { silentLogger } from "../../src/core/log/logger.js";
 import type { QueuedMessage } from "../../src/core/message/inbound-message.js";
 import type { BrainReply } from "../../src/core/message/outbound-reply.js";
-import { createMemorySequenceCounter } from "../../src/core/sequence/memory-sequence-counter.js";
-import { type ReceivedReply, startReceiver } from "../../src/node/sample-receiver.js";
+import { type ReceivedReply, startReceiver } from "../../src/node/receiver/sample-receiver.js";
 
 /** A clock the test moves by hand. */
 export interface ManualClock extends Clock {

@@ -1,4 +1,4 @@
-import { ChannelError } from "../../src/core/errors/channel-error.js";
+import { ChannelError } from "../../src/core/channel-error.js";
 
 /** The ChannelError a promise rejects with; fails the test when it resolves or throws something else. */
 export async function failure(promise: Promise<unknown>): Promise<ChannelError> {

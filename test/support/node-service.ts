@@ -1,7 +1,7 @@
 import { type Config, DEFAULT_BUFFER_CAPACITY } from "../../src/core/config/config-schema.js";
 import { validateConfig } from "../../src/core/config/validate-config.js";
-import { type ReceivedReply, type ReceiverOptions, startReceiver } from "../../src/node/sample-receiver.js";
-import { type RunningService, startService } from "../../src/node/start-service.js";
+import { type ReceivedReply, type ReceiverOptions, startReceiver } from "../../src/node/receiver/sample-receiver.js";
+import { type RunningService, startService } from "../../src/node/service/start-service.js";
 import { deliveryWorkerEntry } from "./delivery-worker-entry.js";
 import { createLogSink } from "./log-sink.js";
 

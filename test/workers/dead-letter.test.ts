@@ -1,7 +1,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createDurableJobStore } from "../../src/workers/durable-job-store.js";
+import { createDurablePendingJobStore } from "../../src/workers/durable-pending-job-store.js";
 import worker from "../../src/workers/index.js";
 import { captureLogs, fakeReceiver } from "./support/fake-receiver.js";
 import { delivered, queuedMessage } from "./support/queue-messages.js";
@@ -89,8 +89,8 @@ describe("the dead-letter path", () => {
     expect(line).toMatchObject({ message_id: queued.id, code: "max_retries", replies_delivered: 0 });
     expect(line?.replies).toHaveLength(1);
     // Logged, so the saved job is deleted.
-    const ref = { stored: { id: queued.id, channel: "webhook", conversationId: queued.message.conversationId } };
-    expect(await createDurableJobStore(poolEnv.CONVERSATIONS).get(ref)).toBeUndefined();
+    const key = { id: queued.id, channel: "webhook", conversationId: queued.message.conversationId };
+    expect(await createDurablePendingJobStore(poolEnv.CONVERSATIONS).get(key)).toBeUndefined();
   });
 
   it("keeps a dead letter too large for a queue message in the Durable Object until it is logged", async () => {
@@ -107,8 +107,8 @@ describe("the dead-letter path", () => {
     await deadLetters(env, [delivered(body)]);
     expect(deadLetterLines(lines)[0]).toMatchObject({ message_id: queued.id, text_chars: 150_000 });
     expect(
-      await createDurableJobStore(poolEnv.CONVERSATIONS).get(
-        body.deadLetter.job as { stored: { id: string; channel: string; conversationId: string } },
+      await createDurablePendingJobStore(poolEnv.CONVERSATIONS).get(
+        (body.deadLetter.job as { stored: { id: string; channel: string; conversationId: string } }).stored,
       ),
     ).toBeUndefined();
   });

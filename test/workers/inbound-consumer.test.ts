@@ -1,7 +1,8 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createDurableJobStore } from "../../src/workers/durable-job-store.js";
+import { jobKey } from "../../src/core/delivery/pending-job-store.js";
+import { createDurablePendingJobStore } from "../../src/workers/durable-pending-job-store.js";
 import worker from "../../src/workers/index.js";
 import { readDeadLetterBody } from "../../src/workers/queue-body.js";
 import { createFakeQueue } from "./support/fake-queue.js";
@@ -94,9 +95,9 @@ describe("the inbound queue consumer", () => {
     expect(deliveries[1]?.headers["webhook-id"]).toBe(deliveries[0]?.headers["webhook-id"]);
     expect(deliveries[1]?.body).toEqual(deliveries[0]?.body);
     // Answered: the saved job is gone.
-    const jobs = createDurableJobStore(poolEnv.CONVERSATIONS);
+    const jobs = createDurablePendingJobStore(poolEnv.CONVERSATIONS);
     expect(
-      await jobs.get({ stored: { id: queued.id, channel: "webhook", conversationId: queued.message.conversationId } }),
+      await jobs.get({ id: queued.id, channel: "webhook", conversationId: queued.message.conversationId }),
     ).toBeUndefined();
   });
 
@@ -178,11 +179,11 @@ describe("the inbound queue consumer", () => {
     const id = crypto.randomUUID();
     // The first run answers and fails to deliver; its saved progress starts the delivery step.
     expect((await consume(env, [delivered(queued, 1, id)])).retryMessages).toHaveLength(1);
-    const jobs = createDurableJobStore(poolEnv.CONVERSATIONS);
-    const ref = { stored: { id: queued.id, channel: "webhook", conversationId: queued.message.conversationId } };
-    const saved = await jobs.get(ref);
+    const jobs = createDurablePendingJobStore(poolEnv.CONVERSATIONS);
+    const key = { id: queued.id, channel: "webhook", conversationId: queued.message.conversationId };
+    const saved = await jobs.get(key);
     expect(saved?.replies).toHaveLength(1);
-    if (saved !== undefined) await jobs.put({ ...saved, stepStartedAt: Date.now() - 3_600_000 });
+    if (saved !== undefined) await jobs.update({ ...saved, stepStartedAt: Date.now() - 3_600_000 });
 
     const result = await consume(env, [delivered(queued, 2, id)]);
     expect(result.retryMessages).toEqual([]);
@@ -246,17 +247,19 @@ describe("the inbound queue consumer", () => {
     const { deliveries } = fakeReceiver();
     const env = testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET });
     const queued = queuedMessage({ conversationId: freshConversation(), text: "y".repeat(200_000) });
-    const jobs = createDurableJobStore(poolEnv.CONVERSATIONS);
-    const ref = await jobs.put({ message: queued, delivered: 0, attempts: 0 });
-    const message = delivered(ref);
+    const jobs = createDurablePendingJobStore(poolEnv.CONVERSATIONS);
+    const job = { message: queued, delivered: 0, attempts: 0 };
+    await jobs.add(job);
+    const key = jobKey(job);
+    const message = delivered({ stored: key });
 
     const result = await consume(env, [message]);
     expect(result.explicitAcks).toEqual([message.id]);
     expect(deliveries[0]?.body.text).toBe(queued.message.text);
-    expect(await jobs.get(ref)).toBeUndefined();
+    expect(await jobs.get(key)).toBeUndefined();
 
     // A duplicate delivery of the reference finds nothing and is acked without a reply.
-    const duplicate = delivered(ref);
+    const duplicate = delivered({ stored: key });
     expect((await consume(env, [duplicate])).explicitAcks).toEqual([duplicate.id]);
     expect(deliveries).toHaveLength(1);
   });

@@ -1,6 +1,6 @@
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createDurableJobStore } from "../../src/workers/durable-job-store.js";
+import { createDurablePendingJobStore } from "../../src/workers/durable-pending-job-store.js";
 import worker from "../../src/workers/index.js";
 import { readInboundBody } from "../../src/workers/queue-body.js";
 import { createFakeQueue } from "./support/fake-queue.js";
@@ -129,7 +129,9 @@ describe("the Worker's fetch handler", () => {
     expect(body).toEqual({ stored: { id, channel: "webhook", conversationId: conversation } });
     expect(JSON.stringify(env.INBOUND.sent[0]).length).toBeLessThan(1000);
     const job =
-      body !== undefined && "stored" in body ? await createDurableJobStore(poolEnv.CONVERSATIONS).get(body) : undefined;
+      body !== undefined && "stored" in body
+        ? await createDurablePendingJobStore(poolEnv.CONVERSATIONS).get(body.stored)
+        : undefined;
     expect(job?.message.message.text).toBe(text);
   });
 

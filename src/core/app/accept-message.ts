@@ -1,21 +1,16 @@
-import type { Clock, IdGenerator } from "../clock/clock.js";
+import { ChannelError, errorMessage, isChannelError } from "../channel-error.js";
+import type { Clock, IdGenerator } from "../clock.js";
 import type { ChannelConfig } from "../config/config-schema.js";
 import { resolveMapping } from "../config/message-fields.js";
 import { channelName } from "../config/validate-config.js";
-import { ChannelError, errorMessage, isChannelError } from "../errors/channel-error.js";
 import { checkBearer, checkJsonContentType, parseJsonObject } from "../http/request-checks.js";
+import type { RequestHead } from "../http/request-head.js";
 import { type IdempotencyStore, MAX_IDEMPOTENCY_KEY_LENGTH } from "../idempotency/idempotency-store.js";
 import type { Logger } from "../log/logger.js";
 import type { QueuedMessage } from "../message/inbound-message.js";
 import { parseMessage } from "../message/parse-message.js";
-import type { Queue } from "../queue/queue.js";
-
-/** The headers the accept flow reads, whatever the server that received the request. */
-export interface RequestHead {
-  readonly authorization: string | null;
-  readonly contentType: string | null;
-  readonly idempotencyKey: string | null;
-}
+import type { InboundQueue } from "./inbound-queue.js";
+import { requestInProgressError, shuttingDownError, unavailableError } from "./refusals.js";
 
 /** The 200 body of an accepted message. */
 export interface Accepted {
@@ -42,14 +37,12 @@ export interface AcceptMessage {
 /** What the accept flow of one channel is built from. */
 export interface AcceptDeps {
   readonly secret: string;
-  readonly queue: Queue;
+  readonly queue: InboundQueue;
   readonly clock: Clock;
   readonly newId: IdGenerator;
   readonly logger: Logger;
   readonly idempotency?: IdempotencyStore;
   readonly isShuttingDown: () => boolean;
-  /** Seconds a client is told to wait after a 503. */
-  readonly retryAfterSeconds: number;
 }
 
 /**
@@ -57,17 +50,13 @@ export interface AcceptDeps {
  * so the flow exists once.
  */
 export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): AcceptMessage {
-  const { clock, idempotency, logger, newId, queue, retryAfterSeconds, secret } = deps;
+  const { clock, idempotency, logger, newId, queue, secret } = deps;
   const name = channelName(channel);
   const keys = resolveMapping(channel.webhook.mapping);
   const asChannelError = (error: unknown): ChannelError => {
     if (isChannelError(error)) return error;
     logger.error("cannot accept a message: a store is unavailable", { channel: name, error: errorMessage(error) });
-    return new ChannelError("buffer_full", "The message could not be accepted right now; retry shortly.", {
-      status: 503,
-      retryable: true,
-      retryAfterSeconds,
-    });
+    return unavailableError(error);
   };
   const accepted = (queued: QueuedMessage): Accepted => {
     if (logger.enabled("debug")) {
@@ -109,11 +98,7 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
       };
     }
     if (earlier !== undefined) {
-      throw new ChannelError(
-        "request_in_progress",
-        "A request with this Idempotency-Key is still being accepted; retry shortly.",
-        { status: 409, retryable: true, retryAfterSeconds: 1 },
-      );
+      throw requestInProgressError();
     }
     let result: Accepted;
     try {
@@ -134,7 +119,7 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
 
   return {
     checkHead(head) {
-      if (deps.isShuttingDown()) throw shuttingDownError(retryAfterSeconds);
+      if (deps.isShuttingDown()) throw shuttingDownError();
       checkBearer(head.authorization, secret);
       checkJsonContentType(head.contentType);
     },
@@ -146,15 +131,6 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
       return enqueue(queued);
     },
   };
-}
-
-/** The 503 of a service that is stopping. */
-export function shuttingDownError(retryAfterSeconds: number): ChannelError {
-  return new ChannelError("shutting_down", "The service is shutting down; retry shortly.", {
-    status: 503,
-    retryable: true,
-    retryAfterSeconds,
-  });
 }
 
 function readIdempotencyKey(header: string | null, store: IdempotencyStore | undefined): string | undefined {

@@ -1,15 +1,18 @@
 import { Hono } from "hono";
-import type { Clock, IdGenerator } from "../clock/clock.js";
+import { ChannelError } from "../channel-error.js";
+import type { Clock, IdGenerator } from "../clock.js";
 import type { ChannelConfig } from "../config/config-schema.js";
 import { HEALTH_PATH } from "../config/config-schema.js";
 import { channelName } from "../config/validate-config.js";
-import { ChannelError, errorMessage, isChannelError } from "../errors/channel-error.js";
+import { readLimitedBody } from "../http/body-limit.js";
+import { problemFor } from "../http/problem-for.js";
 import { problemResponse } from "../http/problem-response.js";
-import { MAX_BODY_BYTES, readLimitedBody } from "../http/read-limited-body.js";
+import { readRequestHead } from "../http/request-head.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import type { Logger } from "../log/logger.js";
-import type { Queue } from "../queue/queue.js";
-import { type AcceptMessage, createAcceptMessage, shuttingDownError } from "./accept-message.js";
+import { type AcceptMessage, createAcceptMessage } from "./accept-message.js";
+import type { InboundQueue } from "./inbound-queue.js";
+import { shuttingDownError } from "./refusals.js";
 
 /** What the HTTP app is built from. Everything runtime-specific comes in here. */
 export interface AppDeps {
@@ -18,7 +21,7 @@ export interface AppDeps {
   /** The inbound secret of a channel, looked up when the app is built. */
   readonly secretFor: (channel: string) => string;
   /** The queue that takes a channel's accepted messages. */
-  readonly queueFor: (channel: string) => Queue;
+  readonly queueFor: (channel: string) => InboundQueue;
   readonly clock: Clock;
   readonly newId: IdGenerator;
   readonly logger: Logger;
@@ -26,8 +29,6 @@ export interface AppDeps {
   readonly idempotency?: IdempotencyStore;
   /** True once shutdown began: new inbound requests are refused with 503. */
   readonly isShuttingDown?: () => boolean;
-  /** Seconds a client is told to wait after a 503. Default 5. */
-  readonly retryAfterSeconds?: number;
 }
 
 /**
@@ -37,12 +38,11 @@ export interface AppDeps {
  */
 export function createApp(deps: AppDeps, accepts: ReadonlyMap<string, AcceptMessage> = createAccepts(deps)): Hono {
   const { logger } = deps;
-  const retryAfterSeconds = deps.retryAfterSeconds ?? 5;
   const isShuttingDown = deps.isShuttingDown ?? (() => false);
   const app = new Hono();
 
   app.get(HEALTH_PATH, (c) => {
-    if (isShuttingDown()) return problemResponse(shuttingDownError(retryAfterSeconds));
+    if (isShuttingDown()) return problemResponse(shuttingDownError());
     return c.json({ status: "ok" });
   });
   app.all(HEALTH_PATH, () => methodNotAllowed("GET, HEAD"));
@@ -52,28 +52,15 @@ export function createApp(deps: AppDeps, accepts: ReadonlyMap<string, AcceptMess
     if (accept === undefined) throw new Error(`no accept flow for channel ${channelName(channel)}`);
     app.post(channel.webhook.path, async (c) => {
       const request = c.req.raw;
-      const { headers } = request;
-      const head = {
-        authorization: headers.get("authorization"),
-        contentType: headers.get("content-type"),
-        idempotencyKey: headers.get("idempotency-key"),
-      };
+      const head = readRequestHead((name) => request.headers.get(name));
       accept.checkHead(head);
-      const body = await readLimitedBody(request, MAX_BODY_BYTES);
-      return c.json(await accept.acceptBody(head, body));
+      return c.json(await accept.acceptBody(head, await readLimitedBody(request)));
     });
     app.all(channel.webhook.path, () => methodNotAllowed("POST"));
   }
 
   app.notFound(() => problemResponse(notFoundError()));
-  app.onError((error) => {
-    if (isChannelError(error)) {
-      if (logger.enabled("debug")) logger.debug("request rejected", { code: error.code, status: error.status });
-      return problemResponse(error);
-    }
-    logger.error("unexpected error while handling a request", { error: errorMessage(error) });
-    return problemResponse(new ChannelError("internal_error", "An unexpected error occurred.", { status: 500 }));
-  });
+  app.onError((error) => problemResponse(problemFor(error, logger)));
   return app;
 }
 
@@ -93,7 +80,6 @@ export function createAccepts(deps: AppDeps): Map<string, AcceptMessage> {
         logger: deps.logger,
         ...(deps.idempotency === undefined ? {} : { idempotency: deps.idempotency }),
         isShuttingDown: deps.isShuttingDown ?? (() => false),
-        retryAfterSeconds: deps.retryAfterSeconds ?? 5,
       });
       return [name, accept];
     }),

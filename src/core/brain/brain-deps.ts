@@ -1,6 +1,6 @@
-import type { Clock } from "../clock/clock.js";
+import { ChannelError } from "../channel-error.js";
+import type { Clock } from "../clock.js";
 import type { EnvLookup } from "../config/preflight.js";
-import { ChannelError } from "../errors/channel-error.js";
 
 /**
  * The part of a Workers AI binding (`env.AI`) that brains use. Declared here, not taken from
@@ -32,7 +32,7 @@ export function requireSecret(env: EnvLookup, variable: string, brain: string, k
     throw new ChannelError(
       "config_invalid",
       `brain "${brain}": environment variable ${variable} (brains.${brain}.${key}) is ${value === undefined ? "not set" : "empty"}; export it before starting`,
-      { retryable: false, details: { brain, variable } },
+      { retryable: false, brain, variable },
     );
   }
   return value;

@@ -1,9 +1,9 @@
-import type { Clock } from "../clock/clock.js";
+import { ChannelError, errorMessage, isChannelError } from "../channel-error.js";
+import type { Clock } from "../clock.js";
 import { isRetryableStatus } from "../delivery/deliver-reply.js";
-import { redactUrl } from "../delivery/fetch-poster.js";
 import { parseRetryAfterMs } from "../delivery/retry-policy.js";
-import { ChannelError, errorMessage, isChannelError } from "../errors/channel-error.js";
-import { isRecord } from "../json/is-record.js";
+import { isRecord } from "../is-record.js";
+import { redactUrl } from "../log/redact-url.js";
 import { VERSION } from "../version.js";
 
 /** The largest answer a brain server may send; more is a broken server, not a reply. */
@@ -51,7 +51,8 @@ export function jsonRequestHeaders(bearer: string | undefined): Record<string, s
  * POSTs `payload` as JSON and returns the parsed 2xx answer. Every failure is a
  * `brain_failed` ChannelError: timeouts, network errors, 429 and 5xx are retryable; other
  * statuses, redirects and answers that are not JSON are not. Errors carry the server's own
- * message with every secret blanked out, and `details.retry_after_ms` when a retryable answer carried `Retry-After` or `retry-after-ms`.
+ * message with every secret blanked out, and `retryAfterMs` when a retryable answer carried
+ * `Retry-After` or `retry-after-ms`.
  */
 export async function postJson(endpoint: BrainEndpoint, payload: unknown): Promise<JsonAnswer> {
   let response: Response;
@@ -110,22 +111,23 @@ export function malformedAnswer(endpoint: BrainEndpoint, problem: string): Chann
 export interface BrainErrorOptions {
   readonly retryable: boolean;
   readonly upstreamStatus?: number;
+  readonly retryAfterMs?: number;
   readonly timeout?: boolean;
-  readonly extra?: Readonly<Record<string, unknown>>;
+  readonly upstreamErrorType?: string;
+  readonly upstreamErrorCode?: string;
   readonly cause?: unknown;
 }
 
-/** A `brain_failed` error naming the brain, with facts for the log line. */
+/** A `brain_failed` error naming the brain, with the upstream facts for the retry and the log. */
 export function brainError(endpoint: BrainEndpoint, what: string, options: BrainErrorOptions): ChannelError {
-  const details: Record<string, unknown> = { brain: endpoint.brain, url: redactUrl(endpoint.url) };
-  if (options.upstreamStatus !== undefined) details.upstream_status = options.upstreamStatus;
-  if (options.timeout === true) details.timeout = true;
-  Object.assign(details, options.extra);
+  const { cause, timeout, ...facts } = options;
   return new ChannelError("brain_failed", `brain "${endpoint.brain}": ${redact(what, endpoint.secrets)}`, {
-    status: options.timeout === true ? 504 : 502,
-    retryable: options.retryable,
-    details,
-    ...(options.cause === undefined ? {} : { cause: options.cause }),
+    ...facts,
+    status: timeout === true ? 504 : 502,
+    brain: endpoint.brain,
+    url: redactUrl(endpoint.url),
+    timedOut: timeout === true,
+    ...(cause === undefined ? {} : { cause }),
   });
 }
 
@@ -161,20 +163,15 @@ function statusError(endpoint: BrainEndpoint, response: Response, text: string):
   const status = response.status;
   const server = serverError(text);
   const hint = endpoint.hint?.(status);
-  const extra: Record<string, unknown> = {};
-  if (server.type !== undefined) extra.upstream_error_type = server.type;
-  if (server.code !== undefined) extra.upstream_error_code = server.code;
   const retryable = isRetryableStatus(status);
-  if (retryable) {
-    const retryAfterMs = retryAfter(response.headers, endpoint.clock.now());
-    // `details` keys are snake_case like the log fields they become; the retry decision reads this one.
-    if (retryAfterMs !== undefined) extra.retry_after_ms = retryAfterMs;
-  }
+  const retryAfterMs = retryable ? retryAfter(response.headers, endpoint.clock.now()) : undefined;
   const said = server.message === undefined ? "" : `: ${server.message}`;
   return brainError(endpoint, `${endpoint.peer} answered ${status}${said}${hint === undefined ? "" : ` (${hint})`}`, {
     retryable,
     upstreamStatus: status,
-    extra,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    ...(server.type === undefined ? {} : { upstreamErrorType: server.type }),
+    ...(server.code === undefined ? {} : { upstreamErrorCode: server.code }),
   });
 }
 

@@ -1,4 +1,4 @@
-import { isRecord } from "../json/is-record.js";
+import { isRecord } from "../is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { BrainRequest } from "./brain.js";
 

@@ -1,5 +1,5 @@
+import { ChannelError } from "../channel-error.js";
 import type { Config } from "../config/config-schema.js";
-import { ChannelError } from "../errors/channel-error.js";
 import type { Brain } from "./brain.js";
 import type { BrainDeps } from "./brain-deps.js";
 import { createEchoBrain } from "./echo-brain.js";
@@ -39,7 +39,7 @@ export function createBrains(config: Config, deps: BrainDeps): ReadonlyMap<strin
           throw new ChannelError(
             "config_invalid",
             `brain "${name}" is of type "workers-ai", which needs the Workers runtime and its AI binding; this runtime has none (on Node, use an "openai" brain instead)`,
-            { retryable: false, details: { brain: name } },
+            { retryable: false, brain: name },
           );
         }
         brains.set(name, createWorkersAiBrain(name, definition, deps.ai));

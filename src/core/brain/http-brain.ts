@@ -1,8 +1,8 @@
-import { systemClock } from "../clock/clock.js";
+import { systemClock } from "../clock.js";
 import type { HttpBrainConfig } from "../config/brain-schema.js";
 import type { ConversationTurn } from "../conversation/conversation-store.js";
 import { isHttpUrl } from "../http/http-url.js";
-import { isRecord } from "../json/is-record.js";
+import { isRecord } from "../is-record.js";
 import type { InboundMessage } from "../message/inbound-message.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";

@@ -1,8 +1,8 @@
-import { systemClock } from "../clock/clock.js";
+import type { ChannelError } from "../channel-error.js";
+import { systemClock } from "../clock.js";
 import type { OpenAiBrainConfig } from "../config/brain-schema.js";
 import { isRetryableStatus } from "../delivery/deliver-reply.js";
-import type { ChannelError } from "../errors/channel-error.js";
-import { isRecord } from "../json/is-record.js";
+import { isRecord } from "../is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import { type BrainDeps, requireSecret } from "./brain-deps.js";

@@ -1,7 +1,7 @@
-import { systemClock } from "../clock/clock.js";
+import { systemClock } from "../clock.js";
 import { RASA_REST_PATH, type RasaBrainConfig } from "../config/brain-schema.js";
 import { isHttpUrl } from "../http/http-url.js";
-import { isRecord } from "../json/is-record.js";
+import { isRecord } from "../is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import type { BrainDeps } from "./brain-deps.js";

@@ -1,6 +1,6 @@
+import { ChannelError, errorMessage } from "../channel-error.js";
 import type { WorkersAiBrainConfig } from "../config/brain-schema.js";
-import { ChannelError, errorMessage } from "../errors/channel-error.js";
-import { isRecord } from "../json/is-record.js";
+import { isRecord } from "../is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import type { AiBinding } from "./brain-deps.js";
@@ -37,7 +37,8 @@ export function createWorkersAiBrain(name: string, config: WorkersAiBrainConfig,
         throw new ChannelError("brain_failed", `brain "${name}": Workers AI failed: ${said}`, {
           status: 502,
           retryable: !PERMANENT_ERROR.test(said),
-          details: { brain: name, model: config.model },
+          brain: name,
+          model: config.model,
           cause: error,
         });
       }
@@ -46,7 +47,7 @@ export function createWorkersAiBrain(name: string, config: WorkersAiBrainConfig,
         throw new ChannelError(
           "brain_failed",
           `brain "${name}": Workers AI sent an answer this brain cannot use: expected { "response": "<text>" } (is "${config.model}" a text-generation model?)`,
-          { status: 502, retryable: false, details: { brain: name, model: config.model } },
+          { status: 502, retryable: false, brain: name, model: config.model },
         );
       }
       return textReplies(text);

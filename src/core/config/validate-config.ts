@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { isRecord } from "../json/is-record.js";
+import { isRecord } from "../is-record.js";
 import { bindKey, isLoopbackHost, parseBind } from "./bind-address.js";
 import { type ConfigProblem, formatJsonPath } from "./config-problem.js";
 import { type ChannelConfig, type Config, configSchema } from "./config-schema.js";

@@ -1,7 +1,9 @@
-import { ChannelError } from "../errors/channel-error.js";
+import { ChannelError } from "../channel-error.js";
+import type { Clock } from "../clock.js";
+import { redactUrl } from "../log/redact-url.js";
 import { VERSION } from "../version.js";
-import { redactUrl } from "./fetch-poster.js";
 import type { Poster } from "./poster.js";
+import { parseRetryAfterMs } from "./retry-policy.js";
 
 /** Statuses after which the same request may succeed later. */
 export function isRetryableStatus(status: number): boolean {
@@ -25,11 +27,15 @@ export interface DeliveryAttempt {
  * POSTs one reply. Resolves on any 2xx; otherwise throws a ChannelError (`delivery_failed`)
  * whose `retryable` follows the status (3xx is a failure: redirects are never followed).
  */
-export async function deliverReply(poster: Poster, attempt: DeliveryAttempt): Promise<void> {
+export async function deliverReply(poster: Poster, attempt: DeliveryAttempt, clock: Clock): Promise<void> {
   const result = await poster.post(attempt.url, attempt.body, attempt.headers, attempt.timeoutMs);
-  if (result.status >= 200 && result.status < 300) return;
-  throw new ChannelError("delivery_failed", `outbound_url answered ${result.status}`, {
-    retryable: isRetryableStatus(result.status),
-    details: { status: result.status, url: redactUrl(attempt.url), retry_after: result.retryAfter },
+  const { status } = result;
+  if (status >= 200 && status < 300) return;
+  const retryAfterMs = parseRetryAfterMs(result.retryAfter, clock.now());
+  throw new ChannelError("delivery_failed", `outbound_url answered ${status}`, {
+    retryable: isRetryableStatus(status),
+    upstreamStatus: status,
+    url: redactUrl(attempt.url),
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
   });
 }

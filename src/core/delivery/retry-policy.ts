@@ -1,5 +1,3 @@
-import type { ChannelError } from "../errors/channel-error.js";
-
 /** When and how often a failed brain call or delivery is tried again. */
 export interface RetryPolicy {
   /** Upper bound of the first backoff, in ms. */
@@ -55,18 +53,4 @@ export function nextDelayMs(
 ): number {
   const backoff = backoffDelayMs(failedAttempts, policy, random);
   return Math.min(policy.maxDelayMs, Math.max(backoff, retryAfterMs ?? 0));
-}
-
-/**
- * True when another attempt is allowed: the error is retryable, attempts remain, and the
- * next attempt would still start within `maxAgeMs` of the first.
- */
-export function mayRetry(
-  error: ChannelError,
-  failedAttempts: number,
-  firstAttemptAt: number,
-  nextAttemptAt: number,
-  policy: RetryPolicy,
-): boolean {
-  return error.retryable && failedAttempts < policy.maxAttempts && nextAttemptAt - firstAttemptAt <= policy.maxAgeMs;
 }

@@ -1,4 +1,4 @@
-import type { ChannelError, ErrorCode } from "../errors/channel-error.js";
+import type { ChannelError, ErrorCode } from "../channel-error.js";
 
 const TITLES: Readonly<Record<ErrorCode, string>> = {
   unauthorized: "Unauthorized",

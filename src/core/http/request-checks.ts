@@ -1,4 +1,4 @@
-import { ChannelError } from "../errors/channel-error.js";
+import { ChannelError } from "../channel-error.js";
 
 const BEARER = /^bearer +(.+)$/i;
 

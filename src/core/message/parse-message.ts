@@ -1,5 +1,5 @@
+import { ChannelError, type FieldError } from "../channel-error.js";
 import type { KeyMapping } from "../config/message-fields.js";
-import { ChannelError, type FieldError } from "../errors/channel-error.js";
 import { isHttpUrl } from "../http/http-url.js";
 import type { InboundMessage } from "./inbound-message.js";
 

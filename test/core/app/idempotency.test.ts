@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../../src/core/app/create-app.js";
+import type { InboundQueue } from "../../../src/core/app/inbound-queue.js";
+import { ChannelError } from "../../../src/core/channel-error.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
-import { ChannelError } from "../../../src/core/errors/channel-error.js";
 import { createMemoryIdempotencyStore } from "../../../src/core/idempotency/memory-idempotency-store.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
-import type { Queue } from "../../../src/core/queue/queue.js";
 import { configDocument } from "../../support/configs.js";
 import { createLogSink } from "../../support/log-sink.js";
 
 /** A queue whose next enqueue waits for the test to let it succeed or fail. */
-function gatedQueue(): Queue & { queued: QueuedMessage[]; settle: (ok: boolean) => void } {
+function gatedQueue(): InboundQueue & { queued: QueuedMessage[]; settle: (ok: boolean) => void } {
   const queued: QueuedMessage[] = [];
   let settle: (ok: boolean) => void = () => undefined;
   return {
@@ -30,7 +30,7 @@ function gatedQueue(): Queue & { queued: QueuedMessage[]; settle: (ok: boolean) 
   };
 }
 
-function appWith(queue: Queue) {
+function appWith(queue: InboundQueue) {
   const result = validateConfig(configDocument());
   if (!result.ok) throw new Error("bad config");
   let next = 0;

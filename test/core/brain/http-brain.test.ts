@@ -165,7 +165,7 @@ describe("http brain", () => {
     expect(limited).toMatchObject({ kind: "retry", delayMs: 3_000 });
     const error = await failure(harness.ask("hi"));
     expect(error.retryable).toBe(true);
-    expect(error.details).toMatchObject({ upstream_status: 429, retry_after_ms: 3_000 });
+    expect(error.logFields()).toMatchObject({ upstream_status: 429, retry_after_ms: 3_000 });
     expect(error.message).toContain("the bot answered 429: slow down");
 
     answer = { status: 401, body: { message: "bad token" } };

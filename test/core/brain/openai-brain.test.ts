@@ -182,7 +182,7 @@ describe("openai brain: conversation memory through the consumer", () => {
     expect(error.code).toBe("brain_failed");
     expect(error.retryable).toBe(true);
     expect(error.message).toMatch(/^brain "bot": the model server answered 429: Rate limit reached/);
-    expect(error.details).toMatchObject({
+    expect(error.logFields()).toMatchObject({
       brain: "bot",
       upstream_status: 429,
       upstream_error_code: "rate_limit_exceeded",
@@ -205,8 +205,8 @@ describe("openai brain: conversation memory through the consumer", () => {
       openAiError(503, "overloaded", "server_error", null, { "retry-after": "Wed, 01 Jan 2025 10:00:30 GMT" }),
       openAiError(429, "slow down", "requests", null, { "retry-after": "3", "retry-after-ms": "1500" }),
     );
-    expect((await failure(ask())).details.retry_after_ms).toBe(30_000);
-    expect((await failure(ask())).details.retry_after_ms).toBe(1_500);
+    expect((await failure(ask())).retryAfterMs).toBe(30_000);
+    expect((await failure(ask())).retryAfterMs).toBe(1_500);
   });
 
   it("makes a 401 a dead letter carrying the server's message, never the key", async () => {
@@ -224,8 +224,8 @@ describe("openai brain: conversation memory through the consumer", () => {
 
     const error = await failure(harness.ask("hi"));
     expect(error.retryable).toBe(false);
-    expect(error.details).toMatchObject({ upstream_status: 401, upstream_error_code: "invalid_api_key" });
-    expect(JSON.stringify(error.details)).not.toContain("sk-wrong");
+    expect(error.logFields()).toMatchObject({ upstream_status: 401, upstream_error_code: "invalid_api_key" });
+    expect(JSON.stringify(error.logFields())).not.toContain("sk-wrong");
   });
 
   it("blanks out the key when a server echoes it in its error", async () => {
@@ -245,7 +245,7 @@ describe("openai brain: conversation memory through the consumer", () => {
     const error = await failure(harness.ask("hi"));
     expect(error.retryable).toBe(false);
     expect(error.message).toContain("The model `no-such-model` does not exist");
-    expect(error.details).toMatchObject({ upstream_status: 404, upstream_error_code: "model_not_found" });
+    expect(error.logFields()).toMatchObject({ upstream_status: 404, upstream_error_code: "model_not_found" });
   });
 
   it("makes 5xx, timeouts and unreachable servers retryable", async () => {
@@ -259,7 +259,7 @@ describe("openai brain: conversation memory through the consumer", () => {
     const slow = await failure(harness.ask("b"));
     expect(slow.retryable).toBe(true);
     expect(slow.message).toContain("within 200 ms");
-    expect(slow.details).toMatchObject({ timeout: true });
+    expect(slow.logFields()).toMatchObject({ timeout: true });
 
     const closed = await startJsonServer(() => ({ status: 200 }));
     await closed.close();

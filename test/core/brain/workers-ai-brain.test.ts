@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AiBinding } from "../../../src/core/brain/brain-deps.js";
 import { createBrains } from "../../../src/core/brain/create-brains.js";
 import { nodeUnsupportedBrains } from "../../../src/core/brain/runtime-support.js";
+import { ChannelError } from "../../../src/core/channel-error.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
-import { ChannelError } from "../../../src/core/errors/channel-error.js";
 import { type BrainHarness, replyTexts, startBrainHarness } from "../../support/brain-harness.js";
 
 /**

@@ -2,11 +2,9 @@ import { describe, expect, it } from "vitest";
 import {
   backoffDelayMs,
   DEFAULT_RETRY_POLICY,
-  mayRetry,
   nextDelayMs,
   parseRetryAfterMs,
 } from "../../../src/core/delivery/retry-policy.js";
-import { ChannelError } from "../../../src/core/errors/channel-error.js";
 
 const policy = { initialDelayMs: 1_000, maxDelayMs: 600_000, maxAttempts: 12, maxAgeMs: 86_400_000 };
 
@@ -41,14 +39,5 @@ describe("retry policy", () => {
     expect(parseRetryAfterMs("Wed, 31 Dec 2025 00:00:00 GMT", now)).toBe(0);
     expect(parseRetryAfterMs("soon", now)).toBeUndefined();
     expect(parseRetryAfterMs(null, now)).toBeUndefined();
-  });
-
-  it("stops at max_attempts, at max_age_ms, and for errors that are not retryable", () => {
-    const retryable = new ChannelError("delivery_failed", "500", { retryable: true });
-    const permanent = new ChannelError("delivery_failed", "400", { retryable: false });
-    expect(mayRetry(retryable, 11, 0, 1_000, policy)).toBe(true);
-    expect(mayRetry(retryable, 12, 0, 1_000, policy)).toBe(false);
-    expect(mayRetry(retryable, 1, 0, 86_400_001, policy)).toBe(false);
-    expect(mayRetry(permanent, 1, 0, 1_000, policy)).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { ChannelError } from "../../../src/core/channel-error.js";
 import { resolveMapping } from "../../../src/core/config/message-fields.js";
-import { ChannelError } from "../../../src/core/errors/channel-error.js";
 import { parseMessage } from "../../../src/core/message/parse-message.js";
 
 const keys = resolveMapping(undefined);

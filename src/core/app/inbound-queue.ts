@@ -1,0 +1,11 @@
+import type { QueuedMessage } from "../message/inbound-message.js";
+
+/**
+ * Where the inbound endpoint hands accepted messages. `enqueue` returns undefined when the
+ * queue owns the message at once, or a promise that resolves once it is safely owned (for
+ * example committed). It throws or rejects with a ChannelError (`buffer_full`, retryable)
+ * when the queue cannot take it, which the endpoint turns into a 503 with `Retry-After`.
+ */
+export interface InboundQueue {
+  enqueue(message: QueuedMessage): Promise<void> | undefined;
+}

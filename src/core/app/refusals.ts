@@ -1,0 +1,54 @@
+import { ChannelError } from "../channel-error.js";
+
+/**
+ * Seconds a client is told to wait (`Retry-After`) when a message cannot be taken right now,
+ * by reason. The one table for both runtimes: a full buffer frees as replies go out and a
+ * duplicate key settles within milliseconds, so 1 s; a failing store or queue, or a service
+ * on its way down, needs longer.
+ */
+export const RETRY_AFTER_SECONDS = {
+  bufferFull: 1,
+  requestInProgress: 1,
+  unavailable: 5,
+  shuttingDown: 5,
+} as const;
+
+/** The 503 of a full inbound buffer. */
+export function bufferFullError(): ChannelError {
+  return new ChannelError("buffer_full", "The inbound buffer is full; retry shortly.", {
+    status: 503,
+    retryable: true,
+    retryAfterSeconds: RETRY_AFTER_SECONDS.bufferFull,
+  });
+}
+
+/**
+ * The 503 of a message that a store or the platform queue could not take. It says
+ * `buffer_full`, the code clients already retry on, so it never reads as accepted.
+ */
+export function unavailableError(cause?: unknown): ChannelError {
+  return new ChannelError("buffer_full", "The message could not be accepted right now; retry shortly.", {
+    status: 503,
+    retryable: true,
+    retryAfterSeconds: RETRY_AFTER_SECONDS.unavailable,
+    cause,
+  });
+}
+
+/** The 503 of a service that is stopping. */
+export function shuttingDownError(): ChannelError {
+  return new ChannelError("shutting_down", "The service is shutting down; retry shortly.", {
+    status: 503,
+    retryable: true,
+    retryAfterSeconds: RETRY_AFTER_SECONDS.shuttingDown,
+  });
+}
+
+/** The 409 of a duplicate `Idempotency-Key` whose first request is still being accepted. */
+export function requestInProgressError(): ChannelError {
+  return new ChannelError(
+    "request_in_progress",
+    "A request with this Idempotency-Key is still being accepted; retry shortly.",
+    { status: 409, retryable: true, retryAfterSeconds: RETRY_AFTER_SECONDS.requestInProgress },
+  );
+}

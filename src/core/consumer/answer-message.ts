@@ -1,0 +1,102 @@
+import { ChannelError, errorMessage, isChannelError } from "../channel-error.js";
+import type { Clock, IdGenerator } from "../clock.js";
+import { type ConversationStore, type ConversationTurn, conversationKey } from "../conversation/conversation-store.js";
+import type { SequenceCounter } from "../conversation/sequence-counter.js";
+import { deliverReply } from "../delivery/deliver-reply.js";
+import type { PendingReply } from "../delivery/job.js";
+import type { Poster } from "../delivery/poster.js";
+import type { InboundMessage, QueuedMessage } from "../message/inbound-message.js";
+import { type BrainReply, renderReplyBody } from "../message/outbound-reply.js";
+import type { ChannelRoute } from "./channel-routes.js";
+
+/** What asking the brain and posting replies need. */
+export interface AnswerDeps {
+  readonly poster: Poster;
+  readonly store: ConversationStore;
+  readonly sequences: SequenceCounter;
+  readonly clock: Clock;
+  readonly newId: IdGenerator;
+}
+
+/**
+ * The two steps of answering a message: asking the brain (with the conversation's history)
+ * for replies rendered once, and posting one reply. The job state machine decides when each
+ * runs; these only do the work, and throw a ChannelError when it fails.
+ */
+export interface AnswerSteps {
+  produce(route: ChannelRoute, queued: QueuedMessage): Promise<PendingReply[]>;
+  post(route: ChannelRoute, reply: PendingReply): Promise<void>;
+}
+
+/** Builds the steps of answering a message. */
+export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
+  const { clock, newId, poster, sequences, store } = deps;
+  return {
+    async produce(route, queued) {
+      const { brain } = route;
+      const key = conversationKey(queued.channel, queued.message.conversationId);
+      const history = brain.historyLimit > 0 ? await store.history(key, brain.historyLimit) : [];
+      let replies: readonly BrainReply[];
+      try {
+        replies = await brain.reply({
+          message: queued.message,
+          history,
+          messageId: queued.id,
+          channel: queued.channel,
+        });
+      } catch (error) {
+        if (isChannelError(error)) throw error;
+        throw new ChannelError("brain_failed", `brain "${brain.name}" failed: ${errorMessage(error)}`, {
+          retryable: true,
+          brain: brain.name,
+          cause: error,
+        });
+      }
+      // Sequence numbers are reserved before the turns are stored: if storing fails, the retry
+      // asks the brain again and skips numbers, which is visible; the other order would store
+      // the same turns twice, which is not.
+      const first = replies.length === 0 ? 0 : await sequences.reserve(key, replies.length);
+      const createdAt = clock.now();
+      if (brain.historyLimit > 0) {
+        const turns: ConversationTurn[] = [toTurn("user", queued.message, queued.receivedAt)];
+        for (const reply of replies) turns.push(toTurn("assistant", reply, createdAt));
+        await store.append(key, turns);
+      }
+      return replies.map((reply, index) => {
+        const id = newId();
+        const sequence = first + index;
+        const envelope = {
+          id,
+          inReplyTo: queued.id,
+          conversationId: queued.message.conversationId,
+          recipientId: queued.message.senderId,
+          brain: brain.name,
+          createdAt,
+          sequence,
+        };
+        return { id, sequence, body: renderReplyBody(reply, envelope, route.keys) };
+      });
+    },
+
+    async post(route, reply) {
+      const timestamp = Math.floor(clock.now() / 1000);
+      const headers: Record<string, string> = {
+        ...route.headers,
+        "webhook-id": reply.id,
+        "webhook-timestamp": String(timestamp),
+      };
+      if (route.signer !== undefined) {
+        headers["webhook-signature"] = await route.signer.sign(reply.id, timestamp, reply.body);
+      }
+      await deliverReply(poster, { url: route.url, body: reply.body, headers, timeoutMs: route.timeoutMs }, clock);
+    },
+  };
+}
+
+function toTurn(role: ConversationTurn["role"], content: BrainReply | InboundMessage, at: number): ConversationTurn {
+  const turn: { -readonly [K in keyof ConversationTurn]: ConversationTurn[K] } = { role, at };
+  if (content.text !== undefined) turn.text = content.text;
+  if (content.mediaUrl !== undefined) turn.mediaUrl = content.mediaUrl;
+  if (content.mediaType !== undefined) turn.mediaType = content.mediaType;
+  return turn;
+}

@@ -1,0 +1,53 @@
+import type { ChannelError } from "../channel-error.js";
+import type { Job, JobError } from "../delivery/job.js";
+import { nextDelayMs, type RetryPolicy } from "../delivery/retry-policy.js";
+
+/** Why a job is given up on. */
+export type DeadReason = "not_retryable" | "attempts_exhausted" | "max_age";
+
+/** What one failed attempt of a job comes to. `job` is the job with the failure counted. */
+export type FailureVerdict =
+  | { readonly kind: "retry"; readonly job: Job; readonly delayMs: number }
+  | { readonly kind: "dead"; readonly job: Job; readonly error: JobError; readonly reason: DeadReason };
+
+/** Everything {@link classifyFailure} decides from; nothing else is read. */
+export interface FailedAttempt {
+  /** The job as it stood when the attempt began. */
+  readonly job: Job;
+  readonly error: ChannelError;
+  /** Epoch ms when the failed attempt began (the step's start, if this was its first). */
+  readonly attemptAt: number;
+  /** Epoch ms now. */
+  readonly now: number;
+  readonly policy: RetryPolicy;
+  /** A uniform draw in [0, 1) for the backoff's full jitter. */
+  readonly jitter: number;
+}
+
+/**
+ * Decides what a failed attempt comes to: another attempt after a delay (the backoff, raised
+ * to the upstream's `Retry-After` and capped at `maxDelayMs`), or a dead letter and why.
+ * Pure: the same input gives the same verdict, so it is tested as a table.
+ */
+export function classifyFailure(attempt: FailedAttempt): FailureVerdict {
+  const { error, policy } = attempt;
+  const attempts = attempt.job.attempts + 1;
+  const stepStartedAt = attempt.job.stepStartedAt ?? attempt.attemptAt;
+  const lastError: JobError = {
+    code: error.code,
+    message: error.message,
+    retryable: error.retryable,
+    ...(error.upstreamStatus === undefined ? {} : { status: error.upstreamStatus }),
+  };
+  const job: Job = { ...attempt.job, attempts, stepStartedAt, lastError };
+  const delayMs = nextDelayMs(attempts, policy, () => attempt.jitter, error.retryAfterMs);
+  const reason: DeadReason | undefined = !error.retryable
+    ? "not_retryable"
+    : attempts >= policy.maxAttempts
+      ? "attempts_exhausted"
+      : attempt.now + delayMs - stepStartedAt > policy.maxAgeMs
+        ? "max_age"
+        : undefined;
+  if (reason === undefined) return { kind: "retry", job, delayMs };
+  return { kind: "dead", job, error: lastError, reason };
+}

@@ -1,0 +1,39 @@
+import type { ErrorCode } from "../../core/channel-error.js";
+import type { Config } from "../../core/config/config-schema.js";
+import type { Job, JobOutcome } from "../../core/delivery/job.js";
+import type { LogLevel } from "../../core/log/logger.js";
+
+/** What the delivery thread is started with (its `workerData`). */
+export interface DeliveryThreadData {
+  readonly config: Config;
+}
+
+/** A message from the main thread to the delivery thread. */
+export type ToDeliveryThread =
+  | { readonly kind: "run"; readonly id: number; readonly job: Job }
+  /** The main thread has journaled the progress of run `id` (or could not: `error`). */
+  | { readonly kind: "progressed"; readonly id: number; readonly error?: string }
+  /** Finish the runs in hand, close the outbound connections and the state database, then end. */
+  | { readonly kind: "close" };
+
+/** A message from the delivery thread to the main thread. */
+export type FromDeliveryThread =
+  /** The consumer is built; runs may start. */
+  | { readonly kind: "ready" }
+  /** The consumer could not be built; the thread ends. */
+  | { readonly kind: "failed"; readonly code: ErrorCode; readonly message: string }
+  /**
+   * A step of run `id` that the journal should keep (the brain's replies, a delivered reply).
+   * With `ack`, the run waits for `progressed` before it posts anything, as it would on the
+   * main thread: with `state_dir`, replies are stored before they are sent.
+   */
+  | { readonly kind: "progress"; readonly id: number; readonly job: Job; readonly ack: boolean }
+  | { readonly kind: "outcome"; readonly id: number; readonly outcome: JobOutcome }
+  /** Run `id` threw, which the consumer never does by contract; the queue tries the job again. */
+  | { readonly kind: "rejected"; readonly id: number; readonly message: string }
+  /**
+   * A log line for the main thread's logger. Fields travel as JSON text, so a value that
+   * cannot be copied between threads can never hold up the outcomes sent with it.
+   */
+  | { readonly kind: "log"; readonly level: LogLevel; readonly msg: string; readonly fields?: string }
+  | { readonly kind: "closed" };

@@ -1,0 +1,219 @@
+import { Worker } from "node:worker_threads";
+import { ChannelError, errorMessage } from "../../core/channel-error.js";
+import type { Config } from "../../core/config/config-schema.js";
+import type { Job, JobOutcome } from "../../core/delivery/job.js";
+import type { LogFields, Logger } from "../../core/log/logger.js";
+import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
+import { createTurnBatcher } from "./turn-batcher.js";
+
+/** Where the delivery thread comes from and what it sees. */
+export interface DeliveryThreadOptions {
+  /** The thread's module: dist/delivery-worker.js next to dist/node.js. */
+  readonly entry: URL;
+  readonly config: Config;
+  /** The thread's environment, for the `*_env` variables of brains and delivery. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The main thread's logger; the thread's lines come out here. */
+  readonly logger: Logger;
+}
+
+/** The consumer, run on its own thread; the same `run` as the in-thread consumer's. */
+export interface DeliveryThread {
+  /**
+   * Runs a job on the delivery thread. Rejects only when the thread stopped before the run
+   * returned; the queue then keeps the job and tries it again.
+   */
+  run(job: Job, onProgress: (job: Job) => void): Promise<JobOutcome>;
+  /**
+   * Aborts the thread's posts in flight, closes its database and ends it; a thread still busy
+   * after `timeoutMs` (a brain call cannot be aborted) is stopped.
+   */
+  close(timeoutMs: number): Promise<void>;
+  /**
+   * Stops the thread at once, as a crash would: runs in hand reject, and the next run starts
+   * a new thread.
+   */
+  terminate(): Promise<void>;
+}
+
+interface PendingRun {
+  readonly resolve: (outcome: JobOutcome) => void;
+  readonly reject: (error: Error) => void;
+  readonly onProgress: (job: Job) => void;
+}
+
+interface Thread {
+  readonly worker: Worker;
+  /** The runs this thread holds, by id. */
+  readonly pending: Map<number, PendingRun>;
+  readonly outbox: { push(message: ToDeliveryThread): void; flush(): void };
+  readonly ready: Promise<void>;
+  readonly exited: Promise<void>;
+}
+
+/**
+ * Starts the delivery thread and resolves once its consumer is built (rejecting with the
+ * thread's error, a `config_invalid` for instance, when it cannot be). A thread that dies
+ * later is replaced at the next run; the runs it held reject, so their jobs are retried.
+ */
+export async function startDeliveryThread(options: DeliveryThreadOptions): Promise<DeliveryThread> {
+  const { config, entry, logger } = options;
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.env)) if (value !== undefined) env[name] = value;
+  let nextId = 0;
+  let closing = false;
+
+  const spawn = (initial: boolean): Thread => {
+    const data: DeliveryThreadData = { config };
+    const worker = new Worker(entry, { workerData: data, env });
+    const pending = new Map<number, PendingRun>();
+    let settleReady: { resolve: () => void; reject: (error: Error) => void } | undefined;
+    const ready = new Promise<void>((resolve, reject) => {
+      settleReady = { resolve, reject };
+    });
+    // Only the first thread's start is awaited; a replacement's failure is logged instead.
+    ready.catch(() => undefined);
+    const outbox = createTurnBatcher<ToDeliveryThread>((batch) => worker.postMessage(batch));
+    let lastError: string | undefined;
+    // The first thread's start-up failure is the caller's to report; any later failure is logged.
+    let started = !initial;
+    const receive = (message: FromDeliveryThread): void => {
+      switch (message.kind) {
+        case "progress": {
+          let error: string | undefined;
+          try {
+            const run = pending.get(message.id);
+            if (run === undefined) error = "the run is no longer awaited";
+            else run.onProgress(message.job);
+          } catch (cause) {
+            error = errorMessage(cause);
+          }
+          if (message.ack)
+            outbox.push(
+              error === undefined
+                ? { kind: "progressed", id: message.id }
+                : { kind: "progressed", id: message.id, error },
+            );
+          break;
+        }
+        case "outcome": {
+          const run = pending.get(message.id);
+          pending.delete(message.id);
+          run?.resolve(message.outcome);
+          break;
+        }
+        case "rejected": {
+          const run = pending.get(message.id);
+          pending.delete(message.id);
+          run?.reject(new ChannelError("internal_error", message.message, { retryable: true }));
+          break;
+        }
+        case "log": {
+          const fields = message.fields === undefined ? undefined : (JSON.parse(message.fields) as LogFields);
+          logger[message.level](message.msg, fields);
+          break;
+        }
+        case "ready":
+          started = true;
+          settleReady?.resolve();
+          break;
+        case "failed":
+          lastError = message.message;
+          if (started) logger.error("a new delivery thread could not start", { error: message.message });
+          settleReady?.reject(new ChannelError(message.code, message.message));
+          break;
+        case "closed":
+          break;
+      }
+    };
+    worker.on("message", (batch: FromDeliveryThread[]) => {
+      for (const message of batch) {
+        // One message that cannot be handled must not cost the outcomes batched after it.
+        try {
+          receive(message);
+        } catch (error) {
+          logger.error("cannot handle a message from the delivery thread", {
+            kind: message.kind,
+            error: errorMessage(error),
+          });
+        }
+      }
+    });
+    worker.on("messageerror", (error) => {
+      // A message that could not be read may have been an outcome: replace the thread, so the
+      // runs it held fail and are retried rather than wait for ever.
+      lastError = `a message from the thread could not be read: ${errorMessage(error)}`;
+      logger.error("the delivery thread sent a message that could not be read; replacing it", { error: lastError });
+      if (current?.worker === worker) current = undefined;
+      worker.terminate().catch(() => undefined);
+    });
+    worker.on("error", (error) => {
+      // The thread is ending: new runs go to its replacement.
+      if (current?.worker === worker) current = undefined;
+      lastError = errorMessage(error);
+      if (!closing && started) logger.error("the delivery thread failed", { error: lastError });
+    });
+    const exited = new Promise<void>((resolve) => {
+      worker.once("exit", (code) => {
+        if (current?.worker === worker) current = undefined;
+        const reason = `the delivery thread stopped (exit code ${code})${lastError === undefined ? "" : `: ${lastError}`}`;
+        settleReady?.reject(new ChannelError("internal_error", reason));
+        if (pending.size > 0) {
+          if (!closing)
+            logger.error("the delivery thread stopped with runs in hand; they will be retried", {
+              count: pending.size,
+            });
+          const runs = [...pending.values()];
+          pending.clear();
+          for (const run of runs) run.reject(new ChannelError("internal_error", reason, { retryable: true }));
+        }
+        resolve();
+      });
+    });
+    return { worker, pending, outbox, ready, exited };
+  };
+
+  let current: Thread | undefined = spawn(true);
+  await current.ready;
+
+  return {
+    run(job, onProgress) {
+      if (closing)
+        return Promise.reject(new ChannelError("shutting_down", "the delivery thread is closed", { retryable: true }));
+      current ??= spawn(false);
+      const id = nextId;
+      nextId += 1;
+      const thread = current;
+      return new Promise<JobOutcome>((resolve, reject) => {
+        thread.pending.set(id, { resolve, reject, onProgress });
+        thread.outbox.push({ kind: "run", id, job });
+      });
+    },
+    async close(timeoutMs) {
+      closing = true;
+      const thread = current;
+      if (thread === undefined) return;
+      thread.outbox.push({ kind: "close" });
+      thread.outbox.flush();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const gaveUp = await Promise.race([
+        thread.exited.then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (gaveUp) {
+        logger.warn("the delivery thread did not end in time; stopping it", { timeout_ms: timeoutMs });
+        await thread.worker.terminate();
+        await thread.exited;
+      }
+    },
+    async terminate() {
+      const thread = current;
+      if (thread === undefined) return;
+      await thread.worker.terminate();
+      await thread.exited;
+    },
+  };
+}

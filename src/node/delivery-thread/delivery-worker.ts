@@ -1,0 +1,103 @@
+// Entry of the delivery thread (dist/delivery-worker.js), started by dist/node.js: it runs the
+// consumer (brain calls, conversation memory, outbound posts) so that the main thread keeps
+// only the inbound path and the queue, and the service uses a second core under load.
+import { parentPort, workerData } from "node:worker_threads";
+import { errorMessage, isChannelError } from "../../core/channel-error.js";
+import type { Job } from "../../core/delivery/job.js";
+import { createNodeConsumer, type NodeConsumer } from "../delivery/node-consumer.js";
+import { openStateDb, type StateDb } from "../state/sqlite-state.js";
+import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
+import { createThreadLogger } from "./thread-logger.js";
+import { createTurnBatcher } from "./turn-batcher.js";
+
+if (parentPort === null) throw new Error("delivery-worker.js runs as the delivery thread of dist/node.js");
+const port = parentPort;
+const { config } = workerData as DeliveryThreadData;
+const outbox = createTurnBatcher<FromDeliveryThread>((batch) => port.postMessage(batch));
+const logger = createThreadLogger((message) => outbox.push(message), config.log_level);
+
+let db: StateDb | undefined;
+let built: NodeConsumer;
+try {
+  // A connection of its own: better-sqlite3 connections cannot cross threads, and WAL lets
+  // this one write conversations while the main thread writes the journal.
+  db = config.state_dir === undefined ? undefined : openStateDb(config.state_dir);
+  built = await createNodeConsumer({ config, logger, env: (name) => process.env[name], db });
+} catch (error) {
+  db?.close();
+  outbox.push({
+    kind: "failed",
+    code: isChannelError(error) ? error.code : "internal_error",
+    message: errorMessage(error),
+  });
+  outbox.flush();
+  process.exit(1);
+}
+const { consumer } = built;
+// With state_dir the journal is durable, and a run goes on only once its step is stored.
+const durable = config.state_dir !== undefined;
+const awaitingAck = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+const progress = (id: number, job: Job): Promise<void> | undefined => {
+  if (!durable) {
+    outbox.push({ kind: "progress", id, job, ack: false });
+    return undefined;
+  }
+  return new Promise<void>((resolve, reject) => {
+    awaitingAck.set(id, { resolve, reject });
+    outbox.push({ kind: "progress", id, job, ack: true });
+  });
+};
+
+let inFlight = 0;
+let closing = false;
+let poolsClosed = false;
+const finish = (): void => {
+  db?.close();
+  outbox.push({ kind: "closed" });
+  outbox.flush();
+  port.close();
+};
+/**
+ * As on the main thread, closing aborts posts still in flight (the main thread has stopped
+ * waiting for them); the thread ends once the runs in hand have returned. A brain call cannot
+ * be aborted, so the main thread gives up on the thread after a bounded wait.
+ */
+const close = (): void => {
+  closing = true;
+  built
+    .close()
+    .catch((error: unknown) => logger.warn("cannot close the outbound connections", { error: errorMessage(error) }))
+    .finally(() => {
+      poolsClosed = true;
+      if (inFlight === 0) finish();
+    })
+    .catch(() => undefined);
+};
+
+const start = (id: number, job: Job): void => {
+  inFlight += 1;
+  consumer
+    .run(job, (next) => progress(id, next))
+    .then(
+      (outcome) => outbox.push({ kind: "outcome", id, outcome }),
+      (error: unknown) => outbox.push({ kind: "rejected", id, message: errorMessage(error) }),
+    )
+    .finally(() => {
+      inFlight -= 1;
+      if (poolsClosed && inFlight === 0) finish();
+    })
+    .catch(() => undefined);
+};
+
+port.on("message", (batch: ToDeliveryThread[]) => {
+  for (const message of batch) {
+    if (message.kind === "run") start(message.id, message.job);
+    else if (message.kind === "progressed") {
+      const waiter = awaitingAck.get(message.id);
+      awaitingAck.delete(message.id);
+      if (message.error === undefined) waiter?.resolve();
+      else waiter?.reject(new Error(message.error));
+    } else if (message.kind === "close" && !closing) close();
+  }
+});
+outbox.push({ kind: "ready" });

@@ -1,0 +1,71 @@
+import { createBrains } from "../../core/brain/create-brains.js";
+import { type Clock, type IdGenerator, randomId, systemClock } from "../../core/clock.js";
+import type { Config } from "../../core/config/config-schema.js";
+import { type Consumer, createConsumer } from "../../core/consumer/create-consumer.js";
+import type { ConversationStore } from "../../core/conversation/conversation-store.js";
+import { createMemoryConversationStore } from "../../core/conversation/memory-conversation-store.js";
+import { createMemorySequenceCounter } from "../../core/conversation/memory-sequence-counter.js";
+import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
+import type { Poster } from "../../core/delivery/poster.js";
+import type { Logger } from "../../core/log/logger.js";
+import { createSqliteConversationStore } from "../state/sqlite-conversation-store.js";
+import { createSqliteSequenceCounter } from "../state/sqlite-sequence-counter.js";
+import type { StateDb } from "../state/sqlite-state.js";
+import { createUndiciPoster } from "./undici-poster.js";
+
+/** What the Node consumer is built from; everything but `config`, `logger` and `env` has a real default. */
+export interface NodeConsumerOptions {
+  readonly config: Config;
+  readonly logger: Logger;
+  /** Reads the variables that brains and delivery name (`*_env`). */
+  readonly env: (name: string) => string | undefined;
+  /** The state database when the config has `state_dir`; conversations and sequences live there. */
+  readonly db: StateDb | undefined;
+  readonly clock?: Clock;
+  readonly newId?: IdGenerator;
+  /** Uniform in [0, 1), for retry jitter. */
+  readonly random?: () => number;
+  /** Outbound client; default a keep-alive undici pool. */
+  readonly poster?: Poster & { close?: () => Promise<void> };
+}
+
+/** A built Node consumer and the outbound client it owns. */
+export interface NodeConsumer {
+  readonly consumer: Consumer;
+  /** Closes the outbound client's connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the consumer as the Node runtime runs it, on the main thread or on the delivery
+ * thread: brains, conversation memory and reply sequences (in SQLite with `state_dir`, in
+ * memory otherwise) and the keep-alive poster. Rejects with `config_invalid` when a variable
+ * that delivery needs is unusable.
+ */
+export async function createNodeConsumer(options: NodeConsumerOptions): Promise<NodeConsumer> {
+  const { config, db, env, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const poster = options.poster ?? createUndiciPoster();
+  let store: ConversationStore;
+  let sequences: SequenceCounter;
+  if (db === undefined) {
+    store = createMemoryConversationStore({ now: () => clock.now() });
+    sequences = createMemorySequenceCounter();
+  } else {
+    store = createSqliteConversationStore(db);
+    sequences = createSqliteSequenceCounter(db);
+  }
+  const consumer = await createConsumer({
+    config,
+    brains: createBrains(config, { fetch: globalThis.fetch, env, clock }),
+    poster,
+    store,
+    sequences,
+    clock,
+    random: options.random ?? Math.random,
+    newId: options.newId ?? randomId,
+    logger,
+    env,
+  });
+  return { consumer, close: async () => poster.close?.() };
+}

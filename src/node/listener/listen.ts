@@ -1,0 +1,34 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { errorMessage } from "../../core/channel-error.js";
+
+/** Starts listening; resolves with the port (the one picked for port 0), or rejects saying why not. */
+export function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => {
+      const code = "code" in error ? String(error.code) : "";
+      const reason =
+        code === "EADDRINUSE"
+          ? "the address is already in use"
+          : code === "EADDRNOTAVAIL"
+            ? "the host is not an address of this machine"
+            : code === "EACCES"
+              ? "permission denied (ports below 1024 need privileges)"
+              : errorMessage(error);
+      reject(new Error(`cannot listen on ${host}:${port}: ${reason}`));
+    };
+    server.once("error", onError);
+    server.listen(port, host, () => {
+      server.off("error", onError);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** Closes a server and every connection it still has. */
+export function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}

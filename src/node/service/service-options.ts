@@ -1,0 +1,26 @@
+import type { Clock, IdGenerator } from "../../core/clock.js";
+import type { Config } from "../../core/config/config-schema.js";
+import type { Poster } from "../../core/delivery/poster.js";
+import type { Logger } from "../../core/log/logger.js";
+
+/** What the Node service is started from. */
+export interface ServiceOptions {
+  readonly config: Config;
+  /** Inbound secret per channel name; the caller has checked that none is empty. */
+  readonly secrets: ReadonlyMap<string, string>;
+  readonly logger: Logger;
+  /** Reads the variables that brains and delivery name (`*_env`). Default: none set. */
+  readonly env?: (name: string) => string | undefined;
+  readonly clock?: Clock;
+  readonly newId?: IdGenerator;
+  /** Uniform in [0, 1), for retry jitter. */
+  readonly random?: () => number;
+  /** Outbound client of the in-thread consumer; default a keep-alive undici pool. */
+  readonly poster?: Poster & { close?: () => Promise<void> };
+  /**
+   * Where the delivery thread comes from (dist/delivery-worker.js) and the environment it
+   * sees; needed when the config sets `delivery_thread`. The thread builds its real parts
+   * itself, so `poster` and `random` cannot be given with it.
+   */
+  readonly deliveryThread?: { readonly entry: URL; readonly env: Readonly<Record<string, string | undefined>> };
+}

@@ -1,0 +1,193 @@
+import { errorMessage } from "../../core/channel-error.js";
+import { type Clock, randomId, systemClock } from "../../core/clock.js";
+import { isLoopbackHost } from "../../core/config/bind-address.js";
+import { channelName } from "../../core/config/validate-config.js";
+import type { Job } from "../../core/delivery/job.js";
+import type { Logger } from "../../core/log/logger.js";
+import { redactUrl } from "../../core/log/redact-url.js";
+import { buildListeners, type PlannedListener } from "../listener/build-listeners.js";
+import { closeServer, listen } from "../listener/listen.js";
+import { createJobQueue, type JobQueue } from "../queue/job-queue.js";
+import { openState, type ServiceState } from "./open-state.js";
+import type { ServiceOptions } from "./service-options.js";
+import { type RunningConsumer, startConsumer } from "./start-consumer.js";
+
+export type { ServiceOptions } from "./service-options.js";
+
+/** One listening socket and the channels it serves. */
+export interface Listener {
+  readonly host: string;
+  readonly port: number;
+  readonly channels: readonly string[];
+}
+
+/** What a stop left behind. */
+export interface StopResult {
+  /** Ids of accepted messages not finished when the wait ended. */
+  readonly left: readonly string[];
+  /** `kept` in state_dir (they resume at the next start) or `lost` (in-memory queue). */
+  readonly fate: "kept" | "lost";
+}
+
+/** A started service. */
+export interface RunningService {
+  readonly listeners: readonly Listener[];
+  /**
+   * Graceful stop: new inbound requests get 503 `shutting_down`, accepted messages finish
+   * (up to `timeoutMs`), then the sockets close.
+   */
+  stop(timeoutMs: number): Promise<StopResult>;
+}
+
+/** The least time the delivery thread gets to end on its own before it is stopped. */
+const THREAD_CLOSE_GRACE_MS = 1_000;
+/** How often a running service looks for dead letters replayed from the CLI. */
+const REPLAY_POLL_MS = 1_000;
+
+/** What a start has built so far; a stop (or a failed start) takes down whatever is there. */
+interface Parts {
+  state?: ServiceState;
+  consumer?: RunningConsumer;
+  readonly queues: Map<string, JobQueue>;
+  listeners: readonly PlannedListener[];
+  replayTimer?: ReturnType<typeof setInterval>;
+  shuttingDown: boolean;
+}
+
+/**
+ * Starts the Node runtime in named steps: open the state, start the consumer, build one
+ * bounded job queue per channel and resume unfinished work, build the listeners, serve. A
+ * step that fails takes down what the earlier ones built, through the same {@link stopParts}
+ * as a graceful stop, and the start rejects.
+ */
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const { config, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const parts: Parts = { queues: new Map(), listeners: [], shuttingDown: false };
+  let served: Listener[];
+  try {
+    const state = openState(config, logger, clock);
+    parts.state = state;
+    const consumer = await startConsumer(options, state.db);
+    parts.consumer = consumer;
+    buildQueues(parts, options, clock, state, consumer);
+    resume(parts, logger);
+    parts.listeners = buildListeners(config.channels, {
+      secretFor: (name) => options.secrets.get(name) ?? "",
+      queueFor: (name) => queueOf(parts, name),
+      clock,
+      newId: options.newId ?? randomId,
+      logger,
+      idempotency: state.idempotency,
+      isShuttingDown: () => parts.shuttingDown,
+    });
+    served = await serve(parts.listeners, logger);
+  } catch (error) {
+    await stopParts(parts, 0);
+    throw error;
+  }
+  return {
+    listeners: served,
+    stop: (timeoutMs) => stopParts(parts, timeoutMs),
+  };
+}
+
+/** Step 3: one bounded job queue per channel, all running jobs on the consumer. */
+function buildQueues(
+  parts: Parts,
+  options: ServiceOptions,
+  clock: Clock,
+  state: ServiceState,
+  consumer: RunningConsumer,
+): void {
+  for (const channel of options.config.channels) {
+    const queue = createJobQueue({
+      capacity: channel.webhook.buffer_capacity,
+      run: (job, onProgress) => consumer.run(job, onProgress),
+      store: state.jobs,
+      logger: options.logger,
+      now: () => clock.now(),
+    });
+    parts.queues.set(channelName(channel), queue);
+  }
+}
+
+function queueOf(parts: Parts, channel: string): JobQueue {
+  const queue = parts.queues.get(channel);
+  if (queue === undefined) throw new Error(`no queue for channel ${channel}`);
+  return queue;
+}
+
+/**
+ * Step 4, with `state_dir`: the unfinished messages of the last run go back on their queues,
+ * and dead letters replayed from the CLI are picked up while the service runs.
+ */
+function resume(parts: Parts, logger: Logger): void {
+  const durable = parts.state?.durable;
+  if (durable === undefined) return;
+  const restore = (jobs: readonly Job[]): void => {
+    for (const job of jobs) {
+      const queue = parts.queues.get(job.message.channel);
+      if (queue === undefined) {
+        logger.error("a stored message belongs to a channel that is no longer configured; it stays in state_dir", {
+          message_id: job.message.id,
+          channel: job.message.channel,
+        });
+      } else queue.restore([job]);
+    }
+  };
+  const pending = durable.takePending();
+  if (pending.length > 0) logger.info("resuming unfinished messages from state_dir", { count: pending.length });
+  restore(pending);
+  parts.replayTimer = setInterval(() => {
+    try {
+      restore(durable.takeReplayed());
+    } catch (error) {
+      // A busy or locked database is retried at the next poll.
+      logger.warn("cannot look for replayed dead letters", { error: errorMessage(error) });
+    }
+  }, REPLAY_POLL_MS);
+  parts.replayTimer.unref();
+}
+
+/** Step 5: every listener listens, and says where. */
+async function serve(planned: readonly PlannedListener[], logger: Logger): Promise<Listener[]> {
+  const listeners: Listener[] = [];
+  for (const { bind, channels, host, port: wanted, server } of planned) {
+    const port = await listen(server, host, wanted);
+    listeners.push({ host, port, channels: channels.map(channelName) });
+    if (!isLoopbackHost(host)) {
+      logger.warn(
+        "bind is not loopback: the Bearer secret would cross the network in cleartext; put a TLS-terminating proxy in front and bind to 127.0.0.1",
+        { bind },
+      );
+    }
+    for (const channel of channels) {
+      logger.info("listening", {
+        channel: channelName(channel),
+        url: `http://${host.includes(":") ? `[${host}]` : host}:${port}${channel.webhook.path}`,
+        outbound_url: redactUrl(channel.webhook.outbound_url),
+      });
+    }
+  }
+  return listeners;
+}
+
+/**
+ * The stop, also the rollback of a failed start: refuse new messages, let accepted ones
+ * finish (up to `timeoutMs`), close the sockets, then the consumer, then the database.
+ */
+async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
+  const deadline = Date.now() + timeoutMs;
+  parts.shuttingDown = true;
+  clearInterval(parts.replayTimer);
+  const left = (await Promise.all([...parts.queues.values()].map((queue) => queue.drain(timeoutMs)))).flat();
+  await Promise.all(parts.listeners.map(({ server }) => closeServer(server)));
+  // Runs still in flight were given up on when the wait ended; the delivery thread gets
+  // what is left of it, but at least a short grace, to close its connections and database.
+  await parts.consumer?.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now()));
+  // Give finished-job deletes queued for this turn their commit before closing.
+  await new Promise((resolve) => setImmediate(resolve));
+  parts.state?.db?.close();
+  return { left, fate: parts.state?.mode === "sqlite" ? "kept" : "lost" };
+}

@@ -1,0 +1,36 @@
+import type { IdempotencyStore } from "../../core/idempotency/idempotency-store.js";
+import { createMemoryIdempotencyStore } from "../../core/idempotency/memory-idempotency-store.js";
+import type { StateDb } from "./sqlite-state.js";
+
+/**
+ * Idempotency keys with `state_dir`: committed keys are read from SQLite, where the journal
+ * writes them in the same transaction as their message; pending ones (requests still being
+ * queued) are held in memory, which makes concurrent requests with one key resolve to one
+ * message.
+ */
+export function createSqliteIdempotencyStore(db: StateDb): IdempotencyStore {
+  const pending = createMemoryIdempotencyStore();
+  const select = db.prepare(
+    "SELECT message_id, conversation_id FROM idempotency WHERE channel = ? AND key = ? AND expires_at > ?",
+  );
+  return {
+    reserve(channel, key, record, now) {
+      const row = select.get(channel, key, now) as { message_id: string; conversation_id: string } | undefined;
+      if (row !== undefined) {
+        return Promise.resolve({
+          record: { messageId: row.message_id, conversationId: row.conversation_id },
+          committed: true,
+        });
+      }
+      return pending.reserve(channel, key, record, now);
+    },
+    // The row is already committed with the message; the pending entry is no longer needed.
+    commit: (channel, key) => pending.release(channel, key),
+    release: (channel, key) => pending.release(channel, key),
+  };
+}
+
+/** Drops idempotency keys past their 24 h. */
+export function pruneIdempotencyKeys(db: StateDb, now: number): number {
+  return db.prepare("DELETE FROM idempotency WHERE expires_at <= ?").run(now).changes;
+}

@@ -1,0 +1,119 @@
+import type { DeadLetter } from "../../core/delivery/dead-letter.js";
+import type { Job } from "../../core/delivery/job.js";
+import type { PendingJobStore } from "../../core/delivery/pending-job-store.js";
+import { IDEMPOTENCY_TTL_MS } from "../../core/idempotency/idempotency-store.js";
+import type { Logger } from "../../core/log/logger.js";
+import type { StateDb } from "./sqlite-state.js";
+
+/** The durable store of pending jobs, with what it recovered at startup. */
+export interface SqlitePendingJobStore extends PendingJobStore {
+  /** Every unfinished job, oldest first (marks replayed ones as taken). */
+  takePending(): Job[];
+  /** Dead letters re-queued by `dead-letters replay` since the last call. */
+  takeReplayed(): Job[];
+}
+
+/**
+ * Keeps jobs, idempotency keys and dead letters in SQLite. Accepted jobs are committed in
+ * groups: every `add` of one event-loop turn shares one transaction, so the 200 waits
+ * for a commit without paying one per request. An `Idempotency-Key` is committed in the same
+ * transaction as its message, so a key is never remembered for a message that was lost.
+ */
+export function createSqlitePendingJobStore(db: StateDb, logger: Logger): SqlitePendingJobStore {
+  const insertJob = db.prepare("INSERT INTO jobs (id, job) VALUES (?, ?)");
+  const insertKey = db.prepare(
+    "INSERT OR REPLACE INTO idempotency (channel, key, message_id, conversation_id, expires_at) VALUES (?, ?, ?, ?, ?)",
+  );
+  const updateJob = db.prepare("UPDATE jobs SET job = ? WHERE id = ?");
+  const selectJob = db.prepare("SELECT job FROM jobs WHERE id = ? AND state = 'pending'");
+  const deleteJob = db.prepare("DELETE FROM jobs WHERE id = ?");
+  const insertDead = db.prepare(
+    "INSERT OR REPLACE INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)",
+  );
+  const selectPending = db.prepare("SELECT job FROM jobs WHERE state = 'pending' ORDER BY seq");
+  // One statement takes the replayed jobs, so a replay committed meanwhile is never skipped.
+  const takeReplay = db.prepare("UPDATE jobs SET state = 'pending' WHERE state = 'replay' RETURNING seq, job");
+
+  let batch: { job: Job; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  const commitBatch = db.transaction((jobs: readonly Job[]) => {
+    for (const job of jobs) {
+      insertJob.run(job.message.id, JSON.stringify(job));
+      const key = job.message.idempotencyKey;
+      if (key !== undefined) {
+        insertKey.run(
+          job.message.channel,
+          key,
+          job.message.id,
+          job.message.message.conversationId,
+          job.message.receivedAt + IDEMPOTENCY_TTL_MS,
+        );
+      }
+    }
+  });
+  const flush = (): void => {
+    const current = batch;
+    batch = [];
+    try {
+      commitBatch(current.map((entry) => entry.job));
+      for (const entry of current) entry.resolve();
+    } catch (error) {
+      logger.error("cannot commit accepted messages to state_dir", { count: current.length, error: String(error) });
+      for (const entry of current) entry.reject(error);
+    }
+  };
+
+  let finished: string[] = [];
+  const deleteJobs = db.transaction((ids: readonly string[]) => {
+    for (const id of ids) deleteJob.run(id);
+  });
+  const flushFinished = (): void => {
+    const ids = finished;
+    finished = [];
+    try {
+      deleteJobs(ids);
+    } catch (error) {
+      // The jobs stay stored and are delivered again after a restart, with the same ids.
+      logger.error("cannot remove finished messages from state_dir", { count: ids.length, error: String(error) });
+    }
+  };
+
+  const takeReplayed = (): Job[] => {
+    const rows = takeReplay.all() as { seq: number; job: string }[];
+    return rows.sort((left, right) => left.seq - right.seq).map((row) => JSON.parse(row.job) as Job);
+  };
+
+  return {
+    add(job) {
+      return new Promise<void>((resolve, reject) => {
+        if (batch.length === 0) setImmediate(flush);
+        batch.push({ job, resolve, reject });
+      });
+    },
+    update(job) {
+      updateJob.run(JSON.stringify(job), job.message.id);
+    },
+    get(key) {
+      // A finished job whose delete waits for its group is gone already.
+      if (finished.includes(key.id)) return undefined;
+      const row = selectJob.get(key.id) as { job: string } | undefined;
+      return row === undefined ? undefined : (JSON.parse(row.job) as Job);
+    },
+    remove(key) {
+      // Deleting a finished job can wait for its group: if the process dies first, the
+      // job is delivered again with the same webhook-id, which receivers deduplicate.
+      if (finished.length === 0) setImmediate(flushFinished);
+      finished.push(key.id);
+    },
+    bury(letter: DeadLetter) {
+      db.transaction(() => {
+        insertDead.run(letter.job.message.id, letter.job.message.channel, JSON.stringify(letter), letter.diedAt);
+        deleteJob.run(letter.job.message.id);
+      })();
+    },
+    takePending: () => {
+      takeReplayed();
+      return (selectPending.all() as { job: string }[]).map((row) => JSON.parse(row.job) as Job);
+    },
+    takeReplayed,
+  };
+}

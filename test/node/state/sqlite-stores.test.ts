@@ -1,0 +1,77 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createSqliteConversationStore } from "../../../src/node/state/sqlite-conversation-store.js";
+import { createSqliteIdempotencyStore } from "../../../src/node/state/sqlite-idempotency-store.js";
+import { createSqlitePendingJobStore } from "../../../src/node/state/sqlite-pending-job-store.js";
+import { createSqliteSequenceCounter } from "../../../src/node/state/sqlite-sequence-counter.js";
+import { openStateDb } from "../../../src/node/state/sqlite-state.js";
+import { createLogSink } from "../../support/log-sink.js";
+
+const newStateDir = () => mkdtemp(join(tmpdir(), "webhook-channel-sqlite-"));
+const turn = (text: string, at: number) => ({ role: "user" as const, text, at });
+
+describe("SQLite state", () => {
+  it("keeps conversation memory across a reopen, bounded per conversation", async () => {
+    const stateDir = await newStateDir();
+    const first = openStateDb(stateDir);
+    const store = createSqliteConversationStore(first, 3);
+    await store.append("c1", [turn("one", 1), turn("two", 2)]);
+    await store.append("c1", [turn("three", 3), turn("four", 4)]);
+    await store.append("c2", [turn("other", 5)]);
+    first.close();
+
+    const reopened = createSqliteConversationStore(openStateDb(stateDir), 3);
+    expect((await reopened.history("c1", 10)).map((entry) => entry.text)).toEqual(["two", "three", "four"]);
+    expect((await reopened.history("c1", 2)).map((entry) => entry.text)).toEqual(["three", "four"]);
+    expect((await reopened.history("c2", 10)).map((entry) => entry.text)).toEqual(["other"]);
+    expect(await reopened.history("c1", 0)).toEqual([]);
+  });
+
+  it("continues reply sequences across a reopen", async () => {
+    const stateDir = await newStateDir();
+    const first = openStateDb(stateDir);
+    const counter = createSqliteSequenceCounter(first);
+    expect(await counter.reserve("c1", 1)).toBe(1);
+    expect(await counter.reserve("c1", 2)).toBe(2);
+    expect(await counter.reserve("c2", 1)).toBe(1);
+    first.close();
+    expect(await createSqliteSequenceCounter(openStateDb(stateDir)).reserve("c1", 1)).toBe(4);
+  });
+
+  it("remembers an Idempotency-Key committed with its message across a reopen", async () => {
+    const stateDir = await newStateDir();
+    const db = openStateDb(stateDir);
+    const jobs = createSqlitePendingJobStore(db, createLogSink().logger);
+    const store = createSqliteIdempotencyStore(db);
+    const record = { messageId: "m1", conversationId: "a" };
+    expect(await store.reserve("webhook", "k", record, 1_000)).toBeUndefined();
+    expect(await store.reserve("webhook", "k", { messageId: "m2", conversationId: "a" }, 1_001)).toEqual({
+      record,
+      committed: false,
+    });
+    await jobs.add({
+      message: {
+        id: "m1",
+        channel: "webhook",
+        receivedAt: 1_000,
+        idempotencyKey: "k",
+        message: { senderId: "a", conversationId: "a", text: "x" },
+      },
+      delivered: 0,
+      attempts: 0,
+    });
+    await store.commit("webhook", "k", 1_002);
+    db.close();
+
+    const reopened = createSqliteIdempotencyStore(openStateDb(stateDir));
+    expect(await reopened.reserve("webhook", "k", { messageId: "m3", conversationId: "a" }, 2_000)).toEqual({
+      record,
+      committed: true,
+    });
+    expect(
+      await reopened.reserve("webhook", "k", { messageId: "m4", conversationId: "a" }, 1_000 + 86_400_001),
+    ).toBeUndefined();
+  });
+});
