@@ -18,11 +18,12 @@ function niceStep(max) {
   return [1, 2, 2.5, 5, 10].map((factor) => factor * magnitude).find((step) => step >= raw) ?? raw;
 }
 
-// Solid lines for the first series (the stock config), dashed for the second.
-const DASHES = ["", "7 4"];
+// Solid lines for the first series (the stock config), dashed for the second, dotted for the
+// third (a full run with --baseline has stock, delivery_thread and the baseline build).
+const DASHES = ["", "7 4", "2 3"];
 
 /**
- * Renders the chart of one or two series, [{ label, steps }] with steps from
+ * Renders the chart of one to three series, [{ label, steps }] with steps from
  * bench/end-to-end.mjs, as an SVG document.
  */
 export function renderChart(series) {

@@ -69,26 +69,9 @@ export async function runInbound({ contenders, loader, secret, rounds, slices, c
   }
 
   const bare = byKey.get("bare").rounds;
-  // Each round's value over bare's in the same round.
-  const paired = (results, pick) =>
-    results
-      .map((result, round) => {
-        const own = pick(result, bare[round]);
-        return own === null || !Number.isFinite(own) ? null : own;
-      })
-      .filter((value) => value !== null);
   return contenders.map(({ key, name }) => {
     const results = byKey.get(key).rounds;
-    const ratios = paired(results, (result, base) =>
-      base?.requestsPerSecond ? result.requestsPerSecond / base.requestsPerSecond : null,
-    );
-    // Bare's CPU per request over this one's: the same ratio as req/s would be if each
-    // server had a core to itself, and much less disturbed by other work on the machine.
-    const cpuRatios = paired(results, (result, base) =>
-      base?.cpuMicrosPerRequest && result.cpuMicrosPerRequest
-        ? base.cpuMicrosPerRequest / result.cpuMicrosPerRequest
-        : null,
-    );
+    const { ratio, ratioRange, cpuRatio } = pairedRatios(results, bare);
     return {
       key,
       name,
@@ -96,15 +79,56 @@ export async function runInbound({ contenders, loader, secret, rounds, slices, c
       p50: median(results.map((result) => result.p50)),
       p99: median(results.map((result) => result.p99)),
       peakRss: Math.max(...results.map((result) => result.peakRss ?? 0)) || null,
-      ratio: median(ratios),
-      // The spread says how far one round can be trusted on this machine.
-      ratioRange: ratios.length === 0 ? null : [Math.min(...ratios), Math.max(...ratios)],
+      ratio,
+      ratioRange,
       cpuMicrosPerRequest: median(results.map((result) => result.cpuMicrosPerRequest)),
-      cpuRatio: median(cpuRatios),
+      cpuRatio,
       failures: results.reduce((sum, result) => sum + result.non2xx + result.errors + result.timeouts, 0),
       rounds: results,
     };
   });
+}
+
+/**
+ * `results` against `base`, the rounds of two contenders of one run: the median over the
+ * rounds of each round's req/s over base's in the same round, the lowest and highest of
+ * those, and the median of base's CPU per request over this one's.
+ */
+function pairedRatios(results, base) {
+  const paired = (pick) =>
+    results
+      .map((result, round) => {
+        const own = pick(result, base[round]);
+        return own === null || !Number.isFinite(own) ? null : own;
+      })
+      .filter((value) => value !== null);
+  const ratios = paired((result, other) =>
+    other?.requestsPerSecond ? result.requestsPerSecond / other.requestsPerSecond : null,
+  );
+  // Base's CPU per request over this one's: the same ratio as req/s would be if each
+  // server had a core to itself, and much less disturbed by other work on the machine.
+  const cpuRatios = paired((result, other) =>
+    other?.cpuMicrosPerRequest && result.cpuMicrosPerRequest
+      ? other.cpuMicrosPerRequest / result.cpuMicrosPerRequest
+      : null,
+  );
+  return {
+    ratio: median(ratios),
+    // The spread says how far one round can be trusted on this machine.
+    ratioRange: ratios.length === 0 ? null : [Math.min(...ratios), Math.max(...ratios)],
+    cpuRatio: median(cpuRatios),
+  };
+}
+
+/**
+ * Row `key` of runInbound's result against row `baseKey` (both measured in the same rounds),
+ * paired per round like every ratio to bare; null when either row is missing.
+ */
+export function compareRows(inbound, key, baseKey) {
+  const row = inbound.find((candidate) => candidate.key === key);
+  const base = inbound.find((candidate) => candidate.key === baseKey);
+  if (row === undefined || base === undefined) return null;
+  return { key, baseKey, ...pairedRatios(row.rounds, base.rounds) };
 }
 
 /**

@@ -1,4 +1,7 @@
-// Command-line options of `npm run bench -- [--quick] [--skip-workerd]` and the two presets.
+// Command-line options of `npm run bench -- [--quick] [--skip-workerd] [--baseline <dist/node.js>]`
+// and the two presets.
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 
 const PRESETS = {
@@ -54,6 +57,7 @@ export function readOptions(argv) {
       quick: { type: "boolean", default: false },
       "skip-workerd": { type: "boolean", default: false },
       load: { type: "string", default: "auto" },
+      baseline: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -62,13 +66,35 @@ export function readOptions(argv) {
   if (!["auto", "wrk", "autocannon"].includes(values.load)) {
     throw new Error(`--load ${values.load}: use auto, wrk or autocannon`);
   }
-  return { mode, help: values.help, skipWorkerd: values["skip-workerd"], load: values.load, ...PRESETS[mode] };
+  return {
+    mode,
+    help: values.help,
+    skipWorkerd: values["skip-workerd"],
+    load: values.load,
+    baseline: values.baseline === undefined ? null : baselineEntry(values.baseline),
+    ...PRESETS[mode],
+  };
 }
 
-export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--load auto|wrk|autocannon]
+/**
+ * The absolute path of `--baseline`, checked up front: a wrong path would otherwise surface
+ * only once the first round has started servers, as startService's "run npm run build first".
+ */
+function baselineEntry(path) {
+  const entry = resolve(path);
+  const stats = statSync(entry, { throwIfNoEntry: false });
+  if (stats === undefined) throw new Error(`--baseline ${entry}: no such file (build one first: see bench/README.md)`);
+  if (!stats.isFile()) throw new Error(`--baseline ${entry}: not a file; give the other build's dist/node.js`);
+  return entry;
+}
+
+export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--load auto|wrk|autocannon] [--baseline <path>]
   --quick         short run (under a minute): 3 inbound rounds of 1 s, 2 s steps, stock config only,
                   no second bare process; results in bench/results/quick.*
   --skip-workerd  leave out the Worker under workerd
   --load          inbound load generator: wrk when installed (auto, the default), or autocannon
+  --baseline      another build's dist/node.js (an earlier commit, say) to compare with in the same
+                  run: an inbound row "service, baseline build" and the end-to-end steps once more
+                  on it; see bench/README.md for building one in a git worktree
 A full run (9 rounds of 2 × 1 s slices, a second bare process as the noise yardstick, end to end
 also with delivery_thread: true) takes about 5 minutes; results in bench/results/full.*`;

@@ -140,6 +140,65 @@ function endToEndTable(endToEnd) {
   );
 }
 
+/** p99 of the step at `rate`, saying when that step was not clean; "n/a" without one. */
+function p99At(run, rate) {
+  const step = run.steps.find((candidate) => candidate.offered === rate);
+  return step?.p99 == null ? "n/a" : `${ms(step.p99)} ms${step.clean ? "" : " (step not clean)"}`;
+}
+
+/**
+ * This build next to the one given with --baseline: the inbound rows with their ratio paired
+ * per round, and the headline numbers of the two end-to-end runs.
+ */
+function baselineLines({ inbound, endToEnd, endToEndBaseline, baseline }) {
+  const row = (key) => inbound.find((candidate) => candidate.key === key);
+  const current = row("service");
+  const before = row("service-baseline");
+  const paired = baseline.inbound;
+  const spread = paired?.ratioRange ? ` (rounds ${ratio(paired.ratioRange[0])}–${ratio(paired.ratioRange[1])})` : "";
+  return [
+    "### This build against the baseline build",
+    "",
+    `Baseline: \`${baseline.entry}\`.`,
+    "",
+    table(
+      ["measure", "this build", "baseline build", "this / baseline"],
+      [
+        [
+          "inbound req/s",
+          int(current?.requestsPerSecond),
+          int(before?.requestsPerSecond),
+          `${ratio(paired?.ratio)}${spread}`,
+        ],
+        [
+          "inbound server CPU µs/req",
+          int(current?.cpuMicrosPerRequest),
+          int(before?.cpuMicrosPerRequest),
+          `CPU ratio ${ratio(paired?.cpuRatio)}`,
+        ],
+        [
+          "end to end: highest clean rate",
+          `${int(endToEnd.highestCleanRate)} msg/s`,
+          `${int(endToEndBaseline.highestCleanRate)} msg/s`,
+          "",
+        ],
+        [
+          `end to end: p99 at ${int(TARGETS.endToEndRate)} msg/s`,
+          p99At(endToEnd, TARGETS.endToEndRate),
+          p99At(endToEndBaseline, TARGETS.endToEndRate),
+          "",
+        ],
+      ],
+    ),
+    "",
+    // Say which numbers are paired: only the inbound ones are free of the VM's drift.
+    "Inbound: medians over the same rounds; the ratio is the median of each round's req/s over the baseline's " +
+      "in that round, the CPU ratio the baseline's CPU per request over this build's (above 1: this build is faster). " +
+      "End to end: one run each, the baseline's right after this build's, so drift between the two is not paired out.",
+    "",
+  ];
+}
+
 const targetsTable = (targets) =>
   table(
     ["target", "measured", "result"],
@@ -175,6 +234,17 @@ function sections(results) {
       "",
     );
   } else out.push("End to end with `delivery_thread: true`: full run only.", "");
+  if (results.endToEndBaseline) {
+    out.push(
+      "### End to end, baseline build (stock config)",
+      "",
+      endToEndTable(results.endToEndBaseline),
+      "",
+      `Highest offered rate delivered without a 503: ${int(results.endToEndBaseline.highestCleanRate)} msg/s.`,
+      "",
+      ...baselineLines(results),
+    );
+  }
   out.push(
     `### Memory with a full buffer`,
     "",

@@ -1,12 +1,14 @@
-// `npm run bench -- [--quick] [--skip-workerd]`: inbound A/B against bare node:http (and the
-// Worker under workerd when it exists), end to end at stepped rates, memory with a full
-// buffer; prints the tables and writes bench/results/<mode>.json, .md and -latency.svg.
+// `npm run bench -- [--quick] [--skip-workerd] [--baseline <dist/node.js>]`: inbound A/B against
+// bare node:http (and the Worker under workerd when it exists), end to end at stepped rates,
+// memory with a full buffer; prints the tables and writes bench/results/<mode>.json, .md and
+// -latency.svg. With --baseline another build runs next to this one in the inbound rounds and
+// end to end, so that a change is measured before and after in one run on one machine.
 import { mkdir, writeFile } from "node:fs/promises";
 import { runBufferMemory } from "./buffer-memory.mjs";
 import { renderChart } from "./chart.mjs";
 import { bareContender, fastifyContender, fastifyInstalled, serviceContender } from "./contenders.mjs";
 import { runEndToEnd } from "./end-to-end.mjs";
-import { runInbound } from "./inbound.mjs";
+import { compareRows, runInbound } from "./inbound.mjs";
 import { createLoader } from "./loader.mjs";
 import { describeMachine } from "./machine.mjs";
 import { newSecret } from "./message.mjs";
@@ -42,6 +44,7 @@ async function inboundPhase(options, loader, secret, workerd) {
   if (!withFastify) log("  Fastify row left out: the fastify devDependency is not installed");
   return withReceiver("never", (parked) => {
     const contenders = [bareContender(secret), serviceContender(secret, parked)];
+    if (options.baseline !== null) contenders.push(baselineContender(secret, parked, options.baseline));
     if (options.sameTwice)
       contenders.push(bareContender(secret, { key: "bare-again", name: "bare node:http, second process" }));
     if (withFastify) contenders.push(fastifyContender(secret));
@@ -51,12 +54,15 @@ async function inboundPhase(options, loader, secret, workerd) {
   });
 }
 
-function endToEndPhase(options, secret, deliveryThread) {
-  log(
-    `end to end${deliveryThread ? ", delivery_thread: true" : ", stock config"}: ${options.stepSeconds} s per step (${since()})`,
-  );
+/** The service of another build (`--baseline`), measured in the same rounds as this one. */
+const baselineContender = (secret, parked, entry) =>
+  serviceContender(secret, parked, { key: "service-baseline", name: "service, baseline build", entry });
+
+/** `entry` undefined: this build's dist/node.js; `setup` names the run in the log. */
+function endToEndPhase(options, secret, { deliveryThread = false, entry, setup }) {
+  log(`end to end, ${setup}: ${options.stepSeconds} s per step (${since()})`);
   return withReceiver("answer", async (receiver) => {
-    const service = await startService({ secret, outboundUrl: receiver.url, deliveryThread });
+    const service = await startService({ secret, outboundUrl: receiver.url, deliveryThread, entry });
     try {
       return await runEndToEnd({
         url: service.url,
@@ -113,11 +119,24 @@ async function writeResults(results) {
   await writeFile(new URL(`${mode}.md`, RESULTS), renderMarkdown(results, `${mode}-latency.svg`));
   const series = [{ label: "stock", steps: results.endToEnd.steps }];
   if (results.endToEndThread) series.push({ label: "delivery_thread", steps: results.endToEndThread.steps });
+  if (results.endToEndBaseline) series.push({ label: "stock, baseline build", steps: results.endToEndBaseline.steps });
   await writeFile(new URL(`${mode}-latency.svg`, RESULTS), renderChart(series));
 }
 
+/** The options, or null after a one-line error and exit code 2 (a usage error, not a crash). */
+function optionsOrExit(argv) {
+  try {
+    return readOptions(argv);
+  } catch (error) {
+    process.stderr.write(`bench: ${error.message}\n`);
+    process.exitCode = 2;
+    return null;
+  }
+}
+
 async function main() {
-  const options = readOptions(process.argv.slice(2));
+  const options = optionsOrExit(process.argv.slice(2));
+  if (options === null) return;
   if (options.help) {
     log(USAGE);
     return;
@@ -125,6 +144,7 @@ async function main() {
   const secret = newSecret();
   const machine = describeMachine();
   log(`webhook-channel bench (${options.mode}) on ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
+  if (options.baseline !== null) log(`baseline build: ${options.baseline}`);
   machine.backgroundLoad = await backgroundLoad();
   if (machine.backgroundLoad !== null && machine.backgroundLoad > BUSY) {
     log(
@@ -136,8 +156,15 @@ async function main() {
   const workerd = options.skipWorkerd ? { skipped: "--skip-workerd" } : await prepareWorkerd({ secret, log });
   try {
     const inbound = await inboundPhase(options, loader, secret, workerd);
-    const endToEnd = await endToEndPhase(options, secret, false);
-    const endToEndThread = options.threadVariant ? await endToEndPhase(options, secret, true) : null;
+    const endToEnd = await endToEndPhase(options, secret, { setup: "stock config" });
+    // Right after this build's run: on a VM whose speed drifts, the closer the two, the fairer.
+    const endToEndBaseline =
+      options.baseline === null
+        ? null
+        : await endToEndPhase(options, secret, { entry: options.baseline, setup: "stock config, baseline build" });
+    const endToEndThread = options.threadVariant
+      ? await endToEndPhase(options, secret, { deliveryThread: true, setup: "delivery_thread: true" })
+      : null;
     const buffer = await memoryPhase(options, secret, false);
     const bufferThread = options.threadVariant ? await memoryPhase(options, secret, true) : null;
     machine.backgroundLoadAfter = await backgroundLoad();
@@ -153,6 +180,12 @@ async function main() {
       workerd: { skipped: workerd.skipped ?? null },
       endToEnd,
       endToEndThread,
+      endToEndBaseline,
+      // This build's service against the baseline's, per round of the inbound phase.
+      baseline:
+        options.baseline === null
+          ? null
+          : { entry: options.baseline, inbound: compareRows(inbound, "service", "service-baseline") },
       buffer,
       bufferThread,
     };
