@@ -102,7 +102,13 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
     return { job: resumed(newJob(body), message.attempts), stored: false };
   };
 
-  const deadLetter = async (message: Message<unknown>, job: Job, error: JobError, stored: boolean): Promise<void> => {
+  const deadLetter = async (
+    message: Message<unknown>,
+    job: Job,
+    error: JobError,
+    stored: boolean,
+    reason?: string,
+  ): Promise<void> => {
     const inline = fitsInline(job);
     if (!inline) {
       try {
@@ -143,6 +149,7 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
       code: error.code,
       error: error.message,
       status: error.status,
+      reason,
     });
   };
 
@@ -169,7 +176,7 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
         message.retry({ delaySeconds: toDelaySeconds(outcome.delayMs) });
         return;
       case "dead":
-        await deadLetter(message, outcome.job, outcome.error, stored);
+        await deadLetter(message, outcome.job, outcome.error, stored, outcome.reason);
         return;
     }
   };

@@ -90,7 +90,7 @@ export function createJobRunner(
     if (error.upstreamStatus === 410 && job.replies !== undefined) {
       logger.error("outbound_url answered 410 Gone: the receiver says it no longer exists", fields);
     }
-    return { kind: "dead", job: verdict.job, error: verdict.error };
+    return { kind: "dead", job: verdict.job, error: verdict.error, reason: verdict.reason };
   };
 
   const run = async (job: Job, onProgress?: ProgressHook): Promise<JobOutcome> => {

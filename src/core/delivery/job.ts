@@ -40,7 +40,13 @@ export interface Job {
 export type JobOutcome =
   | { readonly kind: "done"; readonly job: Job }
   | { readonly kind: "retry"; readonly job: Job; readonly delayMs: number }
-  | { readonly kind: "dead"; readonly job: Job; readonly error: JobError };
+  | {
+      readonly kind: "dead";
+      readonly job: Job;
+      readonly error: JobError;
+      /** Why it was given up on (not retryable, attempts exhausted, too old), for the log. */
+      readonly reason?: string;
+    };
 
 /** A new job for an accepted message. */
 export function newJob(message: QueuedMessage): Job {

@@ -106,7 +106,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     else if (outcome.kind === "dead") {
       const letter = { job: outcome.job, error: outcome.error, attempts: outcome.job.attempts, diedAt: now() };
       written(store.bury(letter), "a dead letter", id);
-      logDeadLetter(logger, letter);
+      logDeadLetter(logger, letter, outcome.reason);
     } else written(store.update(outcome.job), "a job's progress", id);
   };
 

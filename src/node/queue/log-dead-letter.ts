@@ -1,8 +1,11 @@
 import type { DeadLetter } from "../../core/delivery/dead-letter.js";
 import type { Logger } from "../../core/log/logger.js";
 
-/** Logs a dead letter: ids, error and attempts at error level, the full letter at debug level. */
-export function logDeadLetter(logger: Logger, letter: DeadLetter): void {
+/**
+ * Logs a dead letter: ids, error, attempts and why it was given up on at error level, the
+ * full letter at debug level.
+ */
+export function logDeadLetter(logger: Logger, letter: DeadLetter, reason?: string): void {
   const { job, error } = letter;
   logger.error(`dead letter: ${error.message}`, {
     message_id: job.message.id,
@@ -17,6 +20,7 @@ export function logDeadLetter(logger: Logger, letter: DeadLetter): void {
     code: error.code,
     status: error.status,
     retryable: error.retryable,
+    reason,
   });
   if (logger.enabled("debug")) logger.debug("dead letter in full", { letter });
 }

@@ -20,7 +20,10 @@ export interface SqlitePendingJobStore extends PendingJobStore {
  * transaction as its message, so a key is never remembered for a message that was lost.
  */
 export function createSqlitePendingJobStore(db: StateDb, logger: Logger): SqlitePendingJobStore {
-  const insertJob = db.prepare("INSERT INTO jobs (id, job) VALUES (?, ?)");
+  // An upsert, like the other stores: one duplicate id must not fail the group it was committed with.
+  const insertJob = db.prepare(
+    "INSERT INTO jobs (id, job) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET job = excluded.job",
+  );
   const insertKey = db.prepare(
     "INSERT OR REPLACE INTO idempotency (channel, key, message_id, conversation_id, expires_at) VALUES (?, ?, ?, ?, ?)",
   );

@@ -1,0 +1,103 @@
+import type { StateDb } from "./sqlite-state.js";
+
+/** One step of the state database's schema, applied once, in order, to every state file. */
+export interface SchemaMigration {
+  /** The `PRAGMA user_version` of a file once this migration ran: 1, 2, 3… without gaps. */
+  readonly version: number;
+  readonly description: string;
+  readonly up: (db: StateDb) => void;
+}
+
+/**
+ * Every schema change, oldest first. A released migration never changes: files in the field
+ * already ran it, so a new layout is a new entry at the end.
+ */
+export const MIGRATIONS: readonly SchemaMigration[] = [
+  {
+    version: 1,
+    // Exactly the 0.1.0 layout. 0.1.0 left user_version at 0 and created these tables with
+    // IF NOT EXISTS, so running this on its files is a no-op that only stamps them version 1.
+    description: "jobs, dead letters, sequences, idempotency keys and conversation turns (the 0.1.0 layout)",
+    up: (db) => {
+      db.exec(`
+CREATE TABLE IF NOT EXISTS jobs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  job TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending'
+);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state);
+CREATE TABLE IF NOT EXISTS dead_letters (
+  id TEXT PRIMARY KEY,
+  channel TEXT NOT NULL,
+  letter TEXT NOT NULL,
+  died_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sequences (
+  conversation TEXT PRIMARY KEY,
+  last INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS idempotency (
+  channel TEXT NOT NULL,
+  key TEXT NOT NULL,
+  message_id TEXT NOT NULL,
+  conversation_id TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (channel, key)
+);
+CREATE TABLE IF NOT EXISTS turns (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  conversation TEXT NOT NULL,
+  turn TEXT NOT NULL,
+  at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS turns_conversation ON turns (conversation, seq);
+`);
+    },
+  },
+];
+
+/** The schema version this code writes: the version of the last migration. */
+export const SCHEMA_VERSION: number = MIGRATIONS.reduce((latest, migration) => {
+  // A gap or a reordering would skip a migration on some files; fail at load, not in the field.
+  if (migration.version !== latest + 1) {
+    throw new Error(`schema migration ${migration.version} follows ${latest}: versions must run 1, 2, 3… in order`);
+  }
+  return migration.version;
+}, 0);
+
+function userVersion(db: StateDb): number {
+  const version: unknown = db.pragma("user_version", { simple: true });
+  if (typeof version !== "number") throw new Error(`${db.name}: PRAGMA user_version returned ${String(version)}`);
+  return version;
+}
+
+function assertSupported(db: StateDb, version: number): void {
+  // Older code cannot know what a newer layout means; writing to it could lose jobs.
+  if (version > SCHEMA_VERSION) {
+    throw new Error(
+      `${db.name} has state schema version ${version}, but this webhook-channel supports up to version ${SCHEMA_VERSION}: it was written by a newer webhook-channel; upgrade webhook-channel to open it`,
+    );
+  }
+}
+
+/**
+ * Brings the state database up to {@link SCHEMA_VERSION}, one transaction per migration, and
+ * throws, migrating nothing, when the file comes from a newer webhook-channel.
+ */
+export function migrate(db: StateDb): void {
+  const found = userVersion(db);
+  assertSupported(db, found);
+  // An up-to-date file, the usual case, is opened without taking the write lock.
+  for (const migration of MIGRATIONS.filter((entry) => entry.version > found)) {
+    // IMMEDIATE takes the write lock before reading the version, so when the main thread and
+    // the delivery thread open the same file at once, only one of them runs each migration.
+    db.transaction(() => {
+      const version = userVersion(db);
+      assertSupported(db, version);
+      if (version >= migration.version) return;
+      migration.up(db);
+      db.pragma(`user_version = ${migration.version}`);
+    }).immediate();
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The store contracts, held against the SQLite implementations (`state_dir`): each test
+ * opens its own state database in a temporary directory, removed afterwards.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach } from "vitest";
+import { createSqliteConversationStore } from "../../../src/node/state/sqlite-conversation-store.js";
+import { createSqliteIdempotencyStore } from "../../../src/node/state/sqlite-idempotency-store.js";
+import { createSqlitePendingJobStore } from "../../../src/node/state/sqlite-pending-job-store.js";
+import { createSqliteSequenceCounter } from "../../../src/node/state/sqlite-sequence-counter.js";
+import { openStateDb, type StateDb } from "../../../src/node/state/sqlite-state.js";
+import { conversationStoreContract } from "../../shared/store-contracts/conversation-store-contract.js";
+import { idempotencyStoreContract } from "../../shared/store-contracts/idempotency-store-contract.js";
+import { pendingJobStoreContract } from "../../shared/store-contracts/pending-job-store-contract.js";
+import { sequenceCounterContract } from "../../shared/store-contracts/sequence-counter-contract.js";
+import { createLogSink } from "../../support/log-sink.js";
+
+const opened: { dir: string; db: StateDb }[] = [];
+
+/** A state database of its own for one test. */
+async function freshDb(): Promise<StateDb> {
+  const dir = await mkdtemp(join(tmpdir(), "webhook-channel-contract-"));
+  const db = openStateDb(dir);
+  opened.push({ dir, db });
+  return db;
+}
+
+afterEach(async () => {
+  const done = opened.splice(0);
+  // Let deferred writes (grouped commits and deletes run on setImmediate) finish first.
+  await new Promise((resolve) => setImmediate(resolve));
+  for (const { dir, db } of done) {
+    db.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+conversationStoreContract("SQLite", async () => createSqliteConversationStore(await freshDb()));
+sequenceCounterContract("SQLite", async () => createSqliteSequenceCounter(await freshDb()));
+idempotencyStoreContract("SQLite", async () => {
+  const db = await freshDb();
+  // The key is committed with its message, in the transaction of the job store's `add`.
+  const jobs = createSqlitePendingJobStore(db, createLogSink().logger);
+  return {
+    store: createSqliteIdempotencyStore(db),
+    queue: async (channel, key, record, now) => {
+      await jobs.add({
+        message: {
+          id: record.messageId,
+          channel,
+          receivedAt: now,
+          idempotencyKey: key,
+          message: { senderId: "u1", conversationId: record.conversationId, text: "hello" },
+        },
+        delivered: 0,
+        attempts: 0,
+      });
+    },
+  };
+});
+pendingJobStoreContract("SQLite", async () => createSqlitePendingJobStore(await freshDb(), createLogSink().logger));

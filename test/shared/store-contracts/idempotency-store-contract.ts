@@ -1,0 +1,180 @@
+/**
+ * The behaviour every {@link IdempotencyStore} shares, as one suite run against each
+ * implementation (memory, SQLite, the Durable Object). Runtime-neutral: no `node:` or
+ * `cloudflare:` imports, so it runs on Node and inside workerd alike.
+ *
+ * The suite follows the endpoint's flow: `reserve`, queue the message, then `commit` (or
+ * `release` instead of queueing). A durable queue may remember the key with the message
+ * itself (SQLite writes it in the job's transaction, and its `commit` only drops the pending
+ * entry), so an implementation's runner supplies that queueing step.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  IDEMPOTENCY_TTL_MS,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  PENDING_LEASE_MS,
+} from "../../../src/core/idempotency/idempotency-store.js";
+
+/** An idempotency store under test, with how its message gets queued. */
+export interface IdempotencyStoreSubject {
+  readonly store: IdempotencyStore;
+  /**
+   * Queues the message of a reservation (between `reserve` and `commit`), as the endpoint
+   * does at `now`. Omitted when queueing does not touch the store.
+   */
+  readonly queue?: (channel: string, key: string, record: IdempotencyRecord, now: number) => Promise<void>;
+}
+
+/** A channel and key no other test uses, so durable state from other tests never interferes. */
+const freshChannel = (): string => `channel-${crypto.randomUUID()}`;
+const freshKey = (): string => `key-${crypto.randomUUID()}`;
+const freshRecord = (): IdempotencyRecord => ({
+  messageId: crypto.randomUUID(),
+  conversationId: `conversation-${crypto.randomUUID()}`,
+});
+
+export function idempotencyStoreContract(
+  name: string,
+  make: () => Promise<IdempotencyStoreSubject> | IdempotencyStoreSubject,
+): void {
+  describe(`IdempotencyStore contract: ${name}`, () => {
+    /** The endpoint's happy path at `now`: reserve, queue, commit. */
+    const accept = async (
+      subject: IdempotencyStoreSubject,
+      channel: string,
+      key: string,
+      record: IdempotencyRecord,
+      now: number,
+    ): Promise<void> => {
+      expect(await subject.store.reserve(channel, key, record, now)).toBeUndefined();
+      await subject.queue?.(channel, key, record, now);
+      await subject.store.commit(channel, key, now);
+    };
+
+    it("reserves a key never seen", async () => {
+      const { store } = await make();
+      expect(await store.reserve(freshChannel(), freshKey(), freshRecord(), Date.now())).toBeUndefined();
+    });
+
+    it("a pending key is reported as not committed, with the record that reserved it", async () => {
+      const { store } = await make();
+      const [channel, key, record, now] = [freshChannel(), freshKey(), freshRecord(), Date.now()];
+      expect(await store.reserve(channel, key, record, now)).toBeUndefined();
+      expect(await store.reserve(channel, key, freshRecord(), now + 1)).toEqual({ record, committed: false });
+    });
+
+    it("answers a committed key with its record", async () => {
+      const subject = await make();
+      const [channel, key, record, now] = [freshChannel(), freshKey(), freshRecord(), Date.now()];
+      await accept(subject, channel, key, record, now);
+      expect(await subject.store.reserve(channel, key, freshRecord(), now + 1)).toEqual({ record, committed: true });
+      expect(await subject.store.reserve(channel, key, freshRecord(), now + 2)).toEqual({ record, committed: true });
+    });
+
+    it("release frees a pending key", async () => {
+      const { store } = await make();
+      const [channel, key, now] = [freshChannel(), freshKey(), Date.now()];
+      expect(await store.reserve(channel, key, freshRecord(), now)).toBeUndefined();
+      await store.release(channel, key);
+      const second = freshRecord();
+      expect(await store.reserve(channel, key, second, now + 1)).toBeUndefined();
+      expect(await store.reserve(channel, key, freshRecord(), now + 2)).toEqual({ record: second, committed: false });
+    });
+
+    it("a pending key is held for the lease, then can be reserved again", async () => {
+      const { store } = await make();
+      const [channel, key, record, now] = [freshChannel(), freshKey(), freshRecord(), Date.now()];
+      expect(await store.reserve(channel, key, record, now)).toBeUndefined();
+      expect(await store.reserve(channel, key, freshRecord(), now + PENDING_LEASE_MS - 1)).toEqual({
+        record,
+        committed: false,
+      });
+      const next = freshRecord();
+      expect(await store.reserve(channel, key, next, now + PENDING_LEASE_MS)).toBeUndefined();
+      expect(await store.reserve(channel, key, freshRecord(), now + PENDING_LEASE_MS + 1)).toEqual({
+        record: next,
+        committed: false,
+      });
+    });
+
+    it("a committed key outlives the pending lease", async () => {
+      const subject = await make();
+      const [channel, key, record, now] = [freshChannel(), freshKey(), freshRecord(), Date.now()];
+      await accept(subject, channel, key, record, now);
+      expect(await subject.store.reserve(channel, key, freshRecord(), now + PENDING_LEASE_MS + 1)).toEqual({
+        record,
+        committed: true,
+      });
+    });
+
+    it("a committed key is remembered for 24 h, then can be reserved again", async () => {
+      const subject = await make();
+      const [channel, key, record, now] = [freshChannel(), freshKey(), freshRecord(), Date.now()];
+      await accept(subject, channel, key, record, now);
+      expect(await subject.store.reserve(channel, key, freshRecord(), now + IDEMPOTENCY_TTL_MS - 1)).toEqual({
+        record,
+        committed: true,
+      });
+      const next = freshRecord();
+      expect(await subject.store.reserve(channel, key, next, now + IDEMPOTENCY_TTL_MS)).toBeUndefined();
+      expect(await subject.store.reserve(channel, key, freshRecord(), now + IDEMPOTENCY_TTL_MS + 1)).toEqual({
+        record: next,
+        committed: false,
+      });
+    });
+
+    it("keeps keys of one channel apart", async () => {
+      const subject = await make();
+      const [channel, now] = [freshChannel(), Date.now()];
+      const [committedKey, pendingKey, otherKey] = [freshKey(), freshKey(), freshKey()];
+      const committed = freshRecord();
+      const pending = freshRecord();
+      await accept(subject, channel, committedKey, committed, now);
+      expect(await subject.store.reserve(channel, pendingKey, pending, now)).toBeUndefined();
+      expect(await subject.store.reserve(channel, otherKey, freshRecord(), now + 1)).toBeUndefined();
+      expect(await subject.store.reserve(channel, committedKey, freshRecord(), now + 1)).toEqual({
+        record: committed,
+        committed: true,
+      });
+      expect(await subject.store.reserve(channel, pendingKey, freshRecord(), now + 1)).toEqual({
+        record: pending,
+        committed: false,
+      });
+    });
+
+    it("keeps channels apart, whatever their names contain", async () => {
+      const subject = await make();
+      const [prefix, now] = [freshChannel(), Date.now()];
+      // The same characters split differently between channel and key.
+      const [channelA, keyA] = [`${prefix}:x`, "y"];
+      const [channelB, keyB] = [prefix, "x:y"];
+      const record = freshRecord();
+      await accept(subject, channelA, keyA, record, now);
+      expect(await subject.store.reserve(channelB, keyB, freshRecord(), now + 1)).toBeUndefined();
+      expect(await subject.store.reserve(channelA, keyA, freshRecord(), now + 1)).toEqual({ record, committed: true });
+    });
+
+    it("releasing one channel's key leaves the same key of another channel reserved", async () => {
+      const { store } = await make();
+      const [channelA, channelB, key, now] = [freshChannel(), freshChannel(), freshKey(), Date.now()];
+      const record = freshRecord();
+      expect(await store.reserve(channelA, key, record, now)).toBeUndefined();
+      expect(await store.reserve(channelB, key, freshRecord(), now)).toBeUndefined();
+      await store.release(channelB, key);
+      expect(await store.reserve(channelA, key, freshRecord(), now + 1)).toEqual({ record, committed: false });
+    });
+
+    it("one of concurrent reservations of a key wins, the others see it pending", async () => {
+      const { store } = await make();
+      const [channel, key, now] = [freshChannel(), freshKey(), Date.now()];
+      const records = [freshRecord(), freshRecord(), freshRecord()];
+      const answers = await Promise.all(records.map((record) => store.reserve(channel, key, record, now)));
+      const winners = records.filter((_, index) => answers[index] === undefined);
+      expect(winners).toHaveLength(1);
+      for (const answer of answers) {
+        if (answer !== undefined) expect(answer).toEqual({ record: winners[0], committed: false });
+      }
+    });
+  });
+}
