@@ -1,31 +1,19 @@
-import type { ConversationObject } from "./conversation-object.js";
-import type { IdempotencyObject } from "./idempotency-object.js";
-
 /**
- * The Worker's environment: the bindings declared in wrangler.toml, the optional
- * `CONFIG_JSON` override, and the secrets (`wrangler secret put`, or `.dev.vars` locally)
- * that the configuration names by `token_env` and other `*_env` keys.
+ * The Worker's environment. `Cloudflare.Env` holds what wrangler.toml declares (the queue
+ * producers, the Durable Object namespaces, `[vars]`); it is generated into
+ * worker-configuration.d.ts by `npm run types`, and `npm run lint` fails when that file no
+ * longer matches wrangler.toml. What wrangler.toml does not declare is added here: the
+ * optional `CONFIG_JSON` override, and the secrets (`wrangler secret put`, or `.dev.vars`
+ * locally) that the configuration names by `token_env` and other `*_env` keys, which are
+ * read by name with {@link envString}.
  */
-export interface WorkerEnv {
-  /** Producer of the inbound queue: accepted messages wait here for the consumer. */
-  readonly INBOUND: Queue<unknown>;
-  /** Producer of the dead-letter queue: messages that will never be answered. */
-  readonly DEAD_LETTERS: Queue<unknown>;
-  /** One Durable Object per conversation: its history, and messages too large for a queue. */
-  readonly CONVERSATIONS: DurableObjectNamespace<ConversationObject>;
-  /** One Durable Object per `Idempotency-Key`: the first answer, for 24 h. */
-  readonly IDEMPOTENCY: DurableObjectNamespace<IdempotencyObject>;
-  /**
-   * Name of the dead-letter queue, so the `queue` handler can tell its batches from inbound
-   * ones. Set in wrangler.toml next to the queue definitions.
-   */
-  readonly DEAD_LETTER_QUEUE?: string;
+export interface WorkerEnv extends Cloudflare.Env {
   /**
    * When present, replaces the bundled config.json: a JSON string (a secret, a `.dev.vars`
    * entry, `--env-file`) or a JSON object (a `[vars]` table).
    */
   readonly CONFIG_JSON?: unknown;
-  /** Secrets named by the configuration's `*_env` keys. */
+  /** Secrets named by the configuration's `*_env` keys, and bindings not in wrangler.toml (AI). */
   readonly [variable: string]: unknown;
 }
 
