@@ -7,11 +7,12 @@ import { readConfigFile } from "../node/read-config-file.js";
 import { devVarsPathFor, readDevVars } from "./read-dev-vars.js";
 import type { CliIo } from "./run-cli.js";
 
-/** The Worker's variable that replaces the bundled config.json (see the README, "Cloudflare Workers"). */
+/** The Worker's variable that replaces the bundled config.json (see docs/workers.md). */
 const CONFIG_JSON = "CONFIG_JSON";
 
 /**
- * `config check [--preflight] <file>`: prints each problem with its JSON path and fix.
+ * `config check [--preflight] [[--config] <file>]` (default `./config.json`; the CLI picks the
+ * file): prints each problem with its JSON path and fix.
  * Exit 0 when usable (warnings allowed), 1 when problems were found. Never prints a secret.
  *
  * With `--preflight`, a `.dev.vars` file beside the configuration (what `wrangler dev` gives

@@ -4,14 +4,16 @@ import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { listDeadLetters, replayDeadLetters } from "../node/state/dead-letters.js";
 import { openStateDb } from "../node/state/sqlite-state.js";
+import { deadLetterItem, formatDeadLetterTable } from "./dead-letters-table.js";
 import type { CliIo } from "./run-cli.js";
 
 /** Thrown for a usage error, which the CLI turns into exit status 2. */
 export class UsageError extends Error {}
 
 /**
- * `dead-letters list|replay [--id <id>...|--all] [--config <file>]`: shows or re-queues the
- * dead letters kept in `state_dir`. Exit 0 on success, 1 when there is nothing to act on.
+ * `dead-letters list [--json] | replay (--id <id>...|--all)`, each with `[--config <file>]`:
+ * shows (a table, or JSON lines) or re-queues the dead letters kept in `state_dir`. Exit 0 on
+ * success, 1 when there is nothing to act on.
  */
 export async function runDeadLetters(args: readonly string[], io: CliIo): Promise<number> {
   const [action, ...rest] = args;
@@ -26,11 +28,14 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
       config: { type: "string", short: "c" },
       id: { type: "string", multiple: true },
       all: { type: "boolean", default: false },
+      json: { type: "boolean", default: false },
     },
     strict: true,
     allowPositionals: false,
   });
   const ids = values.id ?? [];
+  if (action === "list" && (ids.length > 0 || values.all)) throw new UsageError("list takes no --id or --all");
+  if (action === "replay" && values.json) throw new UsageError("--json is for list");
   if (action === "replay" && (ids.length === 0) === !values.all) {
     throw new UsageError("replay needs either --id <id> (repeatable) or --all");
   }
@@ -50,9 +55,10 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
   const db = openStateDb(stateDir);
   try {
     if (action === "list") {
-      const rows = listDeadLetters(db);
-      for (const row of rows) io.out(`${JSON.stringify(row.letter)}\n`);
-      io.err(`${rows.length} dead letter(s)\n`);
+      const items = listDeadLetters(db).map(deadLetterItem);
+      if (values.json) for (const item of items) io.out(`${JSON.stringify(item)}\n`);
+      else io.out(formatDeadLetterTable(items));
+      io.err(`${items.length} dead letter(s)\n`);
       return 0;
     }
     const replayed = replayDeadLetters(db, values.all ? "all" : ids);

@@ -1,7 +1,9 @@
 import { parseArgs } from "node:util";
 import { configJsonSchema } from "../core/config/config-json-schema.js";
-import { parseServiceArgs } from "../node/parse-service-args.js";
+import { VERSION } from "../core/version.js";
+import { DEFAULT_CONFIG_PATH, parseServiceArgs } from "../node/parse-service-args.js";
 import { runService } from "../node/run-service.js";
+import { COMMAND_HELP, USAGE } from "./cli-help.js";
 import { runConfigCheck } from "./config-check.js";
 import { runDeadLetters, UsageError } from "./dead-letters-command.js";
 import { newSecret } from "./new-secret.js";
@@ -18,41 +20,68 @@ export interface CliIo {
 /** Exit status of a usage error (unknown command or option, missing argument). */
 export const EXIT_USAGE = 2;
 
-const USAGE = `usage:
-  webhook-channel serve [--config <file>]              start the service (default ./config.json)
-  webhook-channel config check [--preflight] <file>    validate a configuration file
-  webhook-channel dead-letters list [--config <file>]  show the dead letters kept in state_dir
-  webhook-channel dead-letters replay (--id <id>... | --all) [--config <file>]
-                                                       re-queue dead letters
-  webhook-channel secret                               print a new random inbound secret
-  webhook-channel schema                               print the configuration's JSON Schema
-`;
+/** Commands with subcommands, and those subcommands: their help is looked up as "config check". */
+const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  config: ["check"],
+  "dead-letters": ["list", "replay"],
+};
 
 /** Runs one CLI invocation and resolves with its exit status. */
 export async function runCli(args: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = args;
+  if (command === undefined) return usage(io, "missing command");
+  if (command === "--version" || command === "-v" || command === "version") {
+    io.out(`${VERSION}\n`);
+    return 0;
+  }
+  if (command === "--help" || command === "-h" || command === "help") {
+    if (rest.length === 0) {
+      io.out(USAGE);
+      return 0;
+    }
+    const asked = COMMAND_HELP[rest.join(" ")];
+    if (asked === undefined) return usage(io, `no help on '${rest.join(" ")}'`);
+    io.out(asked);
+    return 0;
+  }
+  const topic = topicOf(command, rest);
+  // Help wins over everything else on the line, so it never fails on what it was asked about.
+  if (rest.includes("--help") || rest.includes("-h")) {
+    const help = COMMAND_HELP[topic];
+    if (help === undefined) return usage(io, `unknown command '${command}'`);
+    io.out(help);
+    return 0;
+  }
   try {
     switch (command) {
-      case "serve":
+      case "serve": {
+        const { configPath, version } = parseServiceArgs(rest);
+        if (version) {
+          io.out(`${VERSION}\n`);
+          return 0;
+        }
         return await runService({
-          configPath: parseServiceArgs(rest).configPath,
+          configPath,
           env: io.env,
           ...(io.deliveryWorker === undefined ? {} : { deliveryWorker: io.deliveryWorker }),
         });
+      }
       case "config": {
         const [sub, ...checkArgs] = rest;
         if (sub !== "check")
           return usage(io, sub === undefined ? "missing command after 'config'" : `unknown command 'config ${sub}'`);
         const { values, positionals } = parseArgs({
           args: checkArgs,
-          options: { preflight: { type: "boolean", default: false } },
+          options: { preflight: { type: "boolean", default: false }, config: { type: "string", short: "c" } },
           allowPositionals: true,
           strict: true,
         });
-        if (positionals.length !== 1 || positionals[0] === undefined) {
-          return usage(io, positionals.length === 0 ? "missing <config_file>" : "give exactly one <config_file>");
+        if (positionals.length > 1) return usage(io, "give one configuration file", topic);
+        const [positional] = positionals;
+        if (positional !== undefined && values.config !== undefined) {
+          return usage(io, "give the file either with --config or as the argument, not both", topic);
         }
-        return await runConfigCheck(positionals[0], values.preflight, io);
+        return await runConfigCheck(positional ?? values.config ?? DEFAULT_CONFIG_PATH, values.preflight, io);
       }
       case "dead-letters":
         return await runDeadLetters(rest, io);
@@ -64,24 +93,25 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
         parseArgs({ args: [...rest], options: {}, strict: true, allowPositionals: false });
         io.out(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
         return 0;
-      case undefined:
-      case "-h":
-      case "--help":
-      case "help":
-        if (command === undefined) return usage(io, "missing command");
-        io.out(USAGE);
-        return 0;
       default:
         return usage(io, `unknown command '${command}'`);
     }
   } catch (error) {
     // parseArgs throws TypeErrors for unknown options and missing values.
-    if (error instanceof TypeError || error instanceof UsageError) return usage(io, error.message);
+    if (error instanceof TypeError || error instanceof UsageError) return usage(io, error.message, topic);
     throw error;
   }
 }
 
-function usage(io: CliIo, problem: string): number {
-  io.err(`webhook-channel: ${problem}\n${USAGE}`);
+/** The help topic a command line is about: "config check", or "config" when the subcommand is not known. */
+function topicOf(command: string, rest: readonly string[]): string {
+  const sub = rest[0];
+  return sub !== undefined && SUBCOMMANDS[command]?.includes(sub) ? `${command} ${sub}` : command;
+}
+
+/** Prints the problem and the usage of the command it concerns (all commands when unknown). */
+function usage(io: CliIo, problem: string, topic?: string): number {
+  const help = topic === undefined ? undefined : COMMAND_HELP[topic];
+  io.err(`webhook-channel: ${problem}\n${help ?? USAGE}`);
   return EXIT_USAGE;
 }

@@ -1,17 +1,27 @@
 #!/usr/bin/env node
 // Entry of `node dist/node.js [--config <file>]`.
-import { parseServiceArgs } from "./parse-service-args.js";
+import { VERSION } from "../core/version.js";
+import { parseServiceArgs, type ServiceArgs, serviceHelp } from "./parse-service-args.js";
 import { runService } from "./run-service.js";
 
-let configPath: string;
+const COMMAND = "node dist/node.js";
+
+let args: ServiceArgs;
 try {
-  ({ configPath } = parseServiceArgs(process.argv.slice(2)));
+  args = parseServiceArgs(process.argv.slice(2));
 } catch (error) {
   process.stderr.write(
-    `${error instanceof Error ? error.message : String(error)}\nusage: node dist/node.js [--config <file>]\n`,
+    `${COMMAND}: ${error instanceof Error ? error.message : String(error)}\n${serviceHelp(COMMAND)}`,
   );
   process.exit(2);
 }
+if (args.help || args.version) {
+  process.stdout.write(args.help ? serviceHelp(COMMAND) : `${VERSION}\n`);
+  process.exit(0);
+}
 // The bundle's delivery thread sits next to it in dist/.
-process.exitCode = await runService({ configPath, deliveryWorker: new URL("./delivery-worker.js", import.meta.url) });
+process.exitCode = await runService({
+  configPath: args.configPath,
+  deliveryWorker: new URL("./delivery-worker.js", import.meta.url),
+});
 process.exit();

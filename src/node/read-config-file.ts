@@ -1,8 +1,13 @@
 import { readFile } from "node:fs/promises";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { errorMessage } from "../core/channel-error.js";
 import { type ConfigResult, validateConfig } from "../core/config/validate-config.js";
 
-/** Reads and validates a configuration file; an unreadable file or bad JSON is a problem too. */
+/**
+ * Reads and validates a configuration file; an unreadable file or bad JSON is a problem too.
+ * A relative `state_dir` is made absolute against the file's folder, not the working
+ * directory: started from elsewhere, the service must still find the work it accepted.
+ */
 export async function readConfigFile(file: string): Promise<ConfigResult> {
   let text: string;
   try {
@@ -33,5 +38,10 @@ export async function readConfigFile(file: string): Promise<ConfigResult> {
       ],
     };
   }
-  return validateConfig(document);
+  const result = validateConfig(document);
+  if (!result.ok || result.config.state_dir === undefined || isAbsolute(result.config.state_dir)) return result;
+  return {
+    ...result,
+    config: { ...result.config, state_dir: resolve(dirname(resolve(file)), result.config.state_dir) },
+  };
 }

@@ -40,7 +40,7 @@ export async function runService(options: RunOptions): Promise<number> {
     const value = env[channel.token_env];
     if (value === undefined || value === "") {
       logger.error(
-        `environment variable ${channel.token_env} is ${value === undefined ? "not set" : "empty"}: it must hold the inbound secret of channel "${channelName(channel)}". Generate one with: export ${channel.token_env}="$(webhook-channel secret)"`,
+        `environment variable ${channel.token_env} is ${value === undefined ? "not set" : "empty"}: it must hold the inbound secret of channel "${channelName(channel)}". Generate one with: export ${channel.token_env}="$(npx webhook-channel secret)"`,
         { variable: channel.token_env },
       );
       missing = true;

@@ -74,7 +74,7 @@ function secretProblems(config: Config, env: WorkerEnv): ConfigProblem[] {
     .map(({ path, variable }) => ({
       path,
       message: `the Worker's environment has no ${variable} (or it is empty)`,
-      fix: `deployed: wrangler secret put ${variable}; wrangler dev: add ${variable}=<value> to .dev.vars (webhook-channel secret makes a new inbound secret)`,
+      fix: `deployed: wrangler secret put ${variable}; wrangler dev: add ${variable}=<value> to .dev.vars (npx webhook-channel secret makes a new inbound secret)`,
     }));
 }
 

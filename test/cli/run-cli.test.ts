@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/run-cli.js";
 import { configJsonSchema } from "../../src/core/config/config-json-schema.js";
 import { VERSION } from "../../src/core/version.js";
+import { runService } from "../../src/node/run-service.js";
 import { configDocument } from "../support/configs.js";
 import { writeTempConfig } from "../support/spawn-node.js";
 
@@ -72,8 +73,25 @@ describe("webhook-channel config check", () => {
     expect(await cli(["config", "check", file])).toMatchObject({ code: 0, err: expect.stringContaining("warning") });
   });
 
+  it("takes the file with --config as well as as an argument", async () => {
+    const file = await writeTempConfig(configDocument());
+    expect(await cli(["config", "check", "--config", file])).toMatchObject({ code: 0, out: `${file}: OK\n` });
+    expect(await cli(["config", "check", "-c", file, "--preflight"], { WEBHOOK_SECRET: "s" })).toMatchObject({
+      code: 0,
+    });
+  });
+
+  it("checks ./config.json when no file is given", async () => {
+    expect(await cli(["config", "check"])).toMatchObject({ code: 0, out: "./config.json: OK\n" });
+  });
+
+  it("refuses a file given both with --config and as the argument", async () => {
+    const { code, err } = await cli(["config", "check", "--config", "a.json", "b.json"]);
+    expect(code).toBe(2);
+    expect(err).toContain("not both");
+  });
+
   it.each([
-    [["config", "check"]],
     [["config", "check", "a.json", "b.json"]],
     [["config", "check", "--nope", "a.json"]],
     [["config", "lint", "a.json"]],
@@ -95,6 +113,74 @@ describe("webhook-channel secret", () => {
     expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(Buffer.from(first, "base64url")).toHaveLength(32);
     expect(first).not.toBe(second);
+  });
+});
+
+describe("help and version", () => {
+  it.each([
+    [["--help"], "<command>"],
+    [["-h"], "<command>"],
+    [["help"], "<command>"],
+    [["serve", "--help"], "serve [--config <file>]"],
+    [["serve", "-h", "--config", "missing.json"], "serve [--config <file>]"],
+    [["config", "--help"], "config check"],
+    [["config", "check", "--help"], "config check [--preflight]"],
+    [["config", "check", "--preflight", "-h"], "config check [--preflight]"],
+    [["help", "config", "check"], "config check [--preflight]"],
+    [["dead-letters", "--help"], "dead-letters replay"],
+    [["dead-letters", "list", "--help"], "dead-letters list [--json]"],
+    [["dead-letters", "replay", "--help"], "dead-letters replay (--id <id>... | --all)"],
+    [["secret", "--help"], "secret"],
+    [["schema", "--help"], "schema"],
+  ])("%j prints its usage and exits 0", async (args, usage) => {
+    const { code, out, err } = await cli(args);
+    expect(code).toBe(0);
+    expect(err).toBe("");
+    expect(out).toMatch(/^usage:/);
+    expect(out).toContain(`npx webhook-channel ${usage}`);
+  });
+
+  it.each([[["--version"]], [["-v"]], [["version"]], [["serve", "--version"]]])(
+    "%j prints the package version",
+    async (args) => {
+      expect(await cli(args)).toEqual({ code: 0, out: `${VERSION}\n`, err: "" });
+    },
+  );
+
+  it("exits 2 on help for a command that does not exist", async () => {
+    expect((await cli(["frobnicate", "--help"])).code).toBe(2);
+    expect((await cli(["help", "frobnicate"])).code).toBe(2);
+  });
+});
+
+describe("hints name a command that works in a clone", () => {
+  it("every command in the help is spelled npx webhook-channel", async () => {
+    const texts = await Promise.all(
+      [
+        ["--help"],
+        ...["serve", "config check", "dead-letters list", "dead-letters replay", "secret", "schema"].map((command) => [
+          ...command.split(" "),
+          "--help",
+        ]),
+      ].map(async (args) => (await cli(args)).out),
+    );
+    for (const text of texts) {
+      expect(text).not.toMatch(/(?<!npx )webhook-channel (serve|config|dead-letters|secret|schema)/);
+    }
+  });
+
+  it("the preflight hint for a channel secret says npx webhook-channel secret", async () => {
+    const file = await writeTempConfig(configDocument());
+    const { err } = await cli(["config", "check", "--preflight", file]);
+    expect(err).toContain('export WEBHOOK_SECRET="$(npx webhook-channel secret)"');
+  });
+
+  it("serve without the secret says to generate one with npx webhook-channel secret", async () => {
+    const file = await writeTempConfig(configDocument());
+    const lines: string[] = [];
+    const code = await runService({ configPath: file, env: {}, write: (line) => lines.push(line) });
+    expect(code).toBe(1);
+    expect(lines.join("\n")).toContain('export WEBHOOK_SECRET=\\"$(npx webhook-channel secret)\\"');
   });
 });
 

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { VERSION } from "../../src/core/version.js";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../src/node/receiver/sample-receiver.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../support/spawn-node.js";
 import { waitFor } from "../support/wait-for.js";
@@ -77,6 +78,18 @@ describe("node dist/node.js", () => {
   it("exits 2 on an unknown option", async () => {
     spawned = spawnNode("dist/node.js", ["--bogus"], { WEBHOOK_SECRET: SECRET });
     expect(await spawned.exited).toBe(2);
+  });
+
+  it.each(["--help", "-h"])("%s prints the usage and exits 0 without starting", async (flag) => {
+    spawned = spawnNode("dist/node.js", [flag, "--config", "/nonexistent.json"], {});
+    expect(await spawned.exited).toBe(0);
+    expect(spawned.lines.join("\n")).toContain("usage: node dist/node.js [--config <file>]");
+  });
+
+  it.each(["--version", "-v"])("%s prints the package version and exits 0", async (flag) => {
+    spawned = spawnNode("dist/node.js", [flag], {});
+    expect(await spawned.exited).toBe(0);
+    expect(spawned.lines).toEqual([VERSION]);
   });
 
   it("logs the non-loopback warning at startup", async () => {

@@ -13,7 +13,7 @@ export function nodeUnsupportedBrains(config: Config): ConfigProblem[] {
     .filter(([name, definition]) => definition.type === "workers-ai" && routed.has(name))
     .map(([name]) => ({
       path: formatJsonPath(["brains", name, "type"]),
-      message: `brain "${name}" is of type "workers-ai", which needs the Workers runtime (an AI binding): this file is fine for a Worker, but \`webhook-channel serve\` on Node refuses it`,
+      message: `brain "${name}" is of type "workers-ai", which needs the Workers runtime (an AI binding): this file is fine for a Worker, but \`npx webhook-channel serve\` on Node refuses it`,
       fix: 'deploy on Cloudflare Workers with an [ai] binding named AI in wrangler.toml, or route to an "openai" brain (e.g. a local Ollama) on Node',
     }));
 }

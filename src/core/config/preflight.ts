@@ -49,7 +49,7 @@ export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
       problems.push({
         path,
         message: `environment variable ${variable} is ${value === undefined ? "not set" : "empty"}`,
-        fix: `export ${variable}=<value> (for a new inbound secret: export ${variable}="$(webhook-channel secret)")`,
+        fix: fixForUnset(path, variable),
       });
       continue;
     }
@@ -63,4 +63,28 @@ export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
     }
   }
   return problems;
+}
+
+/**
+ * How to set a variable, by what its key holds: only a channel's inbound secret is ours to
+ * make (`webhook-channel secret`); an API key or a receiver's token comes from elsewhere, and a
+ * signing secret has the `whsec_` form. `npx` because in a clone the bin is not on PATH.
+ */
+function fixForUnset(path: string, variable: string): string {
+  if (/^channels\[\d+\]\.token_env$/.test(path)) {
+    return `export ${variable}="$(npx webhook-channel secret)" (a new inbound secret; give the same value to the clients)`;
+  }
+  const key = path.slice(path.lastIndexOf(".") + 1);
+  switch (key) {
+    case "api_key_env":
+      return `export ${variable}=<the API key from your model provider> (local servers that need no key: remove "api_key_env")`;
+    case "signing_secret_env":
+      return `export ${variable}="whsec_$(openssl rand -base64 32)" and give the receiver the same value`;
+    case "outbound_token_env":
+      return `export ${variable}=<the token your receiver expects>`;
+    case "token_env":
+      return `export ${variable}=<the token your bot expects>`;
+    default:
+      return `export ${variable}=<value>`;
+  }
 }

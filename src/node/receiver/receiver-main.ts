@@ -3,30 +3,91 @@
 // WEBHOOK_SIGNING_SECRET set (the same whsec_ value the service signs with), it verifies each
 // reply's signature with the `standardwebhooks` package, an implementation that is not ours.
 import { parseArgs } from "node:util";
-import { startReceiver } from "./sample-receiver.js";
+import { errorMessage } from "../../core/channel-error.js";
+import { type Receiver, type ReceiverOptions, startReceiver } from "./sample-receiver.js";
 
-const { values } = parseArgs({
-  options: { port: { type: "string", default: "8091" }, host: { type: "string", default: "127.0.0.1" } },
-  strict: true,
-});
-const signingSecret = process.env.WEBHOOK_SIGNING_SECRET;
-let verify: ((raw: string, headers: Record<string, string>) => boolean) | undefined;
-if (signingSecret !== undefined && signingSecret !== "") {
-  const { Webhook } = await import("standardwebhooks");
-  const webhook = new Webhook(signingSecret);
-  verify = (raw, headers) => {
-    try {
-      webhook.verify(raw, headers);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+const HELP = `usage: npm run receiver -- [--port <port>] [--host <host>]
+   or: node dist/receiver.js [--port <port>] [--host <host>]
+
+A sample outbound receiver: prints every reply the service POSTs (any path) and answers 200.
+With WEBHOOK_SIGNING_SECRET set to the service's whsec_ secret, it verifies each signature.
+
+options:
+  --port <port>  port to listen on, 0 to 65535 (default 8091, what config.json's outbound_url uses)
+  --host <host>  address to listen on (default 127.0.0.1)
+  -h, --help     print this help
+`;
+
+/** A problem worth one line to the user, not a stack trace. */
+class ReceiverExit extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
 }
-const receiver = await startReceiver({
-  host: values.host,
-  port: Number(values.port),
-  onReply: (reply) => {
+
+function readArgs(): { host: string; port: number } {
+  let values: { port: string; host: string; help: boolean };
+  try {
+    ({ values } = parseArgs({
+      options: {
+        port: { type: "string", default: "8091" },
+        host: { type: "string", default: "127.0.0.1" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    throw new ReceiverExit(`${errorMessage(error)} (see --help)`, 2);
+  }
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const port = Number(values.port);
+  if (!/^\d{1,5}$/.test(values.port) || port > 65535) {
+    throw new ReceiverExit(`--port must be a number from 0 to 65535, not "${values.port}"`, 2);
+  }
+  return { host: values.host, port };
+}
+
+async function listen(host: string, port: number, onReply: ReceiverOptions["onReply"]): Promise<Receiver> {
+  try {
+    return await startReceiver({ host, port, ...(onReply === undefined ? {} : { onReply }) });
+  } catch (error) {
+    const code = error instanceof Error && "code" in error ? error.code : undefined;
+    const why =
+      code === "EADDRINUSE"
+        ? "the port is in use (is another receiver running?); stop it or pick another with --port <port> and change outbound_url to match"
+        : errorMessage(error);
+    throw new ReceiverExit(`cannot listen on ${host}:${port}: ${why}`, 1);
+  }
+}
+
+async function main(): Promise<void> {
+  const { host, port } = readArgs();
+  const signingSecret = process.env.WEBHOOK_SIGNING_SECRET;
+  let verify: ((raw: string, headers: Record<string, string>) => boolean) | undefined;
+  if (signingSecret !== undefined && signingSecret !== "") {
+    const { Webhook } = await import("standardwebhooks");
+    let webhook: InstanceType<typeof Webhook>;
+    try {
+      webhook = new Webhook(signingSecret);
+    } catch (error) {
+      throw new ReceiverExit(`WEBHOOK_SIGNING_SECRET is not a usable whsec_ secret: ${errorMessage(error)}`, 1);
+    }
+    verify = (raw, headers) => {
+      try {
+        webhook.verify(raw, headers);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+  }
+  const receiver: Receiver = await listen(host, port, (reply) => {
     const headers = Object.fromEntries(
       Object.entries(reply.headers).flatMap(([name, value]) => (typeof value === "string" ? [[name, value]] : [])),
     );
@@ -35,13 +96,21 @@ const receiver = await startReceiver({
     process.stdout.write(
       `receiver: reply ${headers["webhook-id"] ?? ""}${signature}\n${JSON.stringify(reply.body, null, 2)}\n`,
     );
-  },
-});
-process.stdout.write(
-  `receiver: listening on ${receiver.url} (any path), answering 200${verify === undefined ? "" : ", verifying signatures"}\n`,
-);
-const stop = (): void => {
-  void receiver.close().then(() => process.exit(0));
-};
-process.on("SIGINT", stop);
-process.on("SIGTERM", stop);
+  });
+  process.stdout.write(
+    `receiver: listening on ${receiver.url} (any path), answering 200${verify === undefined ? "" : ", verifying signatures"}\n`,
+  );
+  const stop = (): void => {
+    void receiver.close().then(() => process.exit(0));
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
+
+try {
+  await main();
+} catch (error) {
+  // One line, no stack: what went wrong and what to do is all a user of a sample needs.
+  process.stderr.write(`receiver: ${errorMessage(error)}\n`);
+  process.exit(error instanceof ReceiverExit ? error.status : 1);
+}

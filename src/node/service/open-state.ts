@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import type { Clock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import { createMemoryPendingJobStore } from "../../core/delivery/memory-pending-job-store.js";
@@ -20,9 +21,16 @@ export interface ServiceState {
   readonly durable: SqlitePendingJobStore | undefined;
 }
 
-/** Step 1 of a start: opens the state (creating `state_dir` and its database when set). */
+/**
+ * Step 1 of a start: opens the state (creating `state_dir` and its database when set) and
+ * logs where it is kept.
+ */
 export function openState(config: Config, logger: Logger, clock: Clock): ServiceState {
   if (config.state_dir === undefined) {
+    logger.info("state", {
+      mode: "memory",
+      note: "no state_dir: messages accepted but not yet finished are lost when the process ends",
+    });
     return {
       mode: "memory",
       jobs: createMemoryPendingJobStore(),
@@ -32,6 +40,8 @@ export function openState(config: Config, logger: Logger, clock: Clock): Service
     };
   }
   const db = openStateDb(config.state_dir);
+  // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
+  logger.info("state", { mode: "sqlite", path: resolve(db.name) });
   pruneIdempotencyKeys(db, clock.now());
   const durable = createSqlitePendingJobStore(db, logger);
   return { mode: "sqlite", jobs: durable, idempotency: createSqliteIdempotencyStore(db), db, durable };

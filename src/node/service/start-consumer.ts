@@ -19,7 +19,7 @@ export async function startConsumer(options: ServiceOptions, db: StateDb | undef
     if (options.deliveryThread === undefined) {
       throw new ChannelError(
         "config_invalid",
-        "delivery_thread needs dist/delivery-worker.js: start the service with node dist/node.js or webhook-channel serve",
+        "delivery_thread needs dist/delivery-worker.js: start the service with node dist/node.js or npx webhook-channel serve",
       );
     }
     if (options.poster !== undefined || options.random !== undefined) {

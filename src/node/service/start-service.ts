@@ -137,7 +137,8 @@ function resume(parts: Parts, logger: Logger): void {
     }
   };
   const pending = durable.takePending();
-  if (pending.length > 0) logger.info("resuming unfinished messages from state_dir", { count: pending.length });
+  // Logged when 0 too: silence would not tell "nothing to resume" from "looked in the wrong file".
+  logger.info("resumed unfinished messages from state_dir", { count: pending.length });
   restore(pending);
   parts.replayTimer = setInterval(() => {
     try {

@@ -28,7 +28,36 @@ describe("preflight", () => {
       { path: "channels[0].token_env", message: "environment variable WEBHOOK_SECRET is not set" },
       { path: "channels[0].webhook.outbound_token_env", message: "environment variable OUT_TOKEN is empty" },
     ]);
-    expect(problems[0]?.fix).toContain("webhook-channel secret");
+    expect(problems[0]?.fix).toContain("npx webhook-channel secret");
+  });
+
+  it("tells to export the provider's API key for a brain's api_key_env, not to make a channel secret", () => {
+    const result = validateConfig({
+      channels: [
+        {
+          type: "webhook",
+          token_env: "WEBHOOK_SECRET",
+          webhook: { outbound_url: "http://127.0.0.1:9000/replies", signing_secret_env: "SIGNING" },
+        },
+      ],
+      brains: {
+        gpt: {
+          type: "openai",
+          base_url: "https://api.openai.com/v1",
+          model: "gpt-4o-mini",
+          api_key_env: "OPENAI_API_KEY",
+        },
+        bot: { type: "http", url: "http://127.0.0.1:5000/bot", token_env: "BOT_TOKEN" },
+      },
+      routes: [{ channel: "webhook", brain: "gpt" }],
+    });
+    if (!result.ok) throw new Error(JSON.stringify(result.problems));
+    const problems = preflight(result.config, (name) => ({ WEBHOOK_SECRET: "s3cret" })[name]);
+    const fixOf = (variable: string) => problems.find((problem) => problem.message.includes(variable))?.fix;
+    expect(fixOf("OPENAI_API_KEY")).toContain("API key from your model provider");
+    expect(fixOf("BOT_TOKEN")).toContain("token your bot expects");
+    expect(fixOf("SIGNING")).toContain("whsec_");
+    for (const problem of problems) expect(problem.fix).not.toContain("webhook-channel secret");
   });
 
   it("flags a value with a trailing newline without printing the value", () => {

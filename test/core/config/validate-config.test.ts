@@ -228,6 +228,59 @@ describe("validateConfig", () => {
     expect(problemsOf({ channels: [], routes: [] })[0]).toMatchObject({ path: "channels" });
   });
 
+  it("says what was expected and what was found for a value of the wrong type, not that it is required", () => {
+    const [problem] = problemsOf(configDocument({ bind: 8090 }));
+    expect(problem).toMatchObject({
+      path: "channels[0].webhook.bind",
+      message: "expected a string, found the number 8090",
+    });
+    expect(formatProblem(problem ?? { path: "", message: "", fix: "" })).toBe(
+      'channels[0].webhook.bind: expected a string, found the number 8090. Fix: it must be a "host:port" string, e.g. "127.0.0.1:8090"',
+    );
+  });
+
+  it.each([
+    [[], "an array"],
+    [null, "null"],
+    ["config", 'the string "config"'],
+    [42, "the number 42"],
+  ])("says a top-level %j is not the JSON object expected", (document, found) => {
+    const problems = problemsOf(document);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({
+      path: "",
+      message: `expected a JSON object at the top level, found ${found}`,
+      fix: expect.stringContaining('"channels"'),
+    });
+    expect(formatProblem(problems[0] ?? { path: "", message: "", fix: "" })).not.toContain('add ""');
+  });
+
+  it.each([
+    [{ buffer_capacity: "10" }, "channels[0].webhook.buffer_capacity", 'expected a number, found the string "10"'],
+    [{ buffer_capacity: 1.5 }, "channels[0].webhook.buffer_capacity", "expected a whole number, found the number 1.5"],
+    [{ delivery: [] }, "channels[0].webhook.delivery", "expected a JSON object, found an array"],
+    [{ path: null }, "channels[0].webhook.path", "expected a string, found null"],
+  ])("reports the wrong type in %j with what was expected and found", (webhook, path, message) => {
+    expect(problemsOf(configDocument(webhook))).toEqual([expect.objectContaining({ path, message })]);
+  });
+
+  it("reports wrong top-level types and unknown enum values with what was found", () => {
+    const problems = problemsOf({ ...configDocument(), routes: "echo", delivery_thread: "yes", log_level: "verbose" });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: "routes", message: 'expected an array, found the string "echo"' }),
+        expect.objectContaining({ path: "delivery_thread", message: 'expected true or false, found the string "yes"' }),
+        expect.objectContaining({ path: "log_level", message: expect.stringContaining('found the string "verbose"') }),
+      ]),
+    );
+  });
+
+  it("still says a missing key is required, with the rule it must follow", () => {
+    expect(problemsOf({ routes: [] })).toEqual([
+      expect.objectContaining({ path: "channels", message: "is required", fix: 'add "channels" (an array)' }),
+    ]);
+  });
+
   it("formats a problem with its path and fix", () => {
     expect(formatProblem({ path: "a.b", message: "is wrong", fix: "make it right" })).toBe(
       "a.b: is wrong. Fix: make it right",

@@ -68,6 +68,10 @@ describe("state_dir on Node", () => {
       receiver = await startReceiver({ port, onReply: (reply) => replies.push(reply) });
       spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
       await listeningUrl(spawned);
+      const resumed = spawned.lines
+        .map((line) => JSON.parse(line) as { msg: string; count?: number })
+        .find((line) => line.msg === "resumed unfinished messages from state_dir");
+      expect(resumed?.count).toBe(accepted.length);
       const answered = () => new Set(replies.map((reply) => (reply.body as { in_reply_to: string }).in_reply_to));
       await waitFor(
         () => (accepted.every((id) => answered().has(id)) ? true : undefined),
@@ -109,13 +113,19 @@ describe("state_dir on Node", () => {
     });
     let out = "";
     const io = { env: {}, out: (text: string) => (out += text), err: () => undefined };
+    expect(await runCli(["dead-letters", "list", "--json", "--config", config], io)).toBe(0);
+    const letter = JSON.parse(out.trim()) as unknown;
+    expect(letter).toMatchObject({
+      id: message_id,
+      message_id,
+      stage: "reply",
+      error: { status: 400 },
+      attempts: 1,
+      replies: [{ delivered: false, body: { in_reply_to: message_id } }],
+    });
+    out = "";
     expect(await runCli(["dead-letters", "list", "--config", config], io)).toBe(0);
-    const letter = JSON.parse(out.trim()) as {
-      job: { message: { id: string } };
-      error: { status: number };
-      attempts: number;
-    };
-    expect(letter).toMatchObject({ job: { message: { id: message_id } }, error: { status: 400 }, attempts: 1 });
+    expect(out).toMatch(new RegExp(`^ID .*\\n${message_id} +webhook +a +\\d{4}-\\d\\d-\\d\\dT[\\d:]{8}Z +1 +reply +`));
 
     status = 200;
     const firstReplyId = String(harness.replies[0]?.headers["webhook-id"]);

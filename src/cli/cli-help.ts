@@ -1,0 +1,103 @@
+import { DEFAULT_CONFIG_PATH, serviceHelp } from "../node/parse-service-args.js";
+
+/**
+ * How help and hints spell the command. In a clone the bin is not on PATH, but `npx` finds
+ * the package's own bin there as well as in a project that installed it.
+ */
+export const CLI = "npx webhook-channel";
+
+/** The overview printed by `--help`, `help` and a usage error outside any command. */
+export const USAGE = `usage: ${CLI} <command> [options]
+
+  serve [--config <file>]                         start the service
+  config check [--preflight] [[--config] <file>]  validate a configuration file
+  dead-letters list [--json] [--config <file>]    show the dead letters kept in state_dir
+  dead-letters replay (--id <id>... | --all) [--config <file>]
+                                                  re-queue dead letters
+  secret                                          print a new random inbound secret
+  schema                                          print the configuration's JSON Schema
+
+<file> is ${DEFAULT_CONFIG_PATH} when not given. ${CLI} <command> --help tells more;
+${CLI} --version prints the version.
+`;
+
+const CONFIG_CHECK = `usage: ${CLI} config check [--preflight] [--config <file> | <file>]
+
+Validates a configuration file and prints each problem with its JSON path and a fix.
+Exit 0 when it is usable (warnings allowed), 1 when problems were found, 2 on a usage error.
+
+options:
+  -c, --config <file>  the file to check, also accepted as the only argument
+                       (default ${DEFAULT_CONFIG_PATH})
+      --preflight      also confirm that every variable the file names (the *_env keys) is
+                       set and usable, in the environment or in a .dev.vars file beside it
+  -h, --help           print this help
+`;
+
+const DEAD_LETTERS_LIST = `usage: ${CLI} dead-letters list [--json] [--config <file>]
+
+Shows the dead letters kept in state_dir, oldest first: a table for people (times in UTC),
+or with --json one JSON object per line. Exit 0, or 1 when the configuration has no state_dir.
+
+options:
+  -c, --config <file>  configuration file naming state_dir (default ${DEFAULT_CONFIG_PATH})
+      --json           one JSON object per dead letter and line: id, channel, conversation_id,
+                       message_id, failed_at, attempts, stage, error, message, replies
+  -h, --help           print this help
+`;
+
+const DEAD_LETTERS_REPLAY = `usage: ${CLI} dead-letters replay (--id <id>... | --all) [--config <file>]
+
+Re-queues dead letters with fresh attempts; replies the brain already gave keep their ids and
+the brain is not asked again. A running service picks them up within a second, a stopped one
+at its next start. Exit 0, or 1 when an id was not found or nothing was re-queued.
+
+options:
+      --id <id>        a dead letter's id, as dead-letters list shows it; repeatable
+      --all            every dead letter
+  -c, --config <file>  configuration file naming state_dir (default ${DEFAULT_CONFIG_PATH})
+  -h, --help           print this help
+`;
+
+const DEAD_LETTERS = `usage:
+  ${CLI} dead-letters list [--json] [--config <file>]
+  ${CLI} dead-letters replay (--id <id>... | --all) [--config <file>]
+
+Dead letters are messages or replies that exhausted their attempts; they are kept only with
+a state_dir. See ${CLI} dead-letters list --help and dead-letters replay --help.
+`;
+
+const CONFIG = `usage: ${CLI} config check [--preflight] [--config <file> | <file>]
+
+See ${CLI} config check --help.
+`;
+
+const SECRET = `usage: ${CLI} secret
+
+Prints a new random inbound secret (32 random bytes, base64url) for a channel's token_env:
+  export WEBHOOK_SECRET="$(${CLI} secret)"
+It is not an API key of a model provider, nor a whsec_ signing secret.
+
+options:
+  -h, --help  print this help
+`;
+
+const SCHEMA = `usage: ${CLI} schema
+
+Prints the JSON Schema of the configuration file (what config.schema.json holds).
+
+options:
+  -h, --help  print this help
+`;
+
+/** Help per command, keyed by the command words (`"config check"`). */
+export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  serve: serviceHelp(`${CLI} serve`),
+  config: CONFIG,
+  "config check": CONFIG_CHECK,
+  "dead-letters": DEAD_LETTERS,
+  "dead-letters list": DEAD_LETTERS_LIST,
+  "dead-letters replay": DEAD_LETTERS_REPLAY,
+  secret: SECRET,
+  schema: SCHEMA,
+};

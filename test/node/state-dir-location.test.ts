@@ -1,0 +1,100 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, realpathSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { readConfigFile } from "../../src/node/read-config-file.js";
+import { STATE_FILE } from "../../src/node/state/sqlite-state.js";
+import { writeTempConfig } from "../support/spawn-node.js";
+import { waitFor } from "../support/wait-for.js";
+
+const SECRET = "state-dir-secret-123456";
+let child: ChildProcess | undefined;
+
+afterEach(() => {
+  child?.kill("SIGKILL");
+  child = undefined;
+});
+
+function configWith(stateDir: string | undefined): unknown {
+  return {
+    ...(stateDir === undefined ? {} : { state_dir: stateDir }),
+    channels: [
+      {
+        type: "webhook",
+        token_env: "WEBHOOK_SECRET",
+        webhook: { bind: "127.0.0.1:0", outbound_url: "http://127.0.0.1:9/replies" },
+      },
+    ],
+    routes: [{ channel: "webhook", brain: "echo" }],
+  };
+}
+
+interface LogLine {
+  readonly level: string;
+  readonly msg: string;
+  readonly [field: string]: unknown;
+}
+
+/** Starts dist/node.js with `cwd` as its working directory; resolves its log lines once it listens. */
+async function startIn(cwd: string, config: string): Promise<{ lines: LogLine[]; exited: Promise<number | null> }> {
+  const started = spawn(process.execPath, [resolve("dist/node.js"), "--config", config], {
+    cwd,
+    env: { PATH: process.env.PATH, WEBHOOK_SECRET: SECRET },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child = started;
+  const lines: LogLine[] = [];
+  let buffered = "";
+  started.stdout?.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split("\n");
+    buffered = parts.pop() ?? "";
+    for (const part of parts) lines.push(JSON.parse(part) as LogLine);
+  });
+  const exited = new Promise<number | null>((done) => started.on("exit", (code) => done(code)));
+  await waitFor(() => lines.find((line) => line.msg === "listening"), 10_000, "the listening line");
+  return { lines, exited };
+}
+
+describe("state_dir location", () => {
+  it("resolves a relative state_dir against the config file's folder, not the working directory", async () => {
+    const config = await writeTempConfig(configWith("state"));
+    const result = await readConfigFile(config);
+    expect(result.ok && result.config.state_dir).toBe(join(dirname(config), "state"));
+  });
+
+  it("keeps an absolute state_dir as it is", async () => {
+    const absolute = await mkdtemp(join(tmpdir(), "webhook-channel-state-"));
+    const result = await readConfigFile(await writeTempConfig(configWith(absolute)));
+    expect(result.ok && result.config.state_dir).toBe(absolute);
+  });
+
+  it("started from another directory, creates the state next to the config and logs its absolute path and the resumed count", async () => {
+    const config = await writeTempConfig(configWith("state"));
+    const elsewhere = await mkdtemp(join(tmpdir(), "webhook-channel-cwd-"));
+    const { lines, exited } = await startIn(elsewhere, config);
+
+    const expected = join(dirname(config), "state", STATE_FILE);
+    expect(existsSync(expected)).toBe(true);
+    expect(existsSync(join(elsewhere, "state"))).toBe(false);
+    const state = lines.find((line) => line.msg === "state");
+    expect(state).toMatchObject({ level: "info", mode: "sqlite" });
+    expect(realpathSync(String(state?.path))).toBe(realpathSync(expected));
+    expect(lines.find((line) => line.msg === "resumed unfinished messages from state_dir")).toMatchObject({
+      level: "info",
+      count: 0,
+    });
+
+    child?.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+
+  it("without state_dir, logs that the state is kept in memory", async () => {
+    const config = await writeTempConfig(configWith(undefined));
+    const { lines } = await startIn(dirname(config), config);
+    expect(lines.find((line) => line.msg === "state")).toMatchObject({ level: "info", mode: "memory" });
+    expect(lines.some((line) => line.msg === "resumed unfinished messages from state_dir")).toBe(false);
+  });
+});
