@@ -9,7 +9,7 @@ import type { Brain, BrainRequest } from "./brain.js";
 import { type BrainDeps, requireSecret } from "./brain-deps.js";
 import { type BrainEndpoint, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-http.js";
 
-/** The JSON body POSTed to an `http` brain's `url` (documented in the README, "Brains"). */
+/** The JSON body POSTed to an `http` brain's `url` (documented in docs/brains.md). */
 export interface HttpBrainRequestBody {
   readonly brain: string;
   readonly channel?: string;

@@ -97,7 +97,7 @@ const httpBrain = z
   .strictObject({
     type: z.literal("http").describe("Your own bot behind an HTTP endpoint."),
     url: httpUrl("http://127.0.0.1:5000/bot").describe(
-      "Where the message and its history are POSTed as JSON; the answer carries the replies (see the README's Brains section).",
+      "Where the message and its history are POSTed as JSON; the answer carries the replies (see docs/brains.md).",
     ),
     token_env: envName("BOT_TOKEN")
       .optional()

@@ -17,8 +17,11 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   config_invalid: "Invalid Configuration",
 };
 
-/** Base of the `type` URIs; each code gets a fragment so the URI stays stable and dereferenceable. */
-const TYPE_BASE = "https://github.com/webhook-channel/webhook-channel#error-";
+/**
+ * Base of the `type` URIs: each code's heading in docs/http-api.md, whose explicit
+ * `<a id="error-<code>">` anchor keeps the URI stable and dereferenceable (a test checks both).
+ */
+const TYPE_BASE = "https://github.com/webhook-channel/webhook-channel/blob/main/docs/http-api.md#error-";
 
 /** An HTTP answer as plain parts, for servers that do not speak Web `Response`. */
 export interface ProblemParts {

@@ -2,12 +2,11 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
 
-const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
-// The README's "## Brains" section, up to the next top-level section.
-const doc = readme.slice(readme.indexOf("## Brains"), readme.indexOf("\n## ", readme.indexOf("## Brains") + 1));
+// The brains page: every brain type, with the configurations a user copies from it.
+const doc = readFileSync(new URL("../../../docs/brains.md", import.meta.url), "utf8");
 const blocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((match) => match[1] ?? "");
 
-describe("the README's Brains section", () => {
+describe("docs/brains.md", () => {
   it("has only valid JSON examples", () => {
     expect(blocks.length).toBeGreaterThan(6);
     for (const block of blocks) expect(() => JSON.parse(block), block).not.toThrow();
