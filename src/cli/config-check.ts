@@ -4,6 +4,7 @@ import { type ConfigProblem, formatProblem } from "../core/config/config-problem
 import { envReferences, preflight } from "../core/config/preflight.js";
 import { validateConfig } from "../core/config/validate-config.js";
 import { readConfigFile } from "../node/read-config-file.js";
+import { createSecretEnv, secretFileOf } from "../node/secret-env.js";
 import { devVarsPathFor, readDevVars } from "./read-dev-vars.js";
 import type { CliIo } from "./run-cli.js";
 
@@ -19,6 +20,9 @@ const CONFIG_JSON = "CONFIG_JSON";
  * the Worker) counts as well: a variable is confirmed when it is set in the environment (Node)
  * or there, and a note says where each one was found. A `CONFIG_JSON` in `.dev.vars`, which
  * replaces the file under `wrangler dev`, is validated too.
+ *
+ * On Node a variable may also be given as a file, `<NAME>_FILE` (see `createSecretEnv`): the
+ * check reads the file as the service would, and an unreadable one is a problem.
  */
 export async function runConfigCheck(file: string, withPreflight: boolean, io: CliIo): Promise<number> {
   const result = await readConfigFile(file);
@@ -38,8 +42,16 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
       return 1;
     }
   }
-  const fromEnv = (name: string) => io.env[name];
-  const lookup = (name: string) => (isSet(fromEnv(name)) ? fromEnv(name) : (devVars?.get(name) ?? fromEnv(name)));
+  const nodeEnv = createSecretEnv(io.env);
+  // A file that cannot be read counts as unset here; `preflight` reports it through `lookup`.
+  const fromEnv = (name: string): string | undefined => {
+    try {
+      return nodeEnv(name);
+    } catch {
+      return undefined;
+    }
+  };
+  const lookup = (name: string) => (isSet(fromEnv(name)) ? fromEnv(name) : (devVars?.get(name) ?? nodeEnv(name)));
   const variables = new Map(envReferences(result.config).map(({ path, variable }) => [path, variable]));
   const problems = withPreflight
     ? preflight(result.config, lookup).map((problem) =>
@@ -58,8 +70,13 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
   if (devVars !== undefined) {
     io.out(`  note    ${devVarsPath} was read too: wrangler dev gives its variables to the Worker\n`);
     for (const [path, variable] of variables) {
+      const file = secretFileOf(io.env, variable);
       const where = [
-        isSet(fromEnv(variable)) ? "the environment (Node)" : undefined,
+        isSet(fromEnv(variable))
+          ? file === undefined
+            ? "the environment (Node)"
+            : `the file ${file} named by ${variable}_FILE (Node)`
+          : undefined,
         isSet(devVars.get(variable)) ? ".dev.vars (wrangler dev)" : undefined,
       ].filter((place) => place !== undefined);
       if (where.length > 0) io.out(`  note    ${variable} (${path}) is set in ${where.join(" and ")}\n`);

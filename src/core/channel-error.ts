@@ -8,6 +8,7 @@ export type ErrorCode =
   | "buffer_full"
   | "shutting_down"
   | "request_in_progress"
+  | "too_many_requests"
   | "not_found"
   | "method_not_allowed"
   | "internal_error"

@@ -1,9 +1,8 @@
 import { errorMessage } from "../core/channel-error.js";
-import { formatProblem } from "../core/config/config-problem.js";
-import { channelName } from "../core/config/validate-config.js";
+import type { Config } from "../core/config/config-schema.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
-import { readConfigFile } from "./read-config-file.js";
-import { startService } from "./service/start-service.js";
+import { loadServiceInputs } from "./load-service-inputs.js";
+import { type RunningService, startService } from "./service/start-service.js";
 
 /** Where the service reads its environment and writes its lines; the real process by default. */
 export interface RunOptions {
@@ -18,52 +17,76 @@ export interface RunOptions {
 }
 
 /**
- * Runs the service until SIGTERM or SIGINT, then shuts down gracefully. Resolves with the
- * process exit status: 0 after a clean shutdown, 1 when the service could not start.
+ * Runs the service until SIGTERM or SIGINT, then shuts down gracefully; SIGHUP reloads the
+ * configuration file and the secrets meanwhile. Resolves with the process exit status: 0
+ * after a clean shutdown, 1 when the service could not start.
  */
 export async function runService(options: RunOptions): Promise<number> {
   const env = options.env ?? process.env;
   const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
   const bootLogger = createJsonLogger(write, "info");
 
-  const result = await readConfigFile(options.configPath);
-  if (!result.ok) {
-    for (const problem of result.problems) bootLogger.error(`invalid configuration: ${formatProblem(problem)}`);
+  // SIGHUP's default is to end the process: it is taken over before anything else, so that a
+  // reload asked for during the start cannot kill the service.
+  let onReload = (): void => bootLogger.warn("SIGHUP received before the service started: not reloading");
+  const hangUp = (): void => onReload();
+  process.on("SIGHUP", hangUp);
+  const failed = (): number => {
+    process.off("SIGHUP", hangUp);
     return 1;
+  };
+
+  const inputs = await loadServiceInputs(options.configPath, env);
+  if (!inputs.ok) {
+    for (const error of inputs.errors) bootLogger.error(error.msg, error.fields);
+    return failed();
   }
-  const { config } = result;
+  let config: Config = inputs.config;
   const logger: Logger = createJsonLogger(write, config.log_level);
 
-  const secrets = new Map<string, string>();
-  let missing = false;
-  for (const channel of config.channels) {
-    const value = env[channel.token_env];
-    if (value === undefined || value === "") {
-      logger.error(
-        `environment variable ${channel.token_env} is ${value === undefined ? "not set" : "empty"}: it must hold the inbound secret of channel "${channelName(channel)}". Generate one with: export ${channel.token_env}="$(npx webhook-channel secret)"`,
-        { variable: channel.token_env },
-      );
-      missing = true;
-    } else secrets.set(channelName(channel), value);
-  }
-  if (missing) return 1;
-
-  let service: Awaited<ReturnType<typeof startService>>;
+  let service: RunningService;
   try {
     service = await startService({
       config,
-      secrets,
+      secrets: inputs.secrets,
       logger,
-      env: (name) => env[name],
+      env: inputs.env,
       ...(options.deliveryWorker === undefined ? {} : { deliveryThread: { entry: options.deliveryWorker, env } }),
     });
   } catch (error) {
     logger.error(`cannot start: ${errorMessage(error)}`);
-    return 1;
+    return failed();
   }
 
   return new Promise<number>((resolve) => {
     let stopping = false;
+    /**
+     * SIGHUP: the file and the secrets (`*_FILE` files again) are read and validated as at a
+     * start; the service swaps them in or refuses them, and carries on either way. Variables
+     * set in the environment itself cannot change: a process's environment is fixed.
+     */
+    onReload = (): void => {
+      if (stopping) {
+        logger.warn("SIGHUP received while shutting down: not reloading");
+        return;
+      }
+      logger.info("SIGHUP received: reloading the configuration and secrets", { config: options.configPath });
+      reload()
+        .then((next) => {
+          if (next !== undefined) config = next;
+        })
+        .catch((error: unknown) => logger.error(`reload failed: ${errorMessage(error)}`));
+    };
+    const reload = async (): Promise<Config | undefined> => {
+      const next = await loadServiceInputs(options.configPath, env);
+      if (!next.ok) {
+        for (const error of next.errors) logger.error(`reload refused: ${error.msg}`, error.fields);
+        logger.error("reload refused: the service carries on with the configuration it had");
+        return undefined;
+      }
+      const result = await service.reload(next);
+      return result.ok ? next.config : undefined;
+    };
     const onSignal = (signal: NodeJS.Signals): void => {
       if (stopping) {
         logger.warn(`${signal} received again: exiting without waiting`);

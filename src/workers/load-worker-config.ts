@@ -1,7 +1,8 @@
 import bundledConfig from "../../config.json";
-import { errorMessage } from "../core/channel-error.js";
+import { errorMessage, isChannelError } from "../core/channel-error.js";
 import type { ConfigProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
+import { parseInboundSecrets } from "../core/config/inbound-secrets.js";
 import { envReferences } from "../core/config/preflight.js";
 import { type ConfigResult, channelName, validateConfig } from "../core/config/validate-config.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
@@ -12,7 +13,8 @@ export type WorkerConfig =
       readonly ok: true;
       readonly source: string;
       readonly config: Config;
-      readonly secrets: ReadonlyMap<string, string>;
+      /** Inbound secrets per channel name: one, or two while rotating. */
+      readonly secrets: ReadonlyMap<string, readonly string[]>;
     }
   | { readonly ok: false; readonly source: string; readonly problems: readonly ConfigProblem[] };
 
@@ -46,8 +48,18 @@ export function loadWorkerConfig(env: WorkerEnv): WorkerConfig {
   const { config } = result;
   const problems = [...secretProblems(config, env), ...pathProblems(config)];
   if (problems.length > 0) return { ok: false, source, problems };
-  const secrets = new Map<string, string>();
-  for (const channel of config.channels) secrets.set(channelName(channel), envString(env, channel.token_env) ?? "");
+  const secrets = new Map<string, readonly string[]>();
+  for (const [index, channel] of config.channels.entries()) {
+    const parsed = parseInboundSecrets(envString(env, channel.token_env) ?? "", channel.token_env);
+    if (isChannelError(parsed)) {
+      problems.push({
+        path: `channels[${index}].token_env`,
+        message: parsed.message,
+        fix: `set ${channel.token_env} to one secret, or to the new and the old separated by one space while rotating (deployed: wrangler secret put ${channel.token_env}; wrangler dev: .dev.vars)`,
+      });
+    } else secrets.set(channelName(channel), parsed);
+  }
+  if (problems.length > 0) return { ok: false, source, problems };
   return { ok: true, source, config, secrets };
 }
 

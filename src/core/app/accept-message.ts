@@ -1,16 +1,19 @@
+import type { AuthFailureBlock, AuthFailureLimit, AuthFailureLimiter } from "../auth-limit/auth-failure-limiter.js";
 import { ChannelError, errorMessage, isChannelError } from "../channel-error.js";
 import type { Clock, IdGenerator } from "../clock.js";
 import type { ChannelConfig } from "../config/config-schema.js";
 import { resolveMapping } from "../config/message-fields.js";
 import { channelName } from "../config/validate-config.js";
-import { checkBearer, checkJsonContentType, parseJsonObject } from "../http/request-checks.js";
-import type { RequestHead } from "../http/request-head.js";
+import { bearerMatches, checkJsonContentType, parseJsonObject, unauthorizedError } from "../http/request-checks.js";
+import { type RequestHead, readRequestHead } from "../http/request-head.js";
 import { type IdempotencyStore, MAX_IDEMPOTENCY_KEY_LENGTH } from "../idempotency/idempotency-store.js";
 import type { Logger } from "../log/logger.js";
 import type { QueuedMessage } from "../message/inbound-message.js";
 import { parseMessage } from "../message/parse-message.js";
+import { createCidrMatcher } from "../net/cidr.js";
+import { resolveClientAddress } from "../net/client-address.js";
 import type { InboundQueue } from "./inbound-queue.js";
-import { requestInProgressError, shuttingDownError, unavailableError } from "./refusals.js";
+import { requestInProgressError, shuttingDownError, tooManyFailuresError, unavailableError } from "./refusals.js";
 
 /** The 200 body of an accepted message. */
 export interface Accepted {
@@ -25,8 +28,18 @@ export interface Accepted {
  * rejected) ChannelError.
  */
 export interface AcceptMessage {
-  /** Before the body is read: shutdown, then check 1 (Bearer) and check 2 (media type). */
-  checkHead(head: RequestHead): void;
+  /**
+   * The head of a request to this channel: its headers (a lookup by lower-case name) and the
+   * client address, which is `peer` or, when `peer` is one of the channel's
+   * `trusted_proxies`, taken from `X-Forwarded-For`.
+   */
+  readHead(header: (name: string) => string | null, peer: string | null): RequestHead;
+  /**
+   * Before the body is read: shutdown, the auth-failure limit of the client address, check 1
+   * (Bearer; a failure is counted against the address) and check 2 (media type). Undefined
+   * when it passed without waiting (always, with an in-process limiter), else a promise.
+   */
+  checkHead(head: RequestHead): Promise<void> | undefined;
   /**
    * With the body read: check 4 (JSON), check 5 (message), the `Idempotency-Key`, and check 6
    * (the queue). Synchronous when nothing has to wait, which spares the hot path its promises.
@@ -36,7 +49,10 @@ export interface AcceptMessage {
 
 /** What the accept flow of one channel is built from. */
 export interface AcceptDeps {
-  readonly secret: string;
+  /** The channel's inbound secrets (two while rotating), asked on every request so a reload applies at once. */
+  readonly secrets: () => readonly string[];
+  /** Counts failed authentications per client address, and refuses addresses over the limit. */
+  readonly authFailures: AuthFailureLimiter;
   readonly queue: InboundQueue;
   readonly clock: Clock;
   readonly newId: IdGenerator;
@@ -50,9 +66,12 @@ export interface AcceptDeps {
  * so the flow exists once.
  */
 export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): AcceptMessage {
-  const { clock, idempotency, logger, newId, queue, secret } = deps;
+  const { authFailures, clock, idempotency, logger, newId, queue } = deps;
   const name = channelName(channel);
   const keys = resolveMapping(channel.webhook.mapping);
+  const { trusted_proxies: trustedProxies, auth_failure_limit: authLimit } = channel.webhook;
+  const isTrusted = createCidrMatcher(trustedProxies);
+  const limit: AuthFailureLimit = { max: authLimit.max, windowMs: authLimit.window_s * 1000 };
   const asChannelError = (error: unknown): ChannelError => {
     if (isChannelError(error)) return error;
     logger.error("cannot accept a message: a store is unavailable", { channel: name, error: errorMessage(error) });
@@ -117,11 +136,63 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     return result;
   };
 
+  /** The refusal of an address over the limit, logged once per window. */
+  const refuse = (address: string, block: AuthFailureBlock): never => {
+    if (block.first) {
+      logger.warn("too many failed authentications: requests from this address are refused", {
+        channel: name,
+        address,
+        retry_after_s: block.retryAfterSeconds,
+      });
+    }
+    throw tooManyFailuresError(block.retryAfterSeconds);
+  };
+
+  /** Checks 1 and 2, once the address is known not to be refused. */
+  const checkCredentials = (head: RequestHead): Promise<void> | undefined => {
+    if (!bearerMatches(head.authorization, deps.secrets())) {
+      const address = head.clientAddress;
+      const counted = address === null ? undefined : authFailures.recordFailure(name, address, limit);
+      if (counted === undefined) throw unauthorizedError();
+      // The 401 waits for the count, so a client cannot outrun it with its next guess.
+      return counted.then(
+        () => {
+          throw unauthorizedError();
+        },
+        (error: unknown) => {
+          logger.error("cannot count a failed authentication", { channel: name, error: errorMessage(error) });
+          throw unauthorizedError();
+        },
+      );
+    }
+    checkJsonContentType(head.contentType);
+    return undefined;
+  };
+
   return {
+    readHead(header, peer) {
+      const address =
+        trustedProxies.length === 0 ? peer : resolveClientAddress(peer, header("x-forwarded-for"), isTrusted);
+      return readRequestHead(header, address);
+    },
     checkHead(head) {
       if (deps.isShuttingDown()) throw shuttingDownError();
-      checkBearer(head.authorization, secret);
-      checkJsonContentType(head.contentType);
+      const address = head.clientAddress;
+      if (address === null) return checkCredentials(head);
+      const block = authFailures.check(name, address, limit);
+      if (block === undefined) return checkCredentials(head);
+      if (!(block instanceof Promise)) return refuse(address, block);
+      return block.then(
+        (settled) => (settled === undefined ? checkCredentials(head) : refuse(address, settled)),
+        (error: unknown) => {
+          // A limiter that cannot answer must not take the endpoint down; the secret is still checked.
+          logger.error("cannot check the auth-failure limit; the request is checked without it", {
+            channel: name,
+            error: errorMessage(error),
+          });
+          return checkCredentials(head);
+        },
+      );
     },
     acceptBody(head, body) {
       const message = parseMessage(parseJsonObject(body), keys);

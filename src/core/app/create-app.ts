@@ -1,4 +1,6 @@
 import { Hono } from "hono";
+import type { AuthFailureLimiter } from "../auth-limit/auth-failure-limiter.js";
+import { noopAuthFailureLimiter } from "../auth-limit/noop-auth-failure-limiter.js";
 import { ChannelError } from "../channel-error.js";
 import type { Clock, IdGenerator } from "../clock.js";
 import type { ChannelConfig } from "../config/config-schema.js";
@@ -7,7 +9,6 @@ import { channelName } from "../config/validate-config.js";
 import { readLimitedBody } from "../http/body-limit.js";
 import { problemFor } from "../http/problem-for.js";
 import { problemResponse } from "../http/problem-response.js";
-import { readRequestHead } from "../http/request-head.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import type { Logger } from "../log/logger.js";
 import { type AcceptMessage, createAcceptMessage } from "./accept-message.js";
@@ -18,8 +19,11 @@ import { shuttingDownError } from "./refusals.js";
 export interface AppDeps {
   /** The channels this app serves (on Node: those sharing one bind). */
   readonly channels: readonly ChannelConfig[];
-  /** The inbound secret of a channel, looked up when the app is built. */
-  readonly secretFor: (channel: string) => string;
+  /**
+   * The inbound secrets of a channel (two while rotating). Asked on every request, never kept,
+   * so that a reload that changes what it returns applies to the next request.
+   */
+  readonly secretsFor: (channel: string) => readonly string[];
   /** The queue that takes a channel's accepted messages. */
   readonly queueFor: (channel: string) => InboundQueue;
   readonly clock: Clock;
@@ -29,6 +33,14 @@ export interface AppDeps {
   readonly idempotency?: IdempotencyStore;
   /** True once shutdown began: new inbound requests are refused with 503. */
   readonly isShuttingDown?: () => boolean;
+  /** Counts failed authentications per client address; without it nothing is refused for them. */
+  readonly authFailures?: AuthFailureLimiter;
+  /**
+   * The peer a request came from, as the runtime knows it (`env` is what the server hands to
+   * Hono): the socket's address on Node, `CF-Connecting-IP` on Workers. Without it the client
+   * address is unknown and the auth-failure limit does not apply.
+   */
+  readonly peerAddress?: (request: Request, env: unknown) => string | null;
 }
 
 /**
@@ -39,6 +51,7 @@ export interface AppDeps {
 export function createApp(deps: AppDeps, accepts: ReadonlyMap<string, AcceptMessage> = createAccepts(deps)): Hono {
   const { logger } = deps;
   const isShuttingDown = deps.isShuttingDown ?? (() => false);
+  const peerAddress = deps.peerAddress ?? (() => null);
   const app = new Hono();
 
   app.get(HEALTH_PATH, (c) => {
@@ -52,8 +65,8 @@ export function createApp(deps: AppDeps, accepts: ReadonlyMap<string, AcceptMess
     if (accept === undefined) throw new Error(`no accept flow for channel ${channelName(channel)}`);
     app.post(channel.webhook.path, async (c) => {
       const request = c.req.raw;
-      const head = readRequestHead((name) => request.headers.get(name));
-      accept.checkHead(head);
+      const head = accept.readHead((name) => request.headers.get(name), peerAddress(request, c.env));
+      await accept.checkHead(head);
       return c.json(await accept.acceptBody(head, await readLimitedBody(request)));
     });
     app.all(channel.webhook.path, () => methodNotAllowed("POST"));
@@ -73,7 +86,8 @@ export function createAccepts(deps: AppDeps): Map<string, AcceptMessage> {
     deps.channels.map((channel) => {
       const name = channelName(channel);
       const accept = createAcceptMessage(channel, {
-        secret: deps.secretFor(name),
+        secrets: () => deps.secretsFor(name),
+        authFailures: deps.authFailures ?? noopAuthFailureLimiter,
         queue: deps.queueFor(name),
         clock: deps.clock,
         newId: deps.newId,

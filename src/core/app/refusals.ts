@@ -52,3 +52,16 @@ export function requestInProgressError(): ChannelError {
     { status: 409, retryable: true, retryAfterSeconds: RETRY_AFTER_SECONDS.requestInProgress },
   );
 }
+
+/**
+ * The 429 of a client address that failed to authenticate too often on a channel. Its
+ * `Retry-After` is not from the table: it is when the address's oldest failure leaves the
+ * window. It names no secret, and is answered before any secret is compared.
+ */
+export function tooManyFailuresError(retryAfterSeconds: number): ChannelError {
+  return new ChannelError(
+    "too_many_requests",
+    "Too many failed authentications from this address; no request from it is checked until Retry-After has passed.",
+    { status: 429, retryable: true, retryAfterSeconds },
+  );
+}

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseCidr } from "../net/cidr.js";
 import { parseBind } from "./bind-address.js";
 import { brainSchema } from "./brain-schema.js";
 import { MESSAGE_FIELDS } from "./message-fields.js";
@@ -10,6 +11,8 @@ export const DEFAULT_BIND = "127.0.0.1:8090";
 export const DEFAULT_PATH = "/webhook";
 /** The default number of accepted-but-unfinished messages per channel. */
 export const DEFAULT_BUFFER_CAPACITY = 1000;
+/** The default number of open connections a Node listener keeps at once. */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
 /** The reserved health path; no channel may use it. */
 export const HEALTH_PATH = "/healthz";
 
@@ -52,6 +55,31 @@ const ms = (what: string, min: number, fallback: number) =>
     .default(fallback)
     .describe(what);
 
+const cidr = z
+  .string({ error: 'must be an IP address or CIDR block, e.g. "127.0.0.1/32" or "10.0.0.0/8"' })
+  .refine((value) => parseCidr(value) !== undefined, {
+    error: 'must be an IPv4 or IPv6 address or CIDR block, e.g. "127.0.0.1/32", "10.0.0.0/8" or "::1/128"',
+  });
+
+const authFailureLimit = z
+  .strictObject({
+    max: z
+      .int({ error: "must be a whole number" })
+      .min(1, { error: "must be at least 1" })
+      .max(100, { error: "must be at most 100" })
+      .default(20)
+      .describe("Failed authentications from one client address within window_s after which it gets 429."),
+    window_s: z
+      .int({ error: "must be a whole number of seconds" })
+      .min(1, { error: "must be at least 1 s" })
+      .max(86_400, { error: "must be at most 86400 s (a day)" })
+      .default(60)
+      .describe("The sliding window of auth_failure_limit, in seconds."),
+  })
+  .describe(
+    "Per client address: after max failed authentications within window_s, every request from it to this channel gets 429 with Retry-After, without its secret being checked, until the oldest failure leaves the window.",
+  );
+
 const delivery = z
   .strictObject({
     timeout_ms: ms("Time limit of one POST to outbound_url, in ms.", 1, 10_000),
@@ -77,6 +105,14 @@ const webhook = z.strictObject({
     .max(1_000_000, { error: "must be at most 1000000" })
     .default(DEFAULT_BUFFER_CAPACITY)
     .describe("Accepted messages not yet finished; when full the endpoint answers 503."),
+  max_connections: z
+    .int({ error: "must be a whole number" })
+    .min(1, { error: "must be at least 1" })
+    .max(1_000_000, { error: "must be at most 1000000" })
+    .default(DEFAULT_MAX_CONNECTIONS)
+    .describe(
+      "Node only: open connections the listener keeps at once; a new one beyond it is closed at once. Channels sharing a bind share a listener, which takes the largest of their values.",
+    ),
   delivery: delivery.prefault({}),
   signing_secret_env: envName("WEBHOOK_SIGNING_SECRET")
     .optional()
@@ -86,6 +122,13 @@ const webhook = z.strictObject({
   outbound_token_env: envName("RECEIVER_TOKEN")
     .optional()
     .describe("Variable holding a token sent as Authorization: Bearer <token> with every reply."),
+  trusted_proxies: z
+    .array(cidr)
+    .default([])
+    .describe(
+      'Proxies (addresses or CIDR blocks, e.g. "127.0.0.1/32", "10.0.0.0/8", "::1/128") whose X-Forwarded-For is believed: a request from one of them counts as coming from the right-most X-Forwarded-For address that is not one of them. Empty: the socket\'s peer is the client (on Workers, CF-Connecting-IP).',
+    ),
+  auth_failure_limit: authFailureLimit.prefault({}),
 });
 
 const channel = z.strictObject({
@@ -95,7 +138,9 @@ const channel = z.strictObject({
     .min(1, { error: "must be a non-empty string" })
     .optional()
     .describe("Channel name that routes refer to; defaults to the type."),
-  token_env: tokenEnv.describe("Name of the environment variable that holds the inbound Bearer secret."),
+  token_env: tokenEnv.describe(
+    "Name of the environment variable that holds the inbound Bearer secret (two separated by one space while rotating; both are accepted).",
+  ),
   webhook,
 });
 

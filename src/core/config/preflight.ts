@@ -1,7 +1,13 @@
+import { errorMessage, isChannelError } from "../channel-error.js";
 import { type ConfigProblem, formatJsonPath } from "./config-problem.js";
 import type { Config } from "./config-schema.js";
+import { parseInboundSecrets } from "./inbound-secrets.js";
 
-/** Environment lookup, injected so the core never reads the process environment itself. */
+/**
+ * Environment lookup, injected so the core never reads the process environment (or a file)
+ * itself. It may throw when the value cannot be had, e.g. when the file a `<NAME>_FILE`
+ * names cannot be read; the message names the variable and the file, never a value.
+ */
 export type EnvLookup = (name: string) => string | undefined;
 
 /** Every `*_env` key of the configuration, at any depth, with its JSON path. */
@@ -37,6 +43,9 @@ export function envValueProblem(value: string): string | undefined {
     : "contains characters an HTTP header cannot carry (control characters, or beyond Latin-1)";
 }
 
+/** The JSON path of a channel's inbound secret, the one `*_env` key that may hold two secrets. */
+const CHANNEL_TOKEN = /^channels\[\d+\]\.token_env$/;
+
 /**
  * Confirms that every variable the configuration names resolves to a non-empty value that
  * can travel in an HTTP header. Problems name the variable, never its value.
@@ -44,7 +53,17 @@ export function envValueProblem(value: string): string | undefined {
 export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   for (const { path, variable } of envReferences(config)) {
-    const value = env(variable);
+    let value: string | undefined;
+    try {
+      value = env(variable);
+    } catch (error) {
+      problems.push({
+        path,
+        message: errorMessage(error),
+        fix: `make the file readable by the service, or set ${variable} itself`,
+      });
+      continue;
+    }
     if (value === undefined || value === "") {
       problems.push({
         path,
@@ -60,6 +79,16 @@ export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
         message: `environment variable ${variable} ${problem}`,
         fix: `export ${variable} again without surrounding whitespace or line breaks`,
       });
+      continue;
+    }
+    // A channel's inbound secret may be two, separated by one space, while it is rotated.
+    const secrets = CHANNEL_TOKEN.test(path) ? parseInboundSecrets(value, variable) : undefined;
+    if (isChannelError(secrets)) {
+      problems.push({
+        path,
+        message: secrets.message,
+        fix: `export ${variable} again as one secret, or as the new and the old secret separated by one space while rotating`,
+      });
     }
   }
   return problems;
@@ -71,7 +100,7 @@ export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
  * signing secret has the `whsec_` form. `npx` because in a clone the bin is not on PATH.
  */
 function fixForUnset(path: string, variable: string): string {
-  if (/^channels\[\d+\]\.token_env$/.test(path)) {
+  if (CHANNEL_TOKEN.test(path)) {
     return `export ${variable}="$(npx webhook-channel secret)" (a new inbound secret; give the same value to the clients)`;
   }
   const key = path.slice(path.lastIndexOf(".") + 1);

@@ -8,7 +8,7 @@ import { baseReplyHeaders } from "../delivery/deliver-reply.js";
 import { createReplySigner, type ReplySigner } from "../delivery/reply-signer.js";
 import type { RetryPolicy } from "../delivery/retry-policy.js";
 
-/** Where and how one channel's messages are answered, worked out once at start. */
+/** Where and how one channel's messages are answered, worked out at start and again at each reload. */
 export interface ChannelRoute {
   readonly channel: string;
   readonly brain: Brain;

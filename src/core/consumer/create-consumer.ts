@@ -41,22 +41,42 @@ export interface Consumer {
   run(job: Job, onProgress?: ProgressHook): Promise<JobOutcome>;
 }
 
+/** What a reload of the consumer's routes is built from. */
+export type ConsumerReload = Pick<ConsumerDeps, "config" | "brains" | "env">;
+
+/** A consumer whose channel routes (outbound settings, brains, secrets) can be replaced while it runs. */
+export interface ReloadableConsumer extends Consumer {
+  /**
+   * Builds the routes of `next` and swaps them in; rejects with `config_invalid`, keeping the
+   * routes it had, when one is unusable. A run in progress finishes its attempt on the routes
+   * it started with; every later run, a retry included, uses the new ones.
+   */
+  reload(next: ConsumerReload): Promise<void>;
+}
+
 /**
  * Builds the consumer: the channel routes (rejecting with `config_invalid` when one is
  * unusable), the steps of answering, and the job state machine that runs them.
  */
-export async function createConsumer(deps: ConsumerDeps): Promise<Consumer> {
-  const routes = await createChannelRoutes(deps.config, deps.brains, deps.env);
-  return createJobRunner(routes, createAnswerSteps(deps), deps);
+export async function createConsumer(deps: ConsumerDeps): Promise<ReloadableConsumer> {
+  let routes = await createChannelRoutes(deps.config, deps.brains, deps.env);
+  const runner = createJobRunner(() => routes, createAnswerSteps(deps), deps);
+  return {
+    run: runner.run,
+    async reload(next) {
+      routes = await createChannelRoutes(next.config, next.brains, next.env);
+    },
+  };
 }
 
 /**
  * The job state machine: brain (unless the replies are known), then each undelivered reply
  * in order, saving progress after each step so a resumed job never repeats one. A failure is
- * classified by {@link classifyFailure}; this only logs the verdict.
+ * classified by {@link classifyFailure}; this only logs the verdict. `routes` is asked at
+ * the start of each run, so that a reload reaches the next attempt of every job.
  */
 export function createJobRunner(
-  routes: ReadonlyMap<string, ChannelRoute>,
+  routes: () => ReadonlyMap<string, ChannelRoute>,
   steps: AnswerSteps,
   deps: Pick<ConsumerDeps, "clock" | "random" | "logger">,
 ): Consumer {
@@ -94,7 +114,7 @@ export function createJobRunner(
   };
 
   const run = async (job: Job, onProgress?: ProgressHook): Promise<JobOutcome> => {
-    const route = routes.get(job.message.channel);
+    const route = routes().get(job.message.channel);
     if (route === undefined) {
       const error = {
         code: "config_invalid",

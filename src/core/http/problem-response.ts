@@ -9,6 +9,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   buffer_full: "Inbound Buffer Full",
   shutting_down: "Shutting Down",
   request_in_progress: "Request In Progress",
+  too_many_requests: "Too Many Requests",
   not_found: "Not Found",
   method_not_allowed: "Method Not Allowed",
   internal_error: "Internal Server Error",

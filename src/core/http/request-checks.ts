@@ -14,14 +14,25 @@ export function tokenMatches(presented: string, secret: string): boolean {
   return diff === 0;
 }
 
-/** Check 1: `Authorization: Bearer <secret>`, scheme in any case. */
-export function checkBearer(authorization: string | null, secret: string): void {
+/**
+ * Check 1: `Authorization: Bearer <secret>`, scheme in any case, with one of `secrets` (two
+ * while a secret is being rotated). Every secret is compared, even after one matched, so the
+ * time taken does not tell which one did.
+ */
+export function bearerMatches(authorization: string | null, secrets: readonly string[]): boolean {
   const match = authorization === null ? null : BEARER.exec(authorization);
-  if (match?.[1] === undefined || !tokenMatches(match[1], secret)) {
-    throw new ChannelError("unauthorized", "A valid `Authorization: Bearer <secret>` header is required.", {
-      status: 401,
-    });
-  }
+  const presented = match?.[1];
+  if (presented === undefined) return false;
+  let matched = false;
+  for (const secret of secrets) matched = tokenMatches(presented, secret) || matched;
+  return matched;
+}
+
+/** The 401 of check 1. It says what is missing and never repeats what was presented. */
+export function unauthorizedError(): ChannelError {
+  return new ChannelError("unauthorized", "A valid `Authorization: Bearer <secret>` header is required.", {
+    status: 401,
+  });
 }
 
 /** What nearly every client sends: accepted without taking the header apart. */

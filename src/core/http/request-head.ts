@@ -1,18 +1,22 @@
-/** The headers the accept flow reads, whatever the server that received the request. */
+/** What the accept flow reads of a request, whatever the server that received it. */
 export interface RequestHead {
   readonly authorization: string | null;
   readonly contentType: string | null;
   readonly idempotencyKey: string | null;
+  /** The client's address (see `resolveClientAddress`); null when the server cannot tell. */
+  readonly clientAddress: string | null;
 }
 
 /**
- * Builds the head from a header lookup (lower-case names; null when absent). Both the Hono
- * route and the Node fast path call it, so the headers read are listed once.
+ * Builds the head from a header lookup (lower-case names; null when absent) and the client's
+ * address. Both the Hono route and the Node fast path call it, so the headers read are listed
+ * once.
  */
-export function readRequestHead(header: (name: string) => string | null): RequestHead {
+export function readRequestHead(header: (name: string) => string | null, clientAddress: string | null): RequestHead {
   return {
     authorization: header("authorization"),
     contentType: header("content-type"),
     idempotencyKey: header("idempotency-key"),
+    clientAddress,
   };
 }

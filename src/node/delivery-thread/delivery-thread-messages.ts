@@ -13,6 +13,17 @@ export type ToDeliveryThread =
   | { readonly kind: "run"; readonly id: number; readonly job: Job }
   /** The main thread has journaled the progress of run `id` (or could not: `error`). */
   | { readonly kind: "progressed"; readonly id: number; readonly error?: string }
+  /**
+   * Rebuild the brains and channel routes from a reloaded configuration. `env` holds the value
+   * of every variable that `config` names, resolved on the main thread (`*_FILE` included),
+   * which the thread then prefers to its own environment.
+   */
+  | {
+      readonly kind: "reload";
+      readonly id: number;
+      readonly config: Config;
+      readonly env: Readonly<Record<string, string | undefined>>;
+    }
   /** Finish the runs in hand, close the outbound connections and the state database, then end. */
   | { readonly kind: "close" };
 
@@ -36,4 +47,8 @@ export type FromDeliveryThread =
    * cannot be copied between threads can never hold up the outcomes sent with it.
    */
   | { readonly kind: "log"; readonly level: LogLevel; readonly msg: string; readonly fields?: string }
+  /** Reload `id` is in place: the next runs use the new routes. */
+  | { readonly kind: "reloaded"; readonly id: number }
+  /** Reload `id` could not be built; the thread keeps the routes it had. */
+  | { readonly kind: "reload_failed"; readonly id: number; readonly code: ErrorCode; readonly message: string }
   | { readonly kind: "closed" };

@@ -34,6 +34,13 @@ export interface DeliveryThread {
    * a new thread.
    */
   terminate(): Promise<void>;
+  /**
+   * Has the thread rebuild its brains and channel routes from `config`, with `env` (the
+   * resolved value of every variable `config` names) before its own environment; resolves
+   * once the next runs use them. A thread started later (after a crash) starts from them too.
+   * Rejects, the thread keeping what it had, when they cannot be built or the thread stops.
+   */
+  reload(config: Config, env: Readonly<Record<string, string | undefined>>): Promise<void>;
 }
 
 interface PendingRun {
@@ -46,6 +53,8 @@ interface Thread {
   readonly worker: Worker;
   /** The runs this thread holds, by id. */
   readonly pending: Map<number, PendingRun>;
+  /** The reloads this thread has not answered yet, by id. */
+  readonly reloads: Map<number, { resolve: () => void; reject: (error: Error) => void }>;
   readonly outbox: { push(message: ToDeliveryThread): void; flush(): void };
   readonly ready: Promise<void>;
   readonly exited: Promise<void>;
@@ -57,16 +66,25 @@ interface Thread {
  * later is replaced at the next run; the runs it held reject, so their jobs are retried.
  */
 export async function startDeliveryThread(options: DeliveryThreadOptions): Promise<DeliveryThread> {
-  const { config, entry, logger } = options;
+  const { entry, logger } = options;
+  // Both change with a reload, so that a thread started after a crash starts from them.
+  let config = options.config;
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.env)) if (value !== undefined) env[name] = value;
+  const setEnv = (values: Readonly<Record<string, string | undefined>>): void => {
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined) delete env[name];
+      else env[name] = value;
+    }
+  };
+  setEnv(options.env);
   let nextId = 0;
   let closing = false;
 
   const spawn = (initial: boolean): Thread => {
     const data: DeliveryThreadData = { config };
-    const worker = new Worker(entry, { workerData: data, env });
+    const worker = new Worker(entry, { workerData: data, env: { ...env } });
     const pending = new Map<number, PendingRun>();
+    const reloads: Thread["reloads"] = new Map();
     let settleReady: { resolve: () => void; reject: (error: Error) => void } | undefined;
     const ready = new Promise<void>((resolve, reject) => {
       settleReady = { resolve, reject };
@@ -122,6 +140,18 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
           if (started) logger.error("a new delivery thread could not start", { error: message.message });
           settleReady?.reject(new ChannelError(message.code, message.message));
           break;
+        case "reloaded": {
+          const reload = reloads.get(message.id);
+          reloads.delete(message.id);
+          reload?.resolve();
+          break;
+        }
+        case "reload_failed": {
+          const reload = reloads.get(message.id);
+          reloads.delete(message.id);
+          reload?.reject(new ChannelError(message.code, message.message));
+          break;
+        }
         case "closed":
           break;
       }
@@ -167,10 +197,13 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
           pending.clear();
           for (const run of runs) run.reject(new ChannelError("internal_error", reason, { retryable: true }));
         }
+        const unanswered = [...reloads.values()];
+        reloads.clear();
+        for (const reload of unanswered) reload.reject(new ChannelError("internal_error", reason));
         resolve();
       });
     });
-    return { worker, pending, outbox, ready, exited };
+    return { worker, pending, reloads, outbox, ready, exited };
   };
 
   let current: Thread | undefined = spawn(true);
@@ -208,6 +241,20 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
         await thread.worker.terminate();
         await thread.exited;
       }
+    },
+    async reload(next, nextEnv) {
+      if (closing) throw new ChannelError("shutting_down", "the delivery thread is closed");
+      const thread = current;
+      if (thread !== undefined) {
+        const id = nextId;
+        nextId += 1;
+        await new Promise<void>((resolve, reject) => {
+          thread.reloads.set(id, { resolve, reject });
+          thread.outbox.push({ kind: "reload", id, config: next, env: nextEnv });
+        });
+      }
+      config = next;
+      setEnv(nextEnv);
     },
     async terminate() {
       const thread = current;

@@ -3,6 +3,7 @@
 // only the inbound path and the queue, and the service uses a second core under load.
 import { parentPort, workerData } from "node:worker_threads";
 import { errorMessage, isChannelError } from "../../core/channel-error.js";
+import type { Config } from "../../core/config/config-schema.js";
 import type { Job } from "../../core/delivery/job.js";
 import { createNodeConsumer, type NodeConsumer } from "../delivery/node-consumer.js";
 import { openStateDb, type StateDb } from "../state/sqlite-state.js";
@@ -89,9 +90,30 @@ const start = (id: number, job: Job): void => {
     .catch(() => undefined);
 };
 
+/**
+ * A reload's variables were resolved on the main thread (files included) and win over this
+ * thread's environment, which was fixed when it started.
+ */
+const reload = (id: number, next: Config, env: Readonly<Record<string, string | undefined>>): void => {
+  built
+    .reload(next, (name) => (Object.hasOwn(env, name) ? env[name] : process.env[name]))
+    .then(
+      () => outbox.push({ kind: "reloaded", id }),
+      (error: unknown) =>
+        outbox.push({
+          kind: "reload_failed",
+          id,
+          code: isChannelError(error) ? error.code : "internal_error",
+          message: errorMessage(error),
+        }),
+    )
+    .catch(() => undefined);
+};
+
 port.on("message", (batch: ToDeliveryThread[]) => {
   for (const message of batch) {
     if (message.kind === "run") start(message.id, message.job);
+    else if (message.kind === "reload") reload(message.id, message.config, message.env);
     else if (message.kind === "progressed") {
       const waiter = awaitingAck.get(message.id);
       awaitingAck.delete(message.id);

@@ -1,7 +1,7 @@
 import { createBrains } from "../../core/brain/create-brains.js";
 import { type Clock, type IdGenerator, randomId, systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
-import { type Consumer, createConsumer } from "../../core/consumer/create-consumer.js";
+import { type Consumer, createConsumer, type ReloadableConsumer } from "../../core/consumer/create-consumer.js";
 import type { ConversationStore } from "../../core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../../core/conversation/memory-conversation-store.js";
 import { createMemorySequenceCounter } from "../../core/conversation/memory-sequence-counter.js";
@@ -32,6 +32,12 @@ export interface NodeConsumerOptions {
 /** A built Node consumer and the outbound client it owns. */
 export interface NodeConsumer {
   readonly consumer: Consumer;
+  /**
+   * Rebuilds the brains and the channel routes from a reloaded configuration and swaps them in
+   * (see {@link ReloadableConsumer.reload}); rejects with `config_invalid`, changing nothing,
+   * when they cannot be built. Conversation memory, sequences and the poster stay.
+   */
+  reload(config: Config, env: (name: string) => string | undefined): Promise<void>;
   /** Closes the outbound client's connections. */
   close(): Promise<void>;
 }
@@ -67,5 +73,14 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
     logger,
     env,
   });
-  return { consumer, close: async () => poster.close?.() };
+  return {
+    consumer,
+    reload: async (next, nextEnv) =>
+      consumer.reload({
+        config: next,
+        brains: createBrains(next, { fetch: globalThis.fetch, env: nextEnv, clock }),
+        env: nextEnv,
+      }),
+    close: async () => poster.close?.(),
+  };
 }

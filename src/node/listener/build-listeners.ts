@@ -1,11 +1,14 @@
 import { createServer, type Server } from "node:http";
-import { getRequestListener } from "@hono/node-server";
+import { getRequestListener, type HttpBindings } from "@hono/node-server";
 import type { AcceptMessage } from "../../core/app/accept-message.js";
 import { type AppDeps, createAccepts, createApp } from "../../core/app/create-app.js";
+import { createMemoryAuthFailureLimiter } from "../../core/auth-limit/memory-auth-failure-limiter.js";
 import { bindKey, parseBind } from "../../core/config/bind-address.js";
 import type { ChannelConfig } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
+import { capConnections } from "./connection-cap.js";
 import { createInboundListener } from "./inbound-listener.js";
+import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "./listener-limits.js";
 
 /** One HTTP server, not yet listening, and the channels it serves. */
 export interface PlannedListener {
@@ -19,11 +22,14 @@ export interface PlannedListener {
 /**
  * Builds one HTTP server per distinct bind (channels that share a bind share a server): the
  * Node fast path for channel `POST`s in front of the Hono app for everything else, both
- * calling the same accept flows. `appDeps` gives everything but the channels.
+ * calling the same accept flows. `appDeps` gives everything but the channels; `limits` bound
+ * slow clients (tests shorten them) and each server keeps at most
+ * {@link maxConnectionsOf} its channels open connections.
  */
 export function buildListeners(
   channels: readonly ChannelConfig[],
   appDeps: Omit<AppDeps, "channels">,
+  limits: ListenerLimits = DEFAULT_LISTENER_LIMITS,
 ): PlannedListener[] {
   const groups = new Map<string, ChannelConfig[]>();
   for (const channel of channels) {
@@ -32,11 +38,13 @@ export function buildListeners(
     if (group === undefined) groups.set(key, [channel]);
     else group.push(channel);
   }
+  // One limiter for every listener: its bound holds for the whole service.
+  const authFailures = appDeps.authFailures ?? createMemoryAuthFailureLimiter(appDeps.clock);
   return [...groups.values()].map((group) => {
     const bind = group[0]?.webhook.bind ?? "";
     const address = parseBind(bind);
     if (address === undefined) throw new Error(`invalid bind ${bind}`);
-    const deps: AppDeps = { ...appDeps, channels: group };
+    const deps: AppDeps = { ...appDeps, channels: group, authFailures, peerAddress: socketPeer };
     const accepts = createAccepts(deps);
     const byPath = new Map<string, AcceptMessage>();
     for (const channel of group) {
@@ -44,12 +52,35 @@ export function buildListeners(
       if (accept !== undefined) byPath.set(channel.webhook.path, accept);
     }
     const app = createApp(deps, accepts);
-    const server = createServer(createInboundListener(byPath, getRequestListener(app.fetch), deps.logger));
-    // Bounds against slow or stalled clients (slowloris): all headers within 10 s, the
-    // whole request within 30 s, idle keep-alive sockets closed after 5 s.
-    server.headersTimeout = 10_000;
-    server.requestTimeout = 30_000;
-    server.keepAliveTimeout = 5_000;
+    const inbound = createInboundListener(byPath, getRequestListener(app.fetch), deps.logger);
+    // Node checks the headers and request timeouts only every connectionsCheckingInterval,
+    // which can be set only here; its 30 s default let drippers stay 30 s past the limits.
+    const server = createServer({ connectionsCheckingInterval: limits.checkIntervalMs }, inbound.onRequest);
+    // `Expect: 100-continue` is answered by the fast path, after the checks that need no body.
+    server.on("checkContinue", inbound.onCheckContinue);
+    server.headersTimeout = limits.headersTimeoutMs;
+    server.requestTimeout = limits.requestTimeoutMs;
+    server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+    capConnections(server, {
+      bind,
+      max: maxConnectionsOf(group),
+      logger: deps.logger,
+      now: () => deps.clock.now(),
+      warnEveryMs: limits.refusalWarningIntervalMs,
+    });
     return { host: address.host, port: address.port, bind, channels: group, server };
   });
+}
+
+/**
+ * The connection cap of a listener: the largest `max_connections` of the channels sharing its
+ * bind, so that no channel gets fewer connections than it asked for.
+ */
+export function maxConnectionsOf(channels: readonly ChannelConfig[]): number {
+  return Math.max(...channels.map((channel) => channel.webhook.max_connections));
+}
+
+/** The socket peer of a request the Hono app serves (`env` is what @hono/node-server hands it). */
+function socketPeer(_request: Request, env: unknown): string | null {
+  return (env as Partial<HttpBindings> | undefined)?.incoming?.socket.remoteAddress ?? null;
 }

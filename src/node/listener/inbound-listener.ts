@@ -1,10 +1,24 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { Accepted, AcceptMessage } from "../../core/app/accept-message.js";
+import { checkDeclaredLength } from "../../core/http/body-limit.js";
 import { problemFor } from "../../core/http/problem-for.js";
 import { renderProblem } from "../../core/http/problem-response.js";
-import { type RequestHead, readRequestHead } from "../../core/http/request-head.js";
+import type { RequestHead } from "../../core/http/request-head.js";
 import type { Logger } from "../../core/log/logger.js";
 import { readNodeBody } from "./read-node-body.js";
+
+/** The two events of a `node:http` server that carry a request, and their listeners. */
+export interface InboundListener {
+  /** For the server's `request` event (and `createServer`). */
+  readonly onRequest: RequestListener;
+  /**
+   * For the server's `checkContinue` event: a request with `Expect: 100-continue`. With this
+   * listener Node no longer sends `100 Continue` on its own; it is sent only once the request
+   * passed every check that needs no body (auth-failure limit, secret, media type, declared
+   * length), so a request that will be refused gets its final status instead.
+   */
+  readonly onCheckContinue: RequestListener;
+}
 
 /**
  * The Node fast path: `POST` to a channel path goes straight from `node:http` to the core's
@@ -19,10 +33,11 @@ export function createInboundListener(
   accepts: ReadonlyMap<string, AcceptMessage>,
   fallback: RequestListener,
   logger: Logger,
-): RequestListener {
+): InboundListener {
   const fail = (request: IncomingMessage, response: ServerResponse, error: unknown): void => {
     const problem = renderProblem(problemFor(error, logger));
-    // A refused body may still be arriving: close the connection rather than read it.
+    // A refused body may still be arriving (or, after no 100 Continue, never will): close
+    // the connection rather than read it.
     response.writeHead(
       problem.status,
       request.complete ? problem.headers : { ...problem.headers, connection: "close" },
@@ -35,21 +50,22 @@ export function createInboundListener(
     response.end(body);
   };
 
-  return (request, response) => {
-    const url = request.url ?? "/";
-    const query = url.indexOf("?");
-    const accept = request.method === "POST" ? accepts.get(query === -1 ? url : url.slice(0, query)) : undefined;
-    if (accept === undefined) {
-      fallback(request, response);
-      return;
-    }
-    const { headers } = request;
-    const head: RequestHead = readRequestHead((name) => joined(headers[name]));
-    try {
-      accept.checkHead(head);
-    } catch (error) {
-      fail(request, response, error);
-      return;
+  /** With the head checked: read the body (after `100 Continue` when asked for), then accept it. */
+  const readAndAccept = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    accept: AcceptMessage,
+    head: RequestHead,
+    expectsContinue: boolean,
+  ): void => {
+    if (expectsContinue) {
+      try {
+        checkDeclaredLength(request.headers["content-length"]);
+      } catch (error) {
+        fail(request, response, error);
+        return;
+      }
+      response.writeContinue();
     }
     readNodeBody(request, (readError, body) => {
       if (body === undefined) {
@@ -71,6 +87,46 @@ export function createInboundListener(
       } else succeed(response, result);
     });
   };
+
+  const handle = (request: IncomingMessage, response: ServerResponse, expectsContinue: boolean): void => {
+    const accept = request.method === "POST" ? channelOf(accepts, request.url ?? "/") : undefined;
+    if (accept === undefined) {
+      // The fallback's answers (health, 404, 405) need no body, so none is asked for; the
+      // connection closes after the answer, since the client may still send one. (A channel
+      // path the router only matches after normalizing, e.g. with dot segments, is read by
+      // the Hono route anyway; the client sends its body when its wait for 100 runs out.)
+      if (expectsContinue) response.setHeader("connection", "close");
+      fallback(request, response);
+      return;
+    }
+    const { headers } = request;
+    const head = accept.readHead((name) => joined(headers[name]), request.socket.remoteAddress ?? null);
+    let checked: Promise<void> | undefined;
+    try {
+      checked = accept.checkHead(head);
+    } catch (error) {
+      fail(request, response, error);
+      return;
+    }
+    if (checked === undefined) readAndAccept(request, response, accept, head, expectsContinue);
+    else {
+      checked.then(
+        () => readAndAccept(request, response, accept, head, expectsContinue),
+        (error: unknown) => fail(request, response, error),
+      );
+    }
+  };
+
+  return {
+    onRequest: (request, response) => handle(request, response, false),
+    onCheckContinue: (request, response) => handle(request, response, true),
+  };
+}
+
+/** The accept flow of the channel whose path a request URL names (the query ignored). */
+function channelOf(accepts: ReadonlyMap<string, AcceptMessage>, url: string): AcceptMessage | undefined {
+  const query = url.indexOf("?");
+  return accepts.get(query === -1 ? url : url.slice(0, query));
 }
 
 /** A header as one string: repeated headers joined as HTTP says they may be, absent as null. */

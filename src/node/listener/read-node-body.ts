@@ -36,9 +36,15 @@ export function readNodeBody(
   // `on`, not `once`: finish() runs at most once anyway, and once() wraps every listener.
   request.on("data", onData);
   request.on("end", () => finish(undefined, collector.bytes()));
-  request.on("error", (error) => finish(error));
-  // A client that goes away mid-body ends the read; nothing was accepted.
+  // A client that goes away mid-body ends the read; nothing was accepted. So does one that the
+  // server drops at requestTimeout, which Node reports as an "aborted" error first: that is a
+  // client's doing, not an internal error worth an error line per slow client.
+  request.on("error", () => finish(cutShort()));
   request.on("close", () => {
-    if (!request.complete) finish(new ChannelError("invalid_json", "The request body was cut short.", { status: 400 }));
+    if (!request.complete) finish(cutShort());
   });
+}
+
+function cutShort(): ChannelError {
+  return new ChannelError("invalid_json", "The request body was cut short.", { status: 400 });
 }

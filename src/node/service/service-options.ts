@@ -2,11 +2,15 @@ import type { Clock, IdGenerator } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { Poster } from "../../core/delivery/poster.js";
 import type { Logger } from "../../core/log/logger.js";
+import type { ListenerLimits } from "../listener/listener-limits.js";
 
 /** What the Node service is started from. */
 export interface ServiceOptions {
   readonly config: Config;
-  /** Inbound secret per channel name; the caller has checked that none is empty. */
+  /**
+   * Inbound secret per channel name (the value of its `token_env`); the caller has checked
+   * that none is empty. Read per request, so that a reload's secrets apply at once.
+   */
   readonly secrets: ReadonlyMap<string, string>;
   readonly logger: Logger;
   /** Reads the variables that brains and delivery name (`*_env`). Default: none set. */
@@ -23,4 +27,9 @@ export interface ServiceOptions {
    * itself, so `poster` and `random` cannot be given with it.
    */
   readonly deliveryThread?: { readonly entry: URL; readonly env: Readonly<Record<string, string | undefined>> };
+  /**
+   * Bounds on slow clients, for tests that watch them with real sockets in a few seconds;
+   * the service runs with DEFAULT_LISTENER_LIMITS, which docs/security.md lists.
+   */
+  readonly listenerLimits?: Partial<ListenerLimits>;
 }

@@ -1,13 +1,27 @@
+import { createBrains } from "../../core/brain/create-brains.js";
 import { ChannelError } from "../../core/channel-error.js";
+import type { Clock } from "../../core/clock.js";
+import { systemClock } from "../../core/clock.js";
+import type { Config } from "../../core/config/config-schema.js";
+import { envReferences } from "../../core/config/preflight.js";
+import { createChannelRoutes } from "../../core/consumer/channel-routes.js";
 import type { Job, JobOutcome } from "../../core/delivery/job.js";
 import { createNodeConsumer } from "../delivery/node-consumer.js";
 import { startDeliveryThread } from "../delivery-thread/delivery-thread.js";
 import type { StateDb } from "../state/sqlite-state.js";
 import type { ServiceOptions } from "./service-options.js";
 
+/** Reads the variables that brains and delivery name (`*_env`). */
+type EnvLookup = (name: string) => string | undefined;
+
 /** The consumer as the job queues see it, wherever it runs. */
 export interface RunningConsumer {
   run(job: Job, onProgress: (job: Job) => void): Promise<JobOutcome>;
+  /**
+   * Rebuilds brains and channel routes from a reloaded configuration and swaps them in; the
+   * next attempt of every job uses them. Rejects, changing nothing, when they cannot be built.
+   */
+  reload(config: Config, env: EnvLookup): Promise<void>;
   /** Ends it; the delivery thread gets `timeoutMs` to finish on its own. */
   close(timeoutMs: number): Promise<void>;
 }
@@ -15,6 +29,7 @@ export interface RunningConsumer {
 /** Step 2 of a start: the consumer on the main thread, or on the delivery thread with `delivery_thread`. */
 export async function startConsumer(options: ServiceOptions, db: StateDb | undefined): Promise<RunningConsumer> {
   const { config, logger } = options;
+  const env = options.env ?? (() => undefined);
   if (config.delivery_thread) {
     if (options.deliveryThread === undefined) {
       throw new ChannelError(
@@ -25,17 +40,51 @@ export async function startConsumer(options: ServiceOptions, db: StateDb | undef
     if (options.poster !== undefined || options.random !== undefined) {
       throw new Error("poster and random belong to the in-thread consumer; the delivery thread builds its own");
     }
-    return startDeliveryThread({ ...options.deliveryThread, config, logger });
+    const clock = options.clock ?? systemClock;
+    // The thread sees a copy of the environment: secrets read from `<NAME>_FILE` (or any
+    // other way the lookup knows) are resolved here and handed over with it.
+    const thread = await startDeliveryThread({
+      ...options.deliveryThread,
+      env: { ...options.deliveryThread.env, ...resolvedVariables(config, env) },
+      config,
+      logger,
+    });
+    return {
+      run: (job, onProgress) => thread.run(job, onProgress),
+      async reload(next, nextEnv) {
+        // Built here first as well: a thread that is being replaced after a crash cannot say
+        // whether the new configuration is usable, and its replacement must not fail to start.
+        await tryBuild(next, nextEnv, clock);
+        await thread.reload(next, resolvedVariables(next, nextEnv));
+      },
+      close: (timeoutMs) => thread.close(timeoutMs),
+    };
   }
   const built = await createNodeConsumer({
     config,
     logger,
-    env: options.env ?? (() => undefined),
+    env,
     db,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.newId === undefined ? {} : { newId: options.newId }),
     ...(options.random === undefined ? {} : { random: options.random }),
     ...(options.poster === undefined ? {} : { poster: options.poster }),
   });
-  return { run: (job, onProgress) => built.consumer.run(job, onProgress), close: async () => built.close() };
+  return {
+    run: (job, onProgress) => built.consumer.run(job, onProgress),
+    reload: (next, nextEnv) => built.reload(next, nextEnv),
+    close: async () => built.close(),
+  };
+}
+
+/** The value of every variable the configuration names, as the lookup resolves it. */
+function resolvedVariables(config: Config, env: EnvLookup): Record<string, string | undefined> {
+  const values: Record<string, string | undefined> = {};
+  for (const { variable } of envReferences(config)) values[variable] = env(variable);
+  return values;
+}
+
+/** Builds brains and routes, only to reject with their `config_invalid` when they cannot be. */
+async function tryBuild(config: Config, env: EnvLookup, clock: Clock): Promise<void> {
+  await createChannelRoutes(config, createBrains(config, { fetch: globalThis.fetch, env, clock }), env);
 }

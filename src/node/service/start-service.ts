@@ -7,11 +7,15 @@ import type { Logger } from "../../core/log/logger.js";
 import { redactUrl } from "../../core/log/redact-url.js";
 import { buildListeners, type PlannedListener } from "../listener/build-listeners.js";
 import { closeServer, listen } from "../listener/listen.js";
+import { DEFAULT_LISTENER_LIMITS } from "../listener/listener-limits.js";
 import { createJobQueue, type JobQueue } from "../queue/job-queue.js";
+import { channelSecrets } from "./channel-secrets.js";
 import { openState, type ServiceState } from "./open-state.js";
+import { applyReload, type LiveSettings, type ReloadInputs, type ReloadResult, variablesOf } from "./reload-service.js";
 import type { ServiceOptions } from "./service-options.js";
 import { type RunningConsumer, startConsumer } from "./start-consumer.js";
 
+export type { ReloadInputs, ReloadResult } from "./reload-service.js";
 export type { ServiceOptions } from "./service-options.js";
 
 /** One listening socket and the channels it serves. */
@@ -37,6 +41,12 @@ export interface RunningService {
    * (up to `timeoutMs`), then the sockets close.
    */
   stop(timeoutMs: number): Promise<StopResult>;
+  /**
+   * Swaps in a reloaded configuration and its secrets without closing a connection or
+   * dropping an accepted message (see {@link applyReload}), or refuses it, logging why, and
+   * carries on as it was. Reloads run one at a time, in the order asked.
+   */
+  reload(next: ReloadInputs): Promise<ReloadResult>;
 }
 
 /** The least time the delivery thread gets to end on its own before it is stopped. */
@@ -44,8 +54,13 @@ const THREAD_CLOSE_GRACE_MS = 1_000;
 /** How often a running service looks for dead letters replayed from the CLI. */
 const REPLAY_POLL_MS = 1_000;
 
+/** What a channel without a secret accepts: nothing (startService is never given one). */
+const NO_SECRETS: readonly string[] = [];
+
 /** What a start has built so far; a stop (or a failed start) takes down whatever is there. */
 interface Parts {
+  /** The configuration and secrets in force; a reload replaces them. */
+  readonly live: LiveSettings;
   state?: ServiceState;
   consumer?: RunningConsumer;
   readonly queues: Map<string, JobQueue>;
@@ -63,32 +78,57 @@ interface Parts {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
-  const parts: Parts = { queues: new Map(), listeners: [], shuttingDown: false };
+  const env = options.env ?? (() => undefined);
+  const parts: Parts = {
+    live: { config, secrets: channelSecrets(config, options.secrets), variables: variablesOf(config, env) },
+    queues: new Map(),
+    listeners: [],
+    shuttingDown: false,
+  };
   let served: Listener[];
+  let consumer: RunningConsumer;
   try {
     const state = openState(config, logger, clock);
     parts.state = state;
-    const consumer = await startConsumer(options, state.db);
+    consumer = await startConsumer(options, state.db);
     parts.consumer = consumer;
     buildQueues(parts, options, clock, state, consumer);
     resume(parts, logger);
-    parts.listeners = buildListeners(config.channels, {
-      secretFor: (name) => options.secrets.get(name) ?? "",
-      queueFor: (name) => queueOf(parts, name),
-      clock,
-      newId: options.newId ?? randomId,
-      logger,
-      idempotency: state.idempotency,
-      isShuttingDown: () => parts.shuttingDown,
-    });
+    parts.listeners = buildListeners(
+      config.channels,
+      {
+        // Through `parts`, so that the secrets of a reload are the ones checked.
+        secretsFor: (name) => parts.live.secrets.get(name) ?? NO_SECRETS,
+        queueFor: (name) => queueOf(parts, name),
+        clock,
+        newId: options.newId ?? randomId,
+        logger,
+        idempotency: state.idempotency,
+        isShuttingDown: () => parts.shuttingDown,
+      },
+      { ...DEFAULT_LISTENER_LIMITS, ...options.listenerLimits },
+    );
     served = await serve(parts.listeners, logger);
   } catch (error) {
     await stopParts(parts, 0);
     throw error;
   }
+  const scope = {
+    live: parts.live,
+    consumer,
+    listeners: parts.listeners,
+    logger,
+    isShuttingDown: () => parts.shuttingDown,
+  };
+  let reloading: Promise<unknown> = Promise.resolve();
   return {
     listeners: served,
     stop: (timeoutMs) => stopParts(parts, timeoutMs),
+    reload(next) {
+      const result = reloading.then(() => applyReload(scope, next));
+      reloading = result.catch(() => undefined);
+      return result;
+    },
   };
 }
 

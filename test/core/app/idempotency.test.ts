@@ -36,7 +36,7 @@ function appWith(queue: InboundQueue) {
   let next = 0;
   return createApp({
     channels: result.config.channels,
-    secretFor: () => "s",
+    secretsFor: () => ["s"],
     queueFor: () => queue,
     clock: { now: () => 1_000 },
     newId: () => `id${++next}`,

@@ -16,6 +16,7 @@ const CODES: Readonly<Record<ErrorCode, true>> = {
   buffer_full: true,
   shutting_down: true,
   request_in_progress: true,
+  too_many_requests: true,
   not_found: true,
   method_not_allowed: true,
   internal_error: true,

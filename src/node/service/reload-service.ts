@@ -1,0 +1,121 @@
+import { errorMessage } from "../../core/channel-error.js";
+import type { Config } from "../../core/config/config-schema.js";
+import { envReferences } from "../../core/config/preflight.js";
+import { channelName } from "../../core/config/validate-config.js";
+import type { Logger } from "../../core/log/logger.js";
+import { maxConnectionsOf, type PlannedListener } from "../listener/build-listeners.js";
+import { channelSecrets } from "./channel-secrets.js";
+import { compareConfigs } from "./config-changes.js";
+import type { RunningConsumer } from "./start-consumer.js";
+
+/** A reloaded configuration and its secrets, read and validated as a start reads them. */
+export interface ReloadInputs {
+  readonly config: Config;
+  /** Inbound secret per channel name, none empty. */
+  readonly secrets: ReadonlyMap<string, string>;
+  /** Reads the variables that brains and delivery name (`*_env`); files already read. */
+  readonly env: (name: string) => string | undefined;
+}
+
+/** What a reload did. */
+export type ReloadResult =
+  | {
+      readonly ok: true;
+      /** JSON paths of the keys that changed. */
+      readonly changed: readonly string[];
+      /** Names of the variables whose secret changed (never their values). */
+      readonly secrets: readonly string[];
+    }
+  /** Keys that change only with a restart; nothing was applied. */
+  | { readonly ok: false; readonly reason: "restart_needed"; readonly keys: readonly string[] }
+  /** The new brains or routes could not be built, or the service is stopping; nothing was applied. */
+  | { readonly ok: false; readonly reason: "unusable" | "shutting_down"; readonly message: string };
+
+/** What a running service swaps at a reload; the fields change in place. */
+export interface LiveSettings {
+  config: Config;
+  /** Each channel's inbound secrets (two while rotating), read by the inbound path on every request. */
+  secrets: ReadonlyMap<string, readonly string[]>;
+  /** The value of every variable the configuration names, to tell which secrets changed. */
+  variables: ReadonlyMap<string, string | undefined>;
+}
+
+/** The running parts a reload reaches. */
+export interface ReloadScope {
+  readonly live: LiveSettings;
+  readonly consumer: RunningConsumer;
+  readonly listeners: readonly PlannedListener[];
+  readonly logger: Logger;
+  readonly isShuttingDown: () => boolean;
+}
+
+/** The value of every variable `config` names, as `env` resolves it. */
+export function variablesOf(
+  config: Config,
+  env: (name: string) => string | undefined,
+): Map<string, string | undefined> {
+  return new Map(envReferences(config).map(({ variable }) => [variable, env(variable)]));
+}
+
+/**
+ * Swaps a reloaded configuration into a running service, all or nothing, and logs the
+ * verdict. Refused when a key that needs a restart changed (naming the keys) or when the new
+ * brains and routes cannot be built; the service then carries on with what it had. Applied
+ * in an order that cannot half-fail: everything that can fail first (reading the variables,
+ * splitting the inbound secrets, the consumer's new routes), then the swaps that cannot. No connection is closed and no
+ * accepted message is touched: a job's next attempt reads the new routes.
+ */
+export async function applyReload(scope: ReloadScope, next: ReloadInputs): Promise<ReloadResult> {
+  const { live, logger } = scope;
+  const carryOn = "the service carries on with the configuration it had";
+  if (scope.isShuttingDown()) {
+    const message = "the service is shutting down";
+    logger.warn(`reload refused: ${message}`);
+    return { ok: false, reason: "shutting_down", message };
+  }
+  const changes = compareConfigs(live.config, next.config);
+  if (changes.restart.length > 0) {
+    logger.error(`reload refused: these keys change only with a restart; ${carryOn}`, { keys: changes.restart });
+    return { ok: false, reason: "restart_needed", keys: changes.restart };
+  }
+  let variables: Map<string, string | undefined>;
+  let secrets: Map<string, readonly string[]>;
+  try {
+    variables = variablesOf(next.config, next.env);
+    secrets = channelSecrets(next.config, next.secrets);
+    await scope.consumer.reload(next.config, next.env);
+  } catch (error) {
+    const message = errorMessage(error);
+    logger.error(`reload refused: ${message}; ${carryOn}`);
+    return { ok: false, reason: "unusable", message };
+  }
+  const changed = changedSecrets(live, secrets, next.config, variables);
+  live.config = next.config;
+  live.secrets = secrets;
+  live.variables = variables;
+  for (const { channels, server } of scope.listeners) {
+    const names = new Set(channels.map(channelName));
+    server.maxConnections = maxConnectionsOf(next.config.channels.filter((channel) => names.has(channelName(channel))));
+  }
+  if (changes.live.length === 0 && changed.length === 0) logger.info("configuration reloaded: nothing changed");
+  else logger.info("configuration reloaded", { changed: changes.live, secrets_changed: changed });
+  return { ok: true, changed: changes.live, secrets: changed };
+}
+
+/** Names of the variables whose value differs, the inbound secrets included; never the values. */
+function changedSecrets(
+  live: LiveSettings,
+  secrets: ReadonlyMap<string, readonly string[]>,
+  config: Config,
+  variables: ReadonlyMap<string, string | undefined>,
+): string[] {
+  const names = new Set<string>();
+  for (const [name, value] of variables) {
+    if (live.variables.has(name) && live.variables.get(name) !== value) names.add(name);
+  }
+  for (const channel of config.channels) {
+    const name = channelName(channel);
+    if (live.secrets.get(name)?.join(" ") !== secrets.get(name)?.join(" ")) names.add(channel.token_env);
+  }
+  return [...names].sort();
+}
