@@ -24,6 +24,10 @@ const PRESETS = {
     warmupSeconds: 1,
     extraAfterFailure: 0,
     bufferRate: 2_500,
+    // End to end through workerd: one burst per Worker.
+    workerdMessages: 1_000,
+    workerdConversations: 100,
+    workerdRounds: 1,
   },
   // More rounds rather than longer ones: both inbound servers keep every message they accept
   // (see inbound.mjs), and a heap of several hundred thousand messages would make the
@@ -47,6 +51,9 @@ const PRESETS = {
     warmupSeconds: 3,
     extraAfterFailure: 1,
     bufferRate: 2_500,
+    workerdMessages: 3_000,
+    workerdConversations: 100,
+    workerdRounds: 3,
   },
 };
 
@@ -58,6 +65,7 @@ export function readOptions(argv) {
       "skip-workerd": { type: "boolean", default: false },
       load: { type: "string", default: "auto" },
       baseline: { type: "string" },
+      "worker-baseline": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -72,6 +80,7 @@ export function readOptions(argv) {
     skipWorkerd: values["skip-workerd"],
     load: values.load,
     baseline: values.baseline === undefined ? null : baselineEntry(values.baseline),
+    workerBaseline: values["worker-baseline"] === undefined ? null : workerCheckout(values["worker-baseline"]),
     ...PRESETS[mode],
   };
 }
@@ -88,7 +97,18 @@ function baselineEntry(path) {
   return entry;
 }
 
+/** The absolute path of `--worker-baseline`: a checkout with a wrangler.toml and a Worker. */
+function workerCheckout(path) {
+  const root = resolve(path);
+  const stats = statSync(resolve(root, "wrangler.toml"), { throwIfNoEntry: false });
+  if (stats === undefined) {
+    throw new Error(`--worker-baseline ${root}: no wrangler.toml there; give a checkout (see bench/README.md)`);
+  }
+  return root;
+}
+
 export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--load auto|wrk|autocannon] [--baseline <path>]
+                       [--worker-baseline <checkout>]
   --quick         short run (under a minute): 3 inbound rounds of 1 s, 2 s steps, stock config only,
                   no second bare process; results in bench/results/quick.*
   --skip-workerd  leave out the Worker under workerd
@@ -96,5 +116,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--load
   --baseline      another build's dist/node.js (an earlier commit, say) to compare with in the same
                   run: an inbound row "service, baseline build" and the end-to-end steps once more
                   on it; see bench/README.md for building one in a git worktree
+  --worker-baseline  another checkout (a git worktree of an earlier commit, say) whose Worker runs
+                  end to end through workerd next to this one, with its own wrangler.toml
 A full run (9 rounds of 2 × 1 s slices, a second bare process as the noise yardstick, end to end
 also with delivery_thread: true) takes about 5 minutes; results in bench/results/full.*`;

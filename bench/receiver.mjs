@@ -3,7 +3,8 @@
 // comparable with the parent's clock) keyed by in_reply_to, and hands the notes over on
 // request through the IPC channel.
 //
-// Modes: "answer" replies 200 at once; "never" reads the reply and holds the request open,
+// Modes: "answer" replies 200 at once; "delay:<ms>" replies 200 after that many milliseconds
+// (a receiver with some work to do, for the Worker's end to end); "never" reads the reply and holds the request open,
 // so the service's consumer is parked and its buffer fills; "refuse" answers 503. The parent
 // switches the mode through IPC before it stops a service, because the service's HTTP client
 // waits for requests in flight before it closes; the profiler uses "refuse" so that the
@@ -54,6 +55,15 @@ server.on("connection", () => {
 });
 
 function answer(response) {
+  const delay = /^delay:(\d+)$/.exec(mode);
+  if (delay !== null) {
+    setTimeout(() => reply(response), Number(delay[1]));
+    return;
+  }
+  reply(response);
+}
+
+function reply(response) {
   const status = mode === "refuse" ? 503 : 200;
   const body = status === 200 ? '{"ok":true}' : '{"ok":false}';
   response.writeHead(status, { "content-type": "application/json", "content-length": body.length });

@@ -1,7 +1,9 @@
 // Turns the results into the pass/fail targets of issue 6 and into tables (Markdown, which
 // also reads well in a terminal).
+
 import { ms } from "./latency.mjs";
 import { mb } from "./proc-stats.mjs";
+import { workerdEndToEndLines } from "./workerd-end-to-end.mjs";
 
 const TARGETS = {
   inboundRatio: 0.9,
@@ -216,6 +218,7 @@ function sections(results) {
     "",
   ];
   if (workerd.skipped) out.push(`Worker under workerd: skipped (${workerd.skipped}).`, "");
+  out.push(...workerdEndToEndLines(results.workerdEndToEnd));
   out.push(
     "### End to end (200 read by the client → reply at the receiver), stock config",
     "",

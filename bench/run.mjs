@@ -18,6 +18,7 @@ import { startReceiver } from "./receiver-client.mjs";
 import { evaluateTargets, renderMarkdown, renderTerminal } from "./report.mjs";
 import { startService } from "./service.mjs";
 import { prepareWorkerd } from "./workerd.mjs";
+import { prepareWorkerdEndToEnd, runWorkerdEndToEnd } from "./workerd-end-to-end.mjs";
 
 const RESULTS = new URL("./results/", import.meta.url);
 const BUFFER_CAPACITY = 10_000;
@@ -123,6 +124,32 @@ async function writeResults(results) {
   await writeFile(new URL(`${mode}-latency.svg`, RESULTS), renderChart(series));
 }
 
+/** The Worker end to end through workerd, this build and `--worker-baseline`'s; null when skipped. */
+async function workerdEndToEndPhase(options, secret, workerd) {
+  if (workerd.built === undefined) return null;
+  const prepared = await prepareWorkerdEndToEnd({
+    built: workerd.built,
+    baselineCheckout: options.workerBaseline,
+    log,
+  });
+  try {
+    log(
+      `end to end through workerd: ${options.workerdMessages} messages over ${options.workerdConversations} conversations (${since()})`,
+    );
+    const result = await runWorkerdEndToEnd({
+      builds: prepared.builds,
+      secret,
+      log,
+      messages: options.workerdMessages,
+      conversations: options.workerdConversations,
+      rounds: options.workerdRounds,
+    });
+    return { ...result, baselineSkipped: prepared.baselineSkipped ?? null };
+  } finally {
+    await prepared.cleanup();
+  }
+}
+
 /** The options, or null after a one-line error and exit code 2 (a usage error, not a crash). */
 function optionsOrExit(argv) {
   try {
@@ -145,6 +172,7 @@ async function main() {
   const machine = describeMachine();
   log(`webhook-channel bench (${options.mode}) on ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
   if (options.baseline !== null) log(`baseline build: ${options.baseline}`);
+  if (options.workerBaseline !== null) log(`baseline Worker: ${options.workerBaseline}`);
   machine.backgroundLoad = await backgroundLoad();
   if (machine.backgroundLoad !== null && machine.backgroundLoad > BUSY) {
     log(
@@ -165,6 +193,7 @@ async function main() {
     const endToEndThread = options.threadVariant
       ? await endToEndPhase(options, secret, { deliveryThread: true, setup: "delivery_thread: true" })
       : null;
+    const workerdEndToEnd = await workerdEndToEndPhase(options, secret, workerd);
     const buffer = await memoryPhase(options, secret, false);
     const bufferThread = options.threadVariant ? await memoryPhase(options, secret, true) : null;
     machine.backgroundLoadAfter = await backgroundLoad();
@@ -178,6 +207,7 @@ async function main() {
       loader: { name: loader.name, description: loader.description },
       inbound,
       workerd: { skipped: workerd.skipped ?? null },
+      workerdEndToEnd,
       endToEnd,
       endToEndThread,
       endToEndBaseline,

@@ -62,6 +62,91 @@ function createSink() {
 }
 
 /**
+ * Bundles the Worker of the checkout at `root` with `wrangler deploy --dry-run` into a new
+ * temporary folder, and reads the Miniflare options of its own wrangler configuration (its
+ * queues, Durable Objects and consumer settings). Returns `{ bundle, outdir, workerOptions,
+ * cleanup() }`; throws when it cannot.
+ */
+export async function bundleWorker(root) {
+  const outdir = await mkdtemp(join(tmpdir(), "webhook-worker-"));
+  const cleanup = () => rm(outdir, { recursive: true, force: true });
+  try {
+    await promisify(execFile)("npx", ["wrangler", "deploy", "--dry-run", "--outdir", outdir], {
+      cwd: root,
+      timeout: BUNDLE_TIMEOUT_MS,
+      // No telemetry and no banner (the banner's update check would leave the machine).
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_HIDE_BANNER: "true" },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const bundle = join(outdir, "index.js");
+    if (!existsSync(bundle)) throw new Error(`wrangler wrote no index.js into ${outdir}`);
+    const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
+    const configFile = WRANGLER_CONFIGS.map((file) => join(root, file)).find((file) => existsSync(file));
+    const { workerOptions } = unstable_getMiniflareWorkerOptions(configFile);
+    return { bundle, outdir, workerOptions, cleanup };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+/** The first lines of a failed bundling, for a one-line skip reason. */
+export const failureReason = (error) =>
+  (error.stderr || error.message || String(error)).trim().split("\n").slice(-5).join(" / ");
+
+/**
+ * Starts a bundled Worker (from {@link bundleWorker}) under workerd with Miniflare's API: the
+ * bindings of its wrangler configuration, `config` as CONFIG_JSON and the secret as
+ * BENCH_SECRET, and a direct socket bound to the Worker itself. Returns `{ url, pid, sink,
+ * dispose() }`, where `url` is the socket's origin.
+ */
+export async function startWorkerd(built, { config, secret }) {
+  const { Miniflare } = await import("miniflare");
+  const { bundle, outdir, workerOptions } = built;
+  const sink = createSink();
+  const miniflare = new Miniflare({
+    host: "127.0.0.1",
+    port: 0,
+    handleRuntimeStdio: sink.handle,
+    workers: [
+      {
+        ...workerOptions,
+        name: "webhook-channel",
+        modules: true,
+        scriptPath: bundle,
+        // Module names are paths relative to this; the bundle lives outside the repo.
+        modulesRoot: outdir,
+        unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+        bindings: { ...workerOptions.bindings, CONFIG_JSON: JSON.stringify(config), BENCH_SECRET: secret },
+      },
+    ],
+  });
+  let url;
+  try {
+    await miniflare.ready;
+    url = await miniflare.unsafeGetDirectURL("webhook-channel");
+  } catch (error) {
+    // dispose() rethrows the start-up failure; the lines below say more than it does.
+    await miniflare.dispose().catch(() => undefined);
+    throw new Error(`Miniflare did not start: ${error.message}\n${sink.lines.join("\n")}`);
+  }
+  return { url, pid: findWorkerdPid(), sink, dispose: () => miniflare.dispose() };
+}
+
+/** The bench's one channel, `bench` on CHANNEL_PATH with the echo brain, replying to `outboundUrl`. */
+export const benchConfig = (outboundUrl) => ({
+  channels: [
+    {
+      type: "webhook",
+      name: "bench",
+      token_env: "BENCH_SECRET",
+      webhook: { path: CHANNEL_PATH, outbound_url: outboundUrl },
+    },
+  ],
+  routes: [{ channel: "bench", brain: "echo" }],
+});
+
+/**
  * Bundles the Worker and returns `{ contender(receiver), cleanup() }`, or `{ skipped }` with
  * the reason when it cannot run.
  */
@@ -71,87 +156,33 @@ export async function prepareWorkerd({ secret, log }) {
     log(`workerd: skipped (${reason})`);
     return { skipped: reason };
   }
-  const outdir = await mkdtemp(join(tmpdir(), "webhook-worker-"));
-  const cleanup = () => rm(outdir, { recursive: true, force: true });
+  let built;
   try {
     log("workerd: bundling the Worker (wrangler deploy --dry-run)");
-    await promisify(execFile)("npx", ["wrangler", "deploy", "--dry-run", "--outdir", outdir], {
-      cwd: ROOT,
-      timeout: BUNDLE_TIMEOUT_MS,
-      // No telemetry and no banner (the banner's update check would leave the machine).
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_HIDE_BANNER: "true" },
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    const bundle = join(outdir, "index.js");
-    if (!existsSync(bundle)) throw new Error(`wrangler wrote no index.js into ${outdir}`);
-    // Imported here so that a run without the Worker does not pay for loading them.
-    const { Miniflare } = await import("miniflare");
-    const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
-    const configFile = WRANGLER_CONFIGS.map((file) => join(ROOT, file)).find((file) => existsSync(file));
-    const { workerOptions } = unstable_getMiniflareWorkerOptions(configFile);
-
-    const contender = (receiver) => ({
-      key: "workerd",
-      name: "Worker under workerd (Miniflare, direct socket)",
-      async start() {
-        await receiver.setMode("never");
-        const config = {
-          channels: [
-            {
-              type: "webhook",
-              name: "bench",
-              token_env: "BENCH_SECRET",
-              webhook: { path: CHANNEL_PATH, outbound_url: receiver.url },
-            },
-          ],
-          routes: [{ channel: "bench", brain: "echo" }],
-        };
-        const sink = createSink();
-        const miniflare = new Miniflare({
-          host: "127.0.0.1",
-          port: 0,
-          handleRuntimeStdio: sink.handle,
-          workers: [
-            {
-              ...workerOptions,
-              name: "webhook-channel",
-              modules: true,
-              scriptPath: bundle,
-              // Module names are paths relative to this; the bundle lives outside the repo.
-              modulesRoot: outdir,
-              unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
-              bindings: { ...workerOptions.bindings, CONFIG_JSON: JSON.stringify(config), BENCH_SECRET: secret },
-            },
-          ],
-        });
-        let url;
-        try {
-          await miniflare.ready;
-          url = await miniflare.unsafeGetDirectURL("webhook-channel");
-        } catch (error) {
-          // dispose() rethrows the start-up failure; the lines below say more than it does.
-          await miniflare.dispose().catch(() => undefined);
-          throw new Error(`Miniflare did not start: ${error.message}\n${sink.lines.join("\n")}`);
-        }
-        const pid = findWorkerdPid();
-        return {
-          url: new URL(CHANNEL_PATH, url).href,
-          pid,
-          cpuSeconds: () => (pid === null ? null : cpuSeconds(pid)),
-          peakRss: () => (pid === null ? null : peakRss(pid)),
-          recentOutput: () => sink.lines.join("\n"),
-          async stop() {
-            await receiver.setMode("answer");
-            await miniflare.dispose();
-          },
-        };
-      },
-    });
-    return { contender, cleanup };
+    built = await bundleWorker(ROOT);
   } catch (error) {
-    await cleanup();
-    const message = (error.stderr || error.message || String(error)).trim().split("\n").slice(-5).join(" / ");
+    const message = failureReason(error);
     log(`workerd: skipped (could not bundle or load the Worker: ${message})`);
     return { skipped: `could not bundle or load the Worker: ${message}` };
   }
+  const contender = (receiver) => ({
+    key: "workerd",
+    name: "Worker under workerd (Miniflare, direct socket)",
+    async start() {
+      await receiver.setMode("never");
+      const { url, pid, sink, dispose } = await startWorkerd(built, { config: benchConfig(receiver.url), secret });
+      return {
+        url: new URL(CHANNEL_PATH, url).href,
+        pid,
+        cpuSeconds: () => (pid === null ? null : cpuSeconds(pid)),
+        peakRss: () => (pid === null ? null : peakRss(pid)),
+        recentOutput: () => sink.lines.join("\n"),
+        async stop() {
+          await receiver.setMode("answer");
+          await dispose();
+        },
+      };
+    },
+  });
+  return { contender, cleanup: () => built.cleanup(), built };
 }

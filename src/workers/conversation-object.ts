@@ -1,163 +1,234 @@
 import { DurableObject } from "cloudflare:workers";
+import { errorMessage } from "../core/channel-error.js";
+import type { Consumer } from "../core/consumer/create-consumer.js";
 import type { ConversationTurn } from "../core/conversation/conversation-store.js";
 import type { Job } from "../core/delivery/job.js";
-import { readJob } from "./queue-body.js";
+import { ConversationLane, type HandOver } from "./conversation-lane.js";
+import { ConversationMemory } from "./conversation-memory.js";
+import { createConversationTables } from "./conversation-tables.js";
+import { createObjectConsumer, deliveryFor } from "./delivery-parts.js";
+import { runDueJobs } from "./lane-runner.js";
+import { MeteredSql, type StorageUsage } from "./metered-sql.js";
+import { objectEnvironment } from "./object-environment.js";
+import { type InboundBody, readJob } from "./queue-body.js";
+import type { WorkerEnv } from "./worker-env.js";
 
-/** Turns kept per conversation; older ones are deleted as new ones arrive. */
-export const MAX_TURNS = 100;
+export { MAX_TURNS } from "./conversation-memory.js";
 
 /**
  * A conversation untouched this long is deleted whole (history, sequence counter, stored
  * jobs), so storage stays bounded however many senders come and go. It is far longer than
- * any retry lasts (`max_age_ms` defaults to 24 h).
+ * any retry lasts (`max_age_ms` defaults to 24 h), and never applies while jobs wait.
  */
 export const CONVERSATION_TTL_MS = 30 * 86_400_000;
 
-type TurnRow = {
-  role: string;
-  text: string | null;
-  media_url: string | null;
-  media_type: string | null;
-  at: number;
-};
+/** `touched_at` is rewritten at most this often: the expiry needs no finer clock, and rows written are billed. */
+const TOUCH_EVERY_MS = 3_600_000;
 
 /**
- * One conversation of one channel, addressed by `idFromName(conversationKey(...))`. Its
- * SQLite storage holds the last {@link MAX_TURNS} turns, the reply sequence counter, and jobs
- * that must outlive a queue message: messages too large for one, and the progress of a
- * message being retried (its replies, so the brain is not asked twice). SQL calls are
- * synchronous, so two calls of one conversation never interleave their writes.
+ * One conversation of one channel, addressed by `idFromName(conversationKey(...))`: the
+ * sequencer of its replies. The inbound consumer hands it each message ({@link enqueue});
+ * it keeps them in SQLite in acceptance order and runs the head job with the core consumer
+ * (brain, then replies), one job at a time. A retry sets the alarm to the policy's delay, to
+ * the millisecond, and later jobs wait behind it; a dead letter goes to the dead-letter
+ * queue and the next job runs. It also holds the conversation's memory, its reply sequence
+ * counter, parked jobs and dead letters.
+ *
+ * One alarm serves everything: it is set to the head job's next run while jobs wait, else to
+ * the expiry. Jobs only run in `alarm()`, and an in-memory flag keeps a second alarm (a test
+ * running it by hand, the platform's at-least-once retry) from running the lane at the same
+ * time: calls that arrive while a job awaits its brain or receiver only add to the lane, and
+ * the running loop takes what they added. An instance is unique and its memory is lost with
+ * it, so the flag needs no storage.
  */
-export class ConversationObject extends DurableObject<unknown> {
-  private readonly sql: SqlStorage;
+export class ConversationObject extends DurableObject<WorkerEnv> {
+  private readonly sql: MeteredSql;
+  private readonly memory: ConversationMemory;
+  private readonly lane: ConversationLane;
+  private running = false;
+  /** When answered ids were last pruned: pruning reads the whole table, so it runs hourly at most. */
+  private prunedAt = 0;
+  /** The alarm as set, null for none, undefined until read: `setAlarm` is billed, so it is not repeated. */
+  private alarmAt: number | null | undefined;
+  private consumer: { readonly env: WorkerEnv; readonly built: Promise<Consumer | undefined> } | undefined;
 
-  constructor(ctx: DurableObjectState, env: unknown) {
+  constructor(ctx: DurableObjectState, env: WorkerEnv) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.createTables();
+    this.sql = new MeteredSql(ctx.storage.sql);
+    this.memory = new ConversationMemory(this.sql);
+    this.lane = new ConversationLane(this.sql);
+    createConversationTables(this.sql);
+  }
+
+  /** What this instance did that is billed; read by the cost test. */
+  get usage(): StorageUsage {
+    return { ...this.sql.usage };
+  }
+
+  /**
+   * Takes the inbound queue's messages of this conversation, idempotent by message id, and
+   * resolves once they are stored: the consumer acks them then. One result per body.
+   */
+  async enqueue(bodies: readonly InboundBody[]): Promise<HandOver[]> {
+    const results = bodies.map((body) => this.lane.add(body));
+    await this.touch();
+    return results;
   }
 
   /** The last `limit` turns (at most {@link MAX_TURNS}), oldest first. */
   history(limit: number): ConversationTurn[] {
-    if (!(limit > 0)) return [];
-    return this.sql
-      .exec<TurnRow>(
-        "SELECT role, text, media_url, media_type, at FROM (SELECT * FROM turns ORDER BY seq DESC LIMIT ?) ORDER BY seq ASC",
-        Math.min(Math.floor(limit), MAX_TURNS),
-      )
-      .toArray()
-      .map(toTurn);
+    return this.memory.history(limit);
   }
 
   /** Appends turns in order and drops all but the last {@link MAX_TURNS}. */
   async append(turns: readonly ConversationTurn[]): Promise<void> {
-    for (const turn of turns) {
-      this.sql.exec(
-        "INSERT INTO turns (role, text, media_url, media_type, at) VALUES (?, ?, ?, ?, ?)",
-        turn.role,
-        turn.text ?? null,
-        turn.mediaUrl ?? null,
-        turn.mediaType ?? null,
-        turn.at,
-      );
-    }
-    this.sql.exec("DELETE FROM turns WHERE seq <= (SELECT MAX(seq) FROM turns) - ?", MAX_TURNS);
+    this.memory.append(turns);
     await this.touch();
   }
 
   /** Reserves `count` reply sequence numbers (1, 2, 3… per conversation) and returns the first. */
   async reserveSequence(count: number): Promise<number> {
-    const row = this.sql
-      .exec<{ value: number }>(
-        "INSERT INTO counters (name, value) VALUES ('sequence', ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value",
-        count,
-      )
-      .one();
+    const first = this.memory.reserveSequence(count);
     await this.touch();
-    return row.value - count + 1;
+    return first;
   }
 
-  /** Keeps a job (replacing an earlier state of it) until {@link forgetJob}. */
+  /** Parks a job (replacing an earlier state of it) until {@link forgetJob} or its hand-over. */
   async storeJob(job: Job): Promise<void> {
-    this.sql.exec("INSERT OR REPLACE INTO jobs (id, job) VALUES (?, ?)", job.message.id, JSON.stringify(job));
+    this.park(job);
     await this.touch();
   }
 
-  /** A stored job, or null when there is none under that message id. */
+  /** A parked job, or null when there is none under that message id. */
   storedJob(id: string): Job | null {
-    const row = this.sql.exec<{ job: string }>("SELECT job FROM jobs WHERE id = ?", id).toArray()[0];
-    if (row === undefined) return null;
-    return readJob(JSON.parse(row.job)) ?? null;
+    const row = this.sql.first<{ job: string }>("SELECT job FROM jobs WHERE id = ?", id);
+    return row === undefined ? null : (readJob(JSON.parse(row.job)) ?? null);
   }
 
-  /** Deletes a job once it is answered or dead-lettered. */
+  /** Deletes a parked job once it is answered or dead-lettered. */
   forgetJob(id: string): void {
-    this.sql.exec("DELETE FROM jobs WHERE id = ?", id);
+    this.sql.run("DELETE FROM jobs WHERE id = ?", id);
   }
 
   /**
-   * Keeps a dead letter (the job with why it died) and drops the job. Dead letters are never
-   * deleted by the expiry alarm: only an operator removes them.
+   * Keeps a dead letter (the job with why it died) and drops the parked job. Dead letters are
+   * never deleted by the expiry: only an operator removes them.
    */
   async keepDeadLetter(id: string, letter: string): Promise<void> {
-    this.sql.exec("INSERT OR REPLACE INTO dead_letters (id, letter, died_at) VALUES (?, ?, ?)", id, letter, Date.now());
-    this.sql.exec("DELETE FROM jobs WHERE id = ?", id);
+    this.sql.run("INSERT OR REPLACE INTO dead_letters (id, letter, died_at) VALUES (?, ?, ?)", id, letter, Date.now());
+    this.sql.run("DELETE FROM jobs WHERE id = ?", id);
     await this.touch();
   }
 
   /** The dead letters kept here, oldest first, as stored JSON. */
   deadLetters(): string[] {
     return this.sql
-      .exec<{ letter: string }>("SELECT letter FROM dead_letters ORDER BY died_at")
-      .toArray()
+      .all<{ letter: string }>("SELECT letter FROM dead_letters ORDER BY died_at")
       .map((row) => row.letter);
   }
 
+  /** Runs the due jobs of the lane, then expires the conversation if it is idle and old enough. */
+  override async alarm(): Promise<void> {
+    this.alarmAt = null;
+    this.sql.usage.alarmRuns += 1;
+    if (this.running) return;
+    this.running = true;
+    try {
+      const env = objectEnvironment(this.env);
+      const delivery = await deliveryFor(env);
+      await runDueJobs({
+        lane: this.lane,
+        consumer: await this.consumerFor(env),
+        deadLetters: env.DEAD_LETTERS,
+        park: (job) => this.park(job),
+        logger: delivery.ok ? delivery.parts.logger : delivery.logger,
+        now: () => Date.now(),
+      });
+      const expiresAt = this.expiresAt();
+      if (this.lane.size() === 0) {
+        if (expiresAt !== undefined && expiresAt <= Date.now()) await this.expire();
+        else if (Date.now() - this.prunedAt >= TOUCH_EVERY_MS) {
+          this.prunedAt = Date.now();
+          this.lane.prune(this.prunedAt);
+        }
+      }
+    } finally {
+      this.running = false;
+      await this.schedule();
+    }
+  }
+
+  /** The consumer for `env`, built once per instance and environment; undefined when unusable. */
+  private consumerFor(env: WorkerEnv): Promise<Consumer | undefined> {
+    if (this.consumer?.env !== env) {
+      const built = deliveryFor(env).then((delivery) => {
+        if (!delivery.ok) return undefined;
+        const memory = { store: this.memory.asStore(), sequences: this.memory.asCounter() };
+        return createObjectConsumer(delivery.parts, memory).catch((error: unknown) => {
+          delivery.parts.logger.error(`cannot answer messages: ${errorMessage(error)}`);
+          return undefined;
+        });
+      });
+      this.consumer = { env, built };
+    }
+    return this.consumer.built;
+  }
+
+  private park(job: Job): void {
+    this.sql.run("INSERT OR REPLACE INTO jobs (id, job) VALUES (?, ?)", job.message.id, JSON.stringify(job));
+  }
+
+  /** Notes activity (at most hourly, see {@link TOUCH_EVERY_MS}) and sets the alarm for what is next. */
+  private async touch(): Promise<void> {
+    const now = Date.now();
+    const touched = this.touchedAt();
+    if (touched === undefined || now - touched >= TOUCH_EVERY_MS) {
+      this.sql.run(
+        "INSERT INTO counters (name, value) VALUES ('touched_at', ?1) ON CONFLICT (name) DO UPDATE SET value = ?1",
+        now,
+      );
+    }
+    await this.schedule();
+  }
+
   /**
-   * The expiry alarm: nothing touched the conversation for the TTL, so it goes, except its
+   * Sets the one alarm: the head job's next run while jobs wait, else the expiry. A running
+   * lane sets it when it stops, from what it left.
+   */
+  private async schedule(): Promise<void> {
+    if (this.running) return;
+    const at = this.lane.nextRunAt() ?? this.expiresAt();
+    if (at === undefined) return;
+    this.alarmAt ??= await this.ctx.storage.getAlarm();
+    if (this.alarmAt === at) return;
+    this.alarmAt = at;
+    this.sql.usage.alarmsSet += 1;
+    await this.ctx.storage.setAlarm(at);
+  }
+
+  private touchedAt(): number | undefined {
+    return this.sql.first<{ value: number }>("SELECT value FROM counters WHERE name = 'touched_at'")?.value;
+  }
+
+  private expiresAt(): number | undefined {
+    const touched = this.touchedAt();
+    return touched === undefined ? undefined : touched + CONVERSATION_TTL_MS;
+  }
+
+  /**
+   * Nothing touched the conversation for the TTL and nothing waits, so it goes, except its
    * dead letters (and the sequence counter, so numbering stays unique beside them).
    */
-  override async alarm(): Promise<void> {
-    const kept = this.sql.exec<{ count: number }>("SELECT COUNT(*) AS count FROM dead_letters").one().count;
+  private async expire(): Promise<void> {
+    const kept = this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM dead_letters")?.n ?? 0;
     if (kept > 0) {
-      this.sql.exec("DELETE FROM turns");
-      this.sql.exec("DELETE FROM jobs");
+      for (const table of ["turns", "jobs", "answered"]) this.sql.run(`DELETE FROM ${table}`);
+      this.sql.run("DELETE FROM counters WHERE name <> 'sequence'");
       return;
     }
+    // deleteAll drops the tables and the alarm too, and this instance may still be called.
     await this.ctx.storage.deleteAll();
-    // deleteAll drops the tables too, and this instance may still be called.
-    this.createTables();
+    this.alarmAt = null;
+    createConversationTables(this.sql);
   }
-
-  /** Idempotent and synchronous, so it runs before any call is delivered. */
-  private createTables(): void {
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS turns (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT,
-      role TEXT NOT NULL,
-      text TEXT,
-      media_url TEXT,
-      media_type TEXT,
-      at INTEGER NOT NULL
-    )`);
-    this.sql.exec("CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)");
-    this.sql.exec("CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, job TEXT NOT NULL)");
-    this.sql.exec(
-      "CREATE TABLE IF NOT EXISTS dead_letters (id TEXT PRIMARY KEY, letter TEXT NOT NULL, died_at INTEGER NOT NULL)",
-    );
-  }
-
-  private async touch(): Promise<void> {
-    await this.ctx.storage.setAlarm(Date.now() + CONVERSATION_TTL_MS);
-  }
-}
-
-function toTurn(row: TurnRow): ConversationTurn {
-  const turn: { -readonly [K in keyof ConversationTurn]: ConversationTurn[K] } = {
-    role: row.role === "assistant" ? "assistant" : "user",
-    at: row.at,
-  };
-  if (row.text !== null) turn.text = row.text;
-  if (row.media_url !== null) turn.mediaUrl = row.media_url;
-  if (row.media_type !== null) turn.mediaType = row.media_type;
-  return turn;
 }

@@ -45,7 +45,7 @@ export function createDeadLetterBatchHandler(
       else job = carried;
     } else if ("stored" in letter) ref = letter;
     else {
-      // Moved by the platform after max_retries; saved progress, if any, has the replies.
+      // Moved by the platform after max_retries (never handed over); a parked job, if any, is the message.
       ref = bodyRef(letter);
       fallback = newJob(letter);
     }

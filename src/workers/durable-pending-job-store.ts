@@ -4,8 +4,9 @@ import type { ConversationObject } from "./conversation-object.js";
 
 /**
  * The pending-job store on Workers, in the Durable Object of each job's conversation, which
- * exists anyway for its history: messages too large for a queue message, the progress of a
- * message being retried, and dead letters. The object's TTL alarm removes anything left
+ * exists anyway for its history and its order: messages too large for a queue message (until
+ * the inbound consumer hands them over), dead letters too large for one (until their consumer
+ * reads them), and dead letters kept for good. The object's expiry removes anything left
  * behind except dead letters.
  */
 export function createDurablePendingJobStore(namespace: DurableObjectNamespace<ConversationObject>): PendingJobStore {

@@ -3,7 +3,7 @@ import type { ConversationObject } from "./conversation-object.js";
 
 /**
  * The core's SequenceCounter on Durable Objects: each conversation's counter lives in its
- * {@link ConversationObject}, so numbers stay unique and unique and increasing across isolates and
+ * {@link ConversationObject}, so numbers stay unique and increasing across isolates and
  * concurrent consumer invocations.
  */
 export function createDurableSequenceCounter(namespace: DurableObjectNamespace<ConversationObject>): SequenceCounter {

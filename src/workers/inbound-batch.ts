@@ -1,13 +1,10 @@
 import { errorMessage } from "../core/channel-error.js";
-import type { Clock } from "../core/clock.js";
-import type { Consumer } from "../core/consumer/create-consumer.js";
 import { conversationKey } from "../core/conversation/conversation-store.js";
 import { ConversationLanes } from "../core/delivery/conversation-lanes.js";
-import { type Job, type JobError, newJob } from "../core/delivery/job.js";
-import { jobKey, type PendingJobStore } from "../core/delivery/pending-job-store.js";
 import { DEFAULT_RETRY_POLICY, nextDelayMs } from "../core/delivery/retry-policy.js";
 import type { Logger } from "../core/log/logger.js";
-import { bodyRef, type DeadLetterBody, fitsInline, type InboundBody, readInboundBody } from "./queue-body.js";
+import type { ConversationObject } from "./conversation-object.js";
+import { bodyRef, type InboundBody, readInboundBody } from "./queue-body.js";
 
 /** Longest delay Cloudflare Queues accept on `retry()`: 12 hours. */
 export const MAX_QUEUE_DELAY_SECONDS = 43_200;
@@ -17,184 +14,62 @@ const DEAD_LETTER_RETRY_SECONDS = 60;
 
 /** What the inbound consumer is built from. */
 export interface InboundBatchDeps {
-  /** The core consumer; `run` decides done, retry (after how long) or dead. */
-  readonly consumer: Pick<Consumer, "run">;
-  readonly jobs: PendingJobStore;
-  /** Producer of the dead-letter queue. */
+  /** One Durable Object per conversation: the sequencer that runs its jobs. */
+  readonly conversations: DurableObjectNamespace<ConversationObject>;
+  /** Producer of the dead-letter queue, for bodies that cannot be read. */
   readonly deadLetters: Queue<unknown>;
-  readonly clock: Clock;
   readonly logger: Logger;
   /** Jitter source in [0, 1); tests pin it. */
   readonly random: () => number;
 }
 
-/** A message's job as loaded for a run, and whether a copy of it is stored. */
-interface Loaded {
-  readonly job: Job;
-  readonly stored: boolean;
-}
+type Entry = { readonly message: Message<unknown>; readonly body: InboundBody };
 
 /**
- * The consumer of the inbound queue. Each message is settled on its own, after the core
- * consumer ran its job:
- * - done: `ack()`;
- * - retry: `retry({ delaySeconds })` with the core's backoff, whose attempt count comes from
- *   `message.attempts` (or from the job's saved progress); once the brain has answered, the
- *   job (its rendered replies, how many were delivered) is saved in the conversation's
- *   Durable Object first, so a redelivery resumes it and never asks the brain again;
- * - dead (not retryable, or the policy is exhausted): sent to the dead-letter queue, and
- *   only then acked. A message is never acked while it is neither answered nor dead-lettered.
+ * The consumer of the inbound queue: it hands each message to its conversation's Durable
+ * Object and acks it once the object has stored it. The object answers it from there, in
+ * acceptance order, with its own retries; so an invocation lasts one round trip per
+ * conversation, whatever the brains and receivers do, and one conversation that keeps
+ * failing holds back no other.
  *
- * Messages of one conversation in a batch run one after another, in batch order, through the
- * core's {@link ConversationLanes}; conversations run concurrently. The handler never throws,
- * so one message cannot fail the batch.
+ * A batch's messages are grouped by conversation (the core's {@link ConversationLanes}) and
+ * each group goes over in one call, in batch order. A call that fails leaves its messages on
+ * the queue, retried with the default backoff; the object recognises a message it already
+ * has, so a redelivery is never answered twice. A body that cannot be read goes to the
+ * dead-letter queue as it is. The handler never throws, so one message cannot fail the batch.
  */
 export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: MessageBatch<unknown>) => Promise<void> {
-  const { consumer, jobs, deadLetters, clock, logger, random } = deps;
+  const { conversations, deadLetters, logger, random } = deps;
 
-  /** Saves a job's progress; on failure a redelivery asks the brain again (at least once). */
-  const save = async (job: Job): Promise<void> => {
-    await Promise.resolve(jobs.update(job)).catch((error: unknown) => {
-      logger.warn("the progress of a job could not be saved; a retry may ask the brain again", {
-        message_id: job.message.id,
-        error: errorMessage(error),
+  const handOver = async (entries: readonly Entry[]): Promise<void> => {
+    try {
+      const stub = conversations.get(conversations.idFromName(keyOf(entries[0]?.body)));
+      const results = await stub.enqueue(entries.map((entry) => entry.body));
+      entries.forEach((entry, index) => {
+        if (results[index] === "missing") {
+          // At-least-once delivery: a copy of a message that was answered and forgotten.
+          logger.warn("a stored job is gone (already answered); acknowledging the duplicate", {
+            message_id: bodyRef(entry.body).stored.id,
+          });
+        }
+        entry.message.ack();
       });
-    });
-  };
-
-  const forget = async (job: Job): Promise<void> => {
-    await Promise.resolve(jobs.remove(jobKey(job))).catch(() => undefined);
-  };
-
-  /**
-   * The job to run: the stored one when the body points at it or an earlier attempt saved
-   * progress, else a new job. Undefined when the message was settled here: a store that
-   * cannot be read yet (retried), or a stored job already answered (a duplicate, acked).
-   */
-  const load = async (message: Message<unknown>, body: InboundBody): Promise<Loaded | undefined> => {
-    const { stored: key } = bodyRef(body);
-    const byReference = "stored" in body;
-    let found: Job | undefined;
-    if (byReference || message.attempts > 1) {
-      try {
-        found = await jobs.get(key);
-      } catch (error) {
+    } catch (error) {
+      for (const { message, body } of entries) {
         const delaySeconds = toDelaySeconds(nextDelayMs(message.attempts, DEFAULT_RETRY_POLICY, random, undefined));
-        logger.warn("a stored job cannot be read yet; retrying", {
-          message_id: key.id,
-          channel: key.channel,
+        logger.warn("a message could not be handed to its conversation; retrying", {
+          message_id: bodyRef(body).stored.id,
           attempt: message.attempts,
           delay_seconds: delaySeconds,
           error: errorMessage(error),
         });
         message.retry({ delaySeconds });
-        return undefined;
-      }
-    }
-    if (found !== undefined) return { job: found, stored: true };
-    if (byReference) {
-      // At-least-once delivery: a copy of a message that was answered and forgotten.
-      logger.warn("a stored job is gone (already answered); acknowledging the duplicate", { message_id: key.id });
-      message.ack();
-      return undefined;
-    }
-    // Without saved progress, every earlier attempt failed at the brain: count them.
-    return { job: resumed(newJob(body), message.attempts), stored: false };
-  };
-
-  const deadLetter = async (
-    message: Message<unknown>,
-    job: Job,
-    error: JobError,
-    stored: boolean,
-    reason?: string,
-  ): Promise<void> => {
-    const inline = fitsInline(job);
-    if (!inline) {
-      try {
-        await jobs.update(job);
-      } catch (storeError) {
-        logger.error("a dead letter could not be stored; the message stays on the inbound queue", {
-          message_id: job.message.id,
-          error: errorMessage(storeError),
-        });
-        message.retry({ delaySeconds: DEAD_LETTER_RETRY_SECONDS });
-        return;
-      }
-    }
-    const carried = inline ? job : { stored: jobKey(job) };
-    const letter: DeadLetterBody = { deadLetter: { job: carried, error, attempts: job.attempts, diedAt: clock.now() } };
-    try {
-      await deadLetters.send(letter, { contentType: "json" });
-    } catch (sendError) {
-      logger.error("the dead-letter queue refused a message; it stays on the inbound queue", {
-        message_id: job.message.id,
-        error: errorMessage(sendError),
-      });
-      if (inline && job.replies !== undefined) await save(job);
-      message.retry({ delaySeconds: DEAD_LETTER_RETRY_SECONDS });
-      return;
-    }
-    message.ack();
-    // The letter carries the job now; a stored copy is the dead-letter consumer's to delete.
-    if (stored && inline) await forget(job);
-    logger.error("message not answered: moved to the dead-letter queue", {
-      channel: job.message.channel,
-      message_id: job.message.id,
-      conversation_id: job.message.message.conversationId,
-      step: job.replies === undefined ? "brain" : "delivery",
-      replies_delivered: job.delivered,
-      replies: job.replies?.length,
-      attempts: job.attempts,
-      code: error.code,
-      error: error.message,
-      status: error.status,
-      reason,
-    });
-  };
-
-  const handle = async (message: Message<unknown>, body: InboundBody): Promise<void> => {
-    const loaded = await load(message, body);
-    if (loaded === undefined) return;
-    let { stored } = loaded;
-    // Replies are saved once produced, before their delivery: if this invocation dies midway
-    // (a deploy, an eviction, a time limit), the redelivered message resumes them with the same
-    // webhook-id and sequence instead of asking the brain again.
-    const outcome = await consumer.run(loaded.job, async (progress) => {
-      await jobs.update(progress);
-      stored = true;
-    });
-    switch (outcome.kind) {
-      case "done":
-        message.ack();
-        if (stored) await forget(outcome.job);
-        if (logger.enabled("debug")) logger.debug("message answered", { message_id: outcome.job.message.id });
-        return;
-      case "retry":
-        // The core logged the failure. Progress made (or already saved) must survive it.
-        if (stored || outcome.job.replies !== undefined) await save(outcome.job);
-        message.retry({ delaySeconds: toDelaySeconds(outcome.delayMs) });
-        return;
-      case "dead":
-        await deadLetter(message, outcome.job, outcome.error, stored, outcome.reason);
-        return;
-    }
-  };
-
-  /** Runs a lane's messages one after another; a bug in one retries it and goes on. */
-  const runLane = async (lane: readonly { message: Message<unknown>; body: InboundBody }[]): Promise<void> => {
-    for (const { message, body } of lane) {
-      try {
-        await handle(message, body);
-      } catch (error) {
-        logger.error("unexpected error in the inbound consumer", { error: errorMessage(error) });
-        message.retry({ delaySeconds: DEAD_LETTER_RETRY_SECONDS });
       }
     }
   };
 
   return async (batch) => {
-    const lanes = new ConversationLanes<{ message: Message<unknown>; body: InboundBody }>();
+    const lanes = new ConversationLanes<Entry>();
     const work: Promise<void>[] = [];
     for (const message of batch.messages) {
       const body = readInboundBody(message.body);
@@ -211,18 +86,18 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
         );
         continue;
       }
-      const { stored } = bodyRef(body);
-      lanes.push(conversationKey(stored.channel, stored.conversationId), { message, body });
+      lanes.push(keyOf(body), { message, body });
     }
-    for (const lane of lanes.all()) work.push(runLane(lane));
+    for (const entries of lanes.all()) work.push(handOver(entries));
     await Promise.all(work);
   };
 }
 
-/** A new job as it stands after `attempts - 1` failed attempts at the brain. */
-function resumed(job: Job, attempts: number): Job {
-  if (attempts <= 1) return job;
-  return { ...job, attempts: attempts - 1, stepStartedAt: job.message.receivedAt };
+/** The conversation a body belongs to, as its Durable Object is named. */
+function keyOf(body: InboundBody | undefined): string {
+  if (body === undefined) throw new Error("an empty lane");
+  const { stored } = bodyRef(body);
+  return conversationKey(stored.channel, stored.conversationId);
 }
 
 /** Milliseconds to the whole seconds of `retry()`, rounded up, within the platform's limit. */

@@ -1,14 +1,16 @@
 import { runtimeFor } from "./runtime-cache.js";
 import { DEFAULT_DEAD_LETTER_QUEUE, type WorkerEnv } from "./worker-env.js";
 
-/** The Durable Object classes; wrangler.toml binds them as CONVERSATIONS and IDEMPOTENCY. */
+/** The Durable Object classes; wrangler.toml binds them as AUTH_FAILURES, CONVERSATIONS and IDEMPOTENCY. */
+export { AuthFailureObject } from "./auth-failure-object.js";
 export { ConversationObject } from "./conversation-object.js";
 export { IdempotencyObject } from "./idempotency-object.js";
 
 /**
  * The Worker: `fetch` serves the core app (the same routes, checks and error bodies as on
- * Node); `queue` consumes the inbound queue with the core consumer, and the dead-letter
- * queue with a consumer that logs what was lost. Queue bodies are checked, not trusted,
+ * Node); `queue` consumes the inbound queue by handing each message to its conversation's
+ * Durable Object, which answers it with the core consumer, and the dead-letter queue with a
+ * consumer that logs what was lost. Queue bodies are checked, not trusted,
  * hence `unknown`.
  */
 export default {

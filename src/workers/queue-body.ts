@@ -5,8 +5,8 @@ import type { InboundMessage, QueuedMessage } from "../core/message/inbound-mess
 
 /**
  * Where a job waits in the Durable Object of its conversation, under its message id: used
- * for messages too large for a queue message (Cloudflare's limit is 128 KB) and for the
- * progress of messages being retried.
+ * for messages too large for a queue message (Cloudflare's limit is 128 KB) and for dead
+ * letters too large for one.
  */
 export interface StoredJobRef {
   readonly stored: JobKey;

@@ -1,26 +1,17 @@
 import { createApp } from "../core/app/create-app.js";
-import type { Brain } from "../core/brain/brain.js";
-import type { AiBinding } from "../core/brain/brain-deps.js";
-import { createBrains } from "../core/brain/create-brains.js";
 import { ChannelError, errorMessage } from "../core/channel-error.js";
-import { type Clock, type IdGenerator, randomId, systemClock } from "../core/clock.js";
-import { formatProblem } from "../core/config/config-problem.js";
-import type { Config } from "../core/config/config-schema.js";
+import { randomId, systemClock } from "../core/clock.js";
 import { channelName } from "../core/config/validate-config.js";
-import { createConsumer } from "../core/consumer/create-consumer.js";
-import { createFetchPoster } from "../core/delivery/fetch-poster.js";
-import type { Poster } from "../core/delivery/poster.js";
 import { problemResponse } from "../core/http/problem-response.js";
-import { createJsonLogger, type Logger } from "../core/log/logger.js";
+import type { Logger } from "../core/log/logger.js";
 import { createCloudflareQueue } from "./cloudflare-queue.js";
 import { createDeadLetterBatchHandler } from "./dead-letter-batch.js";
-import { createDurableConversationStore } from "./durable-conversation-store.js";
+import { deliveryFor } from "./delivery-parts.js";
+import { createDurableAuthFailureLimiter } from "./durable-auth-failure-limiter.js";
 import { createDurableIdempotencyStore } from "./durable-idempotency-store.js";
 import { createDurablePendingJobStore } from "./durable-pending-job-store.js";
-import { createDurableSequenceCounter } from "./durable-sequence-counter.js";
 import { createInboundBatchHandler } from "./inbound-batch.js";
-import { loadWorkerConfig } from "./load-worker-config.js";
-import { envString, type WorkerEnv } from "./worker-env.js";
+import type { WorkerEnv } from "./worker-env.js";
 
 /** Seconds before inbound messages are tried again while the configuration is unusable. */
 const MISCONFIGURED_RETRY_SECONDS = 60;
@@ -30,49 +21,30 @@ export interface WorkerRuntime {
   readonly logger: Logger;
   /** Serves the core app (or a 500 while the configuration is unusable). */
   fetch(request: Request): Promise<Response>;
-  /** Consumes a batch of the inbound queue. */
+  /** Consumes a batch of the inbound queue: hands each message to its conversation's object. */
   inbound(batch: MessageBatch<unknown>): Promise<void>;
   /** Consumes a batch of the dead-letter queue. */
   deadLetters(batch: MessageBatch<unknown>): Promise<void>;
 }
 
-/** Replacements for tests; production uses none. */
-export interface WorkerRuntimeOverrides {
-  readonly brains?: (config: Config) => ReadonlyMap<string, Brain>;
-  readonly poster?: Poster;
-  readonly clock?: Clock;
-  readonly newId?: IdGenerator;
-  readonly random?: () => number;
-  /** Receives each log line; default `console.log`, which Workers Logs and `wrangler tail` show. */
-  readonly write?: (line: string) => void;
-}
-
 /**
- * Builds the runtime from the environment. An unusable configuration (invalid, or a secret
- * missing) does not throw: it is logged in full, every request gets a 500 problem+json
- * that names no detail (the logs do), and inbound messages wait on the queue for a fix.
+ * Builds the runtime from the environment. An unusable configuration (invalid, a secret
+ * missing, a route that cannot be built) does not throw: it is logged in full, every request
+ * gets a 500 problem+json that names no detail (the logs do), and inbound messages wait on
+ * the queue for a fix. The configuration, brains and routes are built by {@link deliveryFor},
+ * as each conversation's Durable Object builds them to answer.
  */
-export async function createWorkerRuntime(
-  env: WorkerEnv,
-  overrides: WorkerRuntimeOverrides = {},
-): Promise<WorkerRuntime> {
-  const write = overrides.write ?? ((line: string) => console.log(line));
-  const clock = overrides.clock ?? systemClock;
-  const newId = overrides.newId ?? randomId;
-  const random = overrides.random ?? Math.random;
+export async function createWorkerRuntime(env: WorkerEnv): Promise<WorkerRuntime> {
   const jobs = createDurablePendingJobStore(env.CONVERSATIONS);
-  const loaded = loadWorkerConfig(env);
+  const delivery = await deliveryFor(env);
 
-  if (!loaded.ok) {
-    const logger = createJsonLogger(write, "info");
-    for (const problem of loaded.problems) {
-      logger.error(`invalid configuration (${loaded.source}): ${formatProblem(problem)}`);
-    }
+  if (!delivery.ok) {
+    const { logger } = delivery;
+    for (const problem of delivery.problems) logger.error(problem);
     return misconfigured(logger, createDeadLetterBatchHandler({ jobs, logger }));
   }
 
-  const { config, secrets, source } = loaded;
-  const logger = createJsonLogger(write, config.log_level);
+  const { config, secrets, source, logger } = delivery.parts;
   try {
     const queue = createCloudflareQueue({
       binding: env.INBOUND,
@@ -81,36 +53,21 @@ export async function createWorkerRuntime(
     });
     const app = createApp({
       channels: config.channels,
-      secretFor: (name) => secrets.get(name) ?? "",
+      secretsFor: (name) => secrets.get(name) ?? [],
       queueFor: () => queue,
       idempotency: createDurableIdempotencyStore(env.IDEMPOTENCY),
-      clock,
-      newId,
+      // Failed authentications count per channel and client address, across isolates.
+      authFailures: createDurableAuthFailureLimiter(env.AUTH_FAILURES, systemClock),
+      peerAddress: (request) => request.headers.get("cf-connecting-ip"),
+      clock: systemClock,
+      newId: randomId,
       logger,
-    });
-    // `fetch` is looked up on each call, not captured, so the platform's (or a test's) is used.
-    const lateFetch: typeof fetch = (input, init) => fetch(input, init);
-    const lookup = (name: string) => envString(env, name);
-    const consumer = await createConsumer({
-      config,
-      brains:
-        overrides.brains?.(config) ?? createBrains(config, { fetch: lateFetch, env: lookup, ...aiOf(env), clock }),
-      poster: overrides.poster ?? createFetchPoster(lateFetch),
-      store: createDurableConversationStore(env.CONVERSATIONS),
-      sequences: createDurableSequenceCounter(env.CONVERSATIONS),
-      clock,
-      random,
-      newId,
-      logger,
-      env: lookup,
     });
     const inbound = createInboundBatchHandler({
-      consumer,
-      jobs,
+      conversations: env.CONVERSATIONS,
       deadLetters: env.DEAD_LETTERS,
-      clock,
       logger,
-      random,
+      random: Math.random,
     });
     logger.info("configuration loaded", {
       source,
@@ -126,16 +83,6 @@ export async function createWorkerRuntime(
     logger.error(`cannot start (${source}): ${errorMessage(error)}`);
     return misconfigured(logger, createDeadLetterBatchHandler({ jobs, logger }));
   }
-}
-
-/** The Workers AI binding (`[ai] binding = "AI"`), when wrangler.toml declares one. */
-function aiOf(env: WorkerEnv): { ai?: AiBinding } {
-  const ai = env.AI;
-  if (ai !== null && typeof ai === "object" && "run" in ai && typeof ai.run === "function") {
-    const run = ai.run.bind(ai) as AiBinding["run"];
-    return { ai: { run } };
-  }
-  return {};
 }
 
 function misconfigured(logger: Logger, deadLetters: (batch: MessageBatch<unknown>) => Promise<void>): WorkerRuntime {

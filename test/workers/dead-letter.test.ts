@@ -1,14 +1,17 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { jobKey } from "../../src/core/delivery/pending-job-store.js";
 import { createDurablePendingJobStore } from "../../src/workers/durable-pending-job-store.js";
 import worker from "../../src/workers/index.js";
+import { conversation, eventually, forgetConversations, handOver, objectsUse } from "./support/conversations.js";
 import { captureLogs, fakeReceiver } from "./support/fake-receiver.js";
 import { delivered, queuedMessage } from "./support/queue-messages.js";
 import { channelConfig, freshConversation, SECRET } from "./support/test-config.js";
 import { type TestEnv, testEnv } from "./support/test-env.js";
 
-afterEach(() => {
+afterEach(async () => {
+  await forgetConversations();
   vi.restoreAllMocks();
 });
 
@@ -19,8 +22,12 @@ async function consume(env: TestEnv, queue: string, messages: ServiceBindingQueu
   return await getQueueResult(batch, ctx);
 }
 
-const inbound = (env: TestEnv, messages: ServiceBindingQueueMessage<unknown>[]) =>
-  consume(env, "webhook-channel-inbound", messages);
+/** Hands a message to its conversation's object and waits until the object dead-lettered it. */
+async function inbound(env: TestEnv, messages: ServiceBindingQueueMessage<unknown>[]): Promise<void> {
+  const before = env.DEAD_LETTERS.sent.length;
+  await handOver(env, messages);
+  await eventually(() => expect(env.DEAD_LETTERS.sent.length).toBeGreaterThan(before));
+}
 const deadLetters = (env: TestEnv, messages: ServiceBindingQueueMessage<unknown>[]) =>
   consume(env, "webhook-channel-dead-letters", messages);
 
@@ -31,8 +38,9 @@ describe("the dead-letter path", () => {
   it("logs a rejected reply's dead letter at error level, with its reason and replies, and acks it", async () => {
     const { lines } = captureLogs();
     const { deliveries } = fakeReceiver(() => new Response("bad", { status: 422 }));
-    const env = testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET });
+    const env = objectsUse(testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }));
     const queued = queuedMessage({ conversationId: freshConversation(), text: "a private message" });
+    conversation(queued.message.conversationId);
 
     await inbound(env, [delivered(queued)]);
     expect(env.DEAD_LETTERS.sent).toHaveLength(1);
@@ -63,8 +71,9 @@ describe("the dead-letter path", () => {
   it("logs the dead letter in full (message and reply bodies) when log_level is debug", async () => {
     const { lines } = captureLogs();
     fakeReceiver(() => new Response(null, { status: 400 }));
-    const env = testEnv(channelConfig({ top: { log_level: "debug" } }), { WEBHOOK_SECRET: SECRET });
+    const env = objectsUse(testEnv(channelConfig({ top: { log_level: "debug" } }), { WEBHOOK_SECRET: SECRET }));
     const queued = queuedMessage({ conversationId: freshConversation(), text: "keep me" });
+    conversation(queued.message.conversationId);
     await inbound(env, [delivered(queued)]);
     await deadLetters(env, [delivered(env.DEAD_LETTERS.sent[0])]);
 
@@ -74,30 +83,35 @@ describe("the dead-letter path", () => {
     expect(JSON.parse(replies[0]?.body ?? "{}")).toMatchObject({ text: "keep me", in_reply_to: queued.id });
   });
 
-  it("logs a message the platform moved after max_retries, with its saved replies", async () => {
+  it("logs a message the platform moved after max_retries (never handed over), and deletes what was parked", async () => {
     const { lines } = captureLogs();
-    fakeReceiver(() => new Response(null, { status: 503 }));
     const env = testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET });
-    const queued = queuedMessage({ conversationId: freshConversation() });
-    // One failed delivery saved the job's reply; then the platform gave up on the message.
-    await inbound(env, [delivered(queued)]);
-    const moved = delivered(queued);
+    const queued = queuedMessage({ conversationId: freshConversation(), text: "w".repeat(120_000) });
+    conversation(queued.message.conversationId);
+    // Parked by the endpoint, too large for a queue message; its object was never reachable.
+    const jobs = createDurablePendingJobStore(poolEnv.CONVERSATIONS);
+    const job = { message: queued, delivered: 0, attempts: 0 };
+    await jobs.add(job);
+    const moved = delivered({ stored: jobKey(job) });
     const result = await deadLetters(env, [moved]);
 
     expect(result.explicitAcks).toEqual([moved.id]);
     const [line] = deadLetterLines(lines);
-    expect(line).toMatchObject({ message_id: queued.id, code: "max_retries", replies_delivered: 0 });
-    expect(line?.replies).toHaveLength(1);
-    // Logged, so the saved job is deleted.
-    const key = { id: queued.id, channel: "webhook", conversationId: queued.message.conversationId };
-    expect(await createDurablePendingJobStore(poolEnv.CONVERSATIONS).get(key)).toBeUndefined();
+    expect(line).toMatchObject({
+      message_id: queued.id,
+      code: "max_retries",
+      replies_delivered: 0,
+      text_chars: 120_000,
+    });
+    expect(await jobs.get(jobKey(job))).toBeUndefined();
   });
 
   it("keeps a dead letter too large for a queue message in the Durable Object until it is logged", async () => {
     const { lines } = captureLogs();
     fakeReceiver(() => new Response(null, { status: 400 }));
-    const env = testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET });
+    const env = objectsUse(testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }));
     const queued = queuedMessage({ conversationId: freshConversation(), text: "z".repeat(150_000) });
+    conversation(queued.message.conversationId);
     await inbound(env, [delivered(queued)]);
 
     const body = env.DEAD_LETTERS.sent[0] as { deadLetter: { job: unknown } };

@@ -21,6 +21,24 @@ function post(body: unknown, headers: Record<string, string> = {}): Request {
 }
 
 describe("the Worker's fetch handler", () => {
+  it("limits failed authentications per CF-Connecting-IP: 429 after 20, whatever the secret, other addresses free", async () => {
+    captureLogs();
+    const env = testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET });
+    const bytes = crypto.getRandomValues(new Uint8Array(2));
+    const guesser = `198.18.${bytes[0] ?? 0}.${bytes[1] ?? 0}`;
+    const message = { sender_id: "u1", text: "hi" };
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      const wrong = post(message, { authorization: "Bearer wrong", "cf-connecting-ip": guesser });
+      expect((await worker.fetch(wrong, env)).status).toBe(401);
+    }
+    const blocked = await worker.fetch(post(message, { "cf-connecting-ip": guesser }), env);
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(((await blocked.json()) as { code: string }).code).toBe("too_many_requests");
+    const other = await worker.fetch(post(message, { "cf-connecting-ip": guesser.replace("198.18.", "198.19.") }), env);
+    expect(other.status).not.toBe(429);
+  });
+
   it("answers 503 buffer_full with Retry-After when the queue refuses the message", async () => {
     const { lines } = captureLogs();
     const env = testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }, { inbound: createFakeQueue({ refuse: true }) });

@@ -8,6 +8,14 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  DELIVERY_CASES_SECRET,
+  DELIVERY_CASES_SECRET_ENV,
+  type DeliveryHarness,
+  deliveryCases,
+  deliveryCasesConfig,
+  recordPost,
+} from "../../shared/delivery-cases.js";
+import {
   caseRequest,
   checkAnswer,
   INBOUND_CASES,
@@ -33,6 +41,18 @@ let wrangler: ChildProcess | undefined;
 let output = "";
 let origin = "";
 let workDir = "";
+let startWrangler: () => Promise<void> = () => Promise.resolve();
+let harness: DeliveryHarness;
+/**
+ * True when this wrangler dev process's inbound queue handed every message it accepted to its
+ * consumer, as its log lines count them (`POST /path 200 OK`, `QUEUE <inbound> acked/total`).
+ */
+const queueDrained = (): boolean => {
+  const accepted = output.match(/POST \S+ 200 OK/g)?.length ?? 0;
+  let consumed = 0;
+  for (const match of output.matchAll(/QUEUE webhook-channel-inbound \d+\/(\d+)/g)) consumed += Number(match[1]);
+  return consumed >= accepted;
+};
 
 /** A port that was free a moment ago (wrangler needs a number, not 0). */
 function freePort(): Promise<number> {
@@ -95,11 +115,12 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
-      received.push({
-        path: request.url ?? "",
-        headers: request.headers,
-        body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>,
-      });
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
+      if (request.url === "/cases") {
+        response.writeHead(recordPost(harness, body)).end();
+        return;
+      }
+      received.push({ path: request.url ?? "", headers: request.headers, body });
       response.writeHead(204).end();
     });
   });
@@ -114,76 +135,110 @@ beforeAll(async () => {
   // the README describes. --env-file also keeps a developer's .dev.vars out of the test.
   workDir = await mkdtemp(join(tmpdir(), "webhook-channel-e2e-"));
   const outbound = `http://127.0.0.1:${receiverPort}/replies`;
+  const cases = deliveryCasesConfig(`http://127.0.0.1:${receiverPort}/cases`);
   const config = {
-    ...INBOUND_CASES_CONFIG,
-    channels: INBOUND_CASES_CONFIG.channels.map((channel) => ({
-      ...channel,
-      webhook: { ...channel.webhook, outbound_url: outbound },
-    })),
+    channels: [
+      ...INBOUND_CASES_CONFIG.channels.map((channel) => ({
+        ...channel,
+        webhook: { ...channel.webhook, outbound_url: outbound },
+      })),
+      ...cases.channels,
+    ],
+    routes: [...INBOUND_CASES_CONFIG.routes, ...cases.routes],
   };
   const envFile = join(workDir, "test.env");
   await writeFile(
     envFile,
-    `${INBOUND_CASES_SECRET_ENV}=${INBOUND_CASES_SECRET}\nCONFIG_JSON='${JSON.stringify(config)}'\n`,
+    [
+      `${INBOUND_CASES_SECRET_ENV}=${INBOUND_CASES_SECRET}`,
+      `${DELIVERY_CASES_SECRET_ENV}=${DELIVERY_CASES_SECRET}`,
+      `CONFIG_JSON='${JSON.stringify(config)}'`,
+      "",
+    ].join("\n"),
   );
 
   const port = await freePort();
   const inspectorPort = await freePort();
   origin = `http://127.0.0.1:${port}`;
-  wrangler = spawn(
-    process.execPath,
-    [
-      WRANGLER,
-      "dev",
-      "--config",
-      join(ROOT, "wrangler.toml"),
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--inspector-port",
-      String(inspectorPort),
-      "--persist-to",
-      join(workDir, "state"),
-      "--env-file",
-      envFile,
-      "--show-interactive-dev-session=false",
-    ],
-    {
-      cwd: ROOT,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        ...process.env,
-        CI: "true",
-        NO_COLOR: "1",
-        WRANGLER_SEND_METRICS: "false",
-        WRANGLER_HIDE_BANNER: "true",
-        WRANGLER_LOG_PATH: join(workDir, "logs"),
-        // No network in CI: do not try to download the Request.cf data.
-        CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  startWrangler = async () => {
+    output = "";
+    wrangler = spawn(
+      process.execPath,
+      [
+        WRANGLER,
+        "dev",
+        "--config",
+        join(ROOT, "wrangler.toml"),
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        "--inspector-port",
+        String(inspectorPort),
+        "--persist-to",
+        join(workDir, "state"),
+        "--env-file",
+        envFile,
+        "--show-interactive-dev-session=false",
+      ],
+      {
+        cwd: ROOT,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          ...process.env,
+          CI: "true",
+          NO_COLOR: "1",
+          WRANGLER_SEND_METRICS: "false",
+          WRANGLER_HIDE_BANNER: "true",
+          WRANGLER_LOG_PATH: join(workDir, "logs"),
+          // No network in CI: do not try to download the Request.cf data.
+          CLOUDFLARE_CF_FETCH_ENABLED: "false",
+        },
       },
-    },
-  );
-  wrangler.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString("utf8");
-  });
-  wrangler.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString("utf8");
-  });
+    );
+    wrangler.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+    });
+    wrangler.stderr?.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+    });
 
-  await waitFor(
-    "GET /healthz",
-    async () => {
-      try {
-        const response = await fetch(`${origin}/healthz`);
-        return response.status === 200 ? true : undefined;
-      } catch {
-        return undefined;
-      }
+    await waitFor(
+      "GET /healthz",
+      async () => {
+        try {
+          const response = await fetch(`${origin}/healthz`);
+          return response.status === 200 ? true : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      40_000,
+    );
+  };
+  await startWrangler();
+  harness = {
+    seen: [],
+    answer: () => 200,
+    async send({ conversationId, text }) {
+      const response = await fetch(`${origin}/cases`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${DELIVERY_CASES_SECRET}`, "content-type": "application/json" },
+        body: JSON.stringify({ sender_id: "u1", conversation_id: conversationId, text }),
+      });
+      if (response.status !== 200)
+        throw new Error(`wrangler dev answered ${response.status}: ${await response.text()}`);
+      return ((await response.json()) as { message_id: string }).message_id;
     },
-    40_000,
-  );
+    async restart() {
+      // Miniflare keeps its queues in memory (the platform's are durable): restart only once
+      // every message sent so far left the local queue for its conversation's object.
+      await waitFor("the local queue to be drained", () => (queueDrained() ? true : undefined), 20_000);
+      await stopWrangler();
+      await startWrangler();
+    },
+  };
 }, 60_000);
 
 afterAll(async () => {
@@ -231,3 +286,5 @@ describe("wrangler dev, end to end", () => {
     expect(failures).toEqual([]);
   });
 });
+
+deliveryCases("the Worker under wrangler dev", () => harness, 30_000);

@@ -21,6 +21,7 @@ export function testEnv(
   return {
     CONVERSATIONS: env.CONVERSATIONS,
     IDEMPOTENCY: env.IDEMPOTENCY,
+    AUTH_FAILURES: env.AUTH_FAILURES,
     DEAD_LETTER_QUEUE: "webhook-channel-dead-letters",
     CONFIG_JSON: JSON.stringify(config),
     ...variables,

@@ -1,0 +1,148 @@
+import { type Job, newJob } from "../core/delivery/job.js";
+import type { MeteredSql } from "./metered-sql.js";
+import { bodyRef, type InboundBody, readJob } from "./queue-body.js";
+
+/**
+ * A job waits at least this long after its acceptance before it first runs. Cloudflare
+ * Queues do not promise order, and concurrent consumer invocations may hand two messages of
+ * one conversation over in the other order a few milliseconds apart: waiting this long lets
+ * the earlier one arrive and go first. A message that reaches the consumer later than this
+ * (the queue batch wait is up to a second, so most do) does not wait at all.
+ */
+export const ORDER_HOLD_MS = 200;
+
+/**
+ * How long the ids of answered (or dead-lettered) messages are remembered: a queue message
+ * delivered again within this time is recognised and not answered twice. Redeliveries of a
+ * message already handed over come from a consumer invocation whose acks were lost, after
+ * the queue's retry delay (seconds to minutes).
+ */
+export const ANSWERED_KEPT_MS = 86_400_000;
+
+/** What became of a message handed over to the lane. */
+export type HandOver = "queued" | "duplicate" | "missing";
+
+/** The job at the head of the lane, the only one that may run. */
+export interface LaneHead {
+  readonly id: string;
+  /** Undefined when the stored job cannot be read (it is then dropped, with a log line). */
+  readonly job: Job | undefined;
+  /** Epoch ms before which it must not run. */
+  readonly nextAt: number;
+  /** Set when the job died and its letter still has to reach the dead-letter queue (JSON). */
+  readonly letter: string | undefined;
+}
+
+type HeadRow = { id: string; job: string; next_at: number; letter: string | null };
+
+// Started jobs first (at most one: the head keeps running until it is done or dead), then
+// acceptance order, then arrival here (messages accepted within one millisecond, which the
+// queue hands over in order). A job is started once its replies exist: their sequence
+// numbers are taken, so no other job of the conversation may be delivered before it.
+const HEAD_ORDER = "ORDER BY started DESC, received_at, arrival LIMIT 1";
+
+/**
+ * The pending jobs of one conversation, in its Durable Object's SQLite, in acceptance order:
+ * the time the endpoint accepted the message (`receivedAt`, stamped before the 200), then
+ * the order in which they arrived here. Ordering by acceptance time rather than by arrival here means that messages the
+ * queue hands over out of order still run in the order they were accepted, as long as both
+ * are here before the earlier one would start. A message that arrives after a later one of
+ * its conversation was delivered (an invocation that crashed before handing it over, and the
+ * queue's retry delay) runs next: its reply then follows, with the next `sequence`.
+ */
+export class ConversationLane {
+  constructor(private readonly sql: MeteredSql) {}
+
+  /**
+   * Takes a message the inbound consumer hands over. Idempotent by message id: a message
+   * already waiting here, or answered within {@link ANSWERED_KEPT_MS}, is a duplicate. A
+   * message parked in `jobs` (too large for a queue message, or with progress saved by an
+   * earlier version) comes with what is stored there; a reference to nothing is `missing`.
+   */
+  add(body: InboundBody): HandOver {
+    const { id } = bodyRef(body).stored;
+    const seen = this.sql.first<{ n: number }>(
+      "SELECT (SELECT COUNT(*) FROM lane WHERE id = ?1) + (SELECT COUNT(*) FROM answered WHERE id = ?1) AS n",
+      id,
+    );
+    if ((seen?.n ?? 0) > 0) return "duplicate";
+    const parked = this.sql.first<{ job: string }>("SELECT job FROM jobs WHERE id = ?", id);
+    const stored = parked === undefined ? undefined : readStoredJob(parked.job);
+    const job = stored ?? ("stored" in body ? undefined : newJob(body));
+    if (job === undefined) return "missing";
+    const { receivedAt } = job.message;
+    this.sql.run(
+      "INSERT INTO lane (id, received_at, arrival, started, next_at, job) VALUES (?, ?, (SELECT COALESCE(MAX(arrival), 0) + 1 FROM lane), ?, ?, ?)",
+      id,
+      receivedAt,
+      job.replies === undefined ? 0 : 1,
+      receivedAt + ORDER_HOLD_MS,
+      JSON.stringify(job),
+    );
+    if (parked !== undefined) this.sql.run("DELETE FROM jobs WHERE id = ?", id);
+    return "queued";
+  }
+
+  /** The job that may run next, if any. */
+  head(): LaneHead | undefined {
+    const row = this.sql.first<HeadRow>(`SELECT id, job, next_at, letter FROM lane ${HEAD_ORDER}`);
+    if (row === undefined) return undefined;
+    return { id: row.id, job: readStoredJob(row.job), nextAt: row.next_at, letter: row.letter ?? undefined };
+  }
+
+  /** When the head may run, or undefined when nothing waits. */
+  nextRunAt(): number | undefined {
+    return this.sql.first<{ next_at: number }>(`SELECT next_at FROM lane ${HEAD_ORDER}`)?.next_at;
+  }
+
+  /** Jobs waiting, the head included. */
+  size(): number {
+    return this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM lane")?.n ?? 0;
+  }
+
+  /** Saves a job's progress; `nextAt` postpones it (a retry). */
+  save(job: Job, nextAt?: number): void {
+    const started = job.replies === undefined ? 0 : 1;
+    if (nextAt === undefined) {
+      this.sql.run("UPDATE lane SET job = ?, started = ? WHERE id = ?", JSON.stringify(job), started, job.message.id);
+    } else {
+      this.sql.run(
+        "UPDATE lane SET job = ?, started = ?, next_at = ? WHERE id = ?",
+        JSON.stringify(job),
+        started,
+        nextAt,
+        job.message.id,
+      );
+    }
+  }
+
+  /** Keeps a dead job at the head until its letter is in the dead-letter queue. */
+  holdLetter(id: string, letter: string, nextAt: number): void {
+    this.sql.run("UPDATE lane SET letter = ?, next_at = ? WHERE id = ?", letter, nextAt, id);
+  }
+
+  /** Postpones the head without changing it (nothing can run it now). */
+  postpone(id: string, nextAt: number): void {
+    this.sql.run("UPDATE lane SET next_at = ? WHERE id = ?", nextAt, id);
+  }
+
+  /** Removes a finished job (answered or dead-lettered) and remembers its id. */
+  finish(id: string, now: number): void {
+    this.sql.run("DELETE FROM lane WHERE id = ?", id);
+    this.sql.run("INSERT OR REPLACE INTO answered (id, at) VALUES (?, ?)", id, now);
+  }
+
+  /** Forgets answered ids older than {@link ANSWERED_KEPT_MS}. */
+  prune(now: number): void {
+    this.sql.run("DELETE FROM answered WHERE at < ?", now - ANSWERED_KEPT_MS);
+  }
+}
+
+/** A job as stored (JSON), or undefined when it cannot be read. */
+function readStoredJob(json: string): Job | undefined {
+  try {
+    return readJob(JSON.parse(json));
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,83 @@
+import type { ConversationStore, ConversationTurn } from "../core/conversation/conversation-store.js";
+import type { SequenceCounter } from "../core/conversation/sequence-counter.js";
+import type { MeteredSql } from "./metered-sql.js";
+
+/** Turns kept per conversation; older ones are deleted as new ones arrive. */
+export const MAX_TURNS = 100;
+
+type TurnRow = {
+  role: string;
+  text: string | null;
+  media_url: string | null;
+  media_type: string | null;
+  at: number;
+};
+
+/**
+ * One conversation's memory and reply counter, in its Durable Object's SQLite: served to
+ * other Workers over RPC, and to the consumer that runs inside the object as the core's
+ * ConversationStore and SequenceCounter (whose key is this conversation's, so it is not
+ * needed). SQL calls are synchronous, so nothing interleaves within one.
+ */
+export class ConversationMemory {
+  constructor(private readonly sql: MeteredSql) {}
+
+  /** The last `limit` turns (at most {@link MAX_TURNS}), oldest first. */
+  history(limit: number): ConversationTurn[] {
+    if (!(limit > 0)) return [];
+    return this.sql
+      .all<TurnRow>(
+        "SELECT role, text, media_url, media_type, at FROM (SELECT * FROM turns ORDER BY seq DESC LIMIT ?) ORDER BY seq ASC",
+        Math.min(Math.floor(limit), MAX_TURNS),
+      )
+      .map(toTurn);
+  }
+
+  /** Appends turns in order and drops all but the last {@link MAX_TURNS}. */
+  append(turns: readonly ConversationTurn[]): void {
+    for (const turn of turns) {
+      this.sql.run(
+        "INSERT INTO turns (role, text, media_url, media_type, at) VALUES (?, ?, ?, ?, ?)",
+        turn.role,
+        turn.text ?? null,
+        turn.mediaUrl ?? null,
+        turn.mediaType ?? null,
+        turn.at,
+      );
+    }
+    this.sql.run("DELETE FROM turns WHERE seq <= (SELECT MAX(seq) FROM turns) - ?", MAX_TURNS);
+  }
+
+  /** Reserves `count` reply sequence numbers (1, 2, 3… per conversation) and returns the first. */
+  reserveSequence(count: number): number {
+    const row = this.sql.first<{ value: number }>(
+      "INSERT INTO counters (name, value) VALUES ('sequence', ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value",
+      count,
+    );
+    return (row?.value ?? count) - count + 1;
+  }
+
+  /** This memory as the core's store, for the consumer inside the object. */
+  asStore(): ConversationStore {
+    return {
+      history: (_key, limit) => Promise.resolve(this.history(limit)),
+      append: (_key, turns) => Promise.resolve(this.append(turns)),
+    };
+  }
+
+  /** This counter as the core's, for the consumer inside the object. */
+  asCounter(): SequenceCounter {
+    return { reserve: (_key, count) => Promise.resolve(this.reserveSequence(count)) };
+  }
+}
+
+function toTurn(row: TurnRow): ConversationTurn {
+  const turn: { -readonly [K in keyof ConversationTurn]: ConversationTurn[K] } = {
+    role: row.role === "assistant" ? "assistant" : "user",
+    at: row.at,
+  };
+  if (row.text !== null) turn.text = row.text;
+  if (row.media_url !== null) turn.mediaUrl = row.media_url;
+  if (row.media_type !== null) turn.mediaType = row.media_type;
+  return turn;
+}

@@ -1,0 +1,47 @@
+import type { MeteredSql } from "./metered-sql.js";
+
+/**
+ * Creates the tables of a {@link ConversationObject} when they are missing. Idempotent and
+ * synchronous, so it runs in the constructor before any call is delivered, and again after
+ * the expiry alarm's `deleteAll()` dropped them. Tables only ever get added: an object
+ * written by an older version gains the new ones the first time it is constructed.
+ *
+ * - `turns`: the conversation's memory, last turns only.
+ * - `counters`: the reply `sequence` counter, and `touched_at` (when the conversation was
+ *   last active, for the expiry).
+ * - `jobs`: jobs parked by message id until the inbound consumer hands them over (messages
+ *   too large for a queue message), or until the dead-letter consumer reads them (dead
+ *   letters too large for one).
+ * - `lane`: the conversation's pending jobs, run one at a time in acceptance order.
+ * - `answered`: ids of messages recently answered or dead-lettered, so that a queue message
+ *   delivered again is not answered twice.
+ * - `dead_letters`: kept until an operator removes them.
+ *
+ * `lane` and `answered` are `WITHOUT ROWID`: their primary key is the table itself, so an
+ * insert writes one row, not a row and an index entry (rows written are what is billed).
+ */
+export function createConversationTables(sql: MeteredSql): void {
+  sql.run(`CREATE TABLE IF NOT EXISTS turns (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    role TEXT NOT NULL,
+    text TEXT,
+    media_url TEXT,
+    media_type TEXT,
+    at INTEGER NOT NULL
+  )`);
+  sql.run("CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)");
+  sql.run("CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, job TEXT NOT NULL)");
+  sql.run(`CREATE TABLE IF NOT EXISTS lane (
+    id TEXT PRIMARY KEY,
+    received_at INTEGER NOT NULL,
+    arrival INTEGER NOT NULL,
+    started INTEGER NOT NULL DEFAULT 0,
+    next_at INTEGER NOT NULL,
+    job TEXT NOT NULL,
+    letter TEXT
+  ) WITHOUT ROWID`);
+  sql.run("CREATE TABLE IF NOT EXISTS answered (id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID");
+  sql.run(
+    "CREATE TABLE IF NOT EXISTS dead_letters (id TEXT PRIMARY KEY, letter TEXT NOT NULL, died_at INTEGER NOT NULL)",
+  );
+}

@@ -1,0 +1,119 @@
+import { errorMessage } from "../core/channel-error.js";
+import type { Consumer } from "../core/consumer/create-consumer.js";
+import type { Job, JobError } from "../core/delivery/job.js";
+import { jobKey } from "../core/delivery/pending-job-store.js";
+import type { Logger } from "../core/log/logger.js";
+import type { ConversationLane } from "./conversation-lane.js";
+import { type DeadLetterBody, fitsInline } from "./queue-body.js";
+
+/**
+ * Jobs one alarm invocation runs at most; the next invocation (an alarm set for now) goes on
+ * with fresh budgets of subrequests and CPU time. Each job takes one subrequest per reply,
+ * plus one for a brain that calls out, far below the 10,000 of an invocation.
+ */
+export const MAX_JOBS_PER_RUN = 50;
+
+/** Wait before the head is tried again when nothing can run it, or the dead-letter queue refused it. */
+export const BLOCKED_RETRY_MS = 60_000;
+
+/** What running a conversation's lane needs. */
+export interface LaneRunnerDeps {
+  readonly lane: ConversationLane;
+  /** The core consumer; undefined while the configuration is unusable (jobs then wait). */
+  readonly consumer: Pick<Consumer, "run"> | undefined;
+  /** Producer of the dead-letter queue. */
+  readonly deadLetters: Queue<unknown>;
+  /** Keeps a job where the dead-letter consumer finds it, for a letter too large to carry it. */
+  readonly park: (job: Job) => void;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+/**
+ * Runs the lane's due jobs, the head only, one after another, as the core consumer decides:
+ * done, the next job runs; retry, the head is postponed by the policy's delay (to the
+ * millisecond) and every later job waits behind it; dead, the letter goes to the
+ * dead-letter queue and the next job runs. Progress is saved in the lane after each step, so
+ * the brain is never asked twice for one message. Returns when the head must wait, the lane
+ * is empty, or {@link MAX_JOBS_PER_RUN} jobs ran; the caller sets the alarm for what is next.
+ */
+export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
+  const { lane, consumer, logger, now } = deps;
+  for (let ran = 0; ran < MAX_JOBS_PER_RUN; ran += 1) {
+    const head = lane.head();
+    if (head === undefined || head.nextAt > now()) return;
+    if (head.job === undefined) {
+      logger.error("a stored job cannot be read: dropped", { message_id: head.id });
+      lane.finish(head.id, now());
+      continue;
+    }
+    if (head.letter !== undefined) {
+      if (await sendLetter(deps, head.job, head.letter)) continue;
+      return;
+    }
+    if (consumer === undefined) {
+      logger.error("messages wait: the configuration is unusable (see the Worker's lines)", { message_id: head.id });
+      lane.postpone(head.id, now() + BLOCKED_RETRY_MS);
+      return;
+    }
+    const outcome = await consumer.run(head.job, (progress) => lane.save(progress));
+    switch (outcome.kind) {
+      case "done":
+        lane.finish(head.id, now());
+        if (logger.enabled("debug")) logger.debug("message answered", { message_id: head.id });
+        continue;
+      case "retry":
+        // The core logged the failure; the head keeps its place.
+        lane.save(outcome.job, now() + outcome.delayMs);
+        return;
+      case "dead":
+        if (await sendLetter(deps, outcome.job, letterFor(deps, outcome.job, outcome.error, outcome.reason))) continue;
+        return;
+    }
+  }
+}
+
+/** The dead letter of a job, as JSON; a job too large to carry is parked for the consumer. */
+function letterFor(deps: LaneRunnerDeps, job: Job, error: JobError, reason: string | undefined): string {
+  const inline = fitsInline(job);
+  if (!inline) deps.park(job);
+  deps.logger.error("message not answered: moved to the dead-letter queue", {
+    channel: job.message.channel,
+    message_id: job.message.id,
+    conversation_id: job.message.message.conversationId,
+    step: job.replies === undefined ? "brain" : "delivery",
+    replies_delivered: job.delivered,
+    replies: job.replies?.length,
+    attempts: job.attempts,
+    code: error.code,
+    error: error.message,
+    status: error.status,
+    reason,
+  });
+  const body: DeadLetterBody = {
+    deadLetter: { job: inline ? job : { stored: jobKey(job) }, error, attempts: job.attempts, diedAt: deps.now() },
+  };
+  return JSON.stringify(body);
+}
+
+/**
+ * Sends a dead letter; once the queue has it the job leaves the lane and the next one may
+ * run. Refused, the job stays at the head (nothing is lost, order is kept) and is sent again
+ * after {@link BLOCKED_RETRY_MS}. True when sent.
+ */
+async function sendLetter(deps: LaneRunnerDeps, job: Job, letter: string): Promise<boolean> {
+  const { lane, now, logger } = deps;
+  try {
+    await deps.deadLetters.send(JSON.parse(letter) as unknown, { contentType: "json" });
+  } catch (error) {
+    logger.error("the dead-letter queue refused a message: it stays first in its conversation and is sent again", {
+      message_id: job.message.id,
+      retry_in_ms: BLOCKED_RETRY_MS,
+      error: errorMessage(error),
+    });
+    lane.holdLetter(job.message.id, letter, now() + BLOCKED_RETRY_MS);
+    return false;
+  }
+  lane.finish(job.message.id, now());
+  return true;
+}

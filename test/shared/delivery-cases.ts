@@ -1,0 +1,231 @@
+/**
+ * The delivery promises as one suite of cases, shared by every runtime: the Node service
+ * (test/node/service/delivery-cases.test.ts), the Worker inside workerd
+ * (test/workers/delivery-cases.test.ts) and the Worker under `wrangler dev`
+ * (test/workers/node/wrangler-dev.test.ts). Runtime-neutral on purpose: no `node:` or
+ * `cloudflare:` imports; each runner brings a {@link DeliveryHarness} over its real parts.
+ *
+ * Every case assumes {@link deliveryCasesConfig} with {@link DELIVERY_CASES_SECRET_ENV} set
+ * to {@link DELIVERY_CASES_SECRET}, uses conversation ids of its own, and waits on
+ * conditions, never on fixed sleeps, so a slow machine only makes it slower.
+ */
+import { describe, expect, it } from "vitest";
+
+/** The inbound secret the cases authenticate with. */
+export const DELIVERY_CASES_SECRET = "delivery-cases-secret-0123456789abcdefghijklmnop";
+
+/** The variable that holds {@link DELIVERY_CASES_SECRET}. */
+export const DELIVERY_CASES_SECRET_ENV = "DELIVERY_CASES_SECRET";
+
+/** Where the cases' channel listens. */
+export const DELIVERY_CASES_PATH = "/cases";
+
+/**
+ * The configuration the cases assume, with the runner's receiver as `outbound_url`: one
+ * channel, the echo brain, quick retries (50 ms doubling to 400 ms) and attempts enough to
+ * outlast any case, so that only a receiver that refuses (4xx) makes a dead letter.
+ */
+export function deliveryCasesConfig(outboundUrl: string, extra: Readonly<Record<string, unknown>> = {}) {
+  return {
+    channels: [
+      {
+        type: "webhook",
+        name: "cases",
+        token_env: DELIVERY_CASES_SECRET_ENV,
+        webhook: {
+          bind: "127.0.0.1:0",
+          path: DELIVERY_CASES_PATH,
+          outbound_url: outboundUrl,
+          delivery: { initial_delay_ms: 50, max_delay_ms: 400, max_attempts: 1000, max_age_ms: 600_000 },
+        },
+      },
+    ],
+    routes: [{ channel: "cases", brain: "echo" }],
+    ...extra,
+  };
+}
+
+/** One POST of a reply as the receiver got it, and what the receiver answered. */
+export interface SeenReply {
+  /** The reply's `message_id` (its `webhook-id`). */
+  readonly id: string;
+  readonly inReplyTo: string;
+  readonly conversationId: string;
+  readonly text: string;
+  readonly sequence: number;
+  readonly status: number;
+}
+
+/** What the receiver answers to a POST: `attempt` counts this reply's POSTs, from 1. */
+export type ReceiverAnswer = (reply: Omit<SeenReply, "status">, attempt: number) => number;
+
+/** What a runtime brings to run the cases. */
+export interface DeliveryHarness {
+  /** POSTs a message to the cases' channel as a client does; resolves with its `message_id`. */
+  send(message: { readonly conversationId: string; readonly text: string }): Promise<string>;
+  /** Every POST the receiver got, in arrival order. Runners fill it with {@link recordPost}. */
+  readonly seen: SeenReply[];
+  /** How the receiver answers from now on; each case sets its own. */
+  answer: ReceiverAnswer;
+  /** Stops the runtime and starts it again over the same durable state; absent where it cannot. */
+  readonly restart?: () => Promise<void>;
+}
+
+/**
+ * What a runner's receiver does with one POST: records it in `harness.seen` and returns the
+ * status to answer with. `body` is the parsed JSON body.
+ */
+export function recordPost(harness: DeliveryHarness, body: unknown): number {
+  const fields = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+  const reply = {
+    id: String(fields.message_id),
+    inReplyTo: String(fields.in_reply_to),
+    conversationId: String(fields.conversation_id),
+    text: String(fields.text),
+    sequence: Number(fields.sequence),
+  };
+  const attempt = harness.seen.filter((seen) => seen.id === reply.id).length + 1;
+  const status = harness.answer(reply, attempt);
+  harness.seen.push({ ...reply, status });
+  return status;
+}
+
+/** The replies of a conversation that were delivered (2xx), each once, in the order they first were. */
+export function delivered(seen: readonly SeenReply[], conversationId: string): SeenReply[] {
+  const ids = new Set<string>();
+  const first: SeenReply[] = [];
+  for (const reply of seen) {
+    if (reply.conversationId !== conversationId || reply.status >= 300 || ids.has(reply.id)) continue;
+    ids.add(reply.id);
+    first.push(reply);
+  }
+  return first;
+}
+
+/** Polls until `check` is true, or fails naming `what` after `timeoutMs`. */
+export async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const texts = (prefix: string, count: number) => Array.from({ length: count }, (_, index) => `${prefix}${index + 1}`);
+const oneTo = (count: number) => Array.from({ length: count }, (_, index) => index + 1);
+
+/**
+ * Defines the cases for one runtime. `harness` is called when a case starts (runners build
+ * it in `beforeAll`); `timeoutMs` bounds each wait and each case.
+ */
+export function deliveryCases(runtime: string, harness: () => DeliveryHarness, timeoutMs = 30_000): void {
+  const fresh = (name: string) => `${name}-${crypto.randomUUID()}`;
+
+  describe(`the shared delivery cases: ${runtime}`, () => {
+    it(
+      "keeps acceptance order across a retry: ten messages, the third reply fails once",
+      async () => {
+        const h = harness();
+        const conversationId = fresh("order");
+        h.answer = (reply, attempt) =>
+          reply.conversationId === conversationId && reply.text === "m3" && attempt === 1 ? 503 : 200;
+        for (const text of texts("m", 10)) await h.send({ conversationId, text });
+        await until(() => delivered(h.seen, conversationId).length === 10, timeoutMs, "ten delivered replies");
+
+        const replies = delivered(h.seen, conversationId);
+        expect(replies.map((reply) => reply.text)).toEqual(texts("m", 10));
+        expect(replies.map((reply) => reply.sequence)).toEqual(oneTo(10));
+        const third = h.seen.filter((reply) => reply.conversationId === conversationId && reply.text === "m3");
+        expect(third.map((reply) => reply.status)).toEqual([503, 200]);
+      },
+      timeoutMs * 2,
+    );
+
+    it(
+      "holds back only the conversation whose reply keeps failing: the other keeps flowing",
+      async () => {
+        const h = harness();
+        const blocked = fresh("blocked");
+        const flowing = fresh("flowing");
+        // The blocked conversation's receiver fails until the other one got all its replies.
+        h.answer = (reply) => (reply.conversationId === blocked && delivered(h.seen, flowing).length < 5 ? 503 : 200);
+        for (const text of texts("b", 2)) await h.send({ conversationId: blocked, text });
+        for (const text of texts("f", 5)) await h.send({ conversationId: flowing, text });
+        await until(() => delivered(h.seen, blocked).length === 2, timeoutMs, "the blocked conversation's replies");
+
+        const flowed = delivered(h.seen, flowing);
+        expect(flowed.map((reply) => [reply.text, reply.sequence])).toEqual(
+          texts("f", 5).map((text, i) => [text, i + 1]),
+        );
+        const unblocked = delivered(h.seen, blocked);
+        expect(unblocked.map((reply) => [reply.text, reply.sequence])).toEqual([
+          ["b1", 1],
+          ["b2", 2],
+        ]);
+        const firstBlockedSuccess = h.seen.indexOf(unblocked[0] as SeenReply);
+        const lastFlowing = h.seen.indexOf(flowed[4] as SeenReply);
+        expect(lastFlowing).toBeLessThan(firstBlockedSuccess);
+        // b1 was refused at least once, and b2 was never tried before b1 got through.
+        expect(
+          h.seen.some((reply) => reply.text === "b1" && reply.conversationId === blocked && reply.status === 503),
+        ).toBe(true);
+        const firstB2 = h.seen.findIndex((reply) => reply.conversationId === blocked && reply.text === "b2");
+        expect(firstB2).toBeGreaterThan(firstBlockedSuccess);
+      },
+      timeoutMs * 2,
+    );
+
+    it(
+      "lets a dead letter unblock the next message",
+      async () => {
+        const h = harness();
+        const conversationId = fresh("dead");
+        h.answer = (reply) => (reply.conversationId === conversationId && reply.text === "d1" ? 400 : 200);
+        for (const text of texts("d", 3)) await h.send({ conversationId, text });
+        await until(() => delivered(h.seen, conversationId).length === 2, timeoutMs, "the replies after the dead one");
+
+        const mine = h.seen.filter((reply) => reply.conversationId === conversationId);
+        // A 400 is not retried: one attempt, then the next message goes. The dead reply keeps
+        // its sequence number, so the receiver sees where a reply was lost.
+        expect(mine.map((reply) => [reply.text, reply.sequence, reply.status])).toEqual([
+          ["d1", 1, 400],
+          ["d2", 2, 200],
+          ["d3", 3, 200],
+        ]);
+      },
+      timeoutMs * 2,
+    );
+
+    it(
+      "loses nothing and keeps order when the runtime restarts with messages pending",
+      async (context) => {
+        const h = harness();
+        const restart = h.restart;
+        if (restart === undefined) {
+          context.skip();
+          return;
+        }
+        const conversationId = fresh("restart");
+        let down = true;
+        h.answer = (reply) => (reply.conversationId === conversationId && down ? 503 : 200);
+        for (const text of texts("r", 5)) await h.send({ conversationId, text });
+        await until(
+          () => h.seen.some((reply) => reply.conversationId === conversationId),
+          timeoutMs,
+          "a first attempt",
+        );
+        await restart();
+        down = false;
+        await until(() => delivered(h.seen, conversationId).length === 5, timeoutMs, "five delivered replies");
+
+        const replies = delivered(h.seen, conversationId);
+        expect(replies.map((reply) => reply.text)).toEqual(texts("r", 5));
+        expect(replies.map((reply) => reply.sequence)).toEqual(oneTo(5));
+        // Every attempt of one message carries the reply it was given first: the brain was not asked again.
+        const ids = new Set(h.seen.filter((reply) => reply.conversationId === conversationId).map((reply) => reply.id));
+        expect(ids.size).toBe(5);
+      },
+      timeoutMs * 4,
+    );
+  });
+}

@@ -1,0 +1,167 @@
+import { runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { CONVERSATION_TTL_MS } from "../../src/workers/conversation-object.js";
+import {
+  alarmOf,
+  conversation,
+  eventually,
+  forgetConversations,
+  handOver,
+  objectsUse,
+  waiting,
+} from "./support/conversations.js";
+import { captureLogs, type Delivery, fakeReceiver } from "./support/fake-receiver.js";
+import { delivered, queuedMessage } from "./support/queue-messages.js";
+import { channelConfig, freshConversation, OUTBOUND_URL, SECRET } from "./support/test-config.js";
+import { testEnv } from "./support/test-env.js";
+
+const BOT_URL = "https://bot.example/chat";
+
+afterEach(async () => {
+  await forgetConversations();
+  vi.restoreAllMocks();
+});
+
+describe("the conversation's Durable Object as the sequencer", () => {
+  it("runs one job at a time: an alarm that comes while a job runs does nothing, and the brain never sees two turns at once", async () => {
+    captureLogs();
+    let active = 0;
+    let mostActive = 0;
+    const histories: number[] = [];
+    const replies: Delivery[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const request = new Request(input, init);
+      const body = (await request.json()) as Record<string, unknown>;
+      if (request.url === BOT_URL) {
+        active += 1;
+        mostActive = Math.max(mostActive, active);
+        histories.push((body.history as unknown[]).length);
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        active -= 1;
+        return Response.json({ text: `answer to ${String((body.message as { text: string }).text)}` });
+      }
+      expect(request.url).toBe(OUTBOUND_URL);
+      replies.push({ url: request.url, headers: Object.fromEntries(request.headers), body });
+      return new Response(null, { status: 200 });
+    });
+    const config = channelConfig({
+      top: {
+        brains: { bot: { type: "http", url: BOT_URL, max_history: 20 } },
+        routes: [{ channel: "webhook", brain: "bot" }],
+      },
+    });
+    const env = objectsUse(testEnv(config, { WEBHOOK_SECRET: SECRET }));
+    const conversationId = freshConversation();
+    const stub = conversation(conversationId);
+    const texts = ["one", "two", "three", "four"];
+    await handOver(
+      env,
+      texts.map((text) => delivered(queuedMessage({ conversationId, text }))),
+    );
+    // Extra alarms, as a retried or duplicated alarm would come, while the bot is answering.
+    await eventually(() => expect(active).toBe(1));
+    await Promise.all([1, 2, 3].map(() => runInDurableObject(stub, (instance) => instance.alarm())));
+
+    await eventually(() => expect(replies).toHaveLength(4));
+    expect(mostActive).toBe(1);
+    // Each turn sees the ones before it: user and assistant per earlier message.
+    expect(histories).toEqual([0, 2, 4, 6]);
+    expect(replies.map((reply) => [reply.body.text, reply.body.sequence])).toEqual(
+      texts.map((text, index) => [`answer to ${text}`, index + 1]),
+    );
+  });
+
+  it("answers first a message accepted earlier that the queue hands over later, before either ran", async () => {
+    captureLogs();
+    const { deliveries } = fakeReceiver();
+    const env = objectsUse(testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }));
+    const conversationId = freshConversation();
+    conversation(conversationId);
+    const now = Date.now();
+    const later = queuedMessage({ conversationId, text: "later", receivedAt: now });
+    const earlier = queuedMessage({ conversationId, text: "earlier", receivedAt: now - 50 });
+    await handOver(env, [delivered(later)]);
+    await handOver(env, [delivered(earlier)]);
+
+    await eventually(() => expect(deliveries).toHaveLength(2));
+    expect(deliveries.map((delivery) => [delivery.body.text, delivery.body.sequence])).toEqual([
+      ["earlier", 1],
+      ["later", 2],
+    ]);
+  });
+
+  it("settles conversations independently: one answered, one retrying, one dead", async () => {
+    captureLogs();
+    const { deliveries } = fakeReceiver(
+      (delivery) =>
+        new Response(null, {
+          status: delivery.body.text === "fail" ? 500 : delivery.body.text === "reject" ? 422 : 200,
+        }),
+    );
+    const env = objectsUse(testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }));
+    const [ok, retry, dead] = ["fine", "fail", "reject"].map((text) =>
+      queuedMessage({ conversationId: freshConversation(), text }),
+    );
+    if (ok === undefined || retry === undefined || dead === undefined) throw new Error("three messages");
+    const [okStub, retryStub, deadStub] = [ok, retry, dead].map((queued) =>
+      conversation(queued.message.conversationId),
+    );
+    const messages = [ok, retry, dead].map((queued) => delivered(queued));
+
+    const result = await handOver(env, messages);
+    expect([...result.explicitAcks].sort()).toEqual(messages.map((message) => message.id).sort());
+    await eventually(() => expect(deliveries).toHaveLength(3));
+    await eventually(() => expect(env.DEAD_LETTERS.sent).toHaveLength(1));
+    expect(await waiting(okStub as DurableObjectStub<never>)).toBe(0);
+    expect(await waiting(deadStub as DurableObjectStub<never>)).toBe(0);
+    expect(await waiting(retryStub as DurableObjectStub<never>)).toBe(1);
+  });
+
+  it("keeps one alarm for the next retry and the expiry: the retry while a job waits, the expiry after", async () => {
+    captureLogs();
+    const { deliveries } = fakeReceiver((_delivery, index) =>
+      index === 0
+        ? new Response(null, { status: 503, headers: { "retry-after": "1" } })
+        : new Response(null, { status: 200 }),
+    );
+    const env = objectsUse(testEnv(channelConfig({ delivery: { initial_delay_ms: 20 } }), { WEBHOOK_SECRET: SECRET }));
+    const queued = queuedMessage({ conversationId: freshConversation() });
+    const stub = conversation(queued.message.conversationId);
+    await handOver(env, [delivered(queued)]);
+
+    await eventually(() => expect(deliveries).toHaveLength(1));
+    await eventually(async () => expect(await alarmOf(stub)).toBeLessThan(Date.now() + 2_000));
+    await eventually(() => expect(deliveries).toHaveLength(2), 5_000);
+    await eventually(async () =>
+      expect(await alarmOf(stub)).toBeGreaterThan(Date.now() + CONVERSATION_TTL_MS - 3_600_000),
+    );
+  });
+
+  it("forgets a conversation idle for the TTL, but keeps its dead letters and sequence, and never a waiting job", async () => {
+    captureLogs();
+    const conversationId = freshConversation();
+    const stub = conversation(conversationId);
+    await stub.append([{ role: "user", text: "old", at: 1 }]);
+    await stub.reserveSequence(3);
+    await stub.keepDeadLetter("dead-1", JSON.stringify({ kept: true }));
+    const idle = Date.now() - CONVERSATION_TTL_MS - 1;
+    const expire = () =>
+      runInDurableObject(stub, async (instance, state) => {
+        state.storage.sql.exec("UPDATE counters SET value = ? WHERE name = 'touched_at'", idle);
+        await instance.alarm();
+      });
+
+    // A job waiting (here, for a configuration that is not there) keeps everything.
+    await stub.enqueue([queuedMessage({ conversationId, channel: "nowhere" })]);
+    await expire();
+    expect(await stub.history(10)).toHaveLength(1);
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec("DELETE FROM lane");
+    });
+
+    await expire();
+    expect(await stub.history(10)).toEqual([]);
+    expect(await stub.deadLetters()).toEqual([JSON.stringify({ kept: true })]);
+    expect(await stub.reserveSequence(1)).toBe(4);
+  });
+});

@@ -1,0 +1,171 @@
+/**
+ * What one message costs on Workers, counted through the Worker's real handlers and the real
+ * conversation object: Worker invocations, Queues operations, Durable Object requests, SQLite
+ * rows read and written (as the object's cursors report them, plus one row per `setAlarm`,
+ * as Cloudflare bills it) and subrequests. docs/workers.md prices a million messages from
+ * these numbers; when one changes, this test fails and the table there must follow.
+ */
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env as poolEnv } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ConversationObject } from "../../src/workers/conversation-object.js";
+import worker from "../../src/workers/index.js";
+import type { StorageUsage } from "../../src/workers/metered-sql.js";
+import {
+  conversation,
+  eventually,
+  forgetConversations,
+  objectsUse,
+  usageOf,
+  waiting,
+} from "./support/conversations.js";
+import { captureLogs, fakeReceiver } from "./support/fake-receiver.js";
+import { delivered } from "./support/queue-messages.js";
+import { channelConfig, freshConversation, SECRET } from "./support/test-config.js";
+import { type TestEnv, testEnv } from "./support/test-env.js";
+
+afterEach(async () => {
+  await forgetConversations();
+  vi.restoreAllMocks();
+});
+
+/** The billed and limited things one message took, end to end. */
+interface MessageCost {
+  /** `fetch` invocations, and queue consumer invocations (a batch of one message here). */
+  workerInvocations: number;
+  /** Writes, reads and deletes of queue messages (each up to 64 KB). */
+  queueOperations: number;
+  /** RPC calls to Durable Objects and alarm invocations. */
+  objectRequests: number;
+  rowsRead: number;
+  /** SQL rows written, and one per `setAlarm`. */
+  rowsWritten: number;
+  /** Outbound requests (brain, receiver) and binding calls (queue sends, Durable Object calls). */
+  subrequests: number;
+}
+
+/** A Worker environment whose Durable Object calls and queue traffic are counted. */
+function countedEnv(config: unknown, calls: string[]): TestEnv {
+  const base = testEnv(config, { WEBHOOK_SECRET: SECRET });
+  const namespace = poolEnv.CONVERSATIONS;
+  const counting = {
+    idFromName: (name: string) => namespace.idFromName(name),
+    get: (id: DurableObjectId) => {
+      const stub = namespace.get(id) as unknown as Record<string, (...args: unknown[]) => unknown>;
+      // Only method calls go through (RPC stubs answer any property name with a callable).
+      return new Proxy(
+        {},
+        {
+          get: (_target, method) =>
+            typeof method !== "string" || method === "then"
+              ? undefined
+              : (...args: unknown[]) => {
+                  calls.push(method);
+                  return stub[method]?.(...args);
+                },
+        },
+      );
+    },
+  } as unknown as DurableObjectNamespace<ConversationObject>;
+  return { ...base, CONVERSATIONS: counting };
+}
+
+/** Runs one queue consumer invocation on `bodies`; returns how many it acked. */
+async function consume(env: TestEnv, queue: string, bodies: unknown[]): Promise<number> {
+  const batch = createMessageBatch(
+    queue,
+    bodies.map((body) => delivered(body)),
+  );
+  const ctx = createExecutionContext();
+  await worker.queue(batch, env);
+  return (await getQueueResult(batch, ctx)).explicitAcks.length;
+}
+
+const difference = (after: StorageUsage, before: StorageUsage) => ({
+  rowsRead: after.rowsRead - before.rowsRead,
+  rowsWritten: after.rowsWritten - before.rowsWritten + (after.alarmsSet - before.alarmsSet),
+  alarmRuns: after.alarmRuns - before.alarmRuns,
+});
+
+/** The receiver of the test: counts the POSTs it gets, and answers each as `next` says, then `otherwise`. */
+const receiver = { posts: 0, next: [] as number[], otherwise: 200 };
+
+/**
+ * Sends one message of `conversationId` through the Worker as a client would, lets the
+ * platform's part run (the queue hands it to the consumer; dead letters to theirs), and
+ * counts what it took once the receiver got `posts` POSTs and the conversation's lane is empty.
+ */
+async function measure(env: TestEnv, calls: string[], conversationId: string, posts: number): Promise<MessageCost> {
+  const stub = conversation(conversationId);
+  const before = await usageOf(stub);
+  const callsBefore = calls.length;
+  const postsBefore = receiver.posts;
+  const response = await worker.fetch(
+    new Request("https://channel.example/webhook", {
+      method: "POST",
+      headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
+      body: JSON.stringify({ sender_id: "u1", conversation_id: conversationId, text: "hello" }),
+    }),
+    env,
+  );
+  expect(response.status).toBe(200);
+  let invocations = 1;
+  const inbound = env.INBOUND.sent.splice(0);
+  // Written by the endpoint, read by the consumer, deleted when acked.
+  let operations = inbound.length * 2 + (await consume(env, "webhook-channel-inbound", inbound));
+  invocations += 1;
+  await eventually(() => expect(receiver.posts - postsBefore).toBe(posts));
+  await eventually(async () => expect(await waiting(stub)).toBe(0));
+  const letters = env.DEAD_LETTERS.sent.splice(0);
+  if (letters.length > 0) {
+    operations += letters.length * 2 + (await consume(env, "webhook-channel-dead-letters", letters));
+    invocations += 1;
+  }
+  const storage = difference(await usageOf(stub), before);
+  const objectCalls = calls.length - callsBefore;
+  return {
+    workerInvocations: invocations,
+    queueOperations: operations,
+    objectRequests: objectCalls + storage.alarmRuns,
+    rowsRead: storage.rowsRead,
+    rowsWritten: storage.rowsWritten,
+    subrequests: receiver.posts - postsBefore + inbound.length + letters.length + objectCalls,
+  };
+}
+
+describe("what one message costs on Workers", () => {
+  it("counts an echo reply delivered first time, one retry, and a dead letter", async () => {
+    captureLogs();
+    fakeReceiver(() => {
+      receiver.posts += 1;
+      return new Response(null, { status: receiver.next.shift() ?? receiver.otherwise });
+    });
+    const calls: string[] = [];
+    const env = objectsUse(countedEnv(channelConfig({ delivery: { initial_delay_ms: 20 } }), calls));
+    const conversationId = freshConversation();
+
+    const first = await measure(env, calls, conversationId, 1);
+    const echo = await measure(env, calls, conversationId, 1);
+    receiver.next = [503];
+    const retried = await measure(env, calls, conversationId, 2);
+    receiver.otherwise = 400;
+    const dead = await measure(env, calls, conversationId, 1);
+
+    // docs/workers.md, "What a million messages cost", prices these rows.
+    const row = (cost: MessageCost) => [
+      cost.workerInvocations,
+      cost.queueOperations,
+      cost.objectRequests,
+      cost.rowsRead,
+      cost.rowsWritten,
+      cost.subrequests,
+    ];
+    expect({ echo: row(echo), retried: row(retried), dead: row(dead), first: row(first) }).toEqual({
+      echo: [2, 3, 2, 16, 7, 3],
+      retried: [2, 3, 3, 23, 9, 4],
+      dead: [3, 6, 3, 20, 9, 5],
+      // The first message of a conversation also creates its counters.
+      first: [2, 3, 2, 15, 10, 3],
+    });
+  });
+});
