@@ -17,8 +17,12 @@ export interface JobQueueOptions {
   readonly concurrency?: number;
   /** Runs a job as far as it goes (the consumer's `run`). */
   readonly run: (job: Job, onProgress: (job: Job) => void) => Promise<JobOutcome>;
-  /** Where jobs are kept until they are finished (memory, or SQLite with `state_dir`). */
-  readonly store: PendingJobStore;
+  /**
+   * Where jobs are kept until they are finished: SQLite with `state_dir`. Without one the queue
+   * itself is the only copy (nothing survives a restart, dead letters are logged), which spares
+   * the hot path a second map of every message.
+   */
+  readonly store?: PendingJobStore;
   readonly logger: Logger;
   readonly now?: () => number;
 }
@@ -102,12 +106,12 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
 
   const record = (outcome: JobOutcome): void => {
     const id = outcome.job.message.id;
-    if (outcome.kind === "done") written(store.remove(jobKey(outcome.job)), "a finished job", id);
+    if (outcome.kind === "done") written(store?.remove(jobKey(outcome.job)), "a finished job", id);
     else if (outcome.kind === "dead") {
       const letter = { job: outcome.job, error: outcome.error, attempts: outcome.job.attempts, diedAt: now() };
-      written(store.bury(letter), "a dead letter", id);
+      written(store?.bury(letter), "a dead letter", id);
       logDeadLetter(logger, letter, outcome.reason);
-    } else written(store.update(outcome.job), "a job's progress", id);
+    } else written(store?.update(outcome.job), "a job's progress", id);
   };
 
   const apply = (key: string, result: JobOutcome): void => {
@@ -164,7 +168,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     quarantine.started(suspect);
     const progress = (next: Job): void => {
       lanes.replaceHead(key, next);
-      written(store.update(next), "a job's progress", next.message.id);
+      written(store?.update(next), "a job's progress", next.message.id);
     };
     run(job, progress)
       .then(
@@ -193,7 +197,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       if (stopped || size >= capacity) throw bufferFullError();
       size += 1;
       const job = newJob(message);
-      const added = store.add(job);
+      const added = store?.add(job);
       if (added === undefined) {
         add(job);
         pump();

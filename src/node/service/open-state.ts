@@ -1,8 +1,6 @@
 import { resolve } from "node:path";
 import type { Clock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
-import { createMemoryPendingJobStore } from "../../core/delivery/memory-pending-job-store.js";
-import type { PendingJobStore } from "../../core/delivery/pending-job-store.js";
 import type { IdempotencyStore } from "../../core/idempotency/idempotency-store.js";
 import { createMemoryIdempotencyStore } from "../../core/idempotency/memory-idempotency-store.js";
 import type { Logger } from "../../core/log/logger.js";
@@ -13,11 +11,13 @@ import { openStateDb, type StateDb } from "../state/sqlite-state.js";
 /** Where the service keeps what it accepted: in memory, or in SQLite under `state_dir`. */
 export interface ServiceState {
   readonly mode: "memory" | "sqlite";
-  readonly jobs: PendingJobStore;
   readonly idempotency: IdempotencyStore;
   /** The database with `state_dir`; conversations and sequences live there too. */
   readonly db: StateDb | undefined;
-  /** The durable job store, which also gives back unfinished and replayed jobs. */
+  /**
+   * The durable job store, which also gives back unfinished and replayed jobs. None in memory
+   * mode: the job queues are then the only copy of what was accepted.
+   */
   readonly durable: SqlitePendingJobStore | undefined;
 }
 
@@ -33,7 +33,6 @@ export function openState(config: Config, logger: Logger, clock: Clock): Service
     });
     return {
       mode: "memory",
-      jobs: createMemoryPendingJobStore(),
       idempotency: createMemoryIdempotencyStore(),
       db: undefined,
       durable: undefined,
@@ -44,5 +43,5 @@ export function openState(config: Config, logger: Logger, clock: Clock): Service
   logger.info("state", { mode: "sqlite", path: resolve(db.name) });
   pruneIdempotencyKeys(db, clock.now());
   const durable = createSqlitePendingJobStore(db, logger);
-  return { mode: "sqlite", jobs: durable, idempotency: createSqliteIdempotencyStore(db), db, durable };
+  return { mode: "sqlite", idempotency: createSqliteIdempotencyStore(db), db, durable };
 }

@@ -144,7 +144,7 @@ function buildQueues(
     const queue = createJobQueue({
       capacity: channel.webhook.buffer_capacity,
       run: (job, onProgress) => consumer.run(job, onProgress),
-      store: state.jobs,
+      ...(state.durable === undefined ? {} : { store: state.durable }),
       logger: options.logger,
       now: () => clock.now(),
     });
