@@ -3,61 +3,12 @@
 // service each time, so both setups meet the same stretches of a machine whose speed drifts.
 // Prints one line per run: per offered rate, clean or not, replies/s, p99 and service CPU.
 // Not part of `npm run bench`; run `npm run build` first.
-import { parseArgs } from "node:util";
-import { runEndToEnd } from "./end-to-end.mjs";
-import { newSecret } from "./message.mjs";
-import { startReceiver } from "./receiver-client.mjs";
-import { startService } from "./service.mjs";
+import { runAlternating } from "./alternating-ab.mjs";
 
-const { values } = parseArgs({
-  options: {
-    rounds: { type: "string", default: "3" },
-    rates: { type: "string", default: "7500,10000,12500" },
-    seconds: { type: "string", default: "5" },
-  },
-});
-const rounds = Number(values.rounds);
-const rates = values.rates.split(",").map(Number);
-const seconds = Number(values.seconds);
-const secret = newSecret();
-const receiver = await startReceiver("answer");
-const cleanCount = new Map();
-try {
-  for (let round = 0; round < rounds; round += 1) {
-    for (const deliveryThread of round % 2 === 0 ? [false, true] : [true, false]) {
-      const setup = deliveryThread ? "delivery_thread" : "stock";
-      const service = await startService({ secret, outboundUrl: receiver.url, deliveryThread });
-      try {
-        // Every rate is stepped through, failed or not, so both setups get the same steps.
-        const { steps } = await runEndToEnd({
-          url: service.url,
-          pid: service.pid,
-          secret,
-          receiver,
-          rates,
-          seconds,
-          warmupSeconds: 3,
-          extraAfterFailure: rates.length,
-          log: () => undefined,
-        });
-        const cells = steps.map((step) => {
-          const key = `${setup} ${step.offered}`;
-          cleanCount.set(key, (cleanCount.get(key) ?? 0) + (step.clean ? 1 : 0));
-          return (
-            `${step.offered}/s ${step.clean ? "clean" : "NOT clean"}: ${Math.round(step.deliveredPerSecond ?? 0)} replies/s, ` +
-            `p99 ${step.p99 === null ? "n/a" : step.p99.toFixed(1)} ms, ${Math.round(step.serviceCpuMicrosPerMessage ?? 0)} µs/msg`
-          );
-        });
-        process.stdout.write(`round ${round + 1} ${setup.padEnd(15)} ${cells.join(" | ")}\n`);
-      } finally {
-        await service.stop();
-      }
-    }
-  }
-} finally {
-  await receiver.stop();
-}
-for (const setup of ["stock", "delivery_thread"]) {
-  const counts = rates.map((rate) => `${rate}/s ${cleanCount.get(`${setup} ${rate}`) ?? 0} of ${rounds}`);
-  process.stdout.write(`clean steps, ${setup}: ${counts.join(", ")}\n`);
-}
+await runAlternating(
+  [
+    { name: "stock", options: {} },
+    { name: "delivery_thread", options: { deliveryThread: true } },
+  ],
+  "7500,10000,12500",
+);

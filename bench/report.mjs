@@ -24,7 +24,7 @@ function table(header, rows) {
 }
 
 /** The targets, each with what was measured and whether it passes (null: not measured). */
-export function evaluateTargets({ inbound, endToEnd, endToEndThread, buffer, bufferThread }) {
+export function evaluateTargets({ inbound, endToEnd, endToEndThread, endToEndMetricsOff, buffer, bufferThread }) {
   const service = inbound.find((row) => row.key === "service");
   const fastify = inbound.find((row) => row.key === "fastify");
   const again = inbound.find((row) => row.key === "bare-again");
@@ -57,6 +57,7 @@ export function evaluateTargets({ inbound, endToEnd, endToEndThread, buffer, buf
       pass: atTarget?.p99 == null ? null : atTarget.clean && atTarget.p99 < TARGETS.endToEndP99Ms,
     },
     repliesTarget(endToEnd, "stock config"),
+    ...(endToEndMetricsOff ? [metricsCostTarget(endToEnd, endToEndMetricsOff)] : []),
     ...(endToEndThread ? [repliesTarget(endToEndThread, "delivery_thread: true")] : []),
     memoryTarget(buffer, "stock config"),
     ...(bufferThread ? [memoryTarget(bufferThread, "delivery_thread: true")] : []),
@@ -75,6 +76,19 @@ function memoryTarget(buffer, setup) {
 const memoryLine = (buffer) =>
   `${int(buffer.accepted)} messages buffered (capacity ${int(buffer.capacity)}), ${int(buffer.refused)} refused with 503; ` +
   `RSS idle ${mb(buffer.idleRss)} MB, after ${mb(buffer.rssAfter)} MB, peak ${mb(buffer.peakRss)} MB.`;
+
+/** Metrics on (the stock config) against off: at most 3% fewer replies per second. */
+function metricsCostTarget(on, off) {
+  const share = off.highestDeliveredPerSecond > 0 ? on.highestDeliveredPerSecond / off.highestDeliveredPerSecond : null;
+  return {
+    target: "replies/s with /metrics on ≥ 0.97 × with observability.metrics: false",
+    measured:
+      share === null
+        ? "n/a"
+        : `${share.toFixed(3)} × (${int(on.highestDeliveredPerSecond)} vs ${int(off.highestDeliveredPerSecond)} replies/s)`,
+    pass: share === null ? null : share >= 0.97,
+  };
+}
 
 function repliesTarget(run, setup) {
   return {
@@ -237,6 +251,16 @@ function sections(results) {
       "",
     );
   } else out.push("End to end with `delivery_thread: true`: full run only.", "");
+  if (results.endToEndMetricsOff) {
+    out.push(
+      "### End to end with `observability.metrics: false` (the stock config records metrics)",
+      "",
+      endToEndTable(results.endToEndMetricsOff),
+      "",
+      `Highest offered rate delivered without a 503: ${int(results.endToEndMetricsOff.highestCleanRate)} msg/s.`,
+      "",
+    );
+  }
   if (results.endToEndBaseline) {
     out.push(
       "### End to end, baseline build (stock config)",

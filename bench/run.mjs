@@ -60,10 +60,10 @@ const baselineContender = (secret, parked, entry) =>
   serviceContender(secret, parked, { key: "service-baseline", name: "service, baseline build", entry });
 
 /** `entry` undefined: this build's dist/node.js; `setup` names the run in the log. */
-function endToEndPhase(options, secret, { deliveryThread = false, entry, setup }) {
+function endToEndPhase(options, secret, { deliveryThread = false, metrics = true, entry, setup }) {
   log(`end to end, ${setup}: ${options.stepSeconds} s per step (${since()})`);
   return withReceiver("answer", async (receiver) => {
-    const service = await startService({ secret, outboundUrl: receiver.url, deliveryThread, entry });
+    const service = await startService({ secret, outboundUrl: receiver.url, deliveryThread, metrics, entry });
     try {
       return await runEndToEnd({
         url: service.url,
@@ -185,6 +185,11 @@ async function main() {
   try {
     const inbound = await inboundPhase(options, loader, secret, workerd);
     const endToEnd = await endToEndPhase(options, secret, { setup: "stock config" });
+    // The cost of /metrics: the same run with observability.metrics false, right after (stock has it on).
+    const endToEndMetricsOff = await endToEndPhase(options, secret, {
+      metrics: false,
+      setup: "stock config, observability.metrics: false",
+    });
     // Right after this build's run: on a VM whose speed drifts, the closer the two, the fairer.
     const endToEndBaseline =
       options.baseline === null
@@ -211,6 +216,7 @@ async function main() {
       endToEnd,
       endToEndThread,
       endToEndBaseline,
+      endToEndMetricsOff,
       // This build's service against the baseline's, per round of the inbound phase.
       baseline:
         options.baseline === null

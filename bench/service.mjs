@@ -11,8 +11,8 @@ import { CHANNEL_PATH } from "./message.mjs";
 export const SERVICE_ENTRY = fileURLToPath(new URL("../dist/node.js", import.meta.url));
 
 /**
- * Starts the service. `bufferCapacity`, `deliveryTimeoutMs` and `deliveryThread` (the config's
- * `delivery_thread`) are the only knobs the bench turns; everything else stays at its default
+ * Starts the service. `bufferCapacity`, `deliveryTimeoutMs`, `deliveryThread` (the config's
+ * `delivery_thread`) and `metrics` (`observability.metrics`) are the only knobs the bench turns; everything else stays at its default
  * so the numbers describe a stock setup.
  * `nodeOptions` lets the profiler add `--cpu-prof`; `entry` lets an experiment run another
  * build (a patched copy of the repository) side by side with this one.
@@ -23,6 +23,7 @@ export async function startService({
   bufferCapacity,
   deliveryTimeoutMs,
   deliveryThread = false,
+  metrics = true,
   nodeOptions = [],
   entry = SERVICE_ENTRY,
 }) {
@@ -45,6 +46,7 @@ export async function startService({
     shutdown_timeout_ms: 0,
   };
   if (deliveryThread) config.delivery_thread = true;
+  if (!metrics) config.observability = { metrics: false };
   await writeFile(configPath, JSON.stringify(config, null, 2));
   try {
     const service = await startChild("service", [entry, "--config", configPath], {

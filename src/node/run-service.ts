@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { errorMessage } from "../core/channel-error.js";
 import type { Config } from "../core/config/config-schema.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
@@ -51,6 +52,7 @@ export async function runService(options: RunOptions): Promise<number> {
       secrets: inputs.secrets,
       logger,
       env: inputs.env,
+      configPath: resolve(options.configPath),
       ...(options.deliveryWorker === undefined ? {} : { deliveryThread: { entry: options.deliveryWorker, env } }),
     });
   } catch (error) {

@@ -120,6 +120,7 @@ function describe(job: Job, withContent: boolean): Record<string, unknown> {
   const { message } = job.message;
   const fields: Record<string, unknown> = {
     channel: job.message.channel,
+    trace_id: job.message.trace?.traceId,
     conversation_id: message.conversationId,
     sender_id: message.senderId,
     received_at: new Date(job.message.receivedAt).toISOString(),

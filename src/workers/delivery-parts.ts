@@ -12,6 +12,8 @@ import type { SequenceCounter } from "../core/conversation/sequence-counter.js";
 import { createFetchPoster } from "../core/delivery/fetch-poster.js";
 import type { Poster } from "../core/delivery/poster.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
+import type { Metrics } from "../core/metrics/metrics.js";
+import { metricsOf } from "./analytics-engine-metrics.js";
 import { loadWorkerConfig, type WorkerConfig } from "./load-worker-config.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
 
@@ -27,6 +29,8 @@ export interface DeliveryParts {
   readonly poster: Poster;
   /** Reads the environment's string variables (secrets named by `*_env` keys). */
   readonly lookup: (name: string) => string | undefined;
+  /** The `METRICS` Analytics Engine dataset when bound; noop otherwise. */
+  readonly metrics: Metrics;
 }
 
 /** The parts, or why there are none: one log line per problem, with its path and fix. */
@@ -74,6 +78,7 @@ export async function createObjectConsumer(
     newId: randomId,
     logger: parts.logger,
     env: parts.lookup,
+    metrics: parts.metrics,
   });
 }
 
@@ -95,7 +100,8 @@ async function buildDelivery(env: WorkerEnv): Promise<Delivery> {
   try {
     const brains = createBrains(config, { fetch: lateFetch, env: lookup, ...aiOf(env), clock: systemClock });
     await createChannelRoutes(config, brains, lookup);
-    const parts = { config, source, secrets, logger, brains, poster: createFetchPoster(lateFetch), lookup };
+    const poster = createFetchPoster(lateFetch);
+    const parts = { config, source, secrets, logger, brains, poster, lookup, metrics: metricsOf(env) };
     return { ok: true, parts };
   } catch (error) {
     return { ok: false, logger, problems: [`cannot start (${source}): ${errorMessage(error)}`] };

@@ -59,6 +59,8 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
         const delaySeconds = toDelaySeconds(nextDelayMs(message.attempts, DEFAULT_RETRY_POLICY, random, undefined));
         logger.warn("a message could not be handed to its conversation; retrying", {
           message_id: bodyRef(body).stored.id,
+          // Known only for a message carried inline; a stored one is not read just for its log line.
+          trace_id: "stored" in body ? undefined : body.trace?.traceId,
           attempt: message.attempts,
           delay_seconds: delaySeconds,
           error: errorMessage(error),

@@ -80,6 +80,7 @@ function letterFor(deps: LaneRunnerDeps, job: Job, error: JobError, reason: stri
   deps.logger.error("message not answered: moved to the dead-letter queue", {
     channel: job.message.channel,
     message_id: job.message.id,
+    trace_id: job.message.trace?.traceId,
     conversation_id: job.message.message.conversationId,
     step: job.replies === undefined ? "brain" : "delivery",
     replies_delivered: job.delivered,

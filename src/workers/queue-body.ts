@@ -1,5 +1,6 @@
 import type { Job, JobError, PendingReply } from "../core/delivery/job.js";
 import type { JobKey } from "../core/delivery/pending-job-store.js";
+import { readTraceContext } from "../core/http/trace-context.js";
 import { isRecord } from "../core/is-record.js";
 import type { InboundMessage, QueuedMessage } from "../core/message/inbound-message.js";
 
@@ -100,7 +101,7 @@ export function readJob(value: unknown): Job | undefined {
 /** Checks a serialized {@link QueuedMessage}; undefined when it is not one. */
 export function readQueuedMessage(value: unknown): QueuedMessage | undefined {
   if (!isRecord(value)) return undefined;
-  const { id, channel, receivedAt, message, idempotencyKey } = value;
+  const { id, channel, receivedAt, message, idempotencyKey, trace } = value;
   if (typeof id !== "string" || typeof channel !== "string" || typeof receivedAt !== "number") return undefined;
   if (!isRecord(message)) return undefined;
   const { senderId, conversationId } = message;
@@ -111,7 +112,14 @@ export function readQueuedMessage(value: unknown): QueuedMessage | undefined {
     if (typeof field === "string") inbound[key] = field;
     else if (field !== undefined) return undefined;
   }
-  const queued: QueuedMessage = { id, channel, receivedAt, message: inbound };
+  const context = readTraceContext(trace);
+  const queued: QueuedMessage = {
+    id,
+    channel,
+    receivedAt,
+    message: inbound,
+    ...(context === undefined ? {} : { trace: context }),
+  };
   return typeof idempotencyKey === "string" ? { ...queued, idempotencyKey } : queued;
 }
 

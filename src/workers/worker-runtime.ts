@@ -44,7 +44,7 @@ export async function createWorkerRuntime(env: WorkerEnv): Promise<WorkerRuntime
     return misconfigured(logger, createDeadLetterBatchHandler({ jobs, logger }));
   }
 
-  const { config, secrets, source, logger } = delivery.parts;
+  const { config, secrets, source, logger, metrics } = delivery.parts;
   try {
     const queue = createCloudflareQueue({
       binding: env.INBOUND,
@@ -62,6 +62,11 @@ export async function createWorkerRuntime(env: WorkerEnv): Promise<WorkerRuntime
       clock: systemClock,
       newId: randomId,
       logger,
+      metrics,
+      // A Worker has no backlog of its own to report (the platform's queue holds it), and its
+      // dead letters live in each conversation's Durable Object: counting them would wake
+      // every object on every probe, so the count is null rather than a guess.
+      readiness: { report: () => ({ status: "ready", dead_letters: null }) },
     });
     const inbound = createInboundBatchHandler({
       conversations: env.CONVERSATIONS,

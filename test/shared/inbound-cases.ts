@@ -129,6 +129,11 @@ export const INBOUND_CASES: readonly InboundCase[] = [
     request: { method: "POST", path: "/healthz", headers: {} },
     expect: { status: 405, code: "method_not_allowed", headers: { allow: "GET, HEAD" } },
   },
+  {
+    name: "405 with Allow: GET, HEAD for POST /readyz",
+    request: { method: "POST", path: "/readyz", headers: {} },
+    expect: { status: 405, code: "method_not_allowed", headers: { allow: "GET, HEAD" } },
+  },
   // Check 1: authentication.
   {
     name: "401 with WWW-Authenticate without an Authorization header",

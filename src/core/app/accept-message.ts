@@ -6,10 +6,13 @@ import { resolveMapping } from "../config/message-fields.js";
 import { channelName } from "../config/validate-config.js";
 import { bearerMatches, checkJsonContentType, parseJsonObject, unauthorizedError } from "../http/request-checks.js";
 import { type RequestHead, readRequestHead } from "../http/request-head.js";
+import { newTraceContext, parseTraceContext } from "../http/trace-context.js";
 import { type IdempotencyStore, MAX_IDEMPOTENCY_KEY_LENGTH } from "../idempotency/idempotency-store.js";
 import type { Logger } from "../log/logger.js";
 import type { QueuedMessage } from "../message/inbound-message.js";
 import { parseMessage } from "../message/parse-message.js";
+import type { Metrics } from "../metrics/metrics.js";
+import { noopMetrics } from "../metrics/noop-metrics.js";
 import { createCidrMatcher } from "../net/cidr.js";
 import { resolveClientAddress } from "../net/client-address.js";
 import type { InboundQueue } from "./inbound-queue.js";
@@ -45,6 +48,11 @@ export interface AcceptMessage {
    * (the queue). Synchronous when nothing has to wait, which spares the hot path its promises.
    */
   acceptBody(head: RequestHead, body: Uint8Array): Accepted | Promise<Accepted>;
+  /**
+   * Counts the answer a server gave to a request on this channel's path (`code`, its HTTP
+   * status). Each server calls it once per answer, refusals included.
+   */
+  answered(code: number): void;
 }
 
 /** What the accept flow of one channel is built from. */
@@ -59,6 +67,8 @@ export interface AcceptDeps {
   readonly logger: Logger;
   readonly idempotency?: IdempotencyStore;
   readonly isShuttingDown: () => boolean;
+  /** Counts answers and accepted messages; default records nothing. */
+  readonly metrics?: Metrics;
 }
 
 /**
@@ -67,6 +77,7 @@ export interface AcceptDeps {
  */
 export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): AcceptMessage {
   const { authFailures, clock, idempotency, logger, newId, queue } = deps;
+  const metrics = deps.metrics ?? noopMetrics;
   const name = channelName(channel);
   const keys = resolveMapping(channel.webhook.mapping);
   const { trusted_proxies: trustedProxies, auth_failure_limit: authLimit } = channel.webhook;
@@ -78,8 +89,14 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     return unavailableError(error);
   };
   const accepted = (queued: QueuedMessage): Accepted => {
+    metrics.accepted(name);
     if (logger.enabled("debug")) {
-      logger.debug("message accepted", { channel: name, message_id: queued.id, text: queued.message.text });
+      logger.debug("message accepted", {
+        channel: name,
+        message_id: queued.id,
+        trace_id: queued.trace?.traceId,
+        text: queued.message.text,
+      });
     }
     return { status: "accepted", message_id: queued.id, conversation_id: queued.message.conversationId };
   };
@@ -170,6 +187,9 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
   };
 
   return {
+    answered(code) {
+      metrics.request(name, code);
+    },
     readHead(header, peer) {
       const address =
         trustedProxies.length === 0 ? peer : resolveClientAddress(peer, header("x-forwarded-for"), isTrusted);
@@ -197,7 +217,8 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     acceptBody(head, body) {
       const message = parseMessage(parseJsonObject(body), keys);
       const key = readIdempotencyKey(head.idempotencyKey, idempotency);
-      const queued: QueuedMessage = { id: newId(), channel: name, receivedAt: clock.now(), message };
+      const trace = parseTraceContext(head.traceparent, head.tracestate) ?? newTraceContext();
+      const queued: QueuedMessage = { id: newId(), channel: name, receivedAt: clock.now(), message, trace };
       if (key !== undefined && idempotency !== undefined) return enqueueOnce(queued, key, idempotency);
       return enqueue(queued);
     },

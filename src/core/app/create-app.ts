@@ -4,15 +4,17 @@ import { noopAuthFailureLimiter } from "../auth-limit/noop-auth-failure-limiter.
 import { ChannelError } from "../channel-error.js";
 import type { Clock, IdGenerator } from "../clock.js";
 import type { ChannelConfig } from "../config/config-schema.js";
-import { HEALTH_PATH } from "../config/config-schema.js";
+import { HEALTH_PATH, METRICS_PATH, READY_PATH } from "../config/config-schema.js";
 import { channelName } from "../config/validate-config.js";
 import { readLimitedBody } from "../http/body-limit.js";
 import { problemFor } from "../http/problem-for.js";
 import { problemResponse } from "../http/problem-response.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
 import { type AcceptMessage, createAcceptMessage } from "./accept-message.js";
 import type { InboundQueue } from "./inbound-queue.js";
+import { type Readiness, shutdownReadiness } from "./readiness.js";
 import { shuttingDownError } from "./refusals.js";
 
 /** What the HTTP app is built from. Everything runtime-specific comes in here. */
@@ -41,6 +43,18 @@ export interface AppDeps {
    * address is unknown and the auth-failure limit does not apply.
    */
   readonly peerAddress?: (request: Request, env: unknown) => string | null;
+  /**
+   * What `GET /readyz` reports (backlog, state store, shutdown); without it the answer says
+   * only whether the service is stopping.
+   */
+  readonly readiness?: Readiness;
+  /** Counts answers on the channels' paths and accepted messages; default records nothing. */
+  readonly metrics?: Metrics;
+  /**
+   * Answers `GET /metrics` (the runtime's exposition, open like `/healthz`); without it the
+   * path is a 404. The core never knows the format: the Node adapter hands in prom-client's.
+   */
+  readonly metricsEndpoint?: () => Promise<Response>;
 }
 
 /**
@@ -59,17 +73,41 @@ export function createApp(deps: AppDeps, accepts: ReadonlyMap<string, AcceptMess
     return c.json({ status: "ok" });
   });
   app.all(HEALTH_PATH, () => methodNotAllowed("GET, HEAD"));
+  const readiness = deps.readiness ?? shutdownReadiness(isShuttingDown);
+  // Unlike /healthz (liveness), a 503 here only asks a load balancer to send elsewhere for now.
+  app.get(READY_PATH, async (c) => {
+    const report = await readiness.report();
+    return c.json(report, report.status === "ready" ? 200 : 503, { "cache-control": "no-store" });
+  });
+  app.all(READY_PATH, () => methodNotAllowed("GET, HEAD"));
+  const { metricsEndpoint } = deps;
+  if (metricsEndpoint !== undefined) {
+    app.get(METRICS_PATH, () => metricsEndpoint());
+    app.all(METRICS_PATH, () => methodNotAllowed("GET, HEAD"));
+  }
 
   for (const channel of deps.channels) {
     const accept = accepts.get(channelName(channel));
     if (accept === undefined) throw new Error(`no accept flow for channel ${channelName(channel)}`);
     app.post(channel.webhook.path, async (c) => {
-      const request = c.req.raw;
-      const head = accept.readHead((name) => request.headers.get(name), peerAddress(request, c.env));
-      await accept.checkHead(head);
-      return c.json(await accept.acceptBody(head, await readLimitedBody(request)));
+      // Answered here rather than by onError, so that every answer on the path is counted once.
+      try {
+        const request = c.req.raw;
+        const head = accept.readHead((name) => request.headers.get(name), peerAddress(request, c.env));
+        await accept.checkHead(head);
+        const response = c.json(await accept.acceptBody(head, await readLimitedBody(request)));
+        accept.answered(200);
+        return response;
+      } catch (error) {
+        const problem = problemFor(error, logger);
+        accept.answered(problem.status);
+        return problemResponse(problem);
+      }
     });
-    app.all(channel.webhook.path, () => methodNotAllowed("POST"));
+    app.all(channel.webhook.path, () => {
+      accept.answered(405);
+      return methodNotAllowed("POST");
+    });
   }
 
   app.notFound(() => problemResponse(notFoundError()));
@@ -94,6 +132,7 @@ export function createAccepts(deps: AppDeps): Map<string, AcceptMessage> {
         logger: deps.logger,
         ...(deps.idempotency === undefined ? {} : { idempotency: deps.idempotency }),
         isShuttingDown: deps.isShuttingDown ?? (() => false),
+        ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
       });
       return [name, accept];
     }),

@@ -2,6 +2,7 @@ import { ChannelError, errorMessage, isChannelError } from "../channel-error.js"
 import type { Clock } from "../clock.js";
 import { isRetryableStatus } from "../delivery/deliver-reply.js";
 import { parseRetryAfterMs } from "../delivery/retry-policy.js";
+import { type TraceContext, traceHeaders } from "../http/trace-context.js";
 import { isRecord } from "../is-record.js";
 import { redactUrl } from "../log/redact-url.js";
 import { VERSION } from "../version.js";
@@ -52,14 +53,15 @@ export function jsonRequestHeaders(bearer: string | undefined): Record<string, s
  * `brain_failed` ChannelError: timeouts, network errors, 429 and 5xx are retryable; other
  * statuses, redirects and answers that are not JSON are not. Errors carry the server's own
  * message with every secret blanked out, and `retryAfterMs` when a retryable answer carried
- * `Retry-After` or `retry-after-ms`.
+ * `Retry-After` or `retry-after-ms`. With the message's `trace`, the request carries a
+ * `traceparent` of that trace and a new span id.
  */
-export async function postJson(endpoint: BrainEndpoint, payload: unknown): Promise<JsonAnswer> {
+export async function postJson(endpoint: BrainEndpoint, payload: unknown, trace?: TraceContext): Promise<JsonAnswer> {
   let response: Response;
   try {
     response = await endpoint.fetch(endpoint.url, {
       method: "POST",
-      headers: endpoint.headers,
+      headers: trace === undefined ? endpoint.headers : { ...endpoint.headers, ...traceHeaders(trace) },
       body: JSON.stringify(payload),
       // A redirect would be a misconfigured URL; following it could also carry the
       // Authorization header somewhere unexpected.

@@ -1,4 +1,5 @@
 import type { ConversationTurn } from "../conversation/conversation-store.js";
+import type { TraceContext } from "../http/trace-context.js";
 import type { InboundMessage } from "../message/inbound-message.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 
@@ -13,6 +14,8 @@ export interface BrainRequest {
   readonly messageId?: string;
   /** Name of the channel the message came in on. */
   readonly channel?: string;
+  /** The message's W3C trace; an HTTP brain's request carries it as `traceparent` with a new span id. */
+  readonly trace?: TraceContext;
 }
 
 /**

@@ -64,7 +64,7 @@ export function createHttpBrain(name: string, config: HttpBrainConfig, deps: Bra
     name,
     historyLimit: config.max_history,
     async reply(request: BrainRequest): Promise<readonly BrainReply[]> {
-      const answer = await postJson(endpoint, httpBrainRequestBody(name, request, config.max_history));
+      const answer = await postJson(endpoint, httpBrainRequestBody(name, request, config.max_history), request.trace);
       const parsed = parseBotAnswer(answer.body);
       if ("problem" in parsed) throw malformedAnswer(endpoint, parsed.problem);
       return parsed.replies;

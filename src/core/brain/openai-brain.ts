@@ -61,7 +61,7 @@ export function createOpenAiBrain(name: string, config: OpenAiBrainConfig, deps:
       if (config.temperature !== undefined) payload.temperature = config.temperature;
       if (config.max_tokens !== undefined) payload.max_tokens = config.max_tokens;
 
-      const answer = await postJson(endpoint, payload);
+      const answer = await postJson(endpoint, payload, request.trace);
       const parsed = chatCompletionText(answer.body);
       if ("problem" in parsed) throw errorInBody(endpoint, answer.body) ?? malformedAnswer(endpoint, parsed.problem);
       return textReplies(parsed.text);

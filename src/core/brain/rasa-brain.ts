@@ -49,7 +49,7 @@ export function createRasaBrain(name: string, config: RasaBrainConfig, deps: Bra
     name,
     historyLimit: 0,
     async reply(request: BrainRequest): Promise<readonly BrainReply[]> {
-      const answer = await postJson(endpoint, rasaRequestBody(request));
+      const answer = await postJson(endpoint, rasaRequestBody(request), request.trace);
       const parsed = parseRasaAnswer(answer.body);
       if ("problem" in parsed) throw malformedAnswer(endpoint, parsed.problem);
       return parsed.replies;

@@ -15,6 +15,10 @@ export const DEFAULT_BUFFER_CAPACITY = 1000;
 export const DEFAULT_MAX_CONNECTIONS = 1024;
 /** The reserved health path; no channel may use it. */
 export const HEALTH_PATH = "/healthz";
+/** The reserved readiness path; no channel may use it. */
+export const READY_PATH = "/readyz";
+/** The reserved metrics path (Node's Prometheus exposition); no channel may use it. */
+export const METRICS_PATH = "/metrics";
 
 const PATH_CHARS = /^\/[A-Za-z0-9._~/-]*$/;
 
@@ -33,6 +37,12 @@ const path = z
   })
   .refine((value) => value !== HEALTH_PATH, {
     error: '"/healthz" is reserved for the health check; pick another path',
+  })
+  .refine((value) => value !== READY_PATH, {
+    error: '"/readyz" is reserved for the readiness check; pick another path',
+  })
+  .refine((value) => value !== METRICS_PATH, {
+    error: '"/metrics" is reserved for the Prometheus metrics; pick another path',
   });
 
 const jsonKey = z.string({ error: "must be the JSON key the client uses, a non-empty string" }).min(1, {
@@ -179,6 +189,17 @@ export const configSchema = z
       .describe(
         "Node only: run brain calls and outbound posts on a second thread, so that the service can use two cores. Pays off above a few thousand messages per second; costs about 25 MB and more CPU per message at low rates.",
       ),
+    observability: z
+      .strictObject({
+        metrics: z
+          .boolean({ error: "must be true or false" })
+          .default(true)
+          .describe(
+            "Node: serve GET /metrics (Prometheus text format, open like /healthz) on every listener; false answers it with 404 and records nothing. Workers write to the METRICS Analytics Engine binding when it exists, whatever this says.",
+          ),
+      })
+      .prefault({})
+      .describe("What the service exposes for monitoring; see docs/operations.md."),
   })
   .describe("webhook-channel configuration");
 

@@ -5,6 +5,7 @@ import type { SequenceCounter } from "../conversation/sequence-counter.js";
 import { deliverReply } from "../delivery/deliver-reply.js";
 import type { PendingReply } from "../delivery/job.js";
 import type { Poster } from "../delivery/poster.js";
+import { type TraceContext, traceHeaders } from "../http/trace-context.js";
 import type { InboundMessage, QueuedMessage } from "../message/inbound-message.js";
 import { type BrainReply, renderReplyBody } from "../message/outbound-reply.js";
 import type { ChannelRoute } from "./channel-routes.js";
@@ -25,7 +26,8 @@ export interface AnswerDeps {
  */
 export interface AnswerSteps {
   produce(route: ChannelRoute, queued: QueuedMessage): Promise<PendingReply[]>;
-  post(route: ChannelRoute, reply: PendingReply): Promise<void>;
+  /** Posts one reply; `trace` (the message's) gives the POST a `traceparent` with a new span id. */
+  post(route: ChannelRoute, reply: PendingReply, trace?: TraceContext): Promise<void>;
 }
 
 /** Builds the steps of answering a message. */
@@ -43,6 +45,7 @@ export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
           history,
           messageId: queued.id,
           channel: queued.channel,
+          ...(queued.trace === undefined ? {} : { trace: queued.trace }),
         });
       } catch (error) {
         if (isChannelError(error)) throw error;
@@ -78,10 +81,11 @@ export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
       });
     },
 
-    async post(route, reply) {
+    async post(route, reply, trace) {
       const timestamp = Math.floor(clock.now() / 1000);
       const headers: Record<string, string> = {
         ...route.headers,
+        ...traceHeaders(trace),
         "webhook-id": reply.id,
         "webhook-timestamp": String(timestamp),
       };

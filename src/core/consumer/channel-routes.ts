@@ -12,6 +12,8 @@ import type { RetryPolicy } from "../delivery/retry-policy.js";
 export interface ChannelRoute {
   readonly channel: string;
   readonly brain: Brain;
+  /** The brain's name in the configuration, as metrics label it. */
+  readonly brainName: string;
   readonly keys: KeyMapping;
   readonly url: string;
   readonly timeoutMs: number;
@@ -48,6 +50,7 @@ export async function createChannelRoutes(
     routes.set(name, {
       channel: name,
       brain,
+      brainName: route?.brain ?? "",
       keys: resolveMapping(webhook.mapping),
       url: webhook.outbound_url,
       timeoutMs: webhook.delivery.timeout_ms,

@@ -8,6 +8,8 @@ import type { Job, JobOutcome, PendingReply } from "../delivery/job.js";
 import type { Poster } from "../delivery/poster.js";
 import type { Logger } from "../log/logger.js";
 import { redactUrl } from "../log/redact-url.js";
+import type { Metrics } from "../metrics/metrics.js";
+import { noopMetrics } from "../metrics/noop-metrics.js";
 import { type AnswerSteps, createAnswerSteps } from "./answer-message.js";
 import { type ChannelRoute, createChannelRoutes } from "./channel-routes.js";
 import { classifyFailure } from "./classify-failure.js";
@@ -26,6 +28,8 @@ export interface ConsumerDeps {
   readonly logger: Logger;
   /** Reads `signing_secret_env` and `outbound_token_env` variables. */
   readonly env: (name: string) => string | undefined;
+  /** Times brain calls, reply POSTs and whole messages, counts retries and dead letters; default none. */
+  readonly metrics?: Metrics;
 }
 
 /** Called after each step of a job that a queue may want to persist. */
@@ -78,9 +82,10 @@ export async function createConsumer(deps: ConsumerDeps): Promise<ReloadableCons
 export function createJobRunner(
   routes: () => ReadonlyMap<string, ChannelRoute>,
   steps: AnswerSteps,
-  deps: Pick<ConsumerDeps, "clock" | "random" | "logger">,
+  deps: Pick<ConsumerDeps, "clock" | "random" | "logger" | "metrics">,
 ): Consumer {
   const { clock, logger, random } = deps;
+  const metrics = deps.metrics ?? noopMetrics;
 
   const failure = (route: ChannelRoute, job: Job, thrown: unknown, attemptAt: number): JobOutcome => {
     const error = toChannelError(thrown);
@@ -95,6 +100,7 @@ export function createJobRunner(
     const fields = {
       channel: job.message.channel,
       message_id: job.message.id,
+      trace_id: job.message.trace?.traceId,
       conversation_id: job.message.message.conversationId,
       reply_id: job.replies?.[job.delivered]?.id,
       step: job.replies === undefined ? "brain" : "delivery",
@@ -104,12 +110,14 @@ export function createJobRunner(
       ...(job.replies === undefined ? {} : { url: redactUrl(route.url) }),
     };
     if (verdict.kind === "retry") {
+      if (job.replies !== undefined) metrics.retry(job.message.channel);
       logger.warn(`attempt failed, retrying: ${error.message}`, { ...fields, retry_in_ms: verdict.delayMs });
       return verdict;
     }
     if (error.upstreamStatus === 410 && job.replies !== undefined) {
       logger.error("outbound_url answered 410 Gone: the receiver says it no longer exists", fields);
     }
+    metrics.deadLetter(job.message.channel);
     return { kind: "dead", job: verdict.job, error: verdict.error, reason: verdict.reason };
   };
 
@@ -121,6 +129,7 @@ export function createJobRunner(
         message: `no channel named "${job.message.channel}" is configured`,
         retryable: false,
       };
+      metrics.deadLetter(job.message.channel);
       return { kind: "dead", job: { ...job, lastError: error }, error };
     }
     let current = job;
@@ -130,8 +139,10 @@ export function createJobRunner(
       try {
         replies = await steps.produce(route, current.message);
       } catch (error) {
+        metrics.brainCall(route.channel, route.brainName, false, (clock.now() - attemptAt) / 1000);
         return failure(route, current, error, attemptAt);
       }
+      metrics.brainCall(route.channel, route.brainName, true, (clock.now() - attemptAt) / 1000);
       current = { message: current.message, replies, delivered: 0, attempts: 0 };
       if (replies.length > 0) {
         const saved = await save(onProgress, current);
@@ -144,12 +155,18 @@ export function createJobRunner(
       if (reply === undefined) break;
       const attemptAt = clock.now();
       try {
-        await steps.post(route, reply);
+        await steps.post(route, reply, current.message.trace);
       } catch (error) {
         return failure(route, current, error, attemptAt);
       }
+      metrics.delivered(route.channel, (clock.now() - attemptAt) / 1000);
       if (logger.enabled("debug")) {
-        logger.debug("reply delivered", { message_id: current.message.id, reply_id: reply.id, body: reply.body });
+        logger.debug("reply delivered", {
+          message_id: current.message.id,
+          trace_id: current.message.trace?.traceId,
+          reply_id: reply.id,
+          body: reply.body,
+        });
       }
       current = { message: current.message, replies, delivered: current.delivered + 1, attempts: 0 };
       if (current.delivered < replies.length) {
@@ -157,6 +174,7 @@ export function createJobRunner(
         if (saved !== undefined) return failure(route, current, saved, attemptAt);
       }
     }
+    metrics.endToEnd(route.channel, (clock.now() - current.message.receivedAt) / 1000);
     return { kind: "done", job: current };
   };
 

@@ -3,6 +3,9 @@ export interface RequestHead {
   readonly authorization: string | null;
   readonly contentType: string | null;
   readonly idempotencyKey: string | null;
+  /** The W3C `traceparent` and `tracestate` headers, read leniently by the accept flow. */
+  readonly traceparent: string | null;
+  readonly tracestate: string | null;
   /** The client's address (see `resolveClientAddress`); null when the server cannot tell. */
   readonly clientAddress: string | null;
 }
@@ -17,6 +20,8 @@ export function readRequestHead(header: (name: string) => string | null, clientA
     authorization: header("authorization"),
     contentType: header("content-type"),
     idempotencyKey: header("idempotency-key"),
+    traceparent: header("traceparent"),
+    tracestate: header("tracestate"),
     clientAddress,
   };
 }

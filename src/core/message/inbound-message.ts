@@ -1,3 +1,5 @@
+import type { TraceContext } from "../http/trace-context.js";
+
 /** A validated inbound message, in the service's own field names. */
 export interface InboundMessage {
   readonly senderId: string;
@@ -23,4 +25,6 @@ export interface QueuedMessage {
   readonly message: InboundMessage;
   /** The client's `Idempotency-Key`, kept so a durable queue commits it with the message. */
   readonly idempotencyKey?: string;
+  /** The W3C trace the message belongs to: the client's `traceparent`, or one made at accept time. */
+  readonly trace?: TraceContext;
 }

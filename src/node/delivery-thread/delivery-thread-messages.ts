@@ -2,6 +2,7 @@ import type { ErrorCode } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { Job, JobOutcome } from "../../core/delivery/job.js";
 import type { LogLevel } from "../../core/log/logger.js";
+import type { MetricEvent } from "./thread-metrics.js";
 
 /** What the delivery thread is started with (its `workerData`). */
 export interface DeliveryThreadData {
@@ -49,6 +50,8 @@ export type FromDeliveryThread =
   | { readonly kind: "log"; readonly level: LogLevel; readonly msg: string; readonly fields?: string }
   /** Reload `id` is in place: the next runs use the new routes. */
   | { readonly kind: "reloaded"; readonly id: number }
+  /** The consumer's metric events of one turn, for the main thread's registry. */
+  | { readonly kind: "metrics"; readonly events: readonly MetricEvent[] }
   /** Reload `id` could not be built; the thread keeps the routes it had. */
   | { readonly kind: "reload_failed"; readonly id: number; readonly code: ErrorCode; readonly message: string }
   | { readonly kind: "closed" };

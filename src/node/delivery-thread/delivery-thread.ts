@@ -1,9 +1,14 @@
+// One file, over the usual 250 lines, on purpose: it is the life of one worker thread (runs in
+// flight, the message batcher, replacing a thread that died, reload and close), and all of it
+// shares the thread's state. The message types and the batcher are beside it.
 import { Worker } from "node:worker_threads";
 import { ChannelError, errorMessage } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { Job, JobOutcome } from "../../core/delivery/job.js";
 import type { LogFields, Logger } from "../../core/log/logger.js";
+import type { Metrics } from "../../core/metrics/metrics.js";
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
+import { applyMetricEvents } from "./thread-metrics.js";
 import { createTurnBatcher } from "./turn-batcher.js";
 
 /** Where the delivery thread comes from and what it sees. */
@@ -15,6 +20,8 @@ export interface DeliveryThreadOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The main thread's logger; the thread's lines come out here. */
   readonly logger: Logger;
+  /** Where the thread's metric events are recorded; without it they are dropped. */
+  readonly metrics?: Metrics;
 }
 
 /** The consumer, run on its own thread; the same `run` as the in-thread consumer's. */
@@ -152,6 +159,9 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
           reload?.reject(new ChannelError(message.code, message.message));
           break;
         }
+        case "metrics":
+          if (options.metrics !== undefined) applyMetricEvents(options.metrics, message.events);
+          break;
         case "closed":
           break;
       }

@@ -9,13 +9,27 @@ import { createNodeConsumer, type NodeConsumer } from "../delivery/node-consumer
 import { openStateDb, type StateDb } from "../state/sqlite-state.js";
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
 import { createThreadLogger } from "./thread-logger.js";
+import { createThreadMetrics, type MetricEvent } from "./thread-metrics.js";
 import { createTurnBatcher } from "./turn-batcher.js";
 
 if (parentPort === null) throw new Error("delivery-worker.js runs as the delivery thread of dist/node.js");
 const port = parentPort;
 const { config } = workerData as DeliveryThreadData;
-const outbox = createTurnBatcher<FromDeliveryThread>((batch) => port.postMessage(batch));
+// The metric events of a turn travel as one array in one message of the outbox's batch.
+let turnEvents: MetricEvent[] | undefined;
+const outbox = createTurnBatcher<FromDeliveryThread>((batch) => {
+  turnEvents = undefined;
+  port.postMessage(batch);
+});
 const logger = createThreadLogger((message) => outbox.push(message), config.log_level);
+const metrics = config.observability.metrics
+  ? createThreadMetrics((event) => {
+      if (turnEvents === undefined) {
+        turnEvents = [event];
+        outbox.push({ kind: "metrics", events: turnEvents });
+      } else turnEvents.push(event);
+    })
+  : undefined;
 
 let db: StateDb | undefined;
 let built: NodeConsumer;
@@ -23,7 +37,13 @@ try {
   // A connection of its own: better-sqlite3 connections cannot cross threads, and WAL lets
   // this one write conversations while the main thread writes the journal.
   db = config.state_dir === undefined ? undefined : openStateDb(config.state_dir);
-  built = await createNodeConsumer({ config, logger, env: (name) => process.env[name], db });
+  built = await createNodeConsumer({
+    config,
+    logger,
+    env: (name) => process.env[name],
+    db,
+    ...(metrics === undefined ? {} : { metrics }),
+  });
 } catch (error) {
   db?.close();
   outbox.push({

@@ -8,6 +8,7 @@ import { createMemorySequenceCounter } from "../../core/conversation/memory-sequ
 import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
 import type { Poster } from "../../core/delivery/poster.js";
 import type { Logger } from "../../core/log/logger.js";
+import type { Metrics } from "../../core/metrics/metrics.js";
 import { createSqliteConversationStore } from "../state/sqlite-conversation-store.js";
 import { createSqliteSequenceCounter } from "../state/sqlite-sequence-counter.js";
 import type { StateDb } from "../state/sqlite-state.js";
@@ -27,6 +28,8 @@ export interface NodeConsumerOptions {
   readonly random?: () => number;
   /** Outbound client; default a keep-alive undici pool. */
   readonly poster?: Poster & { close?: () => Promise<void> };
+  /** Where the consumer's timings and counts go; default nowhere. */
+  readonly metrics?: Metrics;
 }
 
 /** A built Node consumer and the outbound client it owns. */
@@ -72,6 +75,7 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
     newId: options.newId ?? randomId,
     logger,
     env,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
   return {
     consumer,

@@ -34,8 +34,9 @@ export function createInboundListener(
   fallback: RequestListener,
   logger: Logger,
 ): InboundListener {
-  const fail = (request: IncomingMessage, response: ServerResponse, error: unknown): void => {
+  const fail = (request: IncomingMessage, response: ServerResponse, accept: AcceptMessage, error: unknown): void => {
     const problem = renderProblem(problemFor(error, logger));
+    accept.answered(problem.status);
     // A refused body may still be arriving (or, after no 100 Continue, never will): close
     // the connection rather than read it.
     response.writeHead(
@@ -44,7 +45,8 @@ export function createInboundListener(
     );
     response.end(problem.body);
   };
-  const succeed = (response: ServerResponse, accepted: Accepted): void => {
+  const succeed = (response: ServerResponse, accept: AcceptMessage, accepted: Accepted): void => {
+    accept.answered(200);
     const body = JSON.stringify(accepted);
     response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
     response.end(body);
@@ -62,29 +64,29 @@ export function createInboundListener(
       try {
         checkDeclaredLength(request.headers["content-length"]);
       } catch (error) {
-        fail(request, response, error);
+        fail(request, response, accept, error);
         return;
       }
       response.writeContinue();
     }
     readNodeBody(request, (readError, body) => {
       if (body === undefined) {
-        fail(request, response, readError);
+        fail(request, response, accept, readError);
         return;
       }
       let result: Accepted | Promise<Accepted>;
       try {
         result = accept.acceptBody(head, body);
       } catch (error) {
-        fail(request, response, error);
+        fail(request, response, accept, error);
         return;
       }
       if (result instanceof Promise) {
         result.then(
-          (accepted) => succeed(response, accepted),
-          (error: unknown) => fail(request, response, error),
+          (accepted) => succeed(response, accept, accepted),
+          (error: unknown) => fail(request, response, accept, error),
         );
-      } else succeed(response, result);
+      } else succeed(response, accept, result);
     });
   };
 
@@ -105,14 +107,14 @@ export function createInboundListener(
     try {
       checked = accept.checkHead(head);
     } catch (error) {
-      fail(request, response, error);
+      fail(request, response, accept, error);
       return;
     }
     if (checked === undefined) readAndAccept(request, response, accept, head, expectsContinue);
     else {
       checked.then(
         () => readAndAccept(request, response, accept, head, expectsContinue),
-        (error: unknown) => fail(request, response, error),
+        (error: unknown) => fail(request, response, accept, error),
       );
     }
   };

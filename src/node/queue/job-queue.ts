@@ -1,3 +1,7 @@
+// One file, over the usual 250 lines, on purpose: the queue is one closure whose lanes, run
+// slots, retry timers, size and idle waiters change together on every enqueue, run and outcome;
+// split, that state would have to be handed between modules. What stands alone is already out:
+// ConversationLanes (core), CrashQuarantine and the dead-letter log line (beside this file).
 import type { InboundQueue } from "../../core/app/inbound-queue.js";
 import { bufferFullError } from "../../core/app/refusals.js";
 import { errorMessage } from "../../core/channel-error.js";
@@ -6,6 +10,7 @@ import { ConversationLanes } from "../../core/delivery/conversation-lanes.js";
 import { type Job, type JobOutcome, newJob } from "../../core/delivery/job.js";
 import { jobKey, type PendingJobStore } from "../../core/delivery/pending-job-store.js";
 import type { Logger } from "../../core/log/logger.js";
+import type { Metrics } from "../../core/metrics/metrics.js";
 import { CrashQuarantine } from "./crash-quarantine.js";
 import { logDeadLetter } from "./log-dead-letter.js";
 
@@ -25,12 +30,35 @@ export interface JobQueueOptions {
   readonly store?: PendingJobStore;
   readonly logger: Logger;
   readonly now?: () => number;
+  /**
+   * The command that replays a dead letter of this queue's store, for its log line (with a
+   * store only: without one a dead letter is not kept, so nothing can replay it).
+   */
+  readonly replayCommand?: (id: string) => string;
+  /** Told of each accepted message and each run's outcome, for the progress log line. */
+  readonly onEvent?: (event: JobQueueEvent) => void;
+  /** Counts the dead letters the queue makes itself (runs that kept failing unexpectedly); the consumer counts the rest. */
+  readonly metrics?: Metrics;
 }
+
+/** What the queue tells {@link JobQueueOptions.onEvent}: a message accepted, or how a run ended. */
+export type JobQueueEvent = "accepted" | JobOutcome["kind"];
 
 /** The Node runtime's queue. */
 export interface JobQueue extends InboundQueue {
   /** Accepted messages not yet finished. */
   readonly size: number;
+  /** The most it holds: `webhook.buffer_capacity`. */
+  readonly capacity: number;
+  /** Dead letters made since the queue started. */
+  readonly deadLetters: number;
+  /**
+   * Epoch ms at which the oldest unfinished message was accepted, undefined when none is.
+   * Cheap: lanes hold their jobs in acceptance order, so only lane heads are looked at.
+   */
+  oldestAcceptedAt(): number | undefined;
+  /** The error of the last store write when it failed, undefined once a later one succeeded. */
+  readonly storeError: string | undefined;
   /** Adds jobs recovered from the store (after a restart, or replayed dead letters). */
   restore(jobs: readonly Job[]): void;
   /**
@@ -60,6 +88,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   let running = 0;
   let size = 0;
   let stopped = false;
+  let deadLetters = 0;
+  let storeError: string | undefined;
+  const onEvent = options.onEvent ?? (() => undefined);
   let idleWaiters: (() => void)[] = [];
 
   const keyOf = (job: Job) => conversationKey(job.message.channel, job.message.message.conversationId);
@@ -98,10 +129,16 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   /** A store write; the Node stores answer at once, so a promise is only watched for failure. */
   const written = (result: void | Promise<void>, what: string, messageId: string): void => {
     if (result instanceof Promise) {
-      result.catch((error: unknown) => {
-        logger.error(`cannot record ${what}: ${errorMessage(error)}`, { message_id: messageId });
-      });
-    }
+      result.then(
+        () => {
+          storeError = undefined;
+        },
+        (error: unknown) => {
+          storeError = errorMessage(error);
+          logger.error(`cannot record ${what}: ${storeError}`, { message_id: messageId });
+        },
+      );
+    } else if (store !== undefined) storeError = undefined;
   };
 
   const record = (outcome: JobOutcome): void => {
@@ -110,7 +147,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     else if (outcome.kind === "dead") {
       const letter = { job: outcome.job, error: outcome.error, attempts: outcome.job.attempts, diedAt: now() };
       written(store?.bury(letter), "a dead letter", id);
-      logDeadLetter(logger, letter, outcome.reason);
+      deadLetters += 1;
+      logDeadLetter(logger, letter, outcome.reason, store === undefined ? undefined : options.replayCommand);
     } else written(store?.update(outcome.job), "a job's progress", id);
   };
 
@@ -121,9 +159,11 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     } catch (error) {
       // The store could not record the outcome (a locked database): the job stays as it
       // was stored and is tried again, so nothing is lost and the lane moves on.
-      logger.error(`cannot record a job's outcome: ${errorMessage(error)}`, { message_id: outcome.job.message.id });
+      storeError = errorMessage(error);
+      logger.error(`cannot record a job's outcome: ${storeError}`, { message_id: outcome.job.message.id });
       if (outcome.kind !== "retry") outcome = { kind: "retry", job: outcome.job, delayMs: 1_000 };
     }
+    onEvent(outcome.kind);
     if (outcome.kind !== "retry") {
       settle(key);
       return;
@@ -156,6 +196,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     const verdict = quarantine.failed(id);
     if (verdict.kind === "dead") {
       const message = `failed unexpectedly ${verdict.failures} times in a row: ${detail}`;
+      options.metrics?.deadLetter(job.message.channel);
       apply(key, { kind: "dead", job, error: { code: "internal_error", message, retryable: false } });
       return;
     }
@@ -193,23 +234,50 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     get size() {
       return size;
     },
+    capacity,
+    get deadLetters() {
+      return deadLetters;
+    },
+    get storeError() {
+      return storeError;
+    },
+    oldestAcceptedAt() {
+      let oldest: number | undefined;
+      for (const lane of lanes.all()) {
+        const at = lane[0]?.message.receivedAt;
+        if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
+      }
+      return oldest;
+    },
     enqueue(message) {
       if (stopped || size >= capacity) throw bufferFullError();
       size += 1;
       const job = newJob(message);
-      const added = store?.add(job);
+      let added: Promise<void> | undefined;
+      try {
+        added = store?.add(job);
+      } catch (error) {
+        size -= 1;
+        storeError = errorMessage(error);
+        throw error;
+      }
       if (added === undefined) {
+        if (store !== undefined) storeError = undefined;
         add(job);
+        onEvent("accepted");
         pump();
         return undefined;
       }
       return added.then(
         () => {
+          storeError = undefined;
           add(job);
+          onEvent("accepted");
           pump();
         },
         (error: unknown) => {
           size -= 1;
+          storeError = errorMessage(error);
           throw error;
         },
       );

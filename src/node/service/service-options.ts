@@ -32,4 +32,8 @@ export interface ServiceOptions {
    * the service runs with DEFAULT_LISTENER_LIMITS, which docs/security.md lists.
    */
   readonly listenerLimits?: Partial<ListenerLimits>;
+  /** The configuration file (absolute), named in the replay command of each dead-letter line. */
+  readonly configPath?: string;
+  /** Between two `progress` lines; 10 s unless a test shortens it. */
+  readonly progressIntervalMs?: number;
 }

@@ -6,6 +6,7 @@ import type { Config } from "../../core/config/config-schema.js";
 import { envReferences } from "../../core/config/preflight.js";
 import { createChannelRoutes } from "../../core/consumer/channel-routes.js";
 import type { Job, JobOutcome } from "../../core/delivery/job.js";
+import type { Metrics } from "../../core/metrics/metrics.js";
 import { createNodeConsumer } from "../delivery/node-consumer.js";
 import { startDeliveryThread } from "../delivery-thread/delivery-thread.js";
 import type { StateDb } from "../state/sqlite-state.js";
@@ -26,8 +27,15 @@ export interface RunningConsumer {
   close(timeoutMs: number): Promise<void>;
 }
 
-/** Step 2 of a start: the consumer on the main thread, or on the delivery thread with `delivery_thread`. */
-export async function startConsumer(options: ServiceOptions, db: StateDb | undefined): Promise<RunningConsumer> {
+/**
+ * Step 2 of a start: the consumer on the main thread, or on the delivery thread with
+ * `delivery_thread`; either way its events reach `metrics` (the thread sends them over).
+ */
+export async function startConsumer(
+  options: ServiceOptions,
+  db: StateDb | undefined,
+  metrics?: Metrics,
+): Promise<RunningConsumer> {
   const { config, logger } = options;
   const env = options.env ?? (() => undefined);
   if (config.delivery_thread) {
@@ -48,6 +56,7 @@ export async function startConsumer(options: ServiceOptions, db: StateDb | undef
       env: { ...options.deliveryThread.env, ...resolvedVariables(config, env) },
       config,
       logger,
+      ...(metrics === undefined ? {} : { metrics }),
     });
     return {
       run: (job, onProgress) => thread.run(job, onProgress),
@@ -65,6 +74,7 @@ export async function startConsumer(options: ServiceOptions, db: StateDb | undef
     logger,
     env,
     db,
+    ...(metrics === undefined ? {} : { metrics }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.newId === undefined ? {} : { newId: options.newId }),
     ...(options.random === undefined ? {} : { random: options.random }),

@@ -1,29 +1,27 @@
 import { errorMessage } from "../../core/channel-error.js";
 import { type Clock, randomId, systemClock } from "../../core/clock.js";
-import { isLoopbackHost } from "../../core/config/bind-address.js";
 import { channelName } from "../../core/config/validate-config.js";
 import type { Job } from "../../core/delivery/job.js";
 import type { Logger } from "../../core/log/logger.js";
-import { redactUrl } from "../../core/log/redact-url.js";
 import { buildListeners, type PlannedListener } from "../listener/build-listeners.js";
-import { closeServer, listen } from "../listener/listen.js";
+import { closeServer } from "../listener/listen.js";
 import { DEFAULT_LISTENER_LIMITS } from "../listener/listener-limits.js";
+import { type Listener, serveListeners } from "../listener/serve-listeners.js";
+import type { PrometheusMetrics } from "../metrics/prometheus-metrics.js";
+import { createServiceMetrics } from "../metrics/service-metrics.js";
 import { createJobQueue, type JobQueue } from "../queue/job-queue.js";
+import { replayCommandFor } from "../queue/log-dead-letter.js";
 import { channelSecrets } from "./channel-secrets.js";
+import { createNodeReadiness } from "./node-readiness.js";
 import { openState, type ServiceState } from "./open-state.js";
+import { type ProgressLog, startProgressLog } from "./progress-log.js";
 import { applyReload, type LiveSettings, type ReloadInputs, type ReloadResult, variablesOf } from "./reload-service.js";
 import type { ServiceOptions } from "./service-options.js";
 import { type RunningConsumer, startConsumer } from "./start-consumer.js";
 
+export type { Listener } from "../listener/serve-listeners.js";
 export type { ReloadInputs, ReloadResult } from "./reload-service.js";
 export type { ServiceOptions } from "./service-options.js";
-
-/** One listening socket and the channels it serves. */
-export interface Listener {
-  readonly host: string;
-  readonly port: number;
-  readonly channels: readonly string[];
-}
 
 /** What a stop left behind. */
 export interface StopResult {
@@ -64,8 +62,12 @@ interface Parts {
   state?: ServiceState;
   consumer?: RunningConsumer;
   readonly queues: Map<string, JobQueue>;
+  /** Undefined with `observability.metrics: false`. */
+  metrics?: PrometheusMetrics | undefined;
   listeners: readonly PlannedListener[];
   replayTimer?: ReturnType<typeof setInterval>;
+  /** The `progress` line every 10 s while there is traffic. */
+  progress?: ProgressLog;
   shuttingDown: boolean;
 }
 
@@ -90,8 +92,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   try {
     const state = openState(config, logger, clock);
     parts.state = state;
-    consumer = await startConsumer(options, state.db);
+    parts.metrics = createServiceMetrics(config, parts.queues, state.db, clock);
+    consumer = await startConsumer(options, state.db, parts.metrics);
     parts.consumer = consumer;
+    parts.progress = startProgressLog({
+      logger,
+      queues: () => parts.queues.values(),
+      now: () => clock.now(),
+      ...(options.progressIntervalMs === undefined ? {} : { intervalMs: options.progressIntervalMs }),
+    });
     buildQueues(parts, options, clock, state, consumer);
     resume(parts, logger);
     parts.listeners = buildListeners(
@@ -104,11 +113,19 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         newId: options.newId ?? randomId,
         logger,
         idempotency: state.idempotency,
+        ...(parts.metrics === undefined ? {} : { metrics: parts.metrics, metricsEndpoint: parts.metrics.respond }),
         isShuttingDown: () => parts.shuttingDown,
+        readiness: createNodeReadiness({
+          queues: () => parts.queues.values(),
+          db: state.db,
+          isShuttingDown: () => parts.shuttingDown,
+          deliveryThread: config.delivery_thread,
+          now: () => clock.now(),
+        }),
       },
       { ...DEFAULT_LISTENER_LIMITS, ...options.listenerLimits },
     );
-    served = await serve(parts.listeners, logger);
+    served = await serveListeners(parts.listeners, logger);
   } catch (error) {
     await stopParts(parts, 0);
     throw error;
@@ -147,6 +164,9 @@ function buildQueues(
       ...(state.durable === undefined ? {} : { store: state.durable }),
       logger: options.logger,
       now: () => clock.now(),
+      onEvent: (event) => parts.progress?.record(event),
+      replayCommand: replayCommandFor(options.configPath),
+      ...(parts.metrics === undefined ? {} : { metrics: parts.metrics }),
     });
     parts.queues.set(channelName(channel), queue);
   }
@@ -191,29 +211,6 @@ function resume(parts: Parts, logger: Logger): void {
   parts.replayTimer.unref();
 }
 
-/** Step 5: every listener listens, and says where. */
-async function serve(planned: readonly PlannedListener[], logger: Logger): Promise<Listener[]> {
-  const listeners: Listener[] = [];
-  for (const { bind, channels, host, port: wanted, server } of planned) {
-    const port = await listen(server, host, wanted);
-    listeners.push({ host, port, channels: channels.map(channelName) });
-    if (!isLoopbackHost(host)) {
-      logger.warn(
-        "bind is not loopback: the Bearer secret would cross the network in cleartext; put a TLS-terminating proxy in front and bind to 127.0.0.1",
-        { bind },
-      );
-    }
-    for (const channel of channels) {
-      logger.info("listening", {
-        channel: channelName(channel),
-        url: `http://${host.includes(":") ? `[${host}]` : host}:${port}${channel.webhook.path}`,
-        outbound_url: redactUrl(channel.webhook.outbound_url),
-      });
-    }
-  }
-  return listeners;
-}
-
 /**
  * The stop, also the rollback of a failed start: refuse new messages, let accepted ones
  * finish (up to `timeoutMs`), close the sockets, then the consumer, then the database.
@@ -223,6 +220,9 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   parts.shuttingDown = true;
   clearInterval(parts.replayTimer);
   const left = (await Promise.all([...parts.queues.values()].map((queue) => queue.drain(timeoutMs)))).flat();
+  // The last interval's counts, so that a stop does not swallow them.
+  parts.progress?.flush();
+  parts.progress?.stop();
   await Promise.all(parts.listeners.map(({ server }) => closeServer(server)));
   // Runs still in flight were given up on when the wait ended; the delivery thread gets
   // what is left of it, but at least a short grace, to close its connections and database.

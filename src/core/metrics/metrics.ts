@@ -1,0 +1,21 @@
+/**
+ * What the service counts and times, as events. The core calls these on its hot paths, so
+ * each is one call with plain arguments (no label objects): an implementation keeps whatever
+ * it needs per channel itself. Durations are in seconds, as Prometheus wants them.
+ */
+export interface Metrics {
+  /** A request to a channel's path was answered with HTTP status `code`. */
+  request(channel: string, code: number): void;
+  /** A message was accepted (queued; its 200 is being sent). */
+  accepted(channel: string): void;
+  /** One reply POST succeeded, taking `seconds`. */
+  delivered(channel: string, seconds: number): void;
+  /** A reply POST failed and will be tried again. */
+  retry(channel: string): void;
+  /** The brain was asked (memory, call and rendering), taking `seconds`. */
+  brainCall(channel: string, brain: string, ok: boolean, seconds: number): void;
+  /** A message was given up on and dead-lettered. */
+  deadLetter(channel: string): void;
+  /** A message was finished: `seconds` from its acceptance to its last reply delivered. */
+  endToEnd(channel: string, seconds: number): void;
+}

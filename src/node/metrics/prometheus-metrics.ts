@@ -1,0 +1,240 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { Metrics } from "../../core/metrics/metrics.js";
+
+/** What a scrape reads from one channel's job queue. */
+export interface QueueGaugeSource {
+  /** Accepted messages not yet finished. */
+  readonly size: number;
+  readonly capacity: number;
+  /** When the oldest unfinished message was accepted (epoch ms); undefined when none is. */
+  oldestAcceptedAt(): number | undefined;
+}
+
+/** What the Prometheus metrics read at scrape time. */
+export interface PrometheusMetricsOptions {
+  /** The job queue of each channel, by name. */
+  readonly queues: () => ReadonlyMap<string, QueueGaugeSource>;
+  /** Dead letters stored now, by channel; undefined: those counted since start. */
+  readonly storedDeadLetters?: () => ReadonlyMap<string, number>;
+  readonly now: () => number;
+  /** The configured channels, whose counters start at 0 before their first event. */
+  readonly channels: readonly string[];
+}
+
+/** The Node metrics: the core's events in a prom-client registry of the service's own. */
+export interface PrometheusMetrics extends Metrics {
+  readonly registry: Registry;
+  /** The exposition of `GET /metrics`. */
+  respond(): Promise<Response>;
+}
+
+/** Seconds buckets from 5 ms to a minute: brains and receivers range from local to slow LLMs. */
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** End to end includes retries, so its buckets reach an hour. */
+const END_TO_END_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+
+type Timer = ReturnType<Histogram<string>["labels"]>;
+
+/**
+ * One channel's counts and bound histogram children. Counters are plain numbers, copied into
+ * prom-client at scrape time: its `inc` hashes and checks the labels on every call, which the
+ * hot path is spared (each message costs a few additions and three histogram observations).
+ */
+interface ChannelSeries {
+  readonly requests: Map<number, number>;
+  accepted: number;
+  delivered: number;
+  retries: number;
+  deadLetters: number;
+  readonly deliveryDuration: Timer;
+  readonly endToEnd: Timer;
+  readonly brains: Map<string, { ok: number; error: number; readonly duration: Timer }>;
+}
+
+/**
+ * Builds the Node metrics with the series of docs/operations.md, and the default process
+ * metrics, in a registry of their own (so that two services in one process never collide).
+ * Queue gauges and stored dead letters are read at scrape time, costing the hot path nothing.
+ */
+export function createPrometheusMetrics(options: PrometheusMetricsOptions): PrometheusMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry });
+  const series = new Map<string, ChannelSeries>();
+  /** A counter whose samples are copied from `series` when scraped. */
+  const counter = (
+    name: string,
+    help: string,
+    labelNames: string[],
+    copy: (set: (labels: Record<string, string>, value: number) => void) => void,
+  ): void => {
+    new Counter({
+      name,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        copy((labels, value) => this.inc(labels, value));
+      },
+    });
+  };
+  const perChannel = (name: string, help: string, read: (bound: ChannelSeries) => number): void =>
+    counter(name, help, ["channel"], (set) => {
+      for (const [channel, bound] of series) set({ channel }, read(bound));
+    });
+  const histogram = (name: string, help: string, labelNames: string[], buckets: number[]): Histogram<string> =>
+    new Histogram({ name, help, labelNames, buckets, registers });
+
+  counter(
+    "webhook_channel_requests_total",
+    "Answers on a channel's path, by HTTP status.",
+    ["channel", "code"],
+    (set) => {
+      for (const [channel, bound] of series) {
+        for (const [code, value] of bound.requests) set({ channel, code: String(code) }, value);
+      }
+    },
+  );
+  perChannel("webhook_channel_messages_accepted_total", "Messages accepted.", (bound) => bound.accepted);
+  perChannel("webhook_channel_replies_delivered_total", "Reply POSTs that succeeded.", (bound) => bound.delivered);
+  perChannel("webhook_channel_reply_retries_total", "Reply POSTs that will be tried again.", (bound) => bound.retries);
+  counter(
+    "webhook_channel_brain_calls_total",
+    "Brain calls, by result (ok or error).",
+    ["channel", "brain", "result"],
+    (set) => {
+      for (const [channel, bound] of series) {
+        for (const [brain, calls] of bound.brains) {
+          set({ channel, brain, result: "ok" }, calls.ok);
+          set({ channel, brain, result: "error" }, calls.error);
+        }
+      }
+    },
+  );
+  perChannel("webhook_channel_dead_letters_total", "Messages dead-lettered since start.", (bound) => bound.deadLetters);
+  const brainDuration = histogram(
+    "webhook_channel_brain_duration_seconds",
+    "Time to answer a message with the brain (memory, call, rendering).",
+    ["channel", "brain"],
+    BUCKETS,
+  );
+  const deliveryDuration = histogram(
+    "webhook_channel_delivery_duration_seconds",
+    "Time of one successful reply POST.",
+    ["channel"],
+    BUCKETS,
+  );
+  const endToEnd = histogram(
+    "webhook_channel_end_to_end_seconds",
+    "From a message's acceptance to its last reply delivered.",
+    ["channel"],
+    END_TO_END_BUCKETS,
+  );
+
+  const seriesOf = (channel: string): ChannelSeries => {
+    let found = series.get(channel);
+    if (found === undefined) {
+      found = {
+        requests: new Map(),
+        accepted: 0,
+        delivered: 0,
+        retries: 0,
+        deadLetters: 0,
+        deliveryDuration: deliveryDuration.labels(channel),
+        endToEnd: endToEnd.labels(channel),
+        brains: new Map(),
+      };
+      series.set(channel, found);
+    }
+    return found;
+  };
+  // Every configured channel shows its counters at 0 from the start, so rate() and alerts see the first event.
+  for (const channel of options.channels) seriesOf(channel);
+
+  new Gauge({
+    name: "webhook_channel_queue_depth",
+    help: "Accepted messages not yet finished (waiting, running or waiting to retry).",
+    labelNames: ["channel"],
+    registers,
+    collect() {
+      for (const [channel, queue] of options.queues()) this.set({ channel }, queue.size);
+    },
+  });
+  new Gauge({
+    name: "webhook_channel_queue_capacity",
+    help: "Unfinished messages a channel holds at most (buffer_capacity).",
+    labelNames: ["channel"],
+    registers,
+    collect() {
+      for (const [channel, queue] of options.queues()) this.set({ channel }, queue.capacity);
+    },
+  });
+  new Gauge({
+    name: "webhook_channel_oldest_pending_seconds",
+    help: "Age of the oldest accepted message not yet finished; 0 when none.",
+    registers,
+    collect() {
+      let oldest: number | undefined;
+      for (const queue of options.queues().values()) {
+        const at = queue.oldestAcceptedAt();
+        if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
+      }
+      this.set(oldest === undefined ? 0 : Math.max(0, (options.now() - oldest) / 1000));
+    },
+  });
+  const { storedDeadLetters } = options;
+  new Gauge({
+    name: "webhook_channel_dead_letters",
+    help: "Dead letters stored now (state_dir), or dead-lettered since start without one.",
+    labelNames: ["channel"],
+    registers,
+    collect() {
+      const stored = storedDeadLetters?.();
+      for (const channel of options.queues().keys()) {
+        const count = stored === undefined ? (series.get(channel)?.deadLetters ?? 0) : (stored.get(channel) ?? 0);
+        this.set({ channel }, count);
+      }
+    },
+  });
+
+  return {
+    registry,
+    async respond() {
+      const body = await registry.metrics();
+      return new Response(body, { headers: { "content-type": registry.contentType } });
+    },
+    request(channel, code) {
+      const { requests } = seriesOf(channel);
+      requests.set(code, (requests.get(code) ?? 0) + 1);
+    },
+    accepted(channel) {
+      seriesOf(channel).accepted += 1;
+    },
+    delivered(channel, seconds) {
+      const bound = seriesOf(channel);
+      bound.delivered += 1;
+      bound.deliveryDuration.observe(seconds);
+    },
+    retry(channel) {
+      seriesOf(channel).retries += 1;
+    },
+    brainCall(channel, brain, ok, seconds) {
+      const { brains } = seriesOf(channel);
+      let bound = brains.get(brain);
+      if (bound === undefined) {
+        bound = { ok: 0, error: 0, duration: brainDuration.labels(channel, brain) };
+        brains.set(brain, bound);
+      }
+      if (ok) bound.ok += 1;
+      else bound.error += 1;
+      bound.duration.observe(seconds);
+    },
+    deadLetter(channel) {
+      seriesOf(channel).deadLetters += 1;
+    },
+    endToEnd(channel, seconds) {
+      seriesOf(channel).endToEnd.observe(seconds);
+    },
+  };
+}

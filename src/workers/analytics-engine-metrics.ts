@@ -1,0 +1,55 @@
+import type { Metrics } from "../core/metrics/metrics.js";
+import { noopMetrics } from "../core/metrics/noop-metrics.js";
+
+/** The part of a Workers Analytics Engine dataset binding that metrics use. */
+export interface DataPointWriter {
+  writeDataPoint(point: { blobs?: string[]; doubles?: number[]; indexes?: string[] }): void;
+}
+
+/**
+ * The core's metric events as Analytics Engine data points, one per event, the same layout
+ * for all (docs/operations.md gives the SQL for each Node series):
+ * - `blob1` the event: `request`, `accepted`, `delivered`, `retry`, `brain_call`,
+ *   `dead_letter`, `end_to_end`; `blob2` the channel;
+ * - `blob3` the HTTP status (`request`) or the brain (`brain_call`); `blob4` `ok` or `error`
+ *   (`brain_call`);
+ * - `double1` the count (always 1; sum `_sample_interval` for totals), `double2` seconds
+ *   (`delivered`, `brain_call`, `end_to_end`);
+ * - `index1` the channel, so that sampling keeps each channel's share.
+ * A write never throws into the message path: the platform buffers points, and a metric
+ * that cannot be written is not worth a failed request.
+ */
+export function createAnalyticsEngineMetrics(dataset: DataPointWriter): Metrics {
+  const write = (event: string, channel: string, seconds = 0, detail = "", result = ""): void => {
+    try {
+      dataset.writeDataPoint({ blobs: [event, channel, detail, result], doubles: [1, seconds], indexes: [channel] });
+    } catch {
+      // See above: metrics are best effort.
+    }
+  };
+  return {
+    request: (channel, code) => write("request", channel, 0, String(code)),
+    accepted: (channel) => write("accepted", channel),
+    delivered: (channel, seconds) => write("delivered", channel, seconds),
+    retry: (channel) => write("retry", channel),
+    brainCall: (channel, brain, ok, seconds) => write("brain_call", channel, seconds, brain, ok ? "ok" : "error"),
+    deadLetter: (channel) => write("dead_letter", channel),
+    endToEnd: (channel, seconds) => write("end_to_end", channel, seconds),
+  };
+}
+
+/** The metrics of a Worker environment: to the `METRICS` dataset when bound, else nowhere. */
+export function metricsOf(env: Readonly<Record<string, unknown>>): Metrics {
+  const binding = env.METRICS;
+  if (binding !== null && typeof binding === "object" && "writeDataPoint" in binding) {
+    const { writeDataPoint } = binding;
+    if (typeof writeDataPoint === "function") {
+      return createAnalyticsEngineMetrics({
+        writeDataPoint: (point) => {
+          writeDataPoint.call(binding, point);
+        },
+      });
+    }
+  }
+  return noopMetrics;
+}

@@ -1,0 +1,94 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../../../src/core/log/logger.js";
+import { createJobQueue } from "../../../src/node/queue/job-queue.js";
+import { createNodeReadiness } from "../../../src/node/service/node-readiness.js";
+import { openStateDb } from "../../../src/node/state/sqlite-state.js";
+import { type ServiceHarness, startHarness } from "../../support/node-service.js";
+import { waitFor } from "../../support/wait-for.js";
+
+let harness: ServiceHarness | undefined;
+
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+async function readyz(method = "GET"): Promise<{ status: number; body: Record<string, unknown> | undefined }> {
+  const response = await fetch(`${harness?.baseUrl}/readyz`, { method });
+  const text = await response.text();
+  return { status: response.status, body: text === "" ? undefined : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+describe("GET /readyz on Node", () => {
+  it("answers ready with an empty queue, the state mode and the delivery thread", async () => {
+    harness = await startHarness({ buffer_capacity: 7 });
+    expect(await readyz()).toEqual({
+      status: 200,
+      body: {
+        status: "ready",
+        queue: { depth: 0, capacity: 7, oldest_pending_ms: 0 },
+        dead_letters: 0,
+        state: "memory",
+        delivery_thread: "off",
+      },
+    });
+    expect(await readyz("HEAD")).toEqual({ status: 200, body: undefined });
+  });
+
+  it("answers 503 full while the buffer is full, with the age of the oldest pending message", async () => {
+    harness = await startHarness(
+      { buffer_capacity: 1, delivery: { initial_delay_ms: 60_000, max_attempts: 5 } },
+      { status: () => 503 },
+    );
+    expect((await harness.post({ sender_id: "a", text: "stuck" })).status).toBe(200);
+    const replies = harness.replies;
+    await waitFor(() => replies[0], 5_000, "the first attempt");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const { status, body } = await readyz();
+    expect(status).toBe(503);
+    expect(body).toMatchObject({ status: "full", queue: { depth: 1, capacity: 1 } });
+    expect((body?.queue as { oldest_pending_ms: number } | undefined)?.oldest_pending_ms).toBeGreaterThan(0);
+  });
+
+  it("answers 503 draining once the stop began", async () => {
+    harness = await startHarness({ delivery: { initial_delay_ms: 60_000 } }, { status: () => 503 });
+    expect((await harness.post({ sender_id: "a", text: "pending" })).status).toBe(200);
+    const stopping = harness.service.stop(500);
+    const { status, body } = await readyz();
+    expect(status).toBe(503);
+    expect(body?.status).toBe("draining");
+    await stopping;
+  });
+
+  it("counts dead letters kept in SQLite with state_dir", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-ready-"));
+    harness = await startHarness({ delivery: { max_attempts: 1 } }, { status: () => 400 }, { state_dir: stateDir });
+    expect((await harness.post({ sender_id: "a", text: "refused" })).status).toBe(200);
+    let body: Record<string, unknown> | undefined;
+    for (let tries = 0; tries < 100 && body?.dead_letters !== 1; tries += 1) {
+      body = (await readyz()).body;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(body).toMatchObject({ status: "ready", dead_letters: 1, state: "sqlite" });
+  });
+});
+
+describe("createNodeReadiness", () => {
+  it("reports unavailable when the state database cannot be written", async () => {
+    const db = openStateDb(await mkdtemp(join(tmpdir(), "webhook-channel-ready-")));
+    const queue = createJobQueue({ capacity: 10, run: () => new Promise(() => undefined), logger: silentLogger });
+    const readiness = createNodeReadiness({
+      queues: () => [queue],
+      db,
+      isShuttingDown: () => false,
+      deliveryThread: false,
+      now: () => 0,
+    });
+    expect(await readiness.report()).toMatchObject({ status: "ready", state: "sqlite" });
+    db.close();
+    expect(await readiness.report()).toMatchObject({ status: "unavailable" });
+  });
+});
