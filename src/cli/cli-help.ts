@@ -11,9 +11,14 @@ export const USAGE = `usage: ${CLI} <command> [options]
 
   serve [--config <file>]                         start the service
   config check [--preflight] [[--config] <file>]  validate a configuration file
-  dead-letters list [--json] [--config <file>]    show the dead letters kept in state_dir
-  dead-letters replay (--id <id>... | --all) [--config <file>]
+  dead-letters list [--json] [--config <file> | --url <base URL>]
+                                                  show the dead letters (state_dir or admin API)
+  dead-letters show --id <id> [--json] [--config <file> | --url <base URL>]
+                                                  show one dead letter in full
+  dead-letters replay (--id <id>... | --all) [--config <file> | --url <base URL>]
                                                   re-queue dead letters
+  dead-letters delete --id <id>... [--config <file> | --url <base URL>]
+                                                  forget dead letters
   secret                                          print a new random inbound secret
   schema                                          print the configuration's JSON Schema
 
@@ -34,19 +39,52 @@ options:
   -h, --help           print this help
 `;
 
-const DEAD_LETTERS_LIST = `usage: ${CLI} dead-letters list [--json] [--config <file>]
+/** The options that point a dead-letters action at a running service instead of state_dir. */
+const REMOTE_OPTIONS = `      --url <base URL> a running service's admin API (e.g. http://127.0.0.1:8090) instead of
+                       state_dir; needs admin.token_env in its configuration
+      --admin-token-env <NAME>
+                       the variable holding the admin secret (default WEBHOOK_ADMIN_SECRET)`;
 
-Shows the dead letters kept in state_dir, oldest first: a table for people (times in UTC),
-or with --json one JSON object per line. Exit 0, or 1 when the configuration has no state_dir.
+const DEAD_LETTERS_LIST = `usage: ${CLI} dead-letters list [--json] [--config <file> | --url <base URL>]
+
+Shows the dead letters kept in state_dir (or, with --url, those of a running service), oldest
+first: a table for people (times in UTC), or with --json one JSON object per line (with --url:
+the admin API's {"items":[...],"next_cursor":null}). Exit 0, or 1 when the configuration has
+no state_dir or the service cannot be asked.
 
 options:
   -c, --config <file>  configuration file naming state_dir (default ${DEFAULT_CONFIG_PATH})
       --json           one JSON object per dead letter and line: id, channel, conversation_id,
                        message_id, failed_at, attempts, stage, error, message, replies
+${REMOTE_OPTIONS}
   -h, --help           print this help
 `;
 
-const DEAD_LETTERS_REPLAY = `usage: ${CLI} dead-letters replay (--id <id>... | --all) [--config <file>]
+const DEAD_LETTERS_SHOW = `usage: ${CLI} dead-letters show --id <id> [--json] [--config <file> | --url <base URL>]
+
+Shows one dead letter: its table line and the whole item, or with --json the item alone (the
+admin API's JSON). Exit 0, or 1 when there is no dead letter with this id.
+
+options:
+      --id <id>        the dead letter's id, as dead-letters list shows it
+      --json           the item only, on one line
+  -c, --config <file>  configuration file naming state_dir (default ${DEFAULT_CONFIG_PATH})
+${REMOTE_OPTIONS}
+  -h, --help           print this help
+`;
+
+const DEAD_LETTERS_DELETE = `usage: ${CLI} dead-letters delete --id <id>... [--config <file> | --url <base URL>]
+
+Forgets dead letters for good. Exit 0, or 1 when an id was not found.
+
+options:
+      --id <id>        a dead letter's id, as dead-letters list shows it; repeatable
+  -c, --config <file>  configuration file naming state_dir (default ${DEFAULT_CONFIG_PATH})
+${REMOTE_OPTIONS}
+  -h, --help           print this help
+`;
+
+const DEAD_LETTERS_REPLAY = `usage: ${CLI} dead-letters replay (--id <id>... | --all) [--config <file> | --url <base URL>]
 
 Re-queues dead letters with fresh attempts; replies the brain already gave keep their ids and
 the brain is not asked again. A running service picks them up within a second, a stopped one
@@ -55,16 +93,21 @@ at its next start. Exit 0, or 1 when an id was not found or nothing was re-queue
 options:
       --id <id>        a dead letter's id, as dead-letters list shows it; repeatable
       --all            every dead letter
+      --json           with --url: print the admin API's {"replayed":n}
   -c, --config <file>  configuration file naming state_dir (default ${DEFAULT_CONFIG_PATH})
+${REMOTE_OPTIONS}
   -h, --help           print this help
 `;
 
 const DEAD_LETTERS = `usage:
-  ${CLI} dead-letters list [--json] [--config <file>]
-  ${CLI} dead-letters replay (--id <id>... | --all) [--config <file>]
+  ${CLI} dead-letters list [--json] [--config <file> | --url <base URL>]
+  ${CLI} dead-letters show --id <id> [--json] [--config <file> | --url <base URL>]
+  ${CLI} dead-letters replay (--id <id>... | --all) [--config <file> | --url <base URL>]
+  ${CLI} dead-letters delete --id <id>... [--config <file> | --url <base URL>]
 
-Dead letters are messages or replies that exhausted their attempts; they are kept only with
-a state_dir. See ${CLI} dead-letters list --help and dead-letters replay --help.
+Dead letters are messages or replies that exhausted their attempts; they are kept in state_dir,
+or, with admin.token_env, in the running service's memory and reachable with --url. See
+${CLI} dead-letters <action> --help.
 `;
 
 const CONFIG = `usage: ${CLI} config check [--preflight] [--config <file> | <file>]
@@ -97,7 +140,9 @@ export const COMMAND_HELP: Readonly<Record<string, string>> = {
   "config check": CONFIG_CHECK,
   "dead-letters": DEAD_LETTERS,
   "dead-letters list": DEAD_LETTERS_LIST,
+  "dead-letters show": DEAD_LETTERS_SHOW,
   "dead-letters replay": DEAD_LETTERS_REPLAY,
+  "dead-letters delete": DEAD_LETTERS_DELETE,
   secret: SECRET,
   schema: SCHEMA,
 };

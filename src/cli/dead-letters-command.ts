@@ -1,25 +1,31 @@
 import { parseArgs } from "node:util";
 import { formatProblem } from "../core/config/config-problem.js";
+import { createSqliteDeadLetters } from "../node/admin/sqlite-dead-letters.js";
 import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { listDeadLetters, replayDeadLetters } from "../node/state/dead-letters.js";
 import { openStateDb } from "../node/state/sqlite-state.js";
+import { createAdminClient, DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
+import { type DeadLettersRequest, runDeadLettersAction } from "./dead-letters-actions.js";
 import { deadLetterItem, formatDeadLetterTable } from "./dead-letters-table.js";
 import type { CliIo } from "./run-cli.js";
 
 /** Thrown for a usage error, which the CLI turns into exit status 2. */
 export class UsageError extends Error {}
 
+const ACTIONS: readonly string[] = ["list", "show", "replay", "delete"];
+
 /**
- * `dead-letters list [--json] | replay (--id <id>...|--all)`, each with `[--config <file>]`:
- * shows (a table, or JSON lines) or re-queues the dead letters kept in `state_dir`. Exit 0 on
- * success, 1 when there is nothing to act on.
+ * `dead-letters list [--json] | show --id <id> | replay (--id <id>...|--all) | delete --id <id>...`,
+ * each with `[--config <file>]` (the dead letters kept in `state_dir`) or `--url <base URL>`
+ * (a running service's admin API, secret from `--admin-token-env`). Exit 0 on success, 1 when
+ * there is nothing to act on.
  */
 export async function runDeadLetters(args: readonly string[], io: CliIo): Promise<number> {
   const [action, ...rest] = args;
-  if (action !== "list" && action !== "replay") {
+  if (action !== "list" && action !== "show" && action !== "replay" && action !== "delete") {
     throw new UsageError(
-      action === undefined ? "missing 'list' or 'replay'" : `unknown action 'dead-letters ${action}'`,
+      action === undefined ? `missing one of ${ACTIONS.join(", ")}` : `unknown action 'dead-letters ${action}'`,
     );
   }
   const { values } = parseArgs({
@@ -29,15 +35,39 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
       id: { type: "string", multiple: true },
       all: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
+      url: { type: "string" },
+      "admin-token-env": { type: "string" },
     },
     strict: true,
     allowPositionals: false,
   });
   const ids = values.id ?? [];
   if (action === "list" && (ids.length > 0 || values.all)) throw new UsageError("list takes no --id or --all");
-  if (action === "replay" && values.json) throw new UsageError("--json is for list");
+  if (action === "replay" && values.json && values.url === undefined) throw new UsageError("--json is for list");
   if (action === "replay" && (ids.length === 0) === !values.all) {
     throw new UsageError("replay needs either --id <id> (repeatable) or --all");
+  }
+  if (action === "show" && (ids.length !== 1 || values.all)) throw new UsageError("show needs one --id <id>");
+  if (action === "delete" && (ids.length === 0 || values.all))
+    throw new UsageError("delete needs --id <id> (repeatable)");
+  if (action === "delete" && values.json) throw new UsageError("--json is for list, show and replay");
+  if (values.url !== undefined && values.config !== undefined) throw new UsageError("give either --url or --config");
+  const request: DeadLettersRequest = { action, ids, all: values.all, json: values.json };
+  if (values.url !== undefined) {
+    const variable = values["admin-token-env"] ?? DEFAULT_ADMIN_TOKEN_ENV;
+    const secret = io.env[variable];
+    if (secret === undefined || secret === "") {
+      io.err(
+        `environment variable ${variable} is not set: it must hold the service's admin secret (admin.token_env)\n`,
+      );
+      return 1;
+    }
+    try {
+      return await runDeadLettersAction(createAdminClient(values.url, secret), request, io);
+    } catch (error) {
+      io.err(`${values.url}: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 1;
+    }
   }
   const file = values.config ?? DEFAULT_CONFIG_PATH;
   const result = await readConfigFile(file);
@@ -54,6 +84,9 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
   }
   const db = openStateDb(stateDir);
   try {
+    if (action === "show" || action === "delete") {
+      return await runDeadLettersAction(createSqliteDeadLetters(db), request, io);
+    }
     if (action === "list") {
       const items = listDeadLetters(db).map(deadLetterItem);
       if (values.json) for (const item of items) io.out(`${JSON.stringify(item)}\n`);

@@ -23,7 +23,7 @@ export const EXIT_USAGE = 2;
 /** Commands with subcommands, and those subcommands: their help is looked up as "config check". */
 const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   config: ["check"],
-  "dead-letters": ["list", "replay"],
+  "dead-letters": ["list", "show", "replay", "delete"],
 };
 
 /** Runs one CLI invocation and resolves with its exit status. */

@@ -71,5 +71,12 @@ export async function loadServiceInputs(configPath: string, processEnv: ProcessE
       fields: { variable },
     });
   }
+  const adminVariable = config.admin?.token_env;
+  if (adminVariable !== undefined && !unreadable.has(adminVariable) && (env(adminVariable) ?? "") === "") {
+    errors.push({
+      msg: `environment variable ${adminVariable} (admin.token_env) is not set or empty: it must hold the admin secret. Generate one with: export ${adminVariable}="$(npx webhook-channel secret)"`,
+      fields: { variable: adminVariable },
+    });
+  }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config, secrets, env };
 }

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { type AdminDeps, mountAdminRoutes } from "../admin/admin-routes.js";
 import type { AuthFailureLimiter } from "../auth-limit/auth-failure-limiter.js";
 import { noopAuthFailureLimiter } from "../auth-limit/noop-auth-failure-limiter.js";
 import { ChannelError } from "../channel-error.js";
@@ -55,6 +56,11 @@ export interface AppDeps {
    * path is a 404. The core never knows the format: the Node adapter hands in prom-client's.
    */
   readonly metricsEndpoint?: () => Promise<Response>;
+  /**
+   * The admin API (`/admin/dead-letters`), behind its own secret; without it every `/admin/`
+   * path is a 404, as if it did not exist.
+   */
+  readonly admin?: AdminDeps;
 }
 
 /**
@@ -85,6 +91,8 @@ export function createApp(deps: AppDeps, accepts: ReadonlyMap<string, AcceptMess
     app.get(METRICS_PATH, () => metricsEndpoint());
     app.all(METRICS_PATH, () => methodNotAllowed("GET, HEAD"));
   }
+
+  if (deps.admin !== undefined) mountAdminRoutes(app, deps.admin);
 
   for (const channel of deps.channels) {
     const accept = accepts.get(channelName(channel));

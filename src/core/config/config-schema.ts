@@ -19,6 +19,10 @@ export const HEALTH_PATH = "/healthz";
 export const READY_PATH = "/readyz";
 /** The reserved metrics path (Node's Prometheus exposition); no channel may use it. */
 export const METRICS_PATH = "/metrics";
+/** Dead letters kept per channel when `admin.max_dead_letters` is not set. */
+export const DEFAULT_MAX_DEAD_LETTERS = 10_000;
+/** Where the admin API lives; every path under it is 404 without `admin`. */
+export const ADMIN_PATH_PREFIX = "/admin/";
 
 const PATH_CHARS = /^\/[A-Za-z0-9._~/-]*$/;
 
@@ -200,6 +204,24 @@ export const configSchema = z
       })
       .prefault({})
       .describe("What the service exposes for monitoring; see docs/operations.md."),
+    admin: z
+      .strictObject({
+        token_env: z
+          .string({ error: "must be an environment variable name" })
+          .min(1, { error: "must be an environment variable name" })
+          .describe(
+            "Environment variable (or NAME_FILE) holding the admin secret that /admin/ requests send as Authorization: Bearer. Must differ from every channel secret.",
+          ),
+        max_dead_letters: z
+          .int({ error: "must be a whole number" })
+          .min(1, { error: "must be 1 or more" })
+          .default(DEFAULT_MAX_DEAD_LETTERS)
+          .describe("Dead letters kept per channel; beyond that the oldest is dropped, with a warning."),
+      })
+      .optional()
+      .describe(
+        "Node only for now: turns on the admin API (/admin/dead-letters); absent, every /admin/ path is 404. See docs/operations.md.",
+      ),
   })
   .describe("webhook-channel configuration");
 

@@ -91,7 +91,39 @@ export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
       });
     }
   }
+  const shared = adminSecretSharedProblem(config, env);
+  if (shared !== undefined) problems.push(shared);
   return problems;
+}
+
+/**
+ * The admin secret may not be a channel's: whoever holds a channel secret (every client of
+ * that channel) would otherwise read, replay and delete every channel's dead letters.
+ */
+function adminSecretSharedProblem(config: Config, env: EnvLookup): ConfigProblem | undefined {
+  const variable = config.admin?.token_env;
+  if (variable === undefined) return undefined;
+  const read = (name: string): string | undefined => {
+    try {
+      return env(name);
+    } catch {
+      // Unreadable variables are reported above, by name.
+      return undefined;
+    }
+  };
+  const admin = read(variable);
+  if (admin === undefined || admin === "") return undefined;
+  for (const channel of config.channels) {
+    const value = read(channel.token_env);
+    const secrets = value === undefined ? undefined : parseInboundSecrets(value, channel.token_env);
+    if (secrets === undefined || isChannelError(secrets) || !secrets.includes(admin)) continue;
+    return {
+      path: "admin.token_env",
+      message: `environment variable ${variable} holds the same secret as ${channel.token_env}, a channel's inbound secret`,
+      fix: `export ${variable}="$(npx webhook-channel secret)" (a new secret, known to operators only)`,
+    };
+  }
+  return undefined;
 }
 
 /**
@@ -102,6 +134,9 @@ export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
 function fixForUnset(path: string, variable: string): string {
   if (CHANNEL_TOKEN.test(path)) {
     return `export ${variable}="$(npx webhook-channel secret)" (a new inbound secret; give the same value to the clients)`;
+  }
+  if (path === "admin.token_env") {
+    return `export ${variable}="$(npx webhook-channel secret)" (a new admin secret, not any channel's)`;
   }
   const key = path.slice(path.lastIndexOf(".") + 1);
   switch (key) {

@@ -7,6 +7,7 @@ import { bufferFullError } from "../../core/app/refusals.js";
 import { errorMessage } from "../../core/channel-error.js";
 import { conversationKey } from "../../core/conversation/conversation-store.js";
 import { ConversationLanes } from "../../core/delivery/conversation-lanes.js";
+import type { DeadLetter } from "../../core/delivery/dead-letter.js";
 import { type Job, type JobOutcome, newJob } from "../../core/delivery/job.js";
 import { jobKey, type PendingJobStore } from "../../core/delivery/pending-job-store.js";
 import type { Logger } from "../../core/log/logger.js";
@@ -37,6 +38,8 @@ export interface JobQueueOptions {
   readonly replayCommand?: (id: string) => string;
   /** Told of each accepted message and each run's outcome, for the progress log line. */
   readonly onEvent?: (event: JobQueueEvent) => void;
+  /** Told of each dead letter once it is recorded: the admin API keeps or trims them. */
+  readonly onDeadLetter?: (letter: DeadLetter) => void;
   /** Counts the dead letters the queue makes itself (runs that kept failing unexpectedly); the consumer counts the rest. */
   readonly metrics?: Metrics;
 }
@@ -149,6 +152,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       written(store?.bury(letter), "a dead letter", id);
       deadLetters += 1;
       logDeadLetter(logger, letter, outcome.reason, store === undefined ? undefined : options.replayCommand);
+      options.onDeadLetter?.(letter);
     } else written(store?.update(outcome.job), "a job's progress", id);
   };
 

@@ -3,6 +3,7 @@ import { type Clock, randomId, systemClock } from "../../core/clock.js";
 import { channelName } from "../../core/config/validate-config.js";
 import type { Job } from "../../core/delivery/job.js";
 import type { Logger } from "../../core/log/logger.js";
+import { createNodeAdmin, type NodeAdmin } from "../admin/node-admin.js";
 import { buildListeners, type PlannedListener } from "../listener/build-listeners.js";
 import { closeServer } from "../listener/listen.js";
 import { DEFAULT_LISTENER_LIMITS } from "../listener/listener-limits.js";
@@ -101,7 +102,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       now: () => clock.now(),
       ...(options.progressIntervalMs === undefined ? {} : { intervalMs: options.progressIntervalMs }),
     });
-    buildQueues(parts, options, clock, state, consumer);
+    const restore = (job: Job) => parts.queues.get(job.message.channel)?.restore([job]);
+    const admin = createNodeAdmin({ config, db: state.db, env, restore, logger });
+    buildQueues(parts, options, clock, state, consumer, admin);
     resume(parts, logger);
     parts.listeners = buildListeners(
       config.channels,
@@ -115,6 +118,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         idempotency: state.idempotency,
         ...(parts.metrics === undefined ? {} : { metrics: parts.metrics, metricsEndpoint: parts.metrics.respond }),
         isShuttingDown: () => parts.shuttingDown,
+        ...(admin.deps === undefined ? {} : { admin: admin.deps }),
         readiness: createNodeReadiness({
           queues: () => parts.queues.values(),
           db: state.db,
@@ -156,6 +160,7 @@ function buildQueues(
   clock: Clock,
   state: ServiceState,
   consumer: RunningConsumer,
+  admin: NodeAdmin,
 ): void {
   for (const channel of options.config.channels) {
     const queue = createJobQueue({
@@ -165,6 +170,7 @@ function buildQueues(
       logger: options.logger,
       now: () => clock.now(),
       onEvent: (event) => parts.progress?.record(event),
+      onDeadLetter: admin.onDeadLetter,
       replayCommand: replayCommandFor(options.configPath),
       ...(parts.metrics === undefined ? {} : { metrics: parts.metrics }),
     });

@@ -30,11 +30,18 @@ export function replayDeadLetters(db: StateDb, ids: readonly string[] | "all"): 
   const remove = db.prepare("DELETE FROM dead_letters WHERE id = ?");
   db.transaction(() => {
     for (const row of rows) {
-      const { lastError: _lastError, stepStartedAt: _stepStartedAt, ...rest } = row.letter.job;
-      const job: Job = { ...rest, attempts: 0 };
-      insert.run(row.id, JSON.stringify(job));
+      insert.run(row.id, JSON.stringify(replayableJob(row.letter)));
       remove.run(row.id);
     }
   })();
   return rows.map((row) => row.id);
+}
+
+/**
+ * The job a dead letter runs again as: fresh attempts, no error, and the replies it already
+ * had (with their ids), so the brain is not asked again and receivers can deduplicate.
+ */
+export function replayableJob(letter: DeadLetter): Job {
+  const { lastError: _lastError, stepStartedAt: _stepStartedAt, ...rest } = letter.job;
+  return { ...rest, attempts: 0 };
 }

@@ -1,0 +1,67 @@
+import type { AdminDeadLetters } from "../core/admin/dead-letter-admin.js";
+import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
+
+/** The environment variable the CLI reads the admin secret from when `--admin-token-env` is not given. */
+export const DEFAULT_ADMIN_TOKEN_ENV = "WEBHOOK_ADMIN_SECRET";
+
+/** An answer of the admin API that was not the one expected, with its problem's detail. */
+export class AdminApiError extends Error {}
+
+/**
+ * The admin API of a running service (`--url`), as the same port the routes serve, so the
+ * CLI acts alike on a running service and on a stopped one's state_dir.
+ */
+export function createAdminClient(baseUrl: string, secret: string): AdminDeadLetters {
+  const base = baseUrl.replace(/\/+$/, "");
+  const call = async (method: string, path: string, body?: unknown): Promise<Response> => {
+    const headers: Record<string, string> = { authorization: `Bearer ${secret}` };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    return await fetch(`${base}/admin/dead-letters${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  };
+  const expect = async (response: Response, ...ok: number[]): Promise<Response> => {
+    if (ok.includes(response.status)) return response;
+    throw new AdminApiError(`${response.status} from the admin API: ${await problemDetail(response)}`);
+  };
+  const one = (id: string) => `/${encodeURIComponent(id)}`;
+  return {
+    async list(query) {
+      const params = new URLSearchParams({ limit: String(query.limit) });
+      if (query.channel !== undefined) params.set("channel", query.channel);
+      if (query.cursor !== undefined) params.set("cursor", query.cursor);
+      const response = await expect(await call("GET", `?${params.toString()}`), 200);
+      const page = (await response.json()) as { items: DeadLetterItem[]; next_cursor: string | null };
+      return { items: page.items, nextCursor: page.next_cursor };
+    },
+    async get(id) {
+      const response = await expect(await call("GET", one(id)), 200, 404);
+      return response.status === 404 ? undefined : ((await response.json()) as DeadLetterItem);
+    },
+    async replay(filter) {
+      // One id at a time for --id, so that the CLI can name each unknown one.
+      if (filter.ids !== undefined && filter.ids.length === 1 && filter.ids[0] !== undefined) {
+        const response = await expect(await call("POST", `${one(filter.ids[0])}/replay`), 202, 404);
+        return response.status === 404 ? 0 : 1;
+      }
+      const response = await expect(await call("POST", "/replay", filter), 202);
+      return ((await response.json()) as { replayed: number }).replayed;
+    },
+    async delete(id) {
+      const response = await expect(await call("DELETE", one(id)), 204, 404);
+      return response.status === 204;
+    },
+  };
+}
+
+async function problemDetail(response: Response): Promise<string> {
+  const text = await response.text();
+  try {
+    const problem = JSON.parse(text) as { detail?: unknown; title?: unknown };
+    return String(problem.detail ?? problem.title ?? text);
+  } catch {
+    return text.slice(0, 200);
+  }
+}

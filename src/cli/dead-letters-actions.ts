@@ -1,0 +1,90 @@
+import type { AdminDeadLetters } from "../core/admin/dead-letter-admin.js";
+import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
+import { formatDeadLetterTable } from "./dead-letters-table.js";
+import type { CliIo } from "./run-cli.js";
+
+/** What one `dead-letters` invocation asks, once its options are checked. */
+export interface DeadLettersRequest {
+  readonly action: "list" | "show" | "replay" | "delete";
+  readonly ids: readonly string[];
+  readonly all: boolean;
+  readonly json: boolean;
+}
+
+/** The largest page the admin API gives; `list` follows next_cursor to the end. */
+const PAGE = 500;
+
+/**
+ * Runs a `dead-letters` action through the admin port: over HTTP with `--url`, or over the
+ * state_dir for `show` and `delete`. With `--json` it prints what the API answers. Exit 0, or
+ * 1 when an id was not found or nothing was acted on.
+ */
+export async function runDeadLettersAction(
+  port: AdminDeadLetters,
+  request: DeadLettersRequest,
+  io: CliIo,
+): Promise<number> {
+  switch (request.action) {
+    case "list": {
+      const items: DeadLetterItem[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await port.list({ limit: PAGE, ...(cursor === null ? {} : { cursor }) });
+        items.push(...page.items);
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      if (request.json) io.out(`${JSON.stringify({ items, next_cursor: null })}\n`);
+      else io.out(formatDeadLetterTable(items));
+      io.err(`${items.length} dead letter(s)\n`);
+      return 0;
+    }
+    case "show": {
+      const id = request.ids[0] ?? "";
+      const item = await port.get(id);
+      if (item === undefined) return missing(io, [id]);
+      io.out(
+        request.json
+          ? `${JSON.stringify(item)}\n`
+          : `${formatDeadLetterTable([item])}${JSON.stringify(item, null, 2)}\n`,
+      );
+      return 0;
+    }
+    case "delete": {
+      const gone: string[] = [];
+      for (const id of request.ids) {
+        if (await port.delete(id)) {
+          gone.push(id);
+          io.out(`deleted ${id}\n`);
+        }
+      }
+      return missing(
+        io,
+        request.ids.filter((id) => !gone.includes(id)),
+      );
+    }
+    case "replay": {
+      if (request.all) {
+        const replayed = await port.replay({});
+        if (request.json) io.out(`${JSON.stringify({ replayed })}\n`);
+        io.err(`${replayed} re-queued\n`);
+        return replayed === 0 ? 1 : 0;
+      }
+      const unknown: string[] = [];
+      let replayed = 0;
+      for (const id of request.ids) {
+        if ((await port.replay({ ids: [id] })) === 0) unknown.push(id);
+        else {
+          replayed += 1;
+          if (!request.json) io.out(`replayed ${id}\n`);
+        }
+      }
+      if (request.json) io.out(`${JSON.stringify({ replayed })}\n`);
+      return missing(io, unknown);
+    }
+  }
+}
+
+function missing(io: CliIo, ids: readonly string[]): number {
+  for (const id of ids) io.err(`no dead letter with id ${id}\n`);
+  return ids.length > 0 ? 1 : 0;
+}

@@ -1,0 +1,125 @@
+import type { Hono } from "hono";
+import { ChannelError } from "../channel-error.js";
+import { readLimitedBody } from "../http/body-limit.js";
+import { problemResponse } from "../http/problem-response.js";
+import { bearerMatches, unauthorizedError } from "../http/request-checks.js";
+import type { AdminDeadLetters } from "./dead-letter-admin.js";
+
+/** What the admin API is built from. */
+export interface AdminDeps {
+  /** The admin secret, asked per request; never a channel's (preflight refuses that). */
+  readonly secret: () => string;
+  readonly deadLetters: AdminDeadLetters;
+}
+
+/** Default and largest page of `GET /admin/dead-letters`. */
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 500;
+/** A bulk replay body is a channel and ids: 64 KiB is thousands of ids. */
+const MAX_REPLAY_BODY = 65_536;
+
+const LIST = "/admin/dead-letters";
+const BULK_REPLAY = "/admin/dead-letters/replay";
+const ONE = "/admin/dead-letters/:id";
+const ONE_REPLAY = "/admin/dead-letters/:id/replay";
+
+/**
+ * Mounts `/admin/dead-letters` and its sub-routes on `app`, all behind the admin Bearer
+ * secret (checked before anything else, so an unauthenticated caller learns nothing, not even
+ * which paths exist).
+ */
+export function mountAdminRoutes(app: Hono, deps: AdminDeps): void {
+  const { deadLetters } = deps;
+  app.use("/admin/*", async (c, next) => {
+    // bearerMatches compares in constant time, like the channels' check.
+    if (!bearerMatches(c.req.header("authorization") ?? null, [deps.secret()])) {
+      return problemResponse(unauthorizedError(), { "www-authenticate": 'Bearer realm="admin"' });
+    }
+    await next();
+    return undefined;
+  });
+
+  app.get(LIST, async (c) => {
+    const limit = parseLimit(c.req.query("limit"));
+    const channel = c.req.query("channel");
+    const cursor = c.req.query("cursor");
+    const page = await deadLetters.list({
+      limit,
+      ...(channel === undefined || channel === "" ? {} : { channel }),
+      ...(cursor === undefined || cursor === "" ? {} : { cursor }),
+    });
+    return c.json({ items: page.items, next_cursor: page.nextCursor });
+  });
+  app.all(LIST, () => methodNotAllowed("GET, HEAD"));
+
+  app.post(BULK_REPLAY, async (c) => {
+    const filter = parseReplayBody(await readLimitedBody(c.req.raw, MAX_REPLAY_BODY));
+    return c.json({ replayed: await deadLetters.replay(filter) }, 202);
+  });
+  app.all(BULK_REPLAY, () => methodNotAllowed("POST"));
+
+  app.post(ONE_REPLAY, async (c) => {
+    const id = c.req.param("id");
+    if ((await deadLetters.replay({ ids: [id] })) === 0) return problemResponse(unknownLetter(id));
+    return c.json({ replayed: 1 }, 202);
+  });
+  app.all(ONE_REPLAY, () => methodNotAllowed("POST"));
+
+  app.get(ONE, async (c) => {
+    const item = await deadLetters.get(c.req.param("id"));
+    return item === undefined ? problemResponse(unknownLetter(c.req.param("id"))) : c.json(item);
+  });
+  app.delete(ONE, async (c) => {
+    const id = c.req.param("id");
+    return (await deadLetters.delete(id)) ? c.body(null, 204) : problemResponse(unknownLetter(id));
+  });
+  app.all(ONE, () => methodNotAllowed("GET, HEAD, DELETE"));
+}
+
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined || raw === "") return DEFAULT_LIMIT;
+  const limit = /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (limit >= 1 && limit <= MAX_LIMIT) return limit;
+  throw invalid("limit", `must be a whole number from 1 to ${MAX_LIMIT}`);
+}
+
+/** The optional `{"channel", "ids"}` of a bulk replay; an empty body replays everything. */
+function parseReplayBody(bytes: Uint8Array): { channel?: string; ids?: readonly string[] } {
+  const text = new TextDecoder().decode(bytes).trim();
+  if (text === "") return {};
+  let body: unknown;
+  try {
+    body = JSON.parse(text) as unknown;
+  } catch {
+    throw invalid("", "must be a JSON object with optional channel and ids");
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw invalid("", "must be a JSON object with optional channel and ids");
+  }
+  const { channel, ids } = body as { channel?: unknown; ids?: unknown };
+  if (channel !== undefined && typeof channel !== "string") throw invalid("channel", "must be a string");
+  if (ids !== undefined && !(Array.isArray(ids) && ids.every((id) => typeof id === "string"))) {
+    throw invalid("ids", "must be an array of strings");
+  }
+  return {
+    ...(channel === undefined ? {} : { channel }),
+    ...(ids === undefined ? {} : { ids: ids as string[] }),
+  };
+}
+
+function invalid(field: string, message: string): ChannelError {
+  return new ChannelError("invalid_message", `${field === "" ? "The body" : field} ${message}.`, {
+    status: 400,
+    errors: [{ field, message }],
+  });
+}
+
+function unknownLetter(id: string): ChannelError {
+  return new ChannelError("not_found", `No dead letter has the id ${JSON.stringify(id)}.`, { status: 404 });
+}
+
+function methodNotAllowed(allow: string): Response {
+  return problemResponse(new ChannelError("method_not_allowed", `This path answers ${allow} only.`, { status: 405 }), {
+    allow,
+  });
+}

@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../../src/cli/run-cli.js";
+import { type ServiceHarness, startHarness } from "../support/node-service.js";
+import { waitFor } from "../support/wait-for.js";
+
+const ADMIN = "admin-secret-for-the-cli-0123";
+let harness: ServiceHarness | undefined;
+
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+async function cli(args: string[], env: Record<string, string> = { WEBHOOK_ADMIN_SECRET: ADMIN }) {
+  let out = "";
+  let err = "";
+  const code = await runCli(args, {
+    env,
+    out: (text) => {
+      out += text;
+    },
+    err: (text) => {
+      err += text;
+    },
+  });
+  return { code, out, err };
+}
+
+describe("dead-letters --url against a running service", () => {
+  it("lists, shows, replays and deletes through the admin API", async () => {
+    const accepting = { on: false };
+    harness = await startHarness(
+      { delivery: { max_attempts: 1 } },
+      { status: () => (accepting.on ? 200 : 400) },
+      { admin: { token_env: "ADMIN_SECRET" } },
+      { ADMIN_SECRET: ADMIN },
+    );
+    const h = harness;
+    const url = h.baseUrl;
+    const ids: string[] = [];
+    for (const text of ["first", "second"]) {
+      const response = await h.post({ sender_id: "cli", conversation_id: `c-${text}`, text });
+      ids.push(((await response.json()) as { message_id: string }).message_id);
+    }
+    const [first = "", second = ""] = ids;
+    let listed = await cli(["dead-letters", "list", "--url", url, "--json"]);
+    for (let tries = 0; tries < 200 && !listed.err.startsWith("2 "); tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      listed = await cli(["dead-letters", "list", "--url", url, "--json"]);
+    }
+    expect(listed.code).toBe(0);
+    const page = JSON.parse(listed.out) as { items: { id: string }[]; next_cursor: null };
+    expect(page.items.map((item) => item.id).sort()).toEqual([...ids].sort());
+    expect(page.next_cursor).toBeNull();
+
+    const table = await cli(["dead-letters", "list", "--url", url]);
+    expect(table.out).toMatch(/^ID +CHANNEL/);
+    expect(table.out).toContain(first);
+
+    const shown = await cli(["dead-letters", "show", "--url", url, "--id", first, "--json"]);
+    expect(JSON.parse(shown.out)).toMatchObject({ id: first, channel: "webhook", stage: "reply" });
+    expect((await cli(["dead-letters", "show", "--url", url, "--id", "nope"])).code).toBe(1);
+
+    accepting.on = true;
+    const before = h.replies.length;
+    const replayed = await cli(["dead-letters", "replay", "--url", url, "--id", first, "--json"]);
+    expect(replayed).toMatchObject({ code: 0, out: '{"replayed":1}\n' });
+    await waitFor(() => h.replies[before], 5_000, "the replayed reply");
+
+    expect(await cli(["dead-letters", "delete", "--url", url, "--id", second])).toMatchObject({
+      code: 0,
+      out: `deleted ${second}\n`,
+    });
+    expect((await cli(["dead-letters", "delete", "--url", url, "--id", second])).code).toBe(1);
+    expect(JSON.parse((await cli(["dead-letters", "list", "--url", url, "--json"])).out)).toEqual({
+      items: [],
+      next_cursor: null,
+    });
+  });
+
+  it("needs the admin secret, and reports a refusal", async () => {
+    harness = await startHarness({}, {}, { admin: { token_env: "ADMIN_SECRET" } }, { ADMIN_SECRET: ADMIN });
+    const unset = await cli(["dead-letters", "list", "--url", harness.baseUrl], {});
+    expect(unset).toMatchObject({ code: 1, err: expect.stringContaining("WEBHOOK_ADMIN_SECRET is not set") });
+    const wrong = await cli(["dead-letters", "list", "--url", harness.baseUrl, "--admin-token-env", "OTHER"], {
+      OTHER: "not-the-admin-secret",
+    });
+    expect(wrong).toMatchObject({ code: 1, err: expect.stringContaining("401") });
+  });
+});
