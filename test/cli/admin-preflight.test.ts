@@ -1,22 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/run-cli.js";
 import { configDocument } from "../support/configs.js";
+import { runCliCaptured } from "../support/run-cli-captured.js";
 import { writeTempConfig } from "../support/spawn-node.js";
 
 async function preflight(env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
   const file = await writeTempConfig(configDocument({}, { admin: { token_env: "WEBHOOK_ADMIN_SECRET" } }));
-  let out = "";
-  let err = "";
-  const code = await runCli(["config", "check", "--preflight", file], {
-    env,
-    out: (text) => {
-      out += text;
-    },
-    err: (text) => {
-      err += text;
-    },
-  });
-  return { code, out, err };
+  return runCliCaptured(["config", "check", "--preflight", file], env);
 }
 
 describe("config check --preflight with admin.token_env", () => {

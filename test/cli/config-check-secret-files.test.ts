@@ -2,26 +2,15 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/run-cli.js";
 import { configDocument } from "../support/configs.js";
+import { runCliCaptured } from "../support/run-cli-captured.js";
 import { writeTempConfig } from "../support/spawn-node.js";
 
 const SECRET = "file-secret-0123456789";
 
 async function preflight(env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
   const file = await writeTempConfig(configDocument());
-  let out = "";
-  let err = "";
-  const code = await runCli(["config", "check", "--preflight", file], {
-    env,
-    out: (text) => {
-      out += text;
-    },
-    err: (text) => {
-      err += text;
-    },
-  });
-  return { code, out, err };
+  return runCliCaptured(["config", "check", "--preflight", file], env);
 }
 
 async function secretFile(content: string): Promise<string> {

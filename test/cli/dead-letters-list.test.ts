@@ -3,11 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { deadLetterItem, formatDeadLetterTable } from "../../src/cli/dead-letters-table.js";
-import { runCli } from "../../src/cli/run-cli.js";
 import type { DeadLetter } from "../../src/core/delivery/dead-letter.js";
 import { createSqlitePendingJobStore } from "../../src/node/state/sqlite-pending-job-store.js";
 import { openStateDb } from "../../src/node/state/sqlite-state.js";
 import { createLogSink } from "../support/log-sink.js";
+import { runCliCaptured } from "../support/run-cli-captured.js";
 import { writeTempConfig } from "../support/spawn-node.js";
 
 const FAILED_AT = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
@@ -66,18 +66,7 @@ async function stateWith(letters: readonly DeadLetter[]): Promise<string> {
 }
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await runCli(args, {
-    env: {},
-    out: (text) => {
-      out += text;
-    },
-    err: (text) => {
-      err += text;
-    },
-  });
-  return { code, out, err };
+  return runCliCaptured(args, {});
 }
 
 describe("dead-letters list", () => {

@@ -2,11 +2,11 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/run-cli.js";
 import type { DeadLetter } from "../../src/core/delivery/dead-letter.js";
 import { createSqlitePendingJobStore } from "../../src/node/state/sqlite-pending-job-store.js";
 import { openStateDb } from "../../src/node/state/sqlite-state.js";
 import { createLogSink } from "../support/log-sink.js";
+import { runCliCaptured } from "../support/run-cli-captured.js";
 import { writeTempConfig } from "../support/spawn-node.js";
 
 const letter: DeadLetter = {
@@ -26,18 +26,7 @@ const letter: DeadLetter = {
 };
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await runCli(args, {
-    env: {},
-    out: (text) => {
-      out += text;
-    },
-    err: (text) => {
-      err += text;
-    },
-  });
-  return { code, out, err };
+  return runCliCaptured(args, {});
 }
 
 describe("dead-letters show and delete on state_dir", () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/run-cli.js";
 import { type ServiceHarness, startHarness } from "../support/node-service.js";
+import { runCliCaptured } from "../support/run-cli-captured.js";
 import { waitFor } from "../support/wait-for.js";
 
 const ADMIN = "admin-secret-for-the-cli-0123";
@@ -12,18 +12,7 @@ afterEach(async () => {
 });
 
 async function cli(args: string[], env: Record<string, string> = { WEBHOOK_ADMIN_SECRET: ADMIN }) {
-  let out = "";
-  let err = "";
-  const code = await runCli(args, {
-    env,
-    out: (text) => {
-      out += text;
-    },
-    err: (text) => {
-      err += text;
-    },
-  });
-  return { code, out, err };
+  return runCliCaptured(args, env);
 }
 
 describe("dead-letters --url against a running service", () => {

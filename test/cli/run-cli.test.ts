@@ -1,28 +1,17 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/run-cli.js";
 import { configJsonSchema } from "../../src/core/config/config-json-schema.js";
 import { VERSION } from "../../src/core/version.js";
 import { runService } from "../../src/node/run-service.js";
 import { configDocument } from "../support/configs.js";
+import { runCliCaptured } from "../support/run-cli-captured.js";
 import { writeTempConfig } from "../support/spawn-node.js";
 
 async function cli(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await runCli(args, {
-    env,
-    out: (text) => {
-      out += text;
-    },
-    err: (text) => {
-      err += text;
-    },
-  });
-  return { code, out, err };
+  return runCliCaptured(args, env);
 }
 
 describe("webhook-channel config check", () => {
