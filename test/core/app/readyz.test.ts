@@ -1,20 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../../src/core/app/create-app.js";
 import type { Readiness } from "../../../src/core/app/readiness.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
 import { configDocument } from "../../support/configs.js";
-import { createLogSink } from "../../support/log-sink.js";
+import { createTestApp } from "../../support/test-app.js";
 
 function appWith(options: { shuttingDown?: boolean; readiness?: Readiness }) {
-  const result = validateConfig(configDocument());
-  if (!result.ok) throw new Error("bad config");
-  return createApp({
-    channels: result.config.channels,
-    secretsFor: () => ["s"],
-    queueFor: () => ({ enqueue: () => undefined }),
-    clock: { now: () => 1_000 },
-    newId: () => "id",
-    logger: createLogSink().logger,
+  return createTestApp({
     isShuttingDown: () => options.shuttingDown ?? false,
     ...(options.readiness === undefined ? {} : { readiness: options.readiness }),
   });

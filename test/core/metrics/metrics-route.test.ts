@@ -1,23 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../../src/core/app/create-app.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
 import type { Metrics } from "../../../src/core/metrics/metrics.js";
 import { noopMetrics } from "../../../src/core/metrics/noop-metrics.js";
 import { configDocument } from "../../support/configs.js";
-import { createLogSink } from "../../support/log-sink.js";
+import { createTestApp } from "../../support/test-app.js";
 
 function appWith(options: { metricsEndpoint?: () => Promise<Response>; metrics?: Metrics }) {
-  const result = validateConfig(configDocument());
-  if (!result.ok) throw new Error("bad config");
-  return createApp({
-    channels: result.config.channels,
-    secretsFor: () => ["s"],
-    queueFor: () => ({ enqueue: () => undefined }),
-    clock: { now: () => 1_000 },
-    newId: () => "id",
-    logger: createLogSink().logger,
-    ...options,
-  });
+  return createTestApp(options);
 }
 
 describe("the metrics path of the core app", () => {

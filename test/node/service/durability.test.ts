@@ -7,6 +7,7 @@ import { runCli } from "../../../src/cli/run-cli.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
 import { startService } from "../../../src/node/service/start-service.js";
+import { configDocument } from "../../support/configs.js";
 import { freePort } from "../../support/free-port.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { type ServiceHarness, startHarness } from "../../support/node-service.js";
@@ -33,22 +34,16 @@ describe("state_dir on Node", () => {
     async (deliveryThread) => {
       const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-state-"));
       const port = await freePort();
-      const config = await writeTempConfig({
-        state_dir: stateDir,
-        delivery_thread: deliveryThread,
-        channels: [
+      const config = await writeTempConfig(
+        configDocument(
           {
-            type: "webhook",
-            token_env: "WEBHOOK_SECRET",
-            webhook: {
-              bind: "127.0.0.1:0",
-              outbound_url: `http://127.0.0.1:${port}/replies`,
-              delivery: { initial_delay_ms: 50, max_delay_ms: 200, max_attempts: 1000 },
-            },
+            bind: "127.0.0.1:0",
+            outbound_url: `http://127.0.0.1:${port}/replies`,
+            delivery: { initial_delay_ms: 50, max_delay_ms: 200, max_attempts: 1000 },
           },
-        ],
-        routes: [{ channel: "webhook", brain: "echo" }],
-      });
+          { state_dir: stateDir, delivery_thread: deliveryThread },
+        ),
+      );
       spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
       const url = await listeningUrl(spawned);
       const accepted: string[] = [];

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseTraceContext } from "../../../src/core/http/trace-context.js";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
+import { configDocument } from "../../support/configs.js";
 import { freePort } from "../../support/free-port.js";
 import { type JsonTestServer, startJsonServer } from "../../support/json-test-server.js";
 import { type ServiceHarness, startHarness } from "../../support/node-service.js";
@@ -107,21 +108,16 @@ describe("W3C Trace Context on Node", () => {
   it("keeps a message's trace across kill -9 with state_dir", async () => {
     const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-trace-"));
     const port = await freePort();
-    const config = await writeTempConfig({
-      state_dir: stateDir,
-      channels: [
+    const config = await writeTempConfig(
+      configDocument(
         {
-          type: "webhook",
-          token_env: "WEBHOOK_SECRET",
-          webhook: {
-            bind: "127.0.0.1:0",
-            outbound_url: `http://127.0.0.1:${port}/replies`,
-            delivery: { initial_delay_ms: 50, max_delay_ms: 200, max_attempts: 1000 },
-          },
+          bind: "127.0.0.1:0",
+          outbound_url: `http://127.0.0.1:${port}/replies`,
+          delivery: { initial_delay_ms: 50, max_delay_ms: 200, max_attempts: 1000 },
         },
-      ],
-      routes: [{ channel: "webhook", brain: "echo" }],
-    });
+        { state_dir: stateDir },
+      ),
+    );
     spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
     const url = await listeningUrl(spawned);
     const response = await fetch(url, {
