@@ -83,6 +83,29 @@ export class ConversationLane {
     return "queued";
   }
 
+  /**
+   * Takes a replayed dead letter's job: it runs again now, even though its id was answered
+   * (dead-lettered) before. A job of that id still waiting here is a duplicate (a replay
+   * handed back twice).
+   */
+  restore(job: Job, now: number): HandOver {
+    const { id } = job.message;
+    if ((this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM lane WHERE id = ?", id)?.n ?? 0) > 0) {
+      return "duplicate";
+    }
+    this.sql.run("DELETE FROM answered WHERE id = ?", id);
+    this.sql.run("DELETE FROM jobs WHERE id = ?", id);
+    this.sql.run(
+      "INSERT INTO lane (id, received_at, arrival, started, next_at, job) VALUES (?, ?, (SELECT COALESCE(MAX(arrival), 0) + 1 FROM lane), ?, ?, ?)",
+      id,
+      job.message.receivedAt,
+      job.replies === undefined ? 0 : 1,
+      now,
+      JSON.stringify(job),
+    );
+    return "queued";
+  }
+
   /** The job that may run next, if any. */
   head(): LaneHead | undefined {
     const row = this.sql.first<HeadRow>(`SELECT id, job, next_at, letter FROM lane ${HEAD_ORDER}`);

@@ -6,11 +6,12 @@ import type { Job } from "../core/delivery/job.js";
 import { ConversationLane, type HandOver } from "./conversation-lane.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { createConversationTables } from "./conversation-tables.js";
+import { DEAD_LETTER_STORE_NAME } from "./dead-letter-object.js";
 import { createObjectConsumer, deliveryFor } from "./delivery-parts.js";
 import { runDueJobs } from "./lane-runner.js";
 import { MeteredSql, type StorageUsage } from "./metered-sql.js";
 import { objectEnvironment } from "./object-environment.js";
-import { type InboundBody, readJob } from "./queue-body.js";
+import { type InboundBody, readDeadLetterBody, readJob } from "./queue-body.js";
 import type { WorkerEnv } from "./worker-env.js";
 
 export { MAX_TURNS } from "./conversation-memory.js";
@@ -32,7 +33,7 @@ const TOUCH_EVERY_MS = 3_600_000;
  * (brain, then replies), one job at a time. A retry sets the alarm to the policy's delay, to
  * the millisecond, and later jobs wait behind it; a dead letter goes to the dead-letter
  * queue and the next job runs. It also holds the conversation's memory, its reply sequence
- * counter, parked jobs and dead letters.
+ * counter and parked jobs; its dead letters go to the {@link DeadLetterObject}.
  *
  * One alarm serves everything: it is set to the head job's next run while jobs wait, else to
  * the expiry. Jobs only run in `alarm()`, and an in-memory flag keeps a second alarm (a test
@@ -46,6 +47,8 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   private readonly memory: ConversationMemory;
   private readonly lane: ConversationLane;
   private running = false;
+  /** Whether this instance looked for dead letters an earlier version kept here (see {@link moveOldDeadLetters}). */
+  private oldLettersMoved = false;
   /** When answered ids were last pruned: pruning reads the whole table, so it runs hourly at most. */
   private prunedAt = 0;
   /** The alarm as set, null for none, undefined until read: `setAlarm` is billed, so it is not repeated. */
@@ -111,20 +114,13 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   }
 
   /**
-   * Keeps a dead letter (the job with why it died) and drops the parked job. Dead letters are
-   * never deleted by the expiry: only an operator removes them.
+   * Runs a replayed dead letter's job again (see {@link ConversationLane.restore}): its kept
+   * replies are posted again, the brain is asked only when it had not answered.
    */
-  async keepDeadLetter(id: string, letter: string): Promise<void> {
-    this.sql.run("INSERT OR REPLACE INTO dead_letters (id, letter, died_at) VALUES (?, ?, ?)", id, letter, Date.now());
-    this.sql.run("DELETE FROM jobs WHERE id = ?", id);
+  async replay(job: Job): Promise<HandOver> {
+    const result = this.lane.restore(job, Date.now());
     await this.touch();
-  }
-
-  /** The dead letters kept here, oldest first, as stored JSON. */
-  deadLetters(): string[] {
-    return this.sql
-      .all<{ letter: string }>("SELECT letter FROM dead_letters ORDER BY died_at")
-      .map((row) => row.letter);
+    return result;
   }
 
   /** Runs the due jobs of the lane, then expires the conversation if it is idle and old enough. */
@@ -136,6 +132,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     try {
       const env = objectEnvironment(this.env);
       const delivery = await deliveryFor(env);
+      if (!this.oldLettersMoved) await this.moveOldDeadLetters(env);
       await runDueJobs({
         lane: this.lane,
         consumer: await this.consumerFor(env),
@@ -216,8 +213,27 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   }
 
   /**
-   * Nothing touched the conversation for the TTL and nothing waits, so it goes, except its
-   * dead letters (and the sequence counter, so numbering stays unique beside them).
+   * Version 0.1.0 kept a conversation's dead letters in its own object, where the admin
+   * API cannot list them; they move to the dead-letter store the first time the object runs.
+   * A letter that cannot be moved now stays, and is tried again when the object wakes again.
+   */
+  private async moveOldDeadLetters(env: WorkerEnv): Promise<void> {
+    const rows = this.sql.all<{ id: string; letter: string }>("SELECT id, letter FROM dead_letters");
+    const store = env.DEAD_LETTER_STORE.get(env.DEAD_LETTER_STORE.idFromName(DEAD_LETTER_STORE_NAME));
+    for (const row of rows) {
+      const read = readDeadLetterBody({ deadLetter: JSON.parse(row.letter) as unknown });
+      if (read !== undefined && "deadLetter" in read && !("stored" in read.deadLetter.job)) {
+        await store.keep({ ...read.deadLetter, job: read.deadLetter.job });
+      }
+      this.sql.run("DELETE FROM dead_letters WHERE id = ?", row.id);
+    }
+    this.oldLettersMoved = true;
+  }
+
+  /**
+   * Nothing touched the conversation for the TTL and nothing waits, so it goes, except dead
+   * letters an earlier version kept here that could not be moved yet (and the sequence
+   * counter, so numbering stays unique beside them).
    */
   private async expire(): Promise<void> {
     const kept = this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM dead_letters")?.n ?? 0;

@@ -15,7 +15,8 @@ import type { MeteredSql } from "./metered-sql.js";
  * - `lane`: the conversation's pending jobs, run one at a time in acceptance order.
  * - `answered`: ids of messages recently answered or dead-lettered, so that a queue message
  *   delivered again is not answered twice.
- * - `dead_letters`: kept until an operator removes them.
+ * - `dead_letters`: where version 0.1.0 kept the conversation's dead letters; emptied into the
+ *   dead-letter store (see `ConversationObject`), and no longer written.
  *
  * `lane` and `answered` are `WITHOUT ROWID`: their primary key is the table itself, so an
  * insert writes one row, not a row and an index entry (rows written are what is billed).

@@ -1,15 +1,20 @@
 import { conversationKey } from "../core/conversation/conversation-store.js";
 import { type JobKey, jobKey, type PendingJobStore } from "../core/delivery/pending-job-store.js";
 import type { ConversationObject } from "./conversation-object.js";
+import { DEAD_LETTER_STORE_NAME, type DeadLetterObject } from "./dead-letter-object.js";
 
 /**
  * The pending-job store on Workers, in the Durable Object of each job's conversation, which
  * exists anyway for its history and its order: messages too large for a queue message (until
- * the inbound consumer hands them over), dead letters too large for one (until their consumer
- * reads them), and dead letters kept for good. The object's expiry removes anything left
- * behind except dead letters.
+ * the inbound consumer hands them over) and dead letters too large for one (until their
+ * consumer reads them). The object's expiry removes anything left behind. A buried job is
+ * kept for good in the {@link DeadLetterObject}, where the admin API finds it, and then
+ * leaves its conversation.
  */
-export function createDurablePendingJobStore(namespace: DurableObjectNamespace<ConversationObject>): PendingJobStore {
+export function createDurablePendingJobStore(
+  namespace: DurableObjectNamespace<ConversationObject>,
+  letters: DurableObjectNamespace<DeadLetterObject>,
+): PendingJobStore {
   const stub = (key: JobKey) => namespace.get(namespace.idFromName(conversationKey(key.channel, key.conversationId)));
   return {
     add: (job) => stub(jobKey(job)).storeJob(job),
@@ -18,6 +23,9 @@ export function createDurablePendingJobStore(namespace: DurableObjectNamespace<C
       return (await stub(key).storedJob(key.id)) ?? undefined;
     },
     remove: (key) => stub(key).forgetJob(key.id),
-    bury: (letter) => stub(jobKey(letter.job)).keepDeadLetter(letter.job.message.id, JSON.stringify(letter)),
+    async bury(letter) {
+      await letters.get(letters.idFromName(DEAD_LETTER_STORE_NAME)).keep(letter);
+      await stub(jobKey(letter.job)).forgetJob(letter.job.message.id);
+    },
   };
 }

@@ -1,9 +1,13 @@
 import { runtimeFor } from "./runtime-cache.js";
 import { DEFAULT_DEAD_LETTER_QUEUE, type WorkerEnv } from "./worker-env.js";
 
-/** The Durable Object classes; wrangler.toml binds them as AUTH_FAILURES, CONVERSATIONS and IDEMPOTENCY. */
+/**
+ * The Durable Object classes; wrangler.toml binds them as AUTH_FAILURES, CONVERSATIONS,
+ * DEAD_LETTER_STORE and IDEMPOTENCY.
+ */
 export { AuthFailureObject } from "./auth-failure-object.js";
 export { ConversationObject } from "./conversation-object.js";
+export { DeadLetterObject } from "./dead-letter-object.js";
 export { IdempotencyObject } from "./idempotency-object.js";
 
 /**

@@ -3,7 +3,7 @@ import { errorMessage, isChannelError } from "../core/channel-error.js";
 import type { ConfigProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
 import { parseInboundSecrets } from "../core/config/inbound-secrets.js";
-import { envReferences } from "../core/config/preflight.js";
+import { envReferences, preflight } from "../core/config/preflight.js";
 import { type ConfigResult, channelName, validateConfig } from "../core/config/validate-config.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
 
@@ -59,6 +59,7 @@ export function loadWorkerConfig(env: WorkerEnv): WorkerConfig {
       });
     } else secrets.set(channelName(channel), parsed);
   }
+  problems.push(...adminSecretProblems(config, env));
   if (problems.length > 0) return { ok: false, source, problems };
   return { ok: true, source, config, secrets };
 }
@@ -87,6 +88,21 @@ function secretProblems(config: Config, env: WorkerEnv): ConfigProblem[] {
       path,
       message: `the Worker's environment has no ${variable} (or it is empty)`,
       fix: `deployed: wrangler secret put ${variable}; wrangler dev: add ${variable}=<value> to .dev.vars (npx webhook-channel secret makes a new inbound secret)`,
+    }));
+}
+
+/**
+ * The core's checks of the admin secret once it is known to be set: a value that cannot travel
+ * in a header, or a channel's secret (whoever holds that would read every channel's dead letters).
+ */
+function adminSecretProblems(config: Config, env: WorkerEnv): ConfigProblem[] {
+  const variable = config.admin?.token_env;
+  if (variable === undefined) return [];
+  return preflight(config, (name) => envString(env, name))
+    .filter((problem) => problem.path === "admin.token_env")
+    .map((problem) => ({
+      ...problem,
+      fix: `deployed: wrangler secret put ${variable}; wrangler dev: ${variable}=<value> in .dev.vars; a new secret (npx webhook-channel secret makes one), known to operators only and no channel's`,
     }));
 }
 

@@ -1,17 +1,20 @@
+import type { AdminDeps } from "../core/admin/admin-routes.js";
 import { createApp } from "../core/app/create-app.js";
 import { ChannelError, errorMessage } from "../core/channel-error.js";
 import { randomId, systemClock } from "../core/clock.js";
+import type { Config } from "../core/config/config-schema.js";
 import { channelName } from "../core/config/validate-config.js";
 import { problemResponse } from "../core/http/problem-response.js";
 import type { Logger } from "../core/log/logger.js";
 import { createCloudflareQueue } from "./cloudflare-queue.js";
 import { createDeadLetterBatchHandler } from "./dead-letter-batch.js";
 import { deliveryFor } from "./delivery-parts.js";
+import { countDeadLetters, createDurableAdminDeadLetters } from "./durable-admin-dead-letters.js";
 import { createDurableAuthFailureLimiter } from "./durable-auth-failure-limiter.js";
 import { createDurableIdempotencyStore } from "./durable-idempotency-store.js";
 import { createDurablePendingJobStore } from "./durable-pending-job-store.js";
 import { createInboundBatchHandler } from "./inbound-batch.js";
-import type { WorkerEnv } from "./worker-env.js";
+import { envString, type WorkerEnv } from "./worker-env.js";
 
 /** Seconds before inbound messages are tried again while the configuration is unusable. */
 const MISCONFIGURED_RETRY_SECONDS = 60;
@@ -35,7 +38,7 @@ export interface WorkerRuntime {
  * as each conversation's Durable Object builds them to answer.
  */
 export async function createWorkerRuntime(env: WorkerEnv): Promise<WorkerRuntime> {
-  const jobs = createDurablePendingJobStore(env.CONVERSATIONS);
+  const jobs = createDurablePendingJobStore(env.CONVERSATIONS, env.DEAD_LETTER_STORE);
   const delivery = await deliveryFor(env);
 
   if (!delivery.ok) {
@@ -63,10 +66,15 @@ export async function createWorkerRuntime(env: WorkerEnv): Promise<WorkerRuntime
       newId: randomId,
       logger,
       metrics,
-      // A Worker has no backlog of its own to report (the platform's queue holds it), and its
-      // dead letters live in each conversation's Durable Object: counting them would wake
-      // every object on every probe, so the count is null rather than a guess.
-      readiness: { report: () => ({ status: "ready", dead_letters: null }) },
+      // A Worker has no backlog of its own to report (the platform's queue holds it); its dead
+      // letters are counted by the one object that keeps them, and null when it cannot answer.
+      readiness: {
+        report: async () => ({
+          status: "ready",
+          dead_letters: await countDeadLetters(env.DEAD_LETTER_STORE).catch(() => null),
+        }),
+      },
+      ...adminOf(config, env),
     });
     const inbound = createInboundBatchHandler({
       conversations: env.CONVERSATIONS,
@@ -88,6 +96,18 @@ export async function createWorkerRuntime(env: WorkerEnv): Promise<WorkerRuntime
     logger.error(`cannot start (${source}): ${errorMessage(error)}`);
     return misconfigured(logger, createDeadLetterBatchHandler({ jobs, logger }));
   }
+}
+
+/** The admin API when `admin` is configured; its secret was checked with the configuration. */
+function adminOf(config: Config, env: WorkerEnv): { admin?: AdminDeps } {
+  if (config.admin === undefined) return {};
+  const variable = config.admin.token_env;
+  return {
+    admin: {
+      secret: () => envString(env, variable) ?? "",
+      deadLetters: createDurableAdminDeadLetters(env.DEAD_LETTER_STORE),
+    },
+  };
 }
 
 function misconfigured(logger: Logger, deadLetters: (batch: MessageBatch<unknown>) => Promise<void>): WorkerRuntime {

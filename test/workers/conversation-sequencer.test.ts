@@ -1,6 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
+import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CONVERSATION_TTL_MS } from "../../src/workers/conversation-object.js";
+import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letter-object.js";
 import {
   alarmOf,
   conversation,
@@ -137,13 +139,12 @@ describe("the conversation's Durable Object as the sequencer", () => {
     );
   });
 
-  it("forgets a conversation idle for the TTL, but keeps its dead letters and sequence, and never a waiting job", async () => {
+  it("forgets a conversation idle for the TTL, but never a waiting job", async () => {
     captureLogs();
     const conversationId = freshConversation();
     const stub = conversation(conversationId);
     await stub.append([{ role: "user", text: "old", at: 1 }]);
     await stub.reserveSequence(3);
-    await stub.keepDeadLetter("dead-1", JSON.stringify({ kept: true }));
     const idle = Date.now() - CONVERSATION_TTL_MS - 1;
     const expire = () =>
       runInDurableObject(stub, async (instance, state) => {
@@ -161,7 +162,38 @@ describe("the conversation's Durable Object as the sequencer", () => {
 
     await expire();
     expect(await stub.history(10)).toEqual([]);
-    expect(await stub.deadLetters()).toEqual([JSON.stringify({ kept: true })]);
-    expect(await stub.reserveSequence(1)).toBe(4);
+    expect(await stub.reserveSequence(1)).toBe(1);
+  });
+
+  it("moves the dead letters version 0.1.0 kept in the conversation to the dead-letter store", async () => {
+    captureLogs();
+    const conversationId = freshConversation();
+    const stub = conversation(conversationId);
+    const queued = queuedMessage({ conversationId, text: "kept by 0.1.0" });
+    const letter = {
+      job: { message: queued, delivered: 0, attempts: 2 },
+      error: { code: "brain_failed", message: "the brain answered 500", retryable: true, status: 500 },
+      attempts: 2,
+      diedAt: Date.now() - 1_000,
+    };
+    await runInDurableObject(stub, async (instance, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO dead_letters (id, letter, died_at) VALUES (?, ?, ?)",
+        queued.id,
+        JSON.stringify(letter),
+        letter.diedAt,
+      );
+      await instance.alarm();
+    });
+
+    const store = poolEnv.DEAD_LETTER_STORE.get(poolEnv.DEAD_LETTER_STORE.idFromName(DEAD_LETTER_STORE_NAME));
+    const kept = await store.one(queued.id);
+    expect(kept === null ? undefined : JSON.parse(kept.letter)).toEqual(letter);
+    const left = await runInDurableObject(
+      stub,
+      (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM dead_letters").one().n,
+    );
+    expect(left).toBe(0);
+    await store.remove(queued.id);
   });
 });

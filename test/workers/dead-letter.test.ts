@@ -89,7 +89,7 @@ describe("the dead-letter path", () => {
     const queued = queuedMessage({ conversationId: freshConversation(), text: "w".repeat(120_000) });
     conversation(queued.message.conversationId);
     // Parked by the endpoint, too large for a queue message; its object was never reachable.
-    const jobs = createDurablePendingJobStore(poolEnv.CONVERSATIONS);
+    const jobs = createDurablePendingJobStore(poolEnv.CONVERSATIONS, poolEnv.DEAD_LETTER_STORE);
     const job = { message: queued, delivered: 0, attempts: 0 };
     await jobs.add(job);
     const moved = delivered({ stored: jobKey(job) });
@@ -121,7 +121,7 @@ describe("the dead-letter path", () => {
     await deadLetters(env, [delivered(body)]);
     expect(deadLetterLines(lines)[0]).toMatchObject({ message_id: queued.id, text_chars: 150_000 });
     expect(
-      await createDurablePendingJobStore(poolEnv.CONVERSATIONS).get(
+      await createDurablePendingJobStore(poolEnv.CONVERSATIONS, poolEnv.DEAD_LETTER_STORE).get(
         (body.deadLetter.job as { stored: { id: string; channel: string; conversationId: string } }).stored,
       ),
     ).toBeUndefined();

@@ -125,7 +125,7 @@ describe("the inbound queue consumer", () => {
     const env = objectsUse(testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }));
     const queued = queuedMessage({ conversationId: freshConversation(), text: "y".repeat(200_000) });
     conversation(queued.message.conversationId);
-    const jobs = createDurablePendingJobStore(poolEnv.CONVERSATIONS);
+    const jobs = createDurablePendingJobStore(poolEnv.CONVERSATIONS, poolEnv.DEAD_LETTER_STORE);
     const job = { message: queued, delivered: 0, attempts: 0 };
     await jobs.add(job);
     const key = jobKey(job);

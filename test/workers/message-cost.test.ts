@@ -1,14 +1,14 @@
 /**
  * What one message costs on Workers, counted through the Worker's real handlers and the real
- * conversation object: Worker invocations, Queues operations, Durable Object requests, SQLite
+ * conversation object (and the dead-letter store, for a dead letter): Worker invocations, Queues operations, Durable Object requests, SQLite
  * rows read and written (as the object's cursors report them, plus one row per `setAlarm`,
  * as Cloudflare bills it) and subrequests. docs/workers.md prices a million messages from
  * these numbers; when one changes, this test fails and the table there must follow.
  */
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ConversationObject } from "../../src/workers/conversation-object.js";
+import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letter-object.js";
 import worker from "../../src/workers/index.js";
 import type { StorageUsage } from "../../src/workers/metered-sql.js";
 import {
@@ -44,11 +44,12 @@ interface MessageCost {
   subrequests: number;
 }
 
-/** A Worker environment whose Durable Object calls and queue traffic are counted. */
-function countedEnv(config: unknown, calls: string[]): TestEnv {
-  const base = testEnv(config, { WEBHOOK_SECRET: SECRET });
-  const namespace = poolEnv.CONVERSATIONS;
-  const counting = {
+/** A namespace whose stubs count every method call in `calls`. */
+function counted<T extends Rpc.DurableObjectBranded | undefined>(
+  namespace: DurableObjectNamespace<T>,
+  calls: string[],
+): DurableObjectNamespace<T> {
+  return {
     idFromName: (name: string) => namespace.idFromName(name),
     get: (id: DurableObjectId) => {
       const stub = namespace.get(id) as unknown as Record<string, (...args: unknown[]) => unknown>;
@@ -66,9 +67,22 @@ function countedEnv(config: unknown, calls: string[]): TestEnv {
         },
       );
     },
-  } as unknown as DurableObjectNamespace<ConversationObject>;
-  return { ...base, CONVERSATIONS: counting };
+  } as unknown as DurableObjectNamespace<T>;
 }
+
+/** A Worker environment whose Durable Object calls and queue traffic are counted. */
+function countedEnv(config: unknown, calls: string[]): TestEnv {
+  const base = testEnv(config, { WEBHOOK_SECRET: SECRET });
+  return {
+    ...base,
+    CONVERSATIONS: counted(poolEnv.CONVERSATIONS, calls),
+    DEAD_LETTER_STORE: counted(poolEnv.DEAD_LETTER_STORE, calls),
+  };
+}
+
+/** The one dead-letter store, whose billed work counts too once a message dies. */
+const letterStore = () => poolEnv.DEAD_LETTER_STORE.get(poolEnv.DEAD_LETTER_STORE.idFromName(DEAD_LETTER_STORE_NAME));
+const storeUsage = () => runInDurableObject(letterStore(), (instance) => instance.usage);
 
 /** Runs one queue consumer invocation on `bodies`; returns how many it acked. */
 async function consume(env: TestEnv, queue: string, bodies: unknown[]): Promise<number> {
@@ -98,6 +112,7 @@ const receiver = { posts: 0, next: [] as number[], otherwise: 200 };
 async function measure(env: TestEnv, calls: string[], conversationId: string, posts: number): Promise<MessageCost> {
   const stub = conversation(conversationId);
   const before = await usageOf(stub);
+  const storeBefore = await storeUsage();
   const callsBefore = calls.length;
   const postsBefore = receiver.posts;
   const response = await worker.fetch(
@@ -121,7 +136,13 @@ async function measure(env: TestEnv, calls: string[], conversationId: string, po
     operations += letters.length * 2 + (await consume(env, "webhook-channel-dead-letters", letters));
     invocations += 1;
   }
-  const storage = difference(await usageOf(stub), before);
+  const conversationStorage = difference(await usageOf(stub), before);
+  const storeStorage = difference(await storeUsage(), storeBefore);
+  const storage = {
+    rowsRead: conversationStorage.rowsRead + storeStorage.rowsRead,
+    rowsWritten: conversationStorage.rowsWritten + storeStorage.rowsWritten,
+    alarmRuns: conversationStorage.alarmRuns + storeStorage.alarmRuns,
+  };
   const objectCalls = calls.length - callsBefore;
   return {
     workerInvocations: invocations,
@@ -163,9 +184,9 @@ describe("what one message costs on Workers", () => {
     expect({ echo: row(echo), retried: row(retried), dead: row(dead), first: row(first) }).toEqual({
       echo: [2, 3, 2, 16, 7, 3],
       retried: [2, 3, 3, 23, 9, 4],
-      dead: [3, 6, 3, 20, 9, 5],
+      dead: [3, 6, 4, 17, 11, 6],
       // The first message of a conversation also creates its counters.
-      first: [2, 3, 2, 15, 10, 3],
+      first: [2, 3, 2, 16, 10, 3],
     });
   });
 });

@@ -15,4 +15,4 @@ import { sequenceCounterContract } from "../shared/store-contracts/sequence-coun
 conversationStoreContract("Durable Object", () => createDurableConversationStore(env.CONVERSATIONS));
 sequenceCounterContract("Durable Object", () => createDurableSequenceCounter(env.CONVERSATIONS));
 idempotencyStoreContract("Durable Object", () => ({ store: createDurableIdempotencyStore(env.IDEMPOTENCY) }));
-pendingJobStoreContract("Durable Object", () => createDurablePendingJobStore(env.CONVERSATIONS));
+pendingJobStoreContract("Durable Object", () => createDurablePendingJobStore(env.CONVERSATIONS, env.DEAD_LETTER_STORE));

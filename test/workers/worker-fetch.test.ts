@@ -148,7 +148,7 @@ describe("the Worker's fetch handler", () => {
     expect(JSON.stringify(env.INBOUND.sent[0]).length).toBeLessThan(1000);
     const job =
       body !== undefined && "stored" in body
-        ? await createDurablePendingJobStore(poolEnv.CONVERSATIONS).get(body.stored)
+        ? await createDurablePendingJobStore(poolEnv.CONVERSATIONS, poolEnv.DEAD_LETTER_STORE).get(body.stored)
         : undefined;
     expect(job?.message.message.text).toBe(text);
   });

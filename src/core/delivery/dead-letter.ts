@@ -9,3 +9,13 @@ export interface DeadLetter {
   /** Epoch ms. */
   readonly diedAt: number;
 }
+
+/**
+ * The job a replayed dead letter runs as: its progress kept (replies already rendered are
+ * posted again, the brain is not asked again), its attempts and last failure forgotten, so
+ * the retry policy starts afresh.
+ */
+export function replayableJob(letter: DeadLetter): Job {
+  const { lastError: _lastError, stepStartedAt: _stepStartedAt, ...rest } = letter.job;
+  return { ...rest, attempts: 0 };
+}

@@ -23,8 +23,14 @@ import {
   INBOUND_CASES_SECRET,
   INBOUND_CASES_SECRET_ENV,
 } from "../../shared/inbound-cases.js";
+import { runCliCaptured } from "../../support/run-cli-captured.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..");
+/** The admin API's secret in this wrangler dev, and the variable the CLI reads it from. */
+const ADMIN_SECRET = "wrangler-dev-admin-secret-0123456789abcdefghijkl";
+/** A channel whose receiver refuses each message's first reply with a 400: a dead letter at once. */
+const REFUSING_PATH = "/refused-once";
+
 const WRANGLER = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin/wrangler.js");
 
 /** One POST the receiver got. */
@@ -37,6 +43,8 @@ interface Received {
 let receiver: Server;
 let receiverPort = 0;
 const received: Received[] = [];
+/** Messages whose first reply the refusing receiver already turned down. */
+const refused = new Set<string>();
 let wrangler: ChildProcess | undefined;
 let output = "";
 let origin = "";
@@ -120,6 +128,11 @@ beforeAll(async () => {
         response.writeHead(recordPost(harness, body)).end();
         return;
       }
+      if (request.url === REFUSING_PATH && !refused.has(String(body.in_reply_to))) {
+        refused.add(String(body.in_reply_to));
+        response.writeHead(400).end();
+        return;
+      }
       received.push({ path: request.url ?? "", headers: request.headers, body });
       response.writeHead(204).end();
     });
@@ -143,8 +156,15 @@ beforeAll(async () => {
         webhook: { ...channel.webhook, outbound_url: outbound },
       })),
       ...cases.channels,
+      {
+        type: "webhook",
+        name: "refused",
+        token_env: INBOUND_CASES_SECRET_ENV,
+        webhook: { path: REFUSING_PATH, outbound_url: `http://127.0.0.1:${receiverPort}${REFUSING_PATH}` },
+      },
     ],
-    routes: [...INBOUND_CASES_CONFIG.routes, ...cases.routes],
+    routes: [...INBOUND_CASES_CONFIG.routes, ...cases.routes, { channel: "refused", brain: "echo" }],
+    admin: { token_env: "WEBHOOK_ADMIN_SECRET" },
   };
   const envFile = join(workDir, "test.env");
   await writeFile(
@@ -152,6 +172,7 @@ beforeAll(async () => {
     [
       `${INBOUND_CASES_SECRET_ENV}=${INBOUND_CASES_SECRET}`,
       `${DELIVERY_CASES_SECRET_ENV}=${DELIVERY_CASES_SECRET}`,
+      `WEBHOOK_ADMIN_SECRET=${ADMIN_SECRET}`,
       `CONFIG_JSON='${JSON.stringify(config)}'`,
       "",
     ].join("\n"),
@@ -284,6 +305,47 @@ describe("wrangler dev, end to end", () => {
       if (problem !== undefined) failures.push(`${testCase.name}: ${problem}`);
     }
     expect(failures).toEqual([]);
+  });
+});
+
+describe("the admin API under wrangler dev, through the CLI's --url", () => {
+  it("lists a dead letter the dead-letter queue's consumer kept, and replays it to the receiver", async () => {
+    const response = await fetch(`${origin}${REFUSING_PATH}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${INBOUND_CASES_SECRET}`, "content-type": "application/json" },
+      body: JSON.stringify({ sender_id: "admin-user", text: "refused once" }),
+    });
+    expect(response.status).toBe(200);
+    const { message_id: id } = (await response.json()) as { message_id: string };
+    const cli = (args: string[]) =>
+      runCliCaptured(["dead-letters", ...args, "--url", origin], { WEBHOOK_ADMIN_SECRET: ADMIN_SECRET });
+
+    const listed = await waitFor(
+      "the dead letter in the admin API",
+      async () => {
+        const run = await cli(["list", "--json"]);
+        if (run.code !== 0) throw new Error(`dead-letters list failed (${run.code}): ${run.err}`);
+        const { items } = JSON.parse(run.out) as {
+          items: { id: string; stage: string; error: { status: number | null } }[];
+        };
+        return items.find((item) => item.id === id);
+      },
+      20_000,
+    );
+    expect(listed).toMatchObject({ stage: "reply", error: { status: 400 } });
+    const table = await cli(["list"]);
+    expect(table.out).toContain(id);
+
+    const replay = await cli(["replay", "--id", id]);
+    expect(replay.code).toBe(0);
+    const reply = await waitFor(
+      "the replayed reply at the receiver",
+      () => received.find((entry) => entry.path === REFUSING_PATH && entry.body.in_reply_to === id),
+      20_000,
+    );
+    expect(reply.body).toMatchObject({ text: "refused once", sequence: 1 });
+    const after = await cli(["list", "--json"]);
+    expect((JSON.parse(after.out) as { items: { id: string }[] }).items.map((item) => item.id)).not.toContain(id);
   });
 });
 
