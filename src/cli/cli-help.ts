@@ -87,8 +87,9 @@ ${REMOTE_OPTIONS}
 const DEAD_LETTERS_REPLAY = `usage: ${CLI} dead-letters replay (--id <id>... | --all) [--config <file> | --url <base URL>]
 
 Re-queues dead letters with fresh attempts; replies the brain already gave keep their ids and
-the brain is not asked again. A running service picks them up within a second, a stopped one
-at its next start. Exit 0, or 1 when an id was not found or nothing was re-queued.
+the brain is not asked again. A running service picks them up within a second, as far as
+the channel's queue has room; a stopped one at its next start. Exit 0, or 1 when an id was
+not found or nothing was re-queued.
 
 options:
       --id <id>        a dead letter's id, as dead-letters list shows it; repeatable

@@ -99,7 +99,7 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
     for (const id of replayed) io.out(`replayed ${id}\n`);
     for (const id of missing) io.err(`no dead letter with id ${id}\n`);
     io.err(
-      `${replayed.length} re-queued; a running service picks them up within a second, a stopped one at its next start\n`,
+      `${replayed.length} re-queued; a running service picks them up within a second as far as the queue has room, a stopped one at its next start\n`,
     );
     return missing.length > 0 || replayed.length === 0 ? 1 : 0;
   } finally {

@@ -61,22 +61,32 @@ export async function loadServiceInputs(configPath: string, processEnv: ProcessE
       secrets.set(channelName(channel), value);
       continue;
     }
-    const file = secretFileOf(processEnv, variable);
-    const what =
-      file !== undefined
-        ? `the file ${file} named by ${variable}_FILE is empty`
-        : `environment variable ${variable} is ${value === undefined ? "not set" : "empty"}`;
     errors.push({
-      msg: `${what}: it must hold the inbound secret of channel "${channelName(channel)}". Generate one with: export ${variable}="$(npx webhook-channel secret)", or write it to a file and set ${variable}_FILE to its path`,
+      msg: `${missing(processEnv, variable, value)}: it must hold the inbound secret of channel "${channelName(channel)}". ${generate(variable)}`,
       fields: { variable },
     });
   }
+  // Checked here as well as by the service, so that the line names the file when NAME_FILE is empty.
   const adminVariable = config.admin?.token_env;
-  if (adminVariable !== undefined && !unreadable.has(adminVariable) && (env(adminVariable) ?? "") === "") {
-    errors.push({
-      msg: `environment variable ${adminVariable} (admin.token_env) is not set or empty: it must hold the admin secret. Generate one with: export ${adminVariable}="$(npx webhook-channel secret)"`,
-      fields: { variable: adminVariable },
-    });
+  if (adminVariable !== undefined && !unreadable.has(adminVariable)) {
+    const value = env(adminVariable);
+    if (value === undefined || value === "") {
+      errors.push({
+        msg: `${missing(processEnv, adminVariable, value)} (admin.token_env): it must hold the admin secret, not any channel's. ${generate(adminVariable)}`,
+        fields: { variable: adminVariable },
+      });
+    }
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config, secrets, env };
+}
+
+/** Why a secret's variable gave nothing: unset, empty, or read from an empty file. */
+function missing(processEnv: ProcessEnvRecord, variable: string, value: string | undefined): string {
+  const file = secretFileOf(processEnv, variable);
+  if (file !== undefined) return `the file ${file} named by ${variable}_FILE is empty`;
+  return `environment variable ${variable} is ${value === undefined ? "not set" : "empty"}`;
+}
+
+function generate(variable: string): string {
+  return `Generate one with: export ${variable}="$(npx webhook-channel secret)", or write it to a file and set ${variable}_FILE to its path`;
 }

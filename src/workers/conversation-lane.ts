@@ -70,15 +70,7 @@ export class ConversationLane {
     const stored = parked === undefined ? undefined : readStoredJob(parked.job);
     const job = stored ?? ("stored" in body ? undefined : newJob(body));
     if (job === undefined) return "missing";
-    const { receivedAt } = job.message;
-    this.sql.run(
-      "INSERT INTO lane (id, received_at, arrival, started, next_at, job) VALUES (?, ?, (SELECT COALESCE(MAX(arrival), 0) + 1 FROM lane), ?, ?, ?)",
-      id,
-      receivedAt,
-      job.replies === undefined ? 0 : 1,
-      receivedAt + ORDER_HOLD_MS,
-      JSON.stringify(job),
-    );
+    this.insert(job, job.message.receivedAt + ORDER_HOLD_MS);
     if (parked !== undefined) this.sql.run("DELETE FROM jobs WHERE id = ?", id);
     return "queued";
   }
@@ -95,15 +87,20 @@ export class ConversationLane {
     }
     this.sql.run("DELETE FROM answered WHERE id = ?", id);
     this.sql.run("DELETE FROM jobs WHERE id = ?", id);
+    this.insert(job, now);
+    return "queued";
+  }
+
+  /** Adds a job after every other that arrived, to run no earlier than `nextAt`. */
+  private insert(job: Job, nextAt: number): void {
     this.sql.run(
       "INSERT INTO lane (id, received_at, arrival, started, next_at, job) VALUES (?, ?, (SELECT COALESCE(MAX(arrival), 0) + 1 FROM lane), ?, ?, ?)",
-      id,
+      job.message.id,
       job.message.receivedAt,
       job.replies === undefined ? 0 : 1,
-      now,
+      nextAt,
       JSON.stringify(job),
     );
-    return "queued";
   }
 
   /** The job that may run next, if any. */

@@ -4,6 +4,7 @@ import { readLimitedBody } from "../http/body-limit.js";
 import { problemResponse } from "../http/problem-response.js";
 import { bearerMatches, unauthorizedError } from "../http/request-checks.js";
 import type { AdminDeadLetters } from "./dead-letter-admin.js";
+import { decodeCursor } from "./dead-letter-cursor.js";
 
 /** What the admin API is built from. */
 export interface AdminDeps {
@@ -43,6 +44,11 @@ export function mountAdminRoutes(app: Hono, deps: AdminDeps): void {
     const limit = parseLimit(c.req.query("limit"));
     const channel = c.req.query("channel");
     const cursor = c.req.query("cursor");
+    // A cursor this service did not make would silently restart the list from the beginning,
+    // and a script following next_cursor would never end.
+    if (cursor !== undefined && cursor !== "" && decodeCursor(cursor) === undefined) {
+      throw invalid("cursor", "must be a next_cursor this API returned");
+    }
     const page = await deadLetters.list({
       limit,
       ...(channel === undefined || channel === "" ? {} : { channel }),

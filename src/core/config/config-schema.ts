@@ -21,8 +21,17 @@ export const READY_PATH = "/readyz";
 export const METRICS_PATH = "/metrics";
 /** Dead letters kept per channel when `admin.max_dead_letters` is not set. */
 export const DEFAULT_MAX_DEAD_LETTERS = 10_000;
-/** Where the admin API lives; every path under it is 404 without `admin`. */
+/**
+ * Where the admin API lives: `/admin` and every path under it are reserved, whether or not
+ * `admin` is on, so that turning the API on never takes a channel's path (nor a channel one
+ * of the API's); without `admin` they answer 404.
+ */
 export const ADMIN_PATH_PREFIX = "/admin/";
+
+/** True for `/admin` and any path under it: the admin API's, never a channel's. */
+export function isAdminPath(path: string): boolean {
+  return path === ADMIN_PATH_PREFIX.slice(0, -1) || path.startsWith(ADMIN_PATH_PREFIX);
+}
 
 const PATH_CHARS = /^\/[A-Za-z0-9._~/-]*$/;
 
@@ -47,6 +56,10 @@ const path = z
   })
   .refine((value) => value !== METRICS_PATH, {
     error: '"/metrics" is reserved for the Prometheus metrics; pick another path',
+  })
+  .refine((value) => !isAdminPath(value), {
+    error: '"/admin" and every path under it are reserved for the admin API, even when admin is off',
+    params: { fix: 'pick a path outside /admin, e.g. "/webhook"' },
   });
 
 const jsonKey = z.string({ error: "must be the JSON key the client uses, a non-empty string" }).min(1, {
@@ -210,7 +223,7 @@ export const configSchema = z
           .string({ error: "must be an environment variable name" })
           .min(1, { error: "must be an environment variable name" })
           .describe(
-            "Environment variable (or NAME_FILE) holding the admin secret that /admin/ requests send as Authorization: Bearer. Must differ from every channel secret.",
+            "Names the admin secret that /admin/ requests send as Authorization: Bearer: on Node an environment variable (or NAME_FILE), on Workers a Worker secret. Must differ from every channel secret.",
           ),
         max_dead_letters: z
           .int({ error: "must be a whole number" })
@@ -220,7 +233,7 @@ export const configSchema = z
       })
       .optional()
       .describe(
-        "Node only for now: turns on the admin API (/admin/dead-letters); absent, every /admin/ path is 404. See docs/operations.md.",
+        "Turns on the admin API (/admin/dead-letters) on Node and on Workers; absent, every /admin/ path is 404. See docs/operations.md.",
       ),
   })
   .describe("webhook-channel configuration");

@@ -93,6 +93,9 @@ function describeValue(value: unknown): string {
 }
 
 function fixFor(issue: z.core.$ZodIssue): string {
+  // A rule of the schema that knows its own fix gives it with its `params`.
+  const fix: unknown = issue.code === "custom" ? issue.params?.fix : undefined;
+  if (typeof fix === "string") return fix;
   switch (issue.code) {
     case "invalid_type":
       return `give ${expectedType(issue.expected)}`;

@@ -1,9 +1,10 @@
 import type { AdminDeadLetters } from "../../core/admin/dead-letter-admin.js";
 import { decodeCursor, encodeCursor } from "../../core/admin/dead-letter-cursor.js";
 import { deadLetterItem, type StoredDeadLetter } from "../../core/admin/dead-letter-item.js";
-import type { DeadLetter } from "../../core/delivery/dead-letter.js";
+import { RETRY_AFTER_SECONDS } from "../../core/app/refusals.js";
+import { ChannelError } from "../../core/channel-error.js";
+import { type DeadLetter, replayableJob } from "../../core/delivery/dead-letter.js";
 import type { Job } from "../../core/delivery/job.js";
-import { replayableJob } from "../state/dead-letters.js";
 
 /** The dead letters of a service without `state_dir`, and the admin API over them. */
 export interface MemoryDeadLetters extends AdminDeadLetters {
@@ -14,22 +15,34 @@ export interface MemoryDeadLetters extends AdminDeadLetters {
 }
 
 /**
- * Dead letters kept in memory, per channel in the order they died (so oldest first), lost
- * when the process ends like everything else without `state_dir`. A replay hands the job
- * back to `restore` (its channel's queue) at once.
+ * Puts a replayed job back on its channel's queue when the queue has room for it
+ * (`webhook.buffer_capacity`), and says whether it did.
  */
-export function createMemoryDeadLetters(restore: (job: Job) => void): MemoryDeadLetters {
+export type RestoreJob = (job: Job) => boolean;
+
+/**
+ * Dead letters kept in memory, per channel in the order they died (so oldest first), lost
+ * when the process ends like everything else without `state_dir`. A replay hands each job
+ * back to `restore` (its channel's queue) at once, as far as the queue has room: a letter
+ * that does not fit stays listed where it was, for a later replay. A replay that had letters
+ * to replay but room for none refuses with the 503 `buffer_full` a full channel gives.
+ */
+export function createMemoryDeadLetters(restore: RestoreJob): MemoryDeadLetters {
   const byChannel = new Map<string, StoredDeadLetter[]>();
   const all = (channel: string | undefined): StoredDeadLetter[] => {
     const lists = channel === undefined ? [...byChannel.values()] : [byChannel.get(channel) ?? []];
     return lists.flat().sort((a, b) => a.letter.diedAt - b.letter.diedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   };
-  const take = (id: string): StoredDeadLetter | undefined => {
+  const locate = (id: string): { list: StoredDeadLetter[]; index: number } | undefined => {
     for (const list of byChannel.values()) {
       const index = list.findIndex((stored) => stored.id === id);
-      if (index >= 0) return list.splice(index, 1)[0];
+      if (index >= 0) return { list, index };
     }
     return undefined;
+  };
+  const take = (id: string): StoredDeadLetter | undefined => {
+    const at = locate(id);
+    return at === undefined ? undefined : at.list.splice(at.index, 1)[0];
   };
   return {
     add(letter) {
@@ -70,14 +83,31 @@ export function createMemoryDeadLetters(restore: (job: Job) => void): MemoryDead
     },
     async replay(filter) {
       const chosen = all(filter.channel).filter((stored) => filter.ids === undefined || filter.ids.includes(stored.id));
+      let replayed = 0;
       for (const stored of chosen) {
-        take(stored.id);
-        restore(replayableJob(stored.letter));
+        const at = locate(stored.id);
+        if (at === undefined) continue;
+        // Off the list before the queue sees the job, so that the job dying again can only
+        // add a new entry, never have it removed here.
+        at.list.splice(at.index, 1);
+        if (restore(replayableJob(stored.letter))) replayed += 1;
+        // No room: back where it was, so that a full queue loses no dead letter.
+        else at.list.splice(at.index, 0, stored);
       }
-      return chosen.length;
+      if (replayed === 0 && chosen.length > 0) throw queueFullError();
+      return replayed;
     },
     async delete(id) {
       return take(id) !== undefined;
     },
   };
+}
+
+/** The refusal of a replay that found its channel's queue full: retried like a full buffer. */
+function queueFullError(): ChannelError {
+  return new ChannelError(
+    "buffer_full",
+    "The channel's queue is full (webhook.buffer_capacity): no dead letter was replayed and they stay listed; retry shortly.",
+    { status: 503, retryable: true, retryAfterSeconds: RETRY_AFTER_SECONDS.bufferFull },
+  );
 }

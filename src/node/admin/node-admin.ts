@@ -1,10 +1,9 @@
 import type { AdminDeps } from "../../core/admin/admin-routes.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { DeadLetter } from "../../core/delivery/dead-letter.js";
-import type { Job } from "../../core/delivery/job.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { StateDb } from "../state/sqlite-state.js";
-import { createMemoryDeadLetters } from "./memory-dead-letters.js";
+import { createMemoryDeadLetters, type RestoreJob } from "./memory-dead-letters.js";
 import { createSqliteDeadLetters, trimSqliteDeadLetters } from "./sqlite-dead-letters.js";
 
 /** The admin API of a Node service, and the hook its job queues call on each dead letter. */
@@ -20,10 +19,13 @@ export interface NodeAdminOptions {
   readonly config: Config;
   /** The state database with `state_dir`; dead letters are kept in memory without one. */
   readonly db: StateDb | undefined;
-  /** Reads `admin.token_env` at start, like the channels' secrets (`NAME`, else `NAME_FILE`). */
-  readonly env: (name: string) => string | undefined;
-  /** Puts a replayed job back on its channel's queue (memory mode). */
-  readonly restore: (job: Job) => void;
+  /**
+   * The admin secret in force, asked per request so that a reload's is the one checked (see
+   * `readAdminSecret`, which the start and every reload check it with).
+   */
+  readonly secret: () => string;
+  /** Puts a replayed job back on its channel's queue if it has room (memory mode). */
+  readonly restore: RestoreJob;
   readonly logger: Logger;
 }
 
@@ -53,14 +55,7 @@ export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
     });
   };
   if (admin === undefined) return { deps: undefined, onDeadLetter };
-  const secret = options.env(admin.token_env);
-  // A configured admin API without its secret stops the start rather than serving /admin/ open or silently off.
-  if (secret === undefined || secret === "") {
-    throw new Error(
-      `environment variable ${admin.token_env} (admin.token_env) is not set or empty: it must hold the admin secret`,
-    );
-  }
   const deadLetters = db === undefined ? memory : createSqliteDeadLetters(db);
   if (deadLetters === undefined) return { deps: undefined, onDeadLetter };
-  return { deps: { secret: () => secret, deadLetters }, onDeadLetter };
+  return { deps: { secret: options.secret, deadLetters }, onDeadLetter };
 }

@@ -13,7 +13,9 @@ export interface ConfigChanges {
 /**
  * The keys a running service can swap: the outbound side of a channel (rebuilt routes), its
  * inbound secret's variable (read per request), its connection cap (set on the listener),
- * the routes and brains (rebuilt), and the shutdown timeout (read at the signal). Patterns are
+ * the routes and brains (rebuilt), the admin secret's variable (read per request; `admin`
+ * itself, added or removed, and `max_dead_letters` need a restart), and the shutdown timeout
+ * (read at the signal). Patterns are
  * JSON paths with `*` for a channel's index; a key below a pattern matches it. Everything
  * else, keys added later included, needs a restart until it is listed here: `bind` and `path`
  * own a socket and a route, `mapping` and `buffer_capacity` are built into the accept flow and
@@ -30,6 +32,7 @@ const LIVE: readonly (readonly string[])[] = [
   ["routes"],
   ["brains"],
   ["shutdown_timeout_ms"],
+  ["admin", "token_env"],
 ];
 
 /**

@@ -3,6 +3,7 @@ import type { Config } from "../../core/config/config-schema.js";
 import { envReferences } from "../../core/config/preflight.js";
 import { channelName } from "../../core/config/validate-config.js";
 import type { Logger } from "../../core/log/logger.js";
+import { readAdminSecret } from "../admin/admin-secret.js";
 import { maxConnectionsOf, type PlannedListener } from "../listener/build-listeners.js";
 import { channelSecrets } from "./channel-secrets.js";
 import { compareConfigs } from "./config-changes.js";
@@ -36,6 +37,8 @@ export interface LiveSettings {
   config: Config;
   /** Each channel's inbound secrets (two while rotating), read by the inbound path on every request. */
   secrets: ReadonlyMap<string, readonly string[]>;
+  /** The admin secret (`admin.token_env`), read by the admin routes on every request; undefined without `admin`. */
+  adminSecret: string | undefined;
   /** The value of every variable the configuration names, to tell which secrets changed. */
   variables: ReadonlyMap<string, string | undefined>;
 }
@@ -62,8 +65,9 @@ export function variablesOf(
  * verdict. Refused when a key that needs a restart changed (naming the keys) or when the new
  * brains and routes cannot be built; the service then carries on with what it had. Applied
  * in an order that cannot half-fail: everything that can fail first (reading the variables,
- * splitting the inbound secrets, the consumer's new routes), then the swaps that cannot. No connection is closed and no
- * accepted message is touched: a job's next attempt reads the new routes.
+ * splitting the inbound secrets, checking the admin secret, the consumer's new routes), then
+ * the swaps that cannot. No connection is closed and no accepted message is touched: a job's
+ * next attempt reads the new routes.
  */
 export async function applyReload(scope: ReloadScope, next: ReloadInputs): Promise<ReloadResult> {
   const { live, logger } = scope;
@@ -80,18 +84,21 @@ export async function applyReload(scope: ReloadScope, next: ReloadInputs): Promi
   }
   let variables: Map<string, string | undefined>;
   let secrets: Map<string, readonly string[]>;
+  let adminSecret: string | undefined;
   try {
     variables = variablesOf(next.config, next.env);
     secrets = channelSecrets(next.config, next.secrets);
+    adminSecret = readAdminSecret(next.config, next.env, secrets);
     await scope.consumer.reload(next.config, next.env);
   } catch (error) {
     const message = errorMessage(error);
     logger.error(`reload refused: ${message}; ${carryOn}`);
     return { ok: false, reason: "unusable", message };
   }
-  const changed = changedSecrets(live, secrets, next.config, variables);
+  const changed = changedSecrets(live, { secrets, adminSecret }, next.config, variables);
   live.config = next.config;
   live.secrets = secrets;
+  live.adminSecret = adminSecret;
   live.variables = variables;
   for (const { channels, server } of scope.listeners) {
     const names = new Set(channels.map(channelName));
@@ -102,13 +109,14 @@ export async function applyReload(scope: ReloadScope, next: ReloadInputs): Promi
   return { ok: true, changed: changes.live, secrets: changed };
 }
 
-/** Names of the variables whose value differs, the inbound secrets included; never the values. */
+/** Names of the variables whose value differs, the inbound and admin secrets included; never the values. */
 function changedSecrets(
   live: LiveSettings,
-  secrets: ReadonlyMap<string, readonly string[]>,
+  next: Pick<LiveSettings, "secrets" | "adminSecret">,
   config: Config,
   variables: ReadonlyMap<string, string | undefined>,
 ): string[] {
+  const { secrets } = next;
   const names = new Set<string>();
   for (const [name, value] of variables) {
     if (live.variables.has(name) && live.variables.get(name) !== value) names.add(name);
@@ -117,5 +125,7 @@ function changedSecrets(
     const name = channelName(channel);
     if (live.secrets.get(name)?.join(" ") !== secrets.get(name)?.join(" ")) names.add(channel.token_env);
   }
+  // Also when admin.token_env names another variable holding another secret.
+  if (config.admin !== undefined && live.adminSecret !== next.adminSecret) names.add(config.admin.token_env);
   return [...names].sort();
 }

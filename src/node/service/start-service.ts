@@ -1,8 +1,7 @@
-import { errorMessage } from "../../core/channel-error.js";
 import { type Clock, randomId, systemClock } from "../../core/clock.js";
 import { channelName } from "../../core/config/validate-config.js";
 import type { Job } from "../../core/delivery/job.js";
-import type { Logger } from "../../core/log/logger.js";
+import { readAdminSecret } from "../admin/admin-secret.js";
 import { createNodeAdmin, type NodeAdmin } from "../admin/node-admin.js";
 import { buildListeners, type PlannedListener } from "../listener/build-listeners.js";
 import { closeServer } from "../listener/listen.js";
@@ -17,6 +16,7 @@ import { createNodeReadiness } from "./node-readiness.js";
 import { openState, type ServiceState } from "./open-state.js";
 import { type ProgressLog, startProgressLog } from "./progress-log.js";
 import { applyReload, type LiveSettings, type ReloadInputs, type ReloadResult, variablesOf } from "./reload-service.js";
+import { resumeJobs, roomIn } from "./resume-jobs.js";
 import type { ServiceOptions } from "./service-options.js";
 import { type RunningConsumer, startConsumer } from "./start-consumer.js";
 
@@ -50,8 +50,6 @@ export interface RunningService {
 
 /** The least time the delivery thread gets to end on its own before it is stopped. */
 const THREAD_CLOSE_GRACE_MS = 1_000;
-/** How often a running service looks for dead letters replayed from the CLI. */
-const REPLAY_POLL_MS = 1_000;
 
 /** What a channel without a secret accepts: nothing (startService is never given one). */
 const NO_SECRETS: readonly string[] = [];
@@ -82,8 +80,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
   const env = options.env ?? (() => undefined);
+  const secrets = channelSecrets(config, options.secrets);
   const parts: Parts = {
-    live: { config, secrets: channelSecrets(config, options.secrets), variables: variablesOf(config, env) },
+    // A configured admin API without a usable secret stops the start rather than serving /admin/ open or silently off.
+    live: { config, secrets, adminSecret: readAdminSecret(config, env, secrets), variables: variablesOf(config, env) },
     queues: new Map(),
     listeners: [],
     shuttingDown: false,
@@ -102,10 +102,19 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       now: () => clock.now(),
       ...(options.progressIntervalMs === undefined ? {} : { intervalMs: options.progressIntervalMs }),
     });
-    const restore = (job: Job) => parts.queues.get(job.message.channel)?.restore([job]);
-    const admin = createNodeAdmin({ config, db: state.db, env, restore, logger });
+    const restore = (job: Job): boolean => {
+      const queue = parts.queues.get(job.message.channel);
+      if (queue === undefined || roomIn(queue) === 0) return false;
+      queue.restore([job]);
+      return true;
+    };
+    // Through `parts`, so that a reload's admin secret is the one checked. Never undefined
+    // while the routes are mounted (only a restart turns admin on or off); "" matches no token.
+    const secret = (): string => parts.live.adminSecret ?? "";
+    const admin = createNodeAdmin({ config, db: state.db, secret, restore, logger });
     buildQueues(parts, options, clock, state, consumer, admin);
-    resume(parts, logger);
+    // Step 4, with state_dir: unfinished work of the last run, and replayed dead letters.
+    if (state.durable !== undefined) parts.replayTimer = resumeJobs(state.durable, parts.queues, logger);
     parts.listeners = buildListeners(
       config.channels,
       {
@@ -182,39 +191,6 @@ function queueOf(parts: Parts, channel: string): JobQueue {
   const queue = parts.queues.get(channel);
   if (queue === undefined) throw new Error(`no queue for channel ${channel}`);
   return queue;
-}
-
-/**
- * Step 4, with `state_dir`: the unfinished messages of the last run go back on their queues,
- * and dead letters replayed from the CLI are picked up while the service runs.
- */
-function resume(parts: Parts, logger: Logger): void {
-  const durable = parts.state?.durable;
-  if (durable === undefined) return;
-  const restore = (jobs: readonly Job[]): void => {
-    for (const job of jobs) {
-      const queue = parts.queues.get(job.message.channel);
-      if (queue === undefined) {
-        logger.error("a stored message belongs to a channel that is no longer configured; it stays in state_dir", {
-          message_id: job.message.id,
-          channel: job.message.channel,
-        });
-      } else queue.restore([job]);
-    }
-  };
-  const pending = durable.takePending();
-  // Logged when 0 too: silence would not tell "nothing to resume" from "looked in the wrong file".
-  logger.info("resumed unfinished messages from state_dir", { count: pending.length });
-  restore(pending);
-  parts.replayTimer = setInterval(() => {
-    try {
-      restore(durable.takeReplayed());
-    } catch (error) {
-      // A busy or locked database is retried at the next poll.
-      logger.warn("cannot look for replayed dead letters", { error: errorMessage(error) });
-    }
-  }, REPLAY_POLL_MS);
-  parts.replayTimer.unref();
 }
 
 /**

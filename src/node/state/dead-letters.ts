@@ -1,5 +1,4 @@
-import type { DeadLetter } from "../../core/delivery/dead-letter.js";
-import type { Job } from "../../core/delivery/job.js";
+import { type DeadLetter, replayableJob } from "../../core/delivery/dead-letter.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /** One dead letter as `dead-letters list` shows it. */
@@ -22,7 +21,7 @@ export function listDeadLetters(db: StateDb): DeadLetterRow[] {
 /**
  * Moves dead letters back to the queue with fresh attempts. Replies already produced keep
  * their ids (and the brain is not asked again); a running service picks them up within a
- * second, a stopped one at its next start. Returns the ids re-queued.
+ * second as far as the queue has room, a stopped one at its next start. Returns the ids re-queued.
  */
 export function replayDeadLetters(db: StateDb, ids: readonly string[] | "all"): string[] {
   const rows = listDeadLetters(db).filter((row) => ids === "all" || ids.includes(row.id));
@@ -35,13 +34,4 @@ export function replayDeadLetters(db: StateDb, ids: readonly string[] | "all"): 
     }
   })();
   return rows.map((row) => row.id);
-}
-
-/**
- * The job a dead letter runs again as: fresh attempts, no error, and the replies it already
- * had (with their ids), so the brain is not asked again and receivers can deduplicate.
- */
-export function replayableJob(letter: DeadLetter): Job {
-  const { lastError: _lastError, stepStartedAt: _stepStartedAt, ...rest } = letter.job;
-  return { ...rest, attempts: 0 };
 }

@@ -7,10 +7,14 @@ import type { StateDb } from "./sqlite-state.js";
 
 /** The durable store of pending jobs, with what it recovered at startup. */
 export interface SqlitePendingJobStore extends PendingJobStore {
-  /** Every unfinished job, oldest first (marks replayed ones as taken). */
+  /** Every unfinished job, oldest first; replayed dead letters are left to {@link takeReplayed}. */
   takePending(): Job[];
-  /** Dead letters re-queued by `dead-letters replay` since the last call. */
-  takeReplayed(): Job[];
+  /**
+   * Dead letters replayed (`dead-letters replay`, the admin API) and not yet taken, oldest
+   * first, marked as taken: at most `room(channel)` of each channel (default: all). The rest
+   * stay stored for a later call.
+   */
+  takeReplayed(room?: (channel: string) => number): Job[];
 }
 
 /**
@@ -34,8 +38,27 @@ export function createSqlitePendingJobStore(db: StateDb, logger: Logger): Sqlite
     "INSERT OR REPLACE INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)",
   );
   const selectPending = db.prepare("SELECT job FROM jobs WHERE state = 'pending' ORDER BY seq");
-  // One statement takes the replayed jobs, so a replay committed meanwhile is never skipped.
-  const takeReplay = db.prepare("UPDATE jobs SET state = 'pending' WHERE state = 'replay' RETURNING seq, job");
+  const anyReplay = db.prepare("SELECT 1 FROM jobs WHERE state = 'replay' LIMIT 1");
+  // The channel without parsing each job: the poll looks at waiting replays every second.
+  const selectReplay = db.prepare(
+    "SELECT id, json_extract(job, '$.message.channel') AS channel FROM jobs WHERE state = 'replay' ORDER BY seq",
+  );
+  const takeReplay = db.prepare("UPDATE jobs SET state = 'pending' WHERE id = ? AND state = 'replay' RETURNING job");
+  const takeReplays = db.transaction((room: (channel: string) => number): Job[] => {
+    const left = new Map<string, number>();
+    const taken: Job[] = [];
+    for (const row of selectReplay.all() as { id: string; channel: string }[]) {
+      const free = left.get(row.channel) ?? room(row.channel);
+      if (free < 1) {
+        left.set(row.channel, 0);
+        continue;
+      }
+      left.set(row.channel, free - 1);
+      const job = takeReplay.get(row.id) as { job: string } | undefined;
+      if (job !== undefined) taken.push(JSON.parse(job.job) as Job);
+    }
+    return taken;
+  });
 
   let batch: { job: Job; resolve: () => void; reject: (error: unknown) => void }[] = [];
   const commitBatch = db.transaction((jobs: readonly Job[]) => {
@@ -80,9 +103,13 @@ export function createSqlitePendingJobStore(db: StateDb, logger: Logger): Sqlite
     }
   };
 
-  const takeReplayed = (): Job[] => {
-    const rows = takeReplay.all() as { seq: number; job: string }[];
-    return rows.sort((left, right) => left.seq - right.seq).map((row) => JSON.parse(row.job) as Job);
+  const takeReplayed = (room: (channel: string) => number = () => Number.POSITIVE_INFINITY): Job[] => {
+    // Most polls find nothing: they take no write lock then.
+    if (anyReplay.get() === undefined) return [];
+    // IMMEDIATE: the write lock first, so that a commit of another connection (the delivery
+    // thread, the CLI) between the read and the update cannot fail the poll; a replay
+    // committed after the read is taken by the next poll.
+    return takeReplays.immediate(room);
   };
 
   return {
@@ -113,10 +140,7 @@ export function createSqlitePendingJobStore(db: StateDb, logger: Logger): Sqlite
         deleteJob.run(letter.job.message.id);
       })();
     },
-    takePending: () => {
-      takeReplayed();
-      return (selectPending.all() as { job: string }[]).map((row) => JSON.parse(row.job) as Job);
-    },
+    takePending: () => (selectPending.all() as { job: string }[]).map((row) => JSON.parse(row.job) as Job),
     takeReplayed,
   };
 }

@@ -104,6 +104,21 @@ describe("validateConfig", () => {
     expect(problemsOf(configDocument({ path }))[0]?.path).toBe("channels[0].webhook.path");
   });
 
+  it.each([
+    ["/admin", {}],
+    ["/admin/", {}],
+    ["/admin/hooks", {}],
+    ["/admin/dead-letters", { admin: { token_env: "WEBHOOK_ADMIN_SECRET" } }],
+  ])("refuses path %s, the admin API's, whether or not admin is on (%o)", (path, extra) => {
+    expect(problemsOf(configDocument({ path }, extra)).map(formatProblem)).toEqual([
+      'channels[0].webhook.path: "/admin" and every path under it are reserved for the admin API, even when admin is off. Fix: pick a path outside /admin, e.g. "/webhook"',
+    ]);
+  });
+
+  it.each(["/administrator", "/hooks/admin", "/admins/x"])("accepts path %s, which only looks like /admin", (path) => {
+    expect(validateConfig(configDocument({ path })).ok).toBe(true);
+  });
+
   it.each([0, -1, 1.5, "10"])("rejects buffer_capacity %s", (capacity) => {
     expect(problemsOf(configDocument({ buffer_capacity: capacity }))[0]?.path).toBe(
       "channels[0].webhook.buffer_capacity",

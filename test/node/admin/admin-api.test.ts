@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SECRET, type ServiceHarness, startHarness } from "../../support/node-service.js";
 import { waitFor } from "../../support/wait-for.js";
+import { ADMIN, adminRequest, listDeadLetters, makeDeadLetters } from "./admin-requests.js";
 
-const ADMIN = "admin-secret-0123456789";
 let harness: ServiceHarness | undefined;
 
 afterEach(async () => {
@@ -25,35 +25,13 @@ async function start(stateDir: boolean, admin: Record<string, unknown> = {}) {
 }
 
 function admin(path: string, init: RequestInit = {}, secret = ADMIN): Promise<Response> {
-  return fetch(`${harness?.baseUrl}${path}`, {
-    ...init,
-    headers: { authorization: `Bearer ${secret}`, ...(init.headers as Record<string, string> | undefined) },
-  });
+  if (harness === undefined) throw new Error("no service started");
+  return adminRequest(harness, path, init, secret);
 }
 
-async function list(query = ""): Promise<{ items: Record<string, unknown>[]; next_cursor: string | null }> {
-  const response = await admin(`/admin/dead-letters${query}`);
-  expect(response.status).toBe(200);
-  return (await response.json()) as { items: Record<string, unknown>[]; next_cursor: string | null };
-}
-
-/** Posts messages one at a time, each after the last is a dead letter, so they die in order. */
-async function deadLetters(h: ServiceHarness, texts: readonly string[]): Promise<string[]> {
-  const ids: string[] = [];
-  for (const text of texts) {
-    const response = await h.post({ sender_id: `user-${text}`, conversation_id: `conv-${text}`, text });
-    expect(response.status).toBe(200);
-    const id = ((await response.json()) as { message_id: string }).message_id;
-    ids.push(id);
-    let found = false;
-    for (let tries = 0; tries < 250 && !found; tries += 1) {
-      found = (await admin(`/admin/dead-letters/${id}`)).status === 200;
-      // Apart by a few ms, so that the oldest-first order is the order posted.
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    if (!found) throw new Error(`message ${id} did not become a dead letter`);
-  }
-  return ids;
+function list(query = ""): ReturnType<typeof listDeadLetters> {
+  if (harness === undefined) throw new Error("no service started");
+  return listDeadLetters(harness, query);
 }
 
 describe("admin API off", () => {
@@ -91,7 +69,7 @@ describe.each([
 
   it("lists a dead letter with the documented shape, and gets it by id", async () => {
     const { harness: h } = await start(stateDir);
-    const [id] = await deadLetters(h, ["hello"]);
+    const [id] = await makeDeadLetters(h, ["hello"]);
     const page = await list();
     expect(page.next_cursor).toBeNull();
     const item = page.items[0];
@@ -129,9 +107,9 @@ describe.each([
     expect(unknown.headers.get("content-type")).toContain("application/problem+json");
   });
 
-  it("pages oldest first with limit and next_cursor, and refuses a bad limit", async () => {
+  it("pages oldest first with limit and next_cursor, and refuses a bad limit or cursor", async () => {
     const { harness: h } = await start(stateDir);
-    const ids = await deadLetters(h, ["a", "b"]);
+    const ids = await makeDeadLetters(h, ["a", "b"]);
     const first = await list("?limit=1");
     expect(first.items.map((item) => item.id)).toEqual([ids[0]]);
     expect(first.next_cursor).toEqual(expect.any(String));
@@ -139,8 +117,8 @@ describe.each([
     expect(second.items.map((item) => item.id)).toEqual([ids[1]]);
     expect(second.next_cursor).toBeNull();
     expect((await list("?channel=other")).items).toEqual([]);
-    for (const limit of ["0", "501", "x"]) {
-      const response = await admin(`/admin/dead-letters?limit=${limit}`);
+    for (const query of ["limit=0", "limit=501", "limit=x", "cursor=not-one-of-ours", "cursor=a%2Fb"]) {
+      const response = await admin(`/admin/dead-letters?${query}`);
       expect(response.status).toBe(400);
       expect(((await response.json()) as { type: string }).type).toMatch(/#error-invalid_message$/);
     }
@@ -148,7 +126,7 @@ describe.each([
 
   it("replays one dead letter: the same reply (same webhook-id) is posted again and it leaves the list", async () => {
     const { harness: h, accepting } = await start(stateDir);
-    const [id] = await deadLetters(h, ["again"]);
+    const [id] = await makeDeadLetters(h, ["again"]);
     const firstTry = h.replies.at(-1);
     accepting.on = true;
     const before = h.replies.length;
@@ -164,7 +142,7 @@ describe.each([
 
   it("replays in bulk by channel, and deletes one (204, then 404)", async () => {
     const { harness: h, accepting } = await start(stateDir);
-    const ids = await deadLetters(h, ["x", "y", "z"]);
+    const ids = await makeDeadLetters(h, ["x", "y", "z"]);
     const removed = await admin(`/admin/dead-letters/${ids[2]}`, { method: "DELETE" });
     expect(removed.status).toBe(204);
     expect((await admin(`/admin/dead-letters/${ids[2]}`, { method: "DELETE" })).status).toBe(404);
@@ -190,7 +168,7 @@ describe.each([
 
   it("keeps at most admin.max_dead_letters per channel, dropping the oldest with a warning", async () => {
     const { harness: h } = await start(stateDir, { max_dead_letters: 2 });
-    const ids = await deadLetters(h, ["one", "two", "three"]);
+    const ids = await makeDeadLetters(h, ["one", "two", "three"]);
     expect((await list()).items.map((item) => item.id)).toEqual(ids.slice(1));
     expect(h.logs).toContainEqual(
       expect.objectContaining({ level: "warn", channel: "webhook", max_dead_letters: 2, dropped: 1, dropped_total: 1 }),
