@@ -70,34 +70,41 @@ export class ConversationLane {
     const stored = parked === undefined ? undefined : readStoredJob(parked.job);
     const job = stored ?? ("stored" in body ? undefined : newJob(body));
     if (job === undefined) return "missing";
-    this.insert(job, job.message.receivedAt + ORDER_HOLD_MS);
+    this.insert(job, job.message.receivedAt + ORDER_HOLD_MS, job.replies === undefined ? 0 : 1);
     if (parked !== undefined) this.sql.run("DELETE FROM jobs WHERE id = ?", id);
     return "queued";
   }
 
   /**
-   * Takes a replayed dead letter's job: it runs again now, even though its id was answered
-   * (dead-lettered) before. A job of that id still waiting here is a duplicate (a replay
-   * handed back twice).
+   * Takes a replayed dead letter's job: it runs again even though its id was answered (dead-
+   * lettered) before. It waits behind a job that has started (whose replies hold their
+   * sequence numbers) and goes before those that have not, by its acceptance time. The
+   * hand-back is idempotent: a job of that id still waiting here, or answered at or after
+   * `markedAt` (the replay that asked for it already ran), is a duplicate, so a hand-back
+   * repeated after a lost answer never runs the message twice.
    */
-  restore(job: Job, now: number): HandOver {
+  restore(job: Job, now: number, markedAt: number): HandOver {
     const { id } = job.message;
-    if ((this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM lane WHERE id = ?", id)?.n ?? 0) > 0) {
-      return "duplicate";
-    }
+    const seen = this.sql.first<{ n: number }>(
+      "SELECT (SELECT COUNT(*) FROM lane WHERE id = ?1) + (SELECT COUNT(*) FROM answered WHERE id = ?1 AND at >= ?2) AS n",
+      id,
+      markedAt,
+    );
+    if ((seen?.n ?? 0) > 0) return "duplicate";
     this.sql.run("DELETE FROM answered WHERE id = ?", id);
     this.sql.run("DELETE FROM jobs WHERE id = ?", id);
-    this.insert(job, now);
+    // Not started, whatever its replies: `save` marks it once it runs.
+    this.insert(job, now, 0);
     return "queued";
   }
 
   /** Adds a job after every other that arrived, to run no earlier than `nextAt`. */
-  private insert(job: Job, nextAt: number): void {
+  private insert(job: Job, nextAt: number, started: 0 | 1): void {
     this.sql.run(
       "INSERT INTO lane (id, received_at, arrival, started, next_at, job) VALUES (?, ?, (SELECT COALESCE(MAX(arrival), 0) + 1 FROM lane), ?, ?, ?)",
       job.message.id,
       job.message.receivedAt,
-      job.replies === undefined ? 0 : 1,
+      started,
       nextAt,
       JSON.stringify(job),
     );

@@ -3,6 +3,7 @@ import { errorMessage } from "../core/channel-error.js";
 import type { Consumer } from "../core/consumer/create-consumer.js";
 import type { ConversationTurn } from "../core/conversation/conversation-store.js";
 import type { Job } from "../core/delivery/job.js";
+import type { Logger } from "../core/log/logger.js";
 import { ConversationLane, type HandOver } from "./conversation-lane.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { createConversationTables } from "./conversation-tables.js";
@@ -115,10 +116,11 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
 
   /**
    * Runs a replayed dead letter's job again (see {@link ConversationLane.restore}): its kept
-   * replies are posted again, the brain is asked only when it had not answered.
+   * replies are posted again, the brain is asked only when it had not answered. `markedAt` is
+   * when the replay was asked for, which makes a repeated hand-back a duplicate.
    */
-  async replay(job: Job): Promise<HandOver> {
-    const result = this.lane.restore(job, Date.now());
+  async replay(job: Job, markedAt: number): Promise<HandOver> {
+    const result = this.lane.restore(job, Date.now(), markedAt);
     await this.touch();
     return result;
   }
@@ -132,13 +134,14 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     try {
       const env = objectEnvironment(this.env);
       const delivery = await deliveryFor(env);
-      if (!this.oldLettersMoved) await this.moveOldDeadLetters(env);
+      const logger = delivery.ok ? delivery.parts.logger : delivery.logger;
+      if (!this.oldLettersMoved) await this.moveOldDeadLetters(env, logger);
       await runDueJobs({
         lane: this.lane,
         consumer: await this.consumerFor(env),
         deadLetters: env.DEAD_LETTERS,
         park: (job) => this.park(job),
-        logger: delivery.ok ? delivery.parts.logger : delivery.logger,
+        logger,
         now: () => Date.now(),
       });
       const expiresAt = this.expiresAt();
@@ -213,21 +216,36 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   }
 
   /**
-   * Version 0.1.0 kept a conversation's dead letters in its own object, where the admin
-   * API cannot list them; they move to the dead-letter store the first time the object runs.
-   * A letter that cannot be moved now stays, and is tried again when the object wakes again.
+   * Version 0.1.0 kept a conversation's dead letters in its own object, where the admin API
+   * cannot list them; they move to the dead-letter store the first time the object runs. One
+   * that cannot be moved now stays (logged), and is tried again when the object wakes again;
+   * the lane runs meanwhile.
    */
-  private async moveOldDeadLetters(env: WorkerEnv): Promise<void> {
+  private async moveOldDeadLetters(env: WorkerEnv, logger: Logger): Promise<void> {
     const rows = this.sql.all<{ id: string; letter: string }>("SELECT id, letter FROM dead_letters");
     const store = env.DEAD_LETTER_STORE.get(env.DEAD_LETTER_STORE.idFromName(DEAD_LETTER_STORE_NAME));
+    let left = 0;
     for (const row of rows) {
-      const read = readDeadLetterBody({ deadLetter: JSON.parse(row.letter) as unknown });
-      if (read !== undefined && "deadLetter" in read && !("stored" in read.deadLetter.job)) {
-        await store.keep({ ...read.deadLetter, job: read.deadLetter.job });
+      try {
+        const read = readDeadLetterBody({ deadLetter: JSON.parse(row.letter) as unknown });
+        if (read !== undefined && "deadLetter" in read && !("stored" in read.deadLetter.job)) {
+          await store.keep({ ...read.deadLetter, job: read.deadLetter.job });
+        } else {
+          logger.error("a dead letter kept by version 0.1.0 cannot be read; it is dropped", {
+            message_id: row.id,
+            ...(logger.enabled("debug") ? { letter: row.letter } : {}),
+          });
+        }
+        this.sql.run("DELETE FROM dead_letters WHERE id = ?", row.id);
+      } catch (error) {
+        left += 1;
+        logger.warn("a dead letter kept by version 0.1.0 cannot be moved to the dead-letter store yet", {
+          message_id: row.id,
+          error: errorMessage(error),
+        });
       }
-      this.sql.run("DELETE FROM dead_letters WHERE id = ?", row.id);
     }
-    this.oldLettersMoved = true;
+    this.oldLettersMoved = left === 0;
   }
 
   /**

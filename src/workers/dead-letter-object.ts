@@ -29,6 +29,18 @@ const REPLAYS_PER_RUN = 50;
 /** Wait before a replay is tried again when its conversation's object could not take it. */
 const REPLAY_RETRY_MS = 30_000;
 
+/** Hand-backs tried (about five minutes' worth) before a replay is given up and the letter listed again. */
+const MAX_HAND_BACKS = 10;
+
+/**
+ * How long a letter that was replayed or deleted is remembered: the dead-letter queue delivers
+ * at least once, and a copy of its message arriving later must not list the letter again.
+ */
+const GONE_KEPT_MS = 7 * 86_400_000;
+
+/** Tombstones older than {@link GONE_KEPT_MS} are pruned at most this often. */
+const PRUNE_EVERY_MS = 3_600_000;
+
 /** One kept dead letter: its id (the message's), channel, failure time and the letter as JSON. */
 export interface KeptLetter {
   readonly id: string;
@@ -48,6 +60,7 @@ export interface LetterPageQuery {
 }
 
 type Row = { id: string; channel: string; died_at: number; pieces: number; letter: string };
+type MarkedRow = Row & { marked_at: number; tries: number };
 
 /**
  * The dead letters of every channel, oldest first, in SQLite: what the admin API lists, shows,
@@ -63,6 +76,9 @@ type Row = { id: string; channel: string; died_at: number; pieces: number; lette
  */
 export class DeadLetterObject extends DurableObject<WorkerEnv> {
   private readonly sql: MeteredSql;
+  /** Listed letters, counted once and then kept up to date, so that `/readyz` probes read no rows. */
+  private listed: number | undefined;
+  private prunedAt = 0;
 
   constructor(ctx: DurableObjectState, env: WorkerEnv) {
     super(ctx, env);
@@ -76,31 +92,34 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
   }
 
   /**
-   * Keeps a dead letter (again, when the queue delivers it twice) and bounds its channel to
-   * `admin.max_dead_letters`, dropping the oldest with a warning.
+   * Keeps a dead letter and bounds its channel to `admin.max_dead_letters`, dropping the oldest
+   * with a warning. A copy the queue delivers again changes nothing: a letter already here, or
+   * replayed or deleted within {@link GONE_KEPT_MS}, is replaced only by a later death of its
+   * message (a replay that failed again).
    */
   async keep(letter: DeadLetter): Promise<void> {
     const id = letter.job.message.id;
     const { channel } = letter.job.message;
-    const json = JSON.stringify(letter);
-    const pieces = Math.max(1, Math.ceil(json.length / PIECE_CHARS));
+    const known = this.sql.first<{ died_at: number }>(
+      "SELECT MAX(died_at) AS died_at FROM (SELECT died_at FROM dead_letters WHERE id = ?1 UNION ALL SELECT died_at FROM gone WHERE id = ?1)",
+      id,
+    );
+    if (known?.died_at !== null && known?.died_at !== undefined && known.died_at >= letter.diedAt) return;
+    const pieces = piecesOf(JSON.stringify(letter));
     this.forget(id);
     this.sql.run(
       "INSERT INTO dead_letters (id, channel, died_at, pieces, letter) VALUES (?, ?, ?, ?, ?)",
       id,
       channel,
       letter.diedAt,
-      pieces,
-      json.slice(0, PIECE_CHARS),
+      pieces.length,
+      pieces[0] ?? "",
     );
-    for (let piece = 1; piece < pieces; piece += 1) {
-      this.sql.run(
-        "INSERT INTO dead_letter_pieces (id, piece, data) VALUES (?, ?, ?)",
-        id,
-        piece,
-        json.slice(piece * PIECE_CHARS, (piece + 1) * PIECE_CHARS),
-      );
+    for (const [piece, data] of pieces.entries()) {
+      if (piece > 0) this.sql.run("INSERT INTO dead_letter_pieces (id, piece, data) VALUES (?, ?, ?)", id, piece, data);
     }
+    this.listed = undefined;
+    this.pruneGone();
     const { max, logger } = await this.settings();
     const over = this.sql.all<{ id: string }>(
       "SELECT id FROM dead_letters WHERE channel = ? AND replay_at IS NULL ORDER BY died_at DESC, id DESC LIMIT -1 OFFSET ?",
@@ -162,14 +181,16 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
 
   /** Listed letters, those being replayed not included. */
   count(): number {
-    return this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM dead_letters WHERE replay_at IS NULL")?.n ?? 0;
+    this.listed ??=
+      this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM dead_letters WHERE replay_at IS NULL")?.n ?? 0;
+    return this.listed;
   }
 
   /** Forgets a listed letter; false when there is none with this id. */
   remove(id: string): boolean {
     const listed = this.sql.first("SELECT id FROM dead_letters WHERE id = ? AND replay_at IS NULL", id);
     if (listed === undefined) return false;
-    this.forget(id);
+    this.bury(id);
     return true;
   }
 
@@ -179,7 +200,7 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
    */
   async replay(filter: { readonly channel?: string; readonly ids?: readonly string[] }): Promise<number> {
     const marked = this.sql.all(
-      `UPDATE dead_letters SET replay_at = ?1 WHERE replay_at IS NULL
+      `UPDATE dead_letters SET replay_at = ?1, marked_at = ?1, tries = 0 WHERE replay_at IS NULL
          AND (?2 IS NULL OR channel = ?2)
          AND (?3 IS NULL OR id IN (SELECT value FROM json_each(?3)))
        RETURNING id`,
@@ -187,7 +208,10 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
       filter.channel ?? null,
       filter.ids === undefined ? null : JSON.stringify(filter.ids),
     ).length;
-    if (marked > 0) await this.schedule();
+    if (marked > 0) {
+      this.listed = undefined;
+      await this.schedule();
+    }
     return marked;
   }
 
@@ -196,16 +220,17 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
     this.sql.usage.alarmRuns += 1;
     const { logger } = await this.settings();
     const now = Date.now();
-    const due = this.sql.all<Row>(
-      "SELECT id, channel, died_at, pieces, letter FROM dead_letters WHERE replay_at <= ? ORDER BY replay_at, died_at, id LIMIT ?",
+    const due = this.sql.all<MarkedRow>(
+      "SELECT id, channel, died_at, pieces, letter, marked_at, tries FROM dead_letters WHERE replay_at <= ? ORDER BY replay_at, died_at, id LIMIT ?",
       now,
       REPLAYS_PER_RUN,
     );
-    for (const row of due) await this.handBack(this.whole(row), logger);
+    for (const row of due) await this.handBack(row, logger);
     await this.schedule();
   }
 
-  private async handBack(kept: KeptLetter, logger: Logger): Promise<void> {
+  private async handBack(row: MarkedRow, logger: Logger): Promise<void> {
+    const kept = this.whole(row);
     let read: ReturnType<typeof readDeadLetterBody>;
     try {
       read = readDeadLetterBody({ deadLetter: JSON.parse(kept.letter) as unknown });
@@ -215,7 +240,7 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
     if (read === undefined || !("deadLetter" in read) || "stored" in read.deadLetter.job) {
       // Written by this object, so never expected; listed again rather than lost.
       logger.error("a dead letter cannot be read for its replay; it stays listed", { message_id: kept.id });
-      this.sql.run("UPDATE dead_letters SET replay_at = NULL WHERE id = ?", kept.id);
+      this.relist(kept.id);
       return;
     }
     const job = replayableJob({ ...read.deadLetter, job: read.deadLetter.job });
@@ -224,23 +249,66 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
       CONVERSATIONS.idFromName(conversationKey(kept.channel, job.message.message.conversationId)),
     );
     try {
-      const result = await stub.replay(job);
-      this.forget(kept.id);
+      const result = await stub.replay(job, row.marked_at);
+      // Unless the letter changed meanwhile (its message died again, already): that one stays.
+      const current = this.sql.first<{ marked_at: number | null }>(
+        "SELECT marked_at FROM dead_letters WHERE id = ?",
+        kept.id,
+      );
+      if (current?.marked_at === row.marked_at) this.bury(kept.id);
       logger.info("dead letter replayed", {
         message_id: kept.id,
         channel: kept.channel,
         trace_id: job.message.trace?.traceId,
-        ...(result === "duplicate" ? { already_running: true } : {}),
+        ...(result === "duplicate" ? { already_handed_back: true } : {}),
       });
     } catch (error) {
+      const tries = row.tries + 1;
+      if (tries >= MAX_HAND_BACKS) {
+        logger.error("a replayed dead letter could not be handed back to its conversation; it is listed again", {
+          message_id: kept.id,
+          channel: kept.channel,
+          tries,
+          error: errorMessage(error),
+        });
+        this.relist(kept.id);
+        return;
+      }
       logger.warn("a dead letter could not be handed back for its replay; trying again", {
         message_id: kept.id,
         channel: kept.channel,
         retry_in_ms: REPLAY_RETRY_MS,
         error: errorMessage(error),
       });
-      this.sql.run("UPDATE dead_letters SET replay_at = ? WHERE id = ?", Date.now() + REPLAY_RETRY_MS, kept.id);
+      this.sql.run(
+        "UPDATE dead_letters SET replay_at = ?, tries = ? WHERE id = ?",
+        Date.now() + REPLAY_RETRY_MS,
+        tries,
+        kept.id,
+      );
     }
+  }
+
+  /** Puts a letter being replayed back on the list. */
+  private relist(id: string): void {
+    this.sql.run("UPDATE dead_letters SET replay_at = NULL, marked_at = NULL, tries = 0 WHERE id = ?", id);
+    this.listed = undefined;
+  }
+
+  /** Forgets a letter that was replayed or deleted, and remembers that it went (see {@link GONE_KEPT_MS}). */
+  private bury(id: string): void {
+    const row = this.sql.first<{ died_at: number }>("SELECT died_at FROM dead_letters WHERE id = ?", id);
+    this.forget(id);
+    if (row !== undefined) {
+      this.sql.run("INSERT OR REPLACE INTO gone (id, died_at, at) VALUES (?, ?, ?)", id, row.died_at, Date.now());
+    }
+  }
+
+  private pruneGone(): void {
+    const now = Date.now();
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = now;
+    this.sql.run("DELETE FROM gone WHERE at < ?", now - GONE_KEPT_MS);
   }
 
   /** Sets the alarm to the next marked letter's time, if any. */
@@ -256,6 +324,7 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
   private forget(id: string): void {
     this.sql.run("DELETE FROM dead_letters WHERE id = ?", id);
     this.sql.run("DELETE FROM dead_letter_pieces WHERE id = ?", id);
+    this.listed = undefined;
   }
 
   private whole(row: Row): KeptLetter {
@@ -284,8 +353,9 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
 /**
  * Creates the tables when missing (idempotent, synchronous, so it runs in the constructor).
  * `replay_at` is null for a listed letter and the time of its next hand-back while it is
- * being replayed. The indexes serve the list's order, per channel and over all of them.
- * `counters` holds `dropped`: letters dropped over the bound, ever.
+ * being replayed, `marked_at` when that replay was asked for, `tries` its failed hand-backs.
+ * The indexes serve the list's order, per channel and over all of them. `counters` holds
+ * `dropped`: letters dropped over the bound, ever. `gone`: letters replayed or deleted lately.
  */
 function createTables(sql: MeteredSql): void {
   sql.run(`CREATE TABLE IF NOT EXISTS dead_letters (
@@ -294,13 +364,37 @@ function createTables(sql: MeteredSql): void {
     died_at INTEGER NOT NULL,
     pieces INTEGER NOT NULL,
     letter TEXT NOT NULL,
-    replay_at INTEGER
+    replay_at INTEGER,
+    marked_at INTEGER,
+    tries INTEGER NOT NULL DEFAULT 0
   )`);
   sql.run("CREATE INDEX IF NOT EXISTS dead_letters_order ON dead_letters (died_at, id)");
   sql.run("CREATE INDEX IF NOT EXISTS dead_letters_channel ON dead_letters (channel, died_at, id)");
   sql.run("CREATE INDEX IF NOT EXISTS dead_letters_replay ON dead_letters (replay_at) WHERE replay_at IS NOT NULL");
   sql.run("CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)");
   sql.run(
+    "CREATE TABLE IF NOT EXISTS gone (id TEXT PRIMARY KEY, died_at INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID",
+  );
+  // The prune reads only what it deletes, however many letters went lately.
+  sql.run("CREATE INDEX IF NOT EXISTS gone_at ON gone (at)");
+  sql.run(
     "CREATE TABLE IF NOT EXISTS dead_letter_pieces (id TEXT NOT NULL, piece INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (id, piece)) WITHOUT ROWID",
   );
+}
+
+/**
+ * Cuts a letter's JSON into values a Durable Object stores, never between the two halves of a
+ * surrogate pair (each half alone would be stored as U+FFFD).
+ */
+export function piecesOf(json: string): string[] {
+  const pieces: string[] = [];
+  let start = 0;
+  while (start < json.length || pieces.length === 0) {
+    let end = Math.min(start + PIECE_CHARS, json.length);
+    const last = json.charCodeAt(end - 1);
+    if (end < json.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
+    pieces.push(json.slice(start, end));
+    start = end;
+  }
+  return pieces;
 }

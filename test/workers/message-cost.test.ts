@@ -184,7 +184,7 @@ describe("what one message costs on Workers", () => {
     expect({ echo: row(echo), retried: row(retried), dead: row(dead), first: row(first) }).toEqual({
       echo: [2, 3, 2, 16, 7, 3],
       retried: [2, 3, 3, 23, 9, 4],
-      dead: [3, 6, 4, 17, 11, 6],
+      dead: [3, 6, 4, 18, 11, 6],
       // The first message of a conversation also creates its counters.
       first: [2, 3, 2, 16, 10, 3],
     });
