@@ -20,6 +20,9 @@ const PRESETS = {
     threadVariant: false,
     connections: 10,
     rates: [1_000, 5_000, 10_000, 15_000, 20_000],
+    // /metrics on against off, alternating: one round of each, at a rate that loads the service.
+    metricsRounds: 1,
+    metricsRates: [5_000],
     stepSeconds: 2,
     warmupSeconds: 1,
     extraAfterFailure: 0,
@@ -47,6 +50,10 @@ const PRESETS = {
     threadVariant: true,
     connections: 10,
     rates: [500, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_500, 10_000, 12_500, 15_000, 20_000, 25_000],
+    // /metrics on against off, alternating A B | B A: four rounds of each at the knee of the
+    // stock config on this machine, where a cost would show as fewer replies per second.
+    metricsRounds: 4,
+    metricsRates: [6_000, 7_500],
     stepSeconds: 5,
     warmupSeconds: 3,
     extraAfterFailure: 1,

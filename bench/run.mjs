@@ -12,6 +12,7 @@ import { compareRows, runInbound } from "./inbound.mjs";
 import { createLoader } from "./loader.mjs";
 import { describeMachine } from "./machine.mjs";
 import { newSecret } from "./message.mjs";
+import { runMetricsCost } from "./metrics-cost.mjs";
 import { readOptions, USAGE } from "./options.mjs";
 import { backgroundLoad } from "./proc-stats.mjs";
 import { startReceiver } from "./receiver-client.mjs";
@@ -185,10 +186,16 @@ async function main() {
   try {
     const inbound = await inboundPhase(options, loader, secret, workerd);
     const endToEnd = await endToEndPhase(options, secret, { setup: "stock config" });
-    // The cost of /metrics: the same run with observability.metrics false, right after (stock has it on).
-    const endToEndMetricsOff = await endToEndPhase(options, secret, {
-      metrics: false,
-      setup: "stock config, observability.metrics: false",
+    // The cost of /metrics (the stock config has it on), on and off alternating.
+    log(
+      `end to end, /metrics on against off, alternating: ${options.metricsRounds} round(s) at ${options.metricsRates.join(", ")} msg/s (${since()})`,
+    );
+    const metricsCost = await runMetricsCost({
+      rounds: options.metricsRounds,
+      rates: options.metricsRates,
+      seconds: options.stepSeconds,
+      warmupSeconds: options.warmupSeconds,
+      log,
     });
     // Right after this build's run: on a VM whose speed drifts, the closer the two, the fairer.
     const endToEndBaseline =
@@ -216,7 +223,7 @@ async function main() {
       endToEnd,
       endToEndThread,
       endToEndBaseline,
-      endToEndMetricsOff,
+      metricsCost,
       // This build's service against the baseline's, per round of the inbound phase.
       baseline:
         options.baseline === null
