@@ -100,11 +100,12 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
   async keep(letter: DeadLetter): Promise<void> {
     const id = letter.job.message.id;
     const { channel } = letter.job.message;
-    const known = this.sql.first<{ died_at: number }>(
+    // MAX over no rows is NULL: a letter never seen before.
+    const known = this.sql.first<{ died_at: number | null }>(
       "SELECT MAX(died_at) AS died_at FROM (SELECT died_at FROM dead_letters WHERE id = ?1 UNION ALL SELECT died_at FROM gone WHERE id = ?1)",
       id,
-    );
-    if (known?.died_at !== null && known?.died_at !== undefined && known.died_at >= letter.diedAt) return;
+    )?.died_at;
+    if (known !== null && known !== undefined && known >= letter.diedAt) return;
     const pieces = piecesOf(JSON.stringify(letter));
     this.forget(id);
     this.sql.run(
