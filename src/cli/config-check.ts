@@ -1,7 +1,7 @@
 import { nodeUnsupportedBrains } from "../core/brain/runtime-support.js";
 import { errorMessage } from "../core/channel-error.js";
 import { type ConfigProblem, formatProblem } from "../core/config/config-problem.js";
-import { envReferences, preflight } from "../core/config/preflight.js";
+import { envReferences, preflight, weakSecretProblems } from "../core/config/preflight.js";
 import { validateConfig } from "../core/config/validate-config.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { createSecretEnv, secretFileOf } from "../node/secret-env.js";
@@ -23,6 +23,9 @@ const CONFIG_JSON = "CONFIG_JSON";
  *
  * On Node a variable may also be given as a file, `<NAME>_FILE` (see `createSecretEnv`): the
  * check reads the file as the service would, and an unreadable one is a problem.
+ *
+ * A channel's or the admin secret that is a placeholder or too short (`weakSecretReason`) is a
+ * problem too, though the Node service only warns about it: a check is where to catch it.
  */
 export async function runConfigCheck(file: string, withPreflight: boolean, io: CliIo): Promise<number> {
   const result = await readConfigFile(file);
@@ -54,9 +57,17 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
   const lookup = (name: string) => (isSet(fromEnv(name)) ? fromEnv(name) : (devVars?.get(name) ?? nodeEnv(name)));
   const variables = new Map(envReferences(result.config).map(({ path, variable }) => [path, variable]));
   const problems = withPreflight
-    ? preflight(result.config, lookup).map((problem) =>
-        withDevVarsFix(problem, variables.get(problem.path), devVars, devVarsPath),
-      )
+    ? [
+        ...preflight(result.config, lookup).map((problem) =>
+          withDevVarsFix(problem, variables.get(problem.path), devVars, devVarsPath),
+        ),
+        ...weakSecretProblems(result.config, lookup).map((problem) => {
+          const variable = variables.get(problem.path);
+          return variable === undefined || isSet(fromEnv(variable))
+            ? problem
+            : inDevVars(problem, variable, devVarsPath);
+        }),
+      ]
     : [];
   const overrideProblems = devVars === undefined ? [] : checkConfigJson(devVars.get(CONFIG_JSON));
 
@@ -109,6 +120,15 @@ function withDevVarsFix(
     ...problem,
     message: `${problem.message}, nor in ${devVarsPath}`,
     fix: `${problem.fix}; for wrangler dev, add a line ${variable}=<value> to ${devVarsPath}`,
+  };
+}
+
+/** Says that a weak secret came from `.dev.vars` (the environment had none), and how to replace it there. */
+function inDevVars(problem: ConfigProblem, variable: string, devVarsPath: string): ConfigProblem {
+  return {
+    ...problem,
+    message: `${problem.message} (read from ${devVarsPath})`,
+    fix: `run npx webhook-channel secret and put its output in ${devVarsPath}: ${variable}=<the output>`,
   };
 }
 

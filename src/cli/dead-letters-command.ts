@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { formatProblem } from "../core/config/config-problem.js";
-import { createSqliteDeadLetters } from "../node/admin/sqlite-dead-letters.js";
+import { createSqliteDeadLetters } from "../node/admin/node-admin.js";
 import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { listDeadLetters, replayDeadLetters } from "../node/state/dead-letters.js";
@@ -8,6 +8,7 @@ import { openStateDb } from "../node/state/sqlite-state.js";
 import { createAdminClient, DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
 import { type DeadLettersRequest, runDeadLettersAction } from "./dead-letters-actions.js";
 import { deadLetterItem, formatDeadLetterTable } from "./dead-letters-table.js";
+import { noStateDirMessage } from "./dead-letters-without-state.js";
 import type { CliIo } from "./run-cli.js";
 
 /** Thrown for a usage error, which the CLI turns into exit status 2. */
@@ -77,9 +78,7 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
   }
   const stateDir = result.config.state_dir;
   if (stateDir === undefined) {
-    io.err(
-      `${file} has no "state_dir": dead letters are kept only with one. Without it they were logged at error level (msg "dead letter").\n`,
-    );
+    io.err(noStateDirMessage(file, result.config, request));
     return 1;
   }
   const db = openStateDb(stateDir);

@@ -1,8 +1,9 @@
 import { resolve } from "node:path";
 import { errorMessage } from "../core/channel-error.js";
 import type { Config } from "../core/config/config-schema.js";
+import { findWeakSecrets } from "../core/config/weak-secret.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
-import { loadServiceInputs } from "./load-service-inputs.js";
+import { loadServiceInputs, type ServiceInputs } from "./load-service-inputs.js";
 import { type RunningService, startService } from "./service/start-service.js";
 
 /** Where the service reads its environment and writes its lines; the real process by default. */
@@ -59,6 +60,8 @@ export async function runService(options: RunOptions): Promise<number> {
     logger.error(`cannot start: ${errorMessage(error)}`);
     return failed();
   }
+  // After the start's own lines, so that the service is known to be up when this is read.
+  warnWeakSecrets(logger, inputs);
 
   return new Promise<number>((resolve) => {
     let stopping = false;
@@ -87,7 +90,9 @@ export async function runService(options: RunOptions): Promise<number> {
         return undefined;
       }
       const result = await service.reload(next);
-      return result.ok ? next.config : undefined;
+      if (!result.ok) return undefined;
+      warnWeakSecrets(logger, next);
+      return next.config;
     };
     const onSignal = (signal: NodeJS.Signals): void => {
       if (stopping) {
@@ -128,4 +133,18 @@ export async function runService(options: RunOptions): Promise<number> {
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
   });
+}
+
+/**
+ * Logs a `warn` line per weak channel or admin secret (`weakSecretReason`), naming the variable,
+ * never the value. Only a warning: a placeholder such as the demo's `dev-secret` on loopback
+ * must still start in one command; `config check --preflight` is where it counts as a problem.
+ */
+function warnWeakSecrets(logger: Logger, inputs: Extract<ServiceInputs, { ok: true }>): void {
+  for (const weak of findWeakSecrets(inputs.config, inputs.env)) {
+    logger.warn(
+      `weak secret: ${weak.message}; whoever guesses it is let in. Make a strong one with: npx webhook-channel secret`,
+      { variable: weak.variable, path: weak.path },
+    );
+  }
 }

@@ -6,7 +6,7 @@ import { configDocument } from "../support/configs.js";
 import { runCliCaptured } from "../support/run-cli-captured.js";
 import { writeTempConfig } from "../support/spawn-node.js";
 
-const SECRET = "file-secret-0123456789";
+const SECRET = "file-secret-0123456789abcdefghijklmn";
 
 async function preflight(env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
   const file = await writeTempConfig(configDocument());

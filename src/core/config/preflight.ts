@@ -2,6 +2,7 @@ import { errorMessage, isChannelError } from "../channel-error.js";
 import { type ConfigProblem, formatJsonPath } from "./config-problem.js";
 import type { Config } from "./config-schema.js";
 import { parseInboundSecrets } from "./inbound-secrets.js";
+import { findWeakSecrets } from "./weak-secret.js";
 
 /**
  * Environment lookup, injected so the core never reads the process environment (or a file)
@@ -94,6 +95,25 @@ export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
   const shared = adminSecretSharedProblem(config, env);
   if (shared !== undefined) problems.push(shared);
   return problems;
+}
+
+/**
+ * The channels' inbound secrets (both while rotating) and the admin secret that are too easy
+ * to guess (`weakSecretReason`): for `config check --preflight`, which exits 1 on them. Apart
+ * from `preflight` because the Worker refuses to serve on its admin-secret problems, and a weak
+ * secret must not stop a service (Node only warns at start: the demo's `dev-secret`).
+ */
+export function weakSecretProblems(config: Config, env: EnvLookup): ConfigProblem[] {
+  return findWeakSecrets(config, env).map(({ path, variable, which, message }) => ({
+    path,
+    message,
+    fix:
+      which === "old"
+        ? `finish the rotation: once every client sends the new secret, export ${variable} with the new secret alone`
+        : which === "new"
+          ? `make the new secret with npx webhook-channel secret and export ${variable}="<new> <old>"`
+          : fixForUnset(path, variable),
+  }));
 }
 
 /**

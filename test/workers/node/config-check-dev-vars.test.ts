@@ -46,7 +46,7 @@ async function check(env: Record<string, string> = {}): Promise<{ status: number
 
 describe("config check --preflight with .dev.vars", () => {
   it("confirms a secret that only .dev.vars sets, says where it was found, and never prints it", async () => {
-    await writeFile(join(dir, ".dev.vars"), "# local secrets\nWEBHOOK_SECRET=s3cr3t-value\n");
+    await writeFile(join(dir, ".dev.vars"), "# local secrets\nWEBHOOK_SECRET=s3cr3t-value-0123456789abcdefghijkl\n");
     const { status, out, err } = await check();
     expect(status).toBe(0);
     expect(out).toContain("WEBHOOK_SECRET (channels[0].token_env) is set in .dev.vars (wrangler dev)");
@@ -68,19 +68,22 @@ describe("config check --preflight with .dev.vars", () => {
   });
 
   it("behaves as before without a .dev.vars file", async () => {
-    expect((await check({ WEBHOOK_SECRET: "x" })).out).toBe(`${configFile}: OK (environment confirmed)\n`);
+    expect((await check({ WEBHOOK_SECRET: "x".repeat(32) })).out).toBe(`${configFile}: OK (environment confirmed)\n`);
     expect((await check()).status).toBe(1);
   });
 
   it("validates a CONFIG_JSON in .dev.vars, which replaces the file under wrangler dev", async () => {
     const bad = { ...CONFIG, channels: [{ ...CONFIG.channels[0], mode: "push" }] };
-    await writeFile(join(dir, ".dev.vars"), `WEBHOOK_SECRET=x\nCONFIG_JSON='${JSON.stringify(bad)}'\n`);
+    await writeFile(join(dir, ".dev.vars"), `WEBHOOK_SECRET=${"x".repeat(32)}\nCONFIG_JSON='${JSON.stringify(bad)}'\n`);
     const failed = await check();
     expect(failed.status).toBe(1);
     expect(failed.err).toContain("CONFIG_JSON in");
     expect(failed.err).toContain("channels[0].mode");
 
-    await writeFile(join(dir, ".dev.vars"), `WEBHOOK_SECRET=x\nCONFIG_JSON='${JSON.stringify(CONFIG)}'\n`);
+    await writeFile(
+      join(dir, ".dev.vars"),
+      `WEBHOOK_SECRET=${"x".repeat(32)}\nCONFIG_JSON='${JSON.stringify(CONFIG)}'\n`,
+    );
     const passed = await check();
     expect(passed.status).toBe(0);
     expect(passed.out).toContain("CONFIG_JSON in");
