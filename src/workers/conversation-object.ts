@@ -7,7 +7,7 @@ import type { Logger } from "../core/log/logger.js";
 import { ConversationLane, type HandOver } from "./conversation-lane.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { createConversationTables } from "./conversation-tables.js";
-import { DEAD_LETTER_STORE_NAME } from "./dead-letter-object.js";
+import { DEAD_LETTER_STORE_NAME } from "./dead-letters/dead-letter-object.js";
 import { createObjectConsumer, deliveryFor } from "./delivery-parts.js";
 import { runDueJobs } from "./lane-runner.js";
 import { MeteredSql, type StorageUsage } from "./metered-sql.js";

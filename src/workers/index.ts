@@ -7,7 +7,7 @@ import { DEFAULT_DEAD_LETTER_QUEUE, type WorkerEnv } from "./worker-env.js";
  */
 export { AuthFailureObject } from "./auth-failure-object.js";
 export { ConversationObject } from "./conversation-object.js";
-export { DeadLetterObject } from "./dead-letter-object.js";
+export { DeadLetterObject } from "./dead-letters/dead-letter-object.js";
 export { IdempotencyObject } from "./idempotency-object.js";
 
 /**

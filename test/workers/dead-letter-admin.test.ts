@@ -3,7 +3,7 @@ import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { DeadLetterItem } from "../../src/core/admin/dead-letter-item.js";
 import type { DeadLetter } from "../../src/core/delivery/dead-letter.js";
-import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letter-object.js";
+import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letters/dead-letter-object.js";
 import worker from "../../src/workers/index.js";
 import { conversation, eventually, forgetConversations, handOver, objectsUse } from "./support/conversations.js";
 import { captureLogs, type Delivery, fakeReceiver } from "./support/fake-receiver.js";

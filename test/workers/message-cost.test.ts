@@ -8,7 +8,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letter-object.js";
+import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letters/dead-letter-object.js";
 import worker from "../../src/workers/index.js";
 import type { StorageUsage } from "../../src/workers/metered-sql.js";
 import {

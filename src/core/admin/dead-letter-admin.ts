@@ -17,8 +17,9 @@ export interface DeadLetterQuery {
 }
 
 /**
- * The port the admin routes read and act on dead letters through. Each runtime implements it
- * over wherever it keeps them (SQLite or memory on Node), so the routes never know the store.
+ * The port the admin routes read and act on dead letters through, so that they never know the
+ * store: implemented once, over any runtime's `DeadLetterStore`, by `createAdminDeadLetters`
+ * (`core/dead-letters/`), and over HTTP by the CLI's `--url` client.
  */
 export interface AdminDeadLetters {
   list(query: DeadLetterQuery): Promise<DeadLetterPage>;

@@ -1,10 +1,13 @@
 import type { AdminDeps } from "../../core/admin/admin-routes.js";
+import type { AdminDeadLetters } from "../../core/admin/dead-letter-admin.js";
 import type { Config } from "../../core/config/config-schema.js";
+import { createAdminDeadLetters } from "../../core/dead-letters/create-admin-dead-letters.js";
+import { keepDeadLetter } from "../../core/dead-letters/keep-dead-letter.js";
+import { createMemoryDeadLetterStore, type RestoreJob } from "../../core/dead-letters/memory-dead-letter-store.js";
 import type { DeadLetter } from "../../core/delivery/dead-letter.js";
 import type { Logger } from "../../core/log/logger.js";
+import { createSqliteDeadLetterStore } from "../state/sqlite-dead-letter-store.js";
 import type { StateDb } from "../state/sqlite-state.js";
-import { createMemoryDeadLetters, type RestoreJob } from "./memory-dead-letters.js";
-import { createSqliteDeadLetters, trimSqliteDeadLetters } from "./sqlite-dead-letters.js";
 
 /** The admin API of a Node service, and the hook its job queues call on each dead letter. */
 export interface NodeAdmin {
@@ -33,29 +36,23 @@ export interface NodeAdminOptions {
  * Builds the Node side of the admin API: over SQLite with `state_dir`, else over a list in
  * memory (the only place such letters are kept). Each channel keeps at most
  * `admin.max_dead_letters`: beyond that the oldest go, with a warning that counts them.
+ * Without `admin` nothing is kept beyond the job queue's own store and log line.
  */
 export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
-  const { config, db, logger } = options;
-  const admin = config.admin;
-  const memory = db === undefined && admin !== undefined ? createMemoryDeadLetters(options.restore) : undefined;
-  let dropped = 0;
-  const onDeadLetter = (letter: DeadLetter): void => {
-    if (admin === undefined) return;
-    memory?.add(letter);
-    const channel = letter.job.message.channel;
-    const max = admin.max_dead_letters;
-    const gone = db === undefined ? (memory?.trim(channel, max) ?? 0) : trimSqliteDeadLetters(db, channel, max);
-    if (gone === 0) return;
-    dropped += gone;
-    logger.warn("dead letters over admin.max_dead_letters: the oldest were dropped", {
-      channel,
-      max_dead_letters: max,
-      dropped: gone,
-      dropped_total: dropped,
-    });
+  const { admin } = options.config;
+  if (admin === undefined) return { deps: undefined, onDeadLetter: () => undefined };
+  const store =
+    options.db === undefined ? createMemoryDeadLetterStore(options.restore) : createSqliteDeadLetterStore(options.db);
+  const bound = { max: admin.max_dead_letters, logger: options.logger };
+  return {
+    deps: { secret: options.secret, deadLetters: createAdminDeadLetters(store) },
+    onDeadLetter: (letter) => {
+      keepDeadLetter(store, letter, bound);
+    },
   };
-  if (admin === undefined) return { deps: undefined, onDeadLetter };
-  const deadLetters = db === undefined ? memory : createSqliteDeadLetters(db);
-  if (deadLetters === undefined) return { deps: undefined, onDeadLetter };
-  return { deps: { secret: options.secret, deadLetters }, onDeadLetter };
+}
+
+/** The admin API's dead letters over a state database, as the CLI's offline `show` and `delete` use them. */
+export function createSqliteDeadLetters(db: StateDb): AdminDeadLetters {
+  return createAdminDeadLetters(createSqliteDeadLetterStore(db));
 }

@@ -7,11 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { createSqliteConversationStore } from "../../../src/node/state/sqlite-conversation-store.js";
+import { createSqliteDeadLetterStore } from "../../../src/node/state/sqlite-dead-letter-store.js";
 import { createSqliteIdempotencyStore } from "../../../src/node/state/sqlite-idempotency-store.js";
 import { createSqlitePendingJobStore } from "../../../src/node/state/sqlite-pending-job-store.js";
 import { createSqliteSequenceCounter } from "../../../src/node/state/sqlite-sequence-counter.js";
 import { openStateDb, type StateDb } from "../../../src/node/state/sqlite-state.js";
 import { conversationStoreContract } from "../../shared/store-contracts/conversation-store-contract.js";
+import { deadLetterStoreContract, keptThroughCore } from "../../shared/store-contracts/dead-letter-store-contract.js";
 import { idempotencyStoreContract } from "../../shared/store-contracts/idempotency-store-contract.js";
 import { pendingJobStoreContract } from "../../shared/store-contracts/pending-job-store-contract.js";
 import { sequenceCounterContract } from "../../shared/store-contracts/sequence-counter-contract.js";
@@ -61,3 +63,4 @@ idempotencyStoreContract("SQLite", async () => {
   };
 });
 pendingJobStoreContract("SQLite", async () => createSqlitePendingJobStore(await freshDb(), createLogSink().logger));
+deadLetterStoreContract("SQLite", async () => keptThroughCore(createSqliteDeadLetterStore(await freshDb())));

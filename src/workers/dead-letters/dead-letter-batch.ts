@@ -1,8 +1,8 @@
-import { errorMessage } from "../core/channel-error.js";
-import { type Job, type JobError, newJob } from "../core/delivery/job.js";
-import type { PendingJobStore } from "../core/delivery/pending-job-store.js";
-import type { Logger } from "../core/log/logger.js";
-import { bodyRef, readDeadLetterBody, type StoredJobRef } from "./queue-body.js";
+import { errorMessage } from "../../core/channel-error.js";
+import { type Job, type JobError, newJob } from "../../core/delivery/job.js";
+import type { PendingJobStore } from "../../core/delivery/pending-job-store.js";
+import type { Logger } from "../../core/log/logger.js";
+import { bodyRef, readDeadLetterBody, type StoredJobRef } from "../queue-body.js";
 
 /** Seconds before a dead letter is read again when its stored job could not be read. */
 const RETRY_SECONDS = 30;
@@ -89,7 +89,7 @@ export function createDeadLetterBatchHandler(
       ...(job === undefined ? { job: null } : describe(job, logger.enabled("debug"))),
     });
     if (job !== undefined) {
-      // Kept for good in the conversation's Durable Object; only then is the letter acked.
+      // Kept for good in the dead-letter store's Durable Object; only then is the letter acked.
       try {
         await jobs.bury({ ...died, job });
       } catch (error) {

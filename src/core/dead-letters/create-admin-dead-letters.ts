@@ -1,0 +1,31 @@
+import type { AdminDeadLetters } from "../admin/dead-letter-admin.js";
+import { decodeCursor, encodeCursor } from "../admin/dead-letter-cursor.js";
+import { deadLetterItem } from "../admin/dead-letter-item.js";
+import type { DeadLetterStore } from "./dead-letter-store.js";
+
+/**
+ * The admin API's dead letters over any {@link DeadLetterStore}: the one pager. The cursor is
+ * the (failure time, id) of a page's last letter; the order is total, so following
+ * `nextCursor` shows no letter twice and skips none while others are added or removed between
+ * pages (a letter added behind the cursor shows on a later page, one added before it does not).
+ */
+export function createAdminDeadLetters(store: DeadLetterStore): AdminDeadLetters {
+  return {
+    async list(query) {
+      // The routes refuse a cursor this service did not make; anything else starts at the top.
+      const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+      const page = await store.page({ channel: query.channel ?? null, after: after ?? null, limit: query.limit });
+      const last = page.letters.at(-1);
+      return {
+        items: page.letters.map(deadLetterItem),
+        nextCursor: page.more && last !== undefined ? encodeCursor({ diedAt: last.letter.diedAt, id: last.id }) : null,
+      };
+    },
+    async get(id) {
+      const stored = await store.one(id);
+      return stored === undefined ? undefined : deadLetterItem(stored);
+    },
+    replay: async (filter) => await store.replay(filter),
+    delete: async (id) => await store.remove(id),
+  };
+}

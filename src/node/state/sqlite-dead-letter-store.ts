@@ -1,0 +1,81 @@
+import type { StoredDeadLetter } from "../../core/admin/dead-letter-item.js";
+import type { ImmediateDeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
+import type { DeadLetter } from "../../core/delivery/dead-letter.js";
+import { replayDeadLetters } from "./dead-letters.js";
+import type { StateDb } from "./sqlite-state.js";
+
+interface Row {
+  readonly id: string;
+  readonly channel: string;
+  readonly letter: string;
+}
+
+/**
+ * The dead letters of `state_dir`: the `dead_letters` table. The job queue's store writes each
+ * letter there as the job dies (in the transaction that removes the job); `keep` then finds it
+ * and only bounds the channel. A replay goes the way of `dead-letters replay` (the job stored in
+ * state `replay`, which the running service's one-second poll puts back on its queue), so it
+ * survives a crash in between. The dropped total counts since this process started.
+ */
+export function createSqliteDeadLetterStore(db: StateDb): ImmediateDeadLetterStore {
+  // A copy that died no later than the stored letter changes nothing (the WHERE of the upsert).
+  const upsert = db.prepare(
+    `INSERT INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, letter = excluded.letter, died_at = excluded.died_at
+     WHERE excluded.died_at > dead_letters.died_at`,
+  );
+  const trim = db.prepare(
+    `DELETE FROM dead_letters WHERE id IN (
+       SELECT id FROM dead_letters WHERE channel = ? ORDER BY died_at DESC, id DESC LIMIT -1 OFFSET ?)`,
+  );
+  const page = db.prepare(
+    `SELECT id, channel, letter FROM dead_letters
+     WHERE (@channel IS NULL OR channel = @channel)
+       AND (@after IS NULL OR died_at > @after OR (died_at = @after AND id > @id))
+     ORDER BY died_at, id LIMIT @limit`,
+  );
+  const one = db.prepare("SELECT id, channel, letter FROM dead_letters WHERE id = ?");
+  const ofChannel = db.prepare("SELECT id FROM dead_letters WHERE @channel IS NULL OR channel = @channel");
+  const remove = db.prepare("DELETE FROM dead_letters WHERE id = ?");
+  const count = db.prepare("SELECT count(*) AS n FROM dead_letters");
+  const keep = db.transaction((letter: DeadLetter, max: number): number => {
+    const { id, channel } = letter.job.message;
+    upsert.run(id, channel, JSON.stringify(letter), letter.diedAt);
+    return trim.run(channel, max).changes;
+  });
+  let droppedTotal = 0;
+  return {
+    keep(letter, max) {
+      const dropped = keep(letter, max);
+      if (dropped === 0) return { dropped: 0, droppedTotal: 0 };
+      droppedTotal += dropped;
+      return { dropped, droppedTotal };
+    },
+    page(query) {
+      const rows = page.all({
+        channel: query.channel,
+        after: query.after?.diedAt ?? null,
+        id: query.after?.id ?? "",
+        limit: query.limit + 1,
+      }) as Row[];
+      return { letters: rows.slice(0, query.limit).map(stored), more: rows.length > query.limit };
+    },
+    one(id) {
+      const row = one.get(id) as Row | undefined;
+      return row === undefined ? undefined : stored(row);
+    },
+    remove: (id) => remove.run(id).changes > 0,
+    replay(filter) {
+      const known = new Set(
+        (ofChannel.all({ channel: filter.channel ?? null }) as { id: string }[]).map((row) => row.id),
+      );
+      const ids = filter.ids === undefined ? [...known] : filter.ids.filter((id) => known.has(id));
+      return ids.length === 0 ? 0 : replayDeadLetters(db, ids).length;
+    },
+    count: () => (count.get() as { n: number }).n,
+  };
+}
+
+function stored(row: Row): StoredDeadLetter {
+  return { id: row.id, channel: row.channel, letter: JSON.parse(row.letter) as DeadLetter };
+}
