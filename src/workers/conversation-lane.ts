@@ -70,15 +70,15 @@ export class ConversationLane {
     const stored = parked === undefined ? undefined : readStoredJob(parked.job);
     const job = stored ?? ("stored" in body ? undefined : newJob(body));
     if (job === undefined) return "missing";
-    this.insert(job, job.message.receivedAt + ORDER_HOLD_MS, job.replies === undefined ? 0 : 1);
+    this.insert(job, job.message.receivedAt + ORDER_HOLD_MS, job.replies === undefined ? 0 : 1, job.message.receivedAt);
     if (parked !== undefined) this.sql.run("DELETE FROM jobs WHERE id = ?", id);
     return "queued";
   }
 
   /**
    * Takes a replayed dead letter's job: it runs again even though its id was answered (dead-
-   * lettered) before. It waits behind a job that has started (whose replies hold their
-   * sequence numbers) and goes before those that have not, by its acceptance time. The
+   * lettered) before. It joins the end of the lane as if accepted at `now`, behind every job
+   * already waiting, as on Node (docs/delivery.md, "Replay"). The
    * hand-back is idempotent: a job of that id still waiting here, or answered at or after
    * `markedAt` (the replay that asked for it already ran), is a duplicate, so a hand-back
    * repeated after a lost answer never runs the message twice.
@@ -94,16 +94,19 @@ export class ConversationLane {
     this.sql.run("DELETE FROM answered WHERE id = ?", id);
     this.sql.run("DELETE FROM jobs WHERE id = ?", id);
     // Not started, whatever its replies: `save` marks it once it runs.
-    this.insert(job, now, 0);
+    this.insert(job, now, 0, now);
     return "queued";
   }
 
-  /** Adds a job after every other that arrived, to run no earlier than `nextAt`. */
-  private insert(job: Job, nextAt: number, started: 0 | 1): void {
+  /**
+   * Adds a job after every other that arrived, to run no earlier than `nextAt`, placed in
+   * acceptance order by `acceptedAt` (the message's acceptance, or a replay's moment).
+   */
+  private insert(job: Job, nextAt: number, started: 0 | 1, acceptedAt: number): void {
     this.sql.run(
       "INSERT INTO lane (id, received_at, arrival, started, next_at, job) VALUES (?, ?, (SELECT COALESCE(MAX(arrival), 0) + 1 FROM lane), ?, ?, ?)",
       job.message.id,
-      job.message.receivedAt,
+      acceptedAt,
       started,
       nextAt,
       JSON.stringify(job),

@@ -13,6 +13,7 @@ import { runDueJobs } from "./lane-runner.js";
 import { MeteredSql, type StorageUsage } from "./metered-sql.js";
 import { objectEnvironment } from "./object-environment.js";
 import { type InboundBody, readDeadLetterBody, readJob } from "./queue-body.js";
+import { workersReplayHint } from "./replay-hint.js";
 import type { WorkerEnv } from "./worker-env.js";
 
 export { MAX_TURNS } from "./conversation-memory.js";
@@ -141,6 +142,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
         consumer: await this.consumerFor(env),
         deadLetters: env.DEAD_LETTERS,
         park: (job) => this.park(job),
+        replayHint: workersReplayHint(delivery.ok ? delivery.parts.config : undefined),
         logger,
         now: () => Date.now(),
       });

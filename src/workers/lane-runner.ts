@@ -1,8 +1,11 @@
 import { errorMessage } from "../core/channel-error.js";
 import type { Consumer } from "../core/consumer/create-consumer.js";
-import type { Job, JobError } from "../core/delivery/job.js";
+import type { DeadLetter } from "../core/delivery/dead-letter.js";
+import type { Job } from "../core/delivery/job.js";
 import { jobKey } from "../core/delivery/pending-job-store.js";
 import type { Logger } from "../core/log/logger.js";
+import { type JobLedger, writeSettlement } from "../core/sequencer/job-ledger.js";
+import { settleOutcome } from "../core/sequencer/settle-outcome.js";
 import type { ConversationLane } from "./conversation-lane.js";
 import { type DeadLetterBody, fitsInline } from "./queue-body.js";
 
@@ -25,20 +28,31 @@ export interface LaneRunnerDeps {
   readonly deadLetters: Queue<unknown>;
   /** Keeps a job where the dead-letter consumer finds it, for a letter too large to carry it. */
   readonly park: (job: Job) => void;
+  /** What a dead letter's log line says about replaying it. */
+  readonly replayHint: (id: string) => string;
   readonly logger: Logger;
   readonly now: () => number;
 }
 
 /**
- * Runs the lane's due jobs, the head only, one after another, as the core consumer decides:
- * done, the next job runs; retry, the head is postponed by the policy's delay (to the
- * millisecond) and every later job waits behind it; dead, the letter goes to the
- * dead-letter queue and the next job runs. Progress is saved in the lane after each step, so
- * the brain is never asked twice for one message. Returns when the head must wait, the lane
- * is empty, or {@link MAX_JOBS_PER_RUN} jobs ran; the caller sets the alarm for what is next.
+ * Runs the lane's due jobs, the head only, one after another. What each outcome means is the
+ * core's {@link settleOutcome}; this carries the settlement out on the lane (its
+ * {@link JobLedger}): finished, the next job runs; postponed, the head keeps its place until
+ * its due time (to the millisecond) and every later job waits behind it; buried, the letter
+ * goes to the dead-letter queue and the next job runs. Progress is saved in the lane after
+ * each step, so the brain is never asked twice for one message. Returns when the head must
+ * wait, the lane is empty, or {@link MAX_JOBS_PER_RUN} jobs ran; the caller sets the alarm.
  */
 export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
   const { lane, consumer, logger, now } = deps;
+  let sent = true;
+  const ledger: JobLedger = {
+    finish: (job) => lane.finish(job.message.id, now()),
+    postpone: (job, dueAt) => lane.save(job, dueAt),
+    bury: async (letter) => {
+      sent = await sendLetter(deps, letter.job, letterBody(deps, letter));
+    },
+  };
   for (let ran = 0; ran < MAX_JOBS_PER_RUN; ran += 1) {
     const head = lane.head();
     if (head === undefined || head.nextAt > now()) return;
@@ -57,43 +71,18 @@ export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
       return;
     }
     const outcome = await consumer.run(head.job, (progress) => lane.save(progress));
-    switch (outcome.kind) {
-      case "done":
-        lane.finish(head.id, now());
-        if (logger.enabled("debug")) logger.debug("message answered", { message_id: head.id });
-        continue;
-      case "retry":
-        // The core logged the failure; the head keeps its place.
-        lane.save(outcome.job, now() + outcome.delayMs);
-        return;
-      case "dead":
-        if (await sendLetter(deps, outcome.job, letterFor(deps, outcome.job, outcome.error, outcome.reason))) continue;
-        return;
-    }
+    const settlement = settleOutcome(outcome, { now: now(), replayHint: deps.replayHint });
+    await writeSettlement(settlement, ledger, logger);
+    if (settlement.kind === "postpone" || !sent) return;
   }
 }
 
-/** The dead letter of a job, as JSON; a job too large to carry is parked for the consumer. */
-function letterFor(deps: LaneRunnerDeps, job: Job, error: JobError, reason: string | undefined): string {
+/** The dead letter as the queue carries it (JSON); a job too large to carry is parked for the consumer. */
+function letterBody(deps: LaneRunnerDeps, letter: DeadLetter): string {
+  const { job } = letter;
   const inline = fitsInline(job);
   if (!inline) deps.park(job);
-  deps.logger.error("message not answered: moved to the dead-letter queue", {
-    channel: job.message.channel,
-    message_id: job.message.id,
-    trace_id: job.message.trace?.traceId,
-    conversation_id: job.message.message.conversationId,
-    step: job.replies === undefined ? "brain" : "delivery",
-    replies_delivered: job.delivered,
-    replies: job.replies?.length,
-    attempts: job.attempts,
-    code: error.code,
-    error: error.message,
-    status: error.status,
-    reason,
-  });
-  const body: DeadLetterBody = {
-    deadLetter: { job: inline ? job : { stored: jobKey(job) }, error, attempts: job.attempts, diedAt: deps.now() },
-  };
+  const body: DeadLetterBody = { deadLetter: { ...letter, job: inline ? job : { stored: jobKey(job) } } };
   return JSON.stringify(body);
 }
 

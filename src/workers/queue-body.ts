@@ -93,6 +93,7 @@ export function readJob(value: unknown): Job | undefined {
     job.replies = replies;
   }
   if (typeof stepStartedAt === "number") job.stepStartedAt = stepStartedAt;
+  if (value.renumber === true) job.renumber = true;
   const lastError = readJobError(value.lastError);
   if (lastError !== undefined) job.lastError = lastError;
   return job;

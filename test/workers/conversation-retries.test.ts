@@ -109,7 +109,7 @@ describe("retries in the conversation's Durable Object", () => {
       const job = letter.deadLetter.job;
       expect("stored" in job ? undefined : job.replies?.[0]?.id).toBe(deliveries[0]?.headers["webhook-id"]);
     }
-    const line = lines.find((entry) => entry.msg === "message not answered: moved to the dead-letter queue");
+    const line = lines.find((entry) => entry.msg === "dead letter: outbound_url answered 400");
     expect(line).toMatchObject({ level: "error", message_id: refused.id, status: 400, reason: "not_retryable" });
   });
 

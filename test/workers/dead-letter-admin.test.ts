@@ -150,7 +150,7 @@ describe("the admin API inside workerd", () => {
     expect((await listed(env, `channel=${channel}`)).items).toEqual([]);
   });
 
-  it("replays a dead letter: it leaves the list, its kept reply is posted again, and the brain is not asked again", async () => {
+  it("replays a dead letter: it leaves the list, its kept reply is posted again with the next sequence, and the brain is not asked again", async () => {
     captureLogs();
     const { botCalls, replies } = botAndReceiver((index) => (index === 0 ? 400 : 200));
     const channel = `admin-${crypto.randomUUID()}`;
@@ -164,7 +164,9 @@ describe("the admin API inside workerd", () => {
     expect((await listed(env, `channel=${channel}`)).items).toEqual([]);
 
     await eventually(() => expect(replies).toHaveLength(2));
-    expect(replies[1]?.body).toEqual(replies[0]?.body);
+    // The same reply (same id) with the conversation's next sequence: the replay joined the end of its lane.
+    const first = replies[0]?.body ?? {};
+    expect(replies[1]?.body).toEqual({ ...first, sequence: Number(first.sequence) + 1 });
     expect(botCalls).toHaveLength(1);
     expect((await admin(env, `/admin/dead-letters/${id}/replay`, { method: "POST" })).status).toBe(404);
   });

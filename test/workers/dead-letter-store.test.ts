@@ -163,7 +163,7 @@ describe("the dead-letter store inside workerd", () => {
     expect(await restore(stub, dead.job, markedAt + 10)).toBe("queued");
   });
 
-  it("puts a replayed job behind a started one and before those that have not started", async () => {
+  it("puts a replayed job at the end of its lane, behind a started job and those waiting, as if accepted now", async () => {
     captureLogs();
     const conversationId = freshConversation();
     const channel = `store-${crypto.randomUUID()}`;
@@ -188,6 +188,6 @@ describe("the dead-letter store inside workerd", () => {
       message: { ...older.job.message, channel, receivedAt: now - 60_000, message: { senderId: "u1", conversationId } },
     };
     expect(await restore(stub, job, now)).toBe("queued");
-    expect(await laneOrder(stub)).toEqual(["started", job.message.id, "waiting"]);
+    expect(await laneOrder(stub)).toEqual(["started", "waiting", job.message.id]);
   });
 });

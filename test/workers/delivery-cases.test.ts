@@ -10,6 +10,8 @@ import { afterAll, beforeAll, expect, vi } from "vitest";
 import worker from "../../src/workers/index.js";
 import { replaceObjectEnvironment } from "../../src/workers/object-environment.js";
 import {
+  DELIVERY_CASES_ADMIN_ENV,
+  DELIVERY_CASES_ADMIN_SECRET,
   DELIVERY_CASES_PATH,
   DELIVERY_CASES_SECRET,
   DELIVERY_CASES_SECRET_ENV,
@@ -27,7 +29,10 @@ let env: TestEnv;
 let harness: DeliveryHarness;
 
 beforeAll(() => {
-  env = testEnv(deliveryCasesConfig(RECEIVER_URL), { [DELIVERY_CASES_SECRET_ENV]: DELIVERY_CASES_SECRET });
+  env = testEnv(deliveryCasesConfig(RECEIVER_URL), {
+    [DELIVERY_CASES_SECRET_ENV]: DELIVERY_CASES_SECRET,
+    [DELIVERY_CASES_ADMIN_ENV]: DELIVERY_CASES_ADMIN_SECRET,
+  });
   replaceObjectEnvironment(env);
   // Log lines would only be noise here; the cases check what the receiver got.
   vi.spyOn(console, "log").mockImplementation(() => undefined);
@@ -55,6 +60,26 @@ beforeAll(() => {
       await worker.queue(batch, env);
       expect((await getQueueResult(batch, ctx)).explicitAcks).toHaveLength(1);
       return ((await response.json()) as { message_id: string }).message_id;
+    },
+    async admin(path, init = {}) {
+      // The platform's part: dead letters sent so far reach the dead-letter queue's consumer.
+      const letters = env.DEAD_LETTERS.sent.splice(0);
+      if (letters.length > 0) {
+        const batch = createMessageBatch(
+          "webhook-channel-dead-letters",
+          letters.map((body) => delivered(body)),
+        );
+        const ctx = createExecutionContext();
+        await worker.queue(batch, env);
+        await getQueueResult(batch, ctx);
+      }
+      return worker.fetch(
+        new Request(`https://channel.example${path}`, {
+          ...init,
+          headers: { authorization: `Bearer ${DELIVERY_CASES_ADMIN_SECRET}` },
+        }),
+        env,
+      );
     },
     restart: () => abortAllDurableObjects(),
   };

@@ -3,11 +3,11 @@ import type { Clock, IdGenerator } from "../clock.js";
 import { type ConversationStore, type ConversationTurn, conversationKey } from "../conversation/conversation-store.js";
 import type { SequenceCounter } from "../conversation/sequence-counter.js";
 import { deliverReply } from "../delivery/deliver-reply.js";
-import type { PendingReply } from "../delivery/job.js";
+import type { Job, PendingReply } from "../delivery/job.js";
 import type { Poster } from "../delivery/poster.js";
 import { type TraceContext, traceHeaders } from "../http/trace-context.js";
 import type { InboundMessage, QueuedMessage } from "../message/inbound-message.js";
-import { type BrainReply, renderReplyBody } from "../message/outbound-reply.js";
+import { type BrainReply, renderReplyBody, renumberReplyBody } from "../message/outbound-reply.js";
 import type { ChannelRoute } from "./channel-routes.js";
 
 /** What asking the brain and posting replies need. */
@@ -26,6 +26,11 @@ export interface AnswerDeps {
  */
 export interface AnswerSteps {
   produce(route: ChannelRoute, queued: QueuedMessage): Promise<PendingReply[]>;
+  /**
+   * Gives a replayed job's undelivered replies the conversation's next `sequence` numbers
+   * (see `replayableJob`); the job comes back without the mark.
+   */
+  renumber(job: Job): Promise<Job>;
   /** Posts one reply; `trace` (the message's) gives the POST a `traceparent` with a new span id. */
   post(route: ChannelRoute, reply: PendingReply, trace?: TraceContext): Promise<void>;
 }
@@ -79,6 +84,23 @@ export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
         };
         return { id, sequence, body: renderReplyBody(reply, envelope, route.keys) };
       });
+    },
+
+    async renumber(job) {
+      const { renumber: _renumber, ...rest } = job;
+      const replies = job.replies ?? [];
+      const left = replies.length - job.delivered;
+      if (left <= 0) return rest;
+      const key = conversationKey(job.message.channel, job.message.message.conversationId);
+      const first = await sequences.reserve(key, left);
+      return {
+        ...rest,
+        replies: replies.map((reply, index) => {
+          if (index < job.delivered) return reply;
+          const sequence = first + index - job.delivered;
+          return { ...reply, sequence, body: renumberReplyBody(reply.body, sequence) };
+        }),
+      };
     },
 
     async post(route, reply, trace) {

@@ -149,6 +149,16 @@ export function createJobRunner(
         if (saved !== undefined) return failure(route, current, saved, attemptAt);
       }
     }
+    if (current.renumber === true) {
+      const attemptAt = clock.now();
+      try {
+        current = await steps.renumber(current);
+      } catch (error) {
+        return failure(route, current, error, attemptAt);
+      }
+      const saved = await save(onProgress, current);
+      if (saved !== undefined) return failure(route, current, saved, attemptAt);
+    }
     const replies = current.replies ?? [];
     while (current.delivered < replies.length) {
       const reply = replies[current.delivered];

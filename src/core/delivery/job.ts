@@ -34,6 +34,12 @@ export interface Job {
   /** Epoch ms of the current step's first attempt, for `max_age_ms`. */
   readonly stepStartedAt?: number;
   readonly lastError?: JobError;
+  /**
+   * Set on a replayed job whose replies were rendered before it died: before the next one is
+   * posted, its undelivered replies take the conversation's next `sequence` numbers, since a
+   * replay joins the end of its lane and its replies come after those delivered meanwhile.
+   */
+  readonly renumber?: boolean;
 }
 
 /** What one run of a job came to. */

@@ -42,3 +42,13 @@ export function renderReplyBody(content: BrainReply, reply: ReplyEnvelope, keys:
   body.created_at = new Date(reply.createdAt).toISOString();
   return JSON.stringify(body);
 }
+
+/**
+ * A rendered body with another `sequence`: a replayed reply keeps every byte but its place
+ * in the conversation. The key order is kept, so the body differs only in that number.
+ */
+export function renumberReplyBody(body: string, sequence: number): string {
+  const parsed = JSON.parse(body) as Record<string, unknown>;
+  parsed.sequence = sequence;
+  return JSON.stringify(parsed);
+}

@@ -3,10 +3,11 @@
 // only the inbound path and the queue, and the service uses a second core under load.
 import { parentPort, workerData } from "node:worker_threads";
 import { errorMessage, isChannelError } from "../../core/channel-error.js";
+import { systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { Job } from "../../core/delivery/job.js";
 import { createNodeConsumer, type NodeConsumer } from "../delivery/node-consumer.js";
-import { openStateDb, type StateDb } from "../state/sqlite-state.js";
+import { openStateBackend, type StateBackend } from "../state/state-backend.js";
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
 import { createThreadLogger } from "./thread-logger.js";
 import { createThreadMetrics, type MetricEvent } from "./thread-metrics.js";
@@ -31,21 +32,22 @@ const metrics = config.observability.metrics
     })
   : undefined;
 
-let db: StateDb | undefined;
+let state: StateBackend | undefined;
 let built: NodeConsumer;
 try {
-  // A connection of its own: better-sqlite3 connections cannot cross threads, and WAL lets
-  // this one write conversations while the main thread writes the journal.
-  db = config.state_dir === undefined ? undefined : openStateDb(config.state_dir);
+  // A backend of its own (with state_dir a connection of its own: better-sqlite3 connections
+  // cannot cross threads, and WAL lets this one write conversations while the main thread
+  // writes the journal).
+  state = openStateBackend(config, systemClock, logger);
   built = await createNodeConsumer({
     config,
     logger,
     env: (name) => process.env[name],
-    db,
+    state,
     ...(metrics === undefined ? {} : { metrics }),
   });
 } catch (error) {
-  db?.close();
+  state?.close();
   outbox.push({
     kind: "failed",
     code: isChannelError(error) ? error.code : "internal_error",
@@ -56,7 +58,7 @@ try {
 }
 const { consumer } = built;
 // With state_dir the journal is durable, and a run goes on only once its step is stored.
-const durable = config.state_dir !== undefined;
+const durable = state.mode === "sqlite";
 const awaitingAck = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
 const progress = (id: number, job: Job): Promise<void> | undefined => {
   if (!durable) {
@@ -73,7 +75,7 @@ let inFlight = 0;
 let closing = false;
 let poolsClosed = false;
 const finish = (): void => {
-  db?.close();
+  state?.close();
   outbox.push({ kind: "closed" });
   outbox.flush();
   port.close();

@@ -2,16 +2,11 @@ import { createBrains } from "../../core/brain/create-brains.js";
 import { type Clock, type IdGenerator, randomId, systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import { type Consumer, createConsumer, type ReloadableConsumer } from "../../core/consumer/create-consumer.js";
-import type { ConversationStore } from "../../core/conversation/conversation-store.js";
-import { createMemoryConversationStore } from "../../core/conversation/memory-conversation-store.js";
-import { createMemorySequenceCounter } from "../../core/conversation/memory-sequence-counter.js";
-import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
 import type { Poster } from "../../core/delivery/poster.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
-import { createSqliteConversationStore } from "../state/sqlite-conversation-store.js";
-import { createSqliteSequenceCounter } from "../state/sqlite-sequence-counter.js";
-import type { StateDb } from "../state/sqlite-state.js";
+import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import type { StateBackend } from "../state/state-backend.js";
 import { createUndiciPoster } from "./undici-poster.js";
 
 /** What the Node consumer is built from; everything but `config`, `logger` and `env` has a real default. */
@@ -20,8 +15,8 @@ export interface NodeConsumerOptions {
   readonly logger: Logger;
   /** Reads the variables that brains and delivery name (`*_env`). */
   readonly env: (name: string) => string | undefined;
-  /** The state database when the config has `state_dir`; conversations and sequences live there. */
-  readonly db: StateDb | undefined;
+  /** Where conversation memory and reply sequences live (the state backend's stores). */
+  readonly state: Pick<StateBackend, "conversations" | "sequences">;
   readonly clock?: Clock;
   readonly newId?: IdGenerator;
   /** Uniform in [0, 1), for retry jitter. */
@@ -47,35 +42,26 @@ export interface NodeConsumer {
 
 /**
  * Builds the consumer as the Node runtime runs it, on the main thread or on the delivery
- * thread: brains, conversation memory and reply sequences (in SQLite with `state_dir`, in
- * memory otherwise) and the keep-alive poster. Rejects with `config_invalid` when a variable
+ * thread: brains, the state backend's conversation memory and reply sequences, and the
+ * keep-alive poster. Rejects with `config_invalid` when a variable
  * that delivery needs is unusable.
  */
 export async function createNodeConsumer(options: NodeConsumerOptions): Promise<NodeConsumer> {
-  const { config, db, env, logger } = options;
+  const { config, state, env, logger } = options;
   const clock = options.clock ?? systemClock;
   const poster = options.poster ?? createUndiciPoster();
-  let store: ConversationStore;
-  let sequences: SequenceCounter;
-  if (db === undefined) {
-    store = createMemoryConversationStore({ now: () => clock.now() });
-    sequences = createMemorySequenceCounter();
-  } else {
-    store = createSqliteConversationStore(db);
-    sequences = createSqliteSequenceCounter(db);
-  }
   const consumer = await createConsumer({
     config,
     brains: createBrains(config, { fetch: globalThis.fetch, env, clock }),
     poster,
-    store,
-    sequences,
+    store: state.conversations,
+    sequences: state.sequences,
     clock,
     random: options.random ?? Math.random,
     newId: options.newId ?? randomId,
     logger,
     env,
-    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    metrics: options.metrics ?? noopMetrics,
   });
   return {
     consumer,

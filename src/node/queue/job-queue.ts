@@ -1,19 +1,21 @@
-// One file, over the usual 250 lines, on purpose: the queue is one closure whose lanes, run
-// slots, retry timers, size and idle waiters change together on every enqueue, run and outcome;
-// split, that state would have to be handed between modules. What stands alone is already out:
-// ConversationLanes (core), CrashQuarantine and the dead-letter log line (beside this file).
+// What an outcome means is not decided here: the core's settleOutcome turns it into a
+// settlement, and the queue only carries it out on its lanes (LaneSchedule) and the job store,
+// as its JobLedger. What is left here is the Node part: run slots and the crash quarantine.
 import type { InboundQueue } from "../../core/app/inbound-queue.js";
 import { bufferFullError } from "../../core/app/refusals.js";
 import { errorMessage } from "../../core/channel-error.js";
-import { conversationKey } from "../../core/conversation/conversation-store.js";
-import { ConversationLanes } from "../../core/delivery/conversation-lanes.js";
 import type { DeadLetter } from "../../core/delivery/dead-letter.js";
 import { type Job, type JobOutcome, newJob } from "../../core/delivery/job.js";
 import { jobKey, type PendingJobStore } from "../../core/delivery/pending-job-store.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
+import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import { type JobLedger, writeSettlement } from "../../core/sequencer/job-ledger.js";
+import { type Settlement, settleOutcome, unstoredSettlement } from "../../core/sequencer/settle-outcome.js";
+import { createVolatileJobStore } from "../../core/sequencer/volatile-job-store.js";
 import { CrashQuarantine } from "./crash-quarantine.js";
-import { logDeadLetter } from "./log-dead-letter.js";
+import { LaneSchedule } from "./lane-schedule.js";
+import { NOT_KEPT } from "./replay-hint.js";
 
 /** Options of the job queue. */
 export interface JobQueueOptions {
@@ -24,18 +26,15 @@ export interface JobQueueOptions {
   /** Runs a job as far as it goes (the consumer's `run`). */
   readonly run: (job: Job, onProgress: (job: Job) => void) => Promise<JobOutcome>;
   /**
-   * Where jobs are kept until they are finished: SQLite with `state_dir`. Without one the queue
-   * itself is the only copy (nothing survives a restart, dead letters are logged), which spares
-   * the hot path a second map of every message.
+   * Where jobs are kept until they are finished: the state backend's (SQLite with
+   * `state_dir`). Default: the volatile store of the memory mode, which keeps nothing, so
+   * the queue itself is the only copy.
    */
   readonly store?: PendingJobStore;
   readonly logger: Logger;
   readonly now?: () => number;
-  /**
-   * The command that replays a dead letter of this queue's store, for its log line (with a
-   * store only: without one a dead letter is not kept, so nothing can replay it).
-   */
-  readonly replayCommand?: (id: string) => string;
+  /** What a dead letter's log line says about replaying it (see `replayHintFor`). */
+  readonly replayHint?: (id: string) => string;
   /** Told of each accepted message and each run's outcome, for the progress log line. */
   readonly onEvent?: (event: JobQueueEvent) => void;
   /** Told of each dead letter once it is recorded: the admin API keeps or trims them. */
@@ -62,7 +61,7 @@ export interface JobQueue extends InboundQueue {
   oldestAcceptedAt(): number | undefined;
   /** The error of the last store write when it failed, undefined once a later one succeeded. */
   readonly storeError: string | undefined;
-  /** Adds jobs recovered from the store (after a restart, or replayed dead letters). */
+  /** Adds jobs recovered from the store (after a restart, or replayed dead letters) at the end of their lanes. */
   restore(jobs: readonly Job[]): void;
   /**
    * Resolves when every job is finished or after `timeoutMs`, then stops retry timers and
@@ -70,6 +69,12 @@ export interface JobQueue extends InboundQueue {
    */
   drain(timeoutMs: number): Promise<string[]>;
 }
+
+const SETTLED_EVENT: Readonly<Record<Settlement["kind"], JobOutcome["kind"]>> = {
+  finish: "done",
+  postpone: "retry",
+  bury: "dead",
+};
 
 /**
  * A bounded queue over {@link ConversationLanes}: a conversation's jobs run one at a time in
@@ -80,108 +85,81 @@ export interface JobQueue extends InboundQueue {
  * (the delivery thread died) go through the {@link CrashQuarantine}.
  */
 export function createJobQueue(options: JobQueueOptions): JobQueue {
-  const { capacity, store, logger, run } = options;
+  const { capacity, logger, run } = options;
+  const store = options.store ?? createVolatileJobStore();
   const concurrency = options.concurrency ?? 256;
   const now = options.now ?? Date.now;
-  const lanes = new ConversationLanes<Job>();
-  const timers = new Map<string, ReturnType<typeof setTimeout>>();
-  // Lanes whose head job may run now; a Set keeps insertion order, so lanes take turns.
-  const ready = new Set<string>();
+  const replayHint = options.replayHint ?? (() => NOT_KEPT);
+  const onEvent = options.onEvent ?? (() => undefined);
+  const onDeadLetter = options.onDeadLetter ?? (() => undefined);
+  const metrics = options.metrics ?? noopMetrics;
   const quarantine = new CrashQuarantine();
+  const lanes = new LaneSchedule(() => pump(), now);
   let running = 0;
-  let size = 0;
-  let stopped = false;
+  /** Accepted jobs whose store write has not committed yet: they count against the capacity. */
+  let committing = 0;
   let deadLetters = 0;
   let storeError: string | undefined;
-  const onEvent = options.onEvent ?? (() => undefined);
-  let idleWaiters: (() => void)[] = [];
 
-  const keyOf = (job: Job) => conversationKey(job.message.channel, job.message.message.conversationId);
-
+  const mayStart = (job: Job): boolean => quarantine.mayStart(quarantine.isSuspect(job.message.id));
   const pump = (): void => {
-    if (stopped) return;
-    for (const key of ready) {
+    if (lanes.isStopped || running >= concurrency) return;
+    for (const { key, job } of lanes.startable(mayStart)) {
+      start(key, job, quarantine.isSuspect(job.message.id));
       if (running >= concurrency) return;
-      const job = lanes.head(key);
-      if (job === undefined) {
-        ready.delete(key);
-        continue;
-      }
-      const suspect = quarantine.isSuspect(job.message.id);
-      if (!quarantine.mayStart(suspect)) continue;
-      ready.delete(key);
-      start(key, job, suspect);
-    }
-  };
-
-  const add = (job: Job): void => {
-    const key = keyOf(job);
-    if (lanes.push(key, job)) ready.add(key);
-  };
-
-  const settle = (key: string): void => {
-    size -= 1;
-    if (lanes.shift(key) !== undefined) ready.add(key);
-    if (size === 0) {
-      const waiters = idleWaiters;
-      idleWaiters = [];
-      for (const resolve of waiters) resolve();
     }
   };
 
   /** A store write; the Node stores answer at once, so a promise is only watched for failure. */
   const written = (result: void | Promise<void>, what: string, messageId: string): void => {
-    if (result instanceof Promise) {
-      result.then(
-        () => {
-          storeError = undefined;
-        },
-        (error: unknown) => {
-          storeError = errorMessage(error);
-          logger.error(`cannot record ${what}: ${storeError}`, { message_id: messageId });
-        },
-      );
-    } else if (store !== undefined) storeError = undefined;
+    if (!(result instanceof Promise)) {
+      storeError = undefined;
+      return;
+    }
+    result.then(
+      () => {
+        storeError = undefined;
+      },
+      (error: unknown) => {
+        storeError = errorMessage(error);
+        logger.error(`cannot record ${what}: ${storeError}`, { message_id: messageId });
+      },
+    );
   };
 
-  const record = (outcome: JobOutcome): void => {
-    const id = outcome.job.message.id;
-    if (outcome.kind === "done") written(store?.remove(jobKey(outcome.job)), "a finished job", id);
-    else if (outcome.kind === "dead") {
-      const letter = { job: outcome.job, error: outcome.error, attempts: outcome.job.attempts, diedAt: now() };
-      written(store?.bury(letter), "a dead letter", id);
+  // Store first, lanes second: a store that throws leaves the lanes as they were.
+  const ledger: JobLedger = {
+    finish(job) {
+      written(store.remove(jobKey(job)), "a finished job", job.message.id);
+      lanes.leave(job);
+    },
+    postpone(job, dueAt) {
+      written(store.update(job), "a job's progress", job.message.id);
+      lanes.postpone(job, dueAt);
+    },
+    bury(letter) {
+      written(store.bury(letter), "a dead letter", letter.job.message.id);
       deadLetters += 1;
-      logDeadLetter(logger, letter, outcome.reason, store === undefined ? undefined : options.replayCommand);
-      options.onDeadLetter?.(letter);
-    } else written(store?.update(outcome.job), "a job's progress", id);
+      lanes.leave(letter.job);
+      onDeadLetter(letter);
+    },
   };
 
-  const apply = (key: string, result: JobOutcome): void => {
-    let outcome = result;
+  const apply = (outcome: JobOutcome): void => {
+    const settlement = settleOutcome(outcome, { now: now(), replayHint });
     try {
-      record(outcome);
+      // The Node stores answer synchronously: nothing here is left to wait for.
+      void writeSettlement(settlement, ledger, logger);
+      onEvent(SETTLED_EVENT[settlement.kind]);
     } catch (error) {
       // The store could not record the outcome (a locked database): the job stays as it
       // was stored and is tried again, so nothing is lost and the lane moves on.
       storeError = errorMessage(error);
       logger.error(`cannot record a job's outcome: ${storeError}`, { message_id: outcome.job.message.id });
-      if (outcome.kind !== "retry") outcome = { kind: "retry", job: outcome.job, delayMs: 1_000 };
+      const retry = unstoredSettlement(outcome.job, now());
+      lanes.postpone(retry.job, retry.dueAt);
+      onEvent("retry");
     }
-    onEvent(outcome.kind);
-    if (outcome.kind !== "retry") {
-      settle(key);
-      return;
-    }
-    lanes.replaceHead(key, outcome.job);
-    if (stopped) return;
-    timers.set(
-      key,
-      setTimeout(() => {
-        timers.delete(key);
-        ready.add(key);
-        pump();
-      }, outcome.delayMs),
-    );
   };
 
   /**
@@ -189,39 +167,39 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
    * last reported step. A stop of the service is nobody's fault: the job is kept, among the
    * unfinished ones the stop reports, and not counted; anything else goes to the quarantine.
    */
-  const failedUnexpectedly = (key: string, job: Job, error: unknown): void => {
+  const failedUnexpectedly = (job: Job, error: unknown): void => {
     const id = job.message.id;
     const detail = errorMessage(error);
-    if (stopped) {
+    if (lanes.isStopped) {
       logger.warn(`job stopped with the delivery thread: ${detail}`, { message_id: id });
-      apply(key, { kind: "retry", job, delayMs: 0 });
+      apply({ kind: "retry", job, delayMs: 0 });
       return;
     }
     const verdict = quarantine.failed(id);
     if (verdict.kind === "dead") {
       const message = `failed unexpectedly ${verdict.failures} times in a row: ${detail}`;
-      options.metrics?.deadLetter(job.message.channel);
-      apply(key, { kind: "dead", job, error: { code: "internal_error", message, retryable: false } });
+      metrics.deadLetter(job.message.channel);
+      apply({ kind: "dead", job, error: { code: "internal_error", message, retryable: false } });
       return;
     }
     logger.error(`job failed unexpectedly: ${detail}`, { message_id: id, failures: verdict.failures });
-    apply(key, { kind: "retry", job, delayMs: verdict.delayMs });
+    apply({ kind: "retry", job, delayMs: verdict.delayMs });
   };
 
   const start = (key: string, job: Job, suspect: boolean): void => {
     running += 1;
     quarantine.started(suspect);
     const progress = (next: Job): void => {
-      lanes.replaceHead(key, next);
-      written(store?.update(next), "a job's progress", next.message.id);
+      lanes.progress(key, next);
+      written(store.update(next), "a job's progress", next.message.id);
     };
     run(job, progress)
       .then(
         (outcome) => {
           if (suspect) quarantine.cleared(job.message.id);
-          apply(key, outcome);
+          apply(outcome);
         },
-        (error: unknown) => failedUnexpectedly(key, lanes.head(key) ?? job, error),
+        (error: unknown) => failedUnexpectedly(lanes.head(key) ?? job, error),
       )
       .catch((error: unknown) => {
         logger.error(`cannot settle a job: ${errorMessage(error)}`, { message_id: job.message.id });
@@ -234,9 +212,17 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       .catch(() => undefined);
   };
 
+  const accepted = (job: Job): void => {
+    committing -= 1;
+    storeError = undefined;
+    lanes.add(job);
+    onEvent("accepted");
+    pump();
+  };
+
   return {
     get size() {
-      return size;
+      return lanes.size + committing;
     },
     capacity,
     get deadLetters() {
@@ -245,71 +231,46 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     get storeError() {
       return storeError;
     },
-    oldestAcceptedAt() {
-      let oldest: number | undefined;
-      for (const lane of lanes.all()) {
-        const at = lane[0]?.message.receivedAt;
-        if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
-      }
-      return oldest;
-    },
+    oldestAcceptedAt: () => lanes.oldestAcceptedAt(),
     enqueue(message) {
-      if (stopped || size >= capacity) throw bufferFullError();
-      size += 1;
+      if (lanes.isStopped || lanes.size + committing >= capacity) throw bufferFullError();
+      committing += 1;
       const job = newJob(message);
       let added: Promise<void> | undefined;
       try {
-        added = store?.add(job);
+        added = store.add(job);
       } catch (error) {
-        size -= 1;
+        committing -= 1;
         storeError = errorMessage(error);
         throw error;
       }
       if (added === undefined) {
-        if (store !== undefined) storeError = undefined;
-        add(job);
-        onEvent("accepted");
-        pump();
+        accepted(job);
         return undefined;
       }
       return added.then(
-        () => {
-          storeError = undefined;
-          add(job);
-          onEvent("accepted");
-          pump();
-        },
+        () => accepted(job),
         (error: unknown) => {
-          size -= 1;
+          committing -= 1;
           storeError = errorMessage(error);
           throw error;
         },
       );
     },
     restore(jobs) {
-      for (const job of jobs) {
-        size += 1;
-        add(job);
-      }
+      for (const job of jobs) lanes.add(job);
       pump();
     },
     async drain(timeoutMs) {
-      if (size > 0) {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([
-          new Promise<void>((resolve) => idleWaiters.push(resolve)),
-          new Promise<void>((resolve) => {
-            timer = setTimeout(resolve, timeoutMs);
-          }),
-        ]);
-        clearTimeout(timer);
-      }
-      stopped = true;
-      for (const timer of timers.values()) clearTimeout(timer);
-      timers.clear();
-      const left: string[] = [];
-      for (const lane of lanes.all()) for (const job of lane) left.push(job.message.id);
-      return left;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        lanes.idle(),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      return lanes.stop();
     },
   };
 }

@@ -9,7 +9,7 @@ import type { Job, JobOutcome } from "../../core/delivery/job.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { createNodeConsumer } from "../delivery/node-consumer.js";
 import { startDeliveryThread } from "../delivery-thread/delivery-thread.js";
-import type { StateDb } from "../state/sqlite-state.js";
+import type { StateBackend } from "../state/state-backend.js";
 import type { ServiceOptions } from "./service-options.js";
 
 /** Reads the variables that brains and delivery name (`*_env`). */
@@ -33,7 +33,7 @@ export interface RunningConsumer {
  */
 export async function startConsumer(
   options: ServiceOptions,
-  db: StateDb | undefined,
+  state: StateBackend,
   metrics?: Metrics,
 ): Promise<RunningConsumer> {
   const { config, logger } = options;
@@ -73,7 +73,7 @@ export async function startConsumer(
     config,
     logger,
     env,
-    db,
+    state,
     ...(metrics === undefined ? {} : { metrics }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.newId === undefined ? {} : { newId: options.newId }),

@@ -1,6 +1,7 @@
 import { type Clock, randomId, systemClock } from "../../core/clock.js";
 import { channelName } from "../../core/config/validate-config.js";
 import type { Job } from "../../core/delivery/job.js";
+import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import { readAdminSecret } from "../admin/admin-secret.js";
 import { createNodeAdmin, type NodeAdmin } from "../admin/node-admin.js";
 import { buildListeners, type PlannedListener } from "../listener/build-listeners.js";
@@ -10,10 +11,10 @@ import { type Listener, serveListeners } from "../listener/serve-listeners.js";
 import type { PrometheusMetrics } from "../metrics/prometheus-metrics.js";
 import { createServiceMetrics } from "../metrics/service-metrics.js";
 import { createJobQueue, type JobQueue } from "../queue/job-queue.js";
-import { replayCommandFor } from "../queue/log-dead-letter.js";
+import { replayHintFor } from "../queue/replay-hint.js";
+import { openStateBackend, type StateBackend } from "../state/state-backend.js";
 import { channelSecrets } from "./channel-secrets.js";
 import { createNodeReadiness } from "./node-readiness.js";
-import { openState, type ServiceState } from "./open-state.js";
 import { type ProgressLog, startProgressLog } from "./progress-log.js";
 import { applyReload, type LiveSettings, type ReloadInputs, type ReloadResult, variablesOf } from "./reload-service.js";
 import { resumeJobs, roomIn } from "./resume-jobs.js";
@@ -58,12 +59,14 @@ const NO_SECRETS: readonly string[] = [];
 interface Parts {
   /** The configuration and secrets in force; a reload replaces them. */
   readonly live: LiveSettings;
-  state?: ServiceState;
+  state?: StateBackend;
   consumer?: RunningConsumer;
   readonly queues: Map<string, JobQueue>;
   /** Undefined with `observability.metrics: false`. */
   metrics?: PrometheusMetrics | undefined;
   listeners: readonly PlannedListener[];
+  /** Where each listener listens, once it does. */
+  served: readonly Listener[];
   replayTimer?: ReturnType<typeof setInterval>;
   /** The `progress` line every 10 s while there is traffic. */
   progress?: ProgressLog;
@@ -86,15 +89,19 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     live: { config, secrets, adminSecret: readAdminSecret(config, env, secrets), variables: variablesOf(config, env) },
     queues: new Map(),
     listeners: [],
+    served: [],
     shuttingDown: false,
   };
   let served: Listener[];
   let consumer: RunningConsumer;
   try {
-    const state = openState(config, logger, clock);
+    const state = openStateBackend(config, clock, logger);
     parts.state = state;
-    parts.metrics = createServiceMetrics(config, parts.queues, state.db, clock);
-    consumer = await startConsumer(options, state.db, parts.metrics);
+    logger.info("state", state.describe());
+    state.prune(clock.now());
+    const db = state.sqlite?.db;
+    parts.metrics = createServiceMetrics(config, parts.queues, db, clock);
+    consumer = await startConsumer(options, state, parts.metrics);
     parts.consumer = consumer;
     parts.progress = startProgressLog({
       logger,
@@ -111,10 +118,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     // Through `parts`, so that a reload's admin secret is the one checked. Never undefined
     // while the routes are mounted (only a restart turns admin on or off); "" matches no token.
     const secret = (): string => parts.live.adminSecret ?? "";
-    const admin = createNodeAdmin({ config, db: state.db, secret, restore, logger });
+    const admin = createNodeAdmin({ config, db, secret, restore, logger });
     buildQueues(parts, options, clock, state, consumer, admin);
     // Step 4, with state_dir: unfinished work of the last run, and replayed dead letters.
-    if (state.durable !== undefined) parts.replayTimer = resumeJobs(state.durable, parts.queues, logger);
+    if (state.sqlite !== undefined) parts.replayTimer = resumeJobs(state.sqlite.jobs, parts.queues, logger);
     parts.listeners = buildListeners(
       config.channels,
       {
@@ -130,7 +137,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         ...(admin.deps === undefined ? {} : { admin: admin.deps }),
         readiness: createNodeReadiness({
           queues: () => parts.queues.values(),
-          db: state.db,
+          db,
           isShuttingDown: () => parts.shuttingDown,
           deliveryThread: config.delivery_thread,
           now: () => clock.now(),
@@ -139,6 +146,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       { ...DEFAULT_LISTENER_LIMITS, ...options.listenerLimits },
     );
     served = await serveListeners(parts.listeners, logger);
+    parts.served = served;
   } catch (error) {
     await stopParts(parts, 0);
     throw error;
@@ -167,24 +175,41 @@ function buildQueues(
   parts: Parts,
   options: ServiceOptions,
   clock: Clock,
-  state: ServiceState,
+  state: StateBackend,
   consumer: RunningConsumer,
   admin: NodeAdmin,
 ): void {
-  for (const channel of options.config.channels) {
+  const { config } = options;
+  for (const channel of config.channels) {
+    const replayHint = replayHintFor({
+      configPath: options.configPath,
+      durable: state.mode === "sqlite",
+      admin:
+        config.admin === undefined
+          ? undefined
+          : { url: () => baseUrlOf(parts, channelName(channel)), tokenEnv: config.admin.token_env },
+    });
     const queue = createJobQueue({
       capacity: channel.webhook.buffer_capacity,
       run: (job, onProgress) => consumer.run(job, onProgress),
-      ...(state.durable === undefined ? {} : { store: state.durable }),
+      store: state.jobs,
       logger: options.logger,
       now: () => clock.now(),
       onEvent: (event) => parts.progress?.record(event),
       onDeadLetter: admin.onDeadLetter,
-      replayCommand: replayCommandFor(options.configPath),
-      ...(parts.metrics === undefined ? {} : { metrics: parts.metrics }),
+      replayHint,
+      metrics: parts.metrics ?? noopMetrics,
     });
     parts.queues.set(channelName(channel), queue);
   }
+}
+
+/** The base URL a channel is served on, its bind until it listens (an IPv6 host in brackets). */
+function baseUrlOf(parts: Parts, channel: string): string {
+  const listener = parts.served.find((served) => served.channels.includes(channel));
+  if (listener === undefined) return "http://127.0.0.1:8090";
+  const host = listener.host.includes(":") ? `[${listener.host}]` : listener.host;
+  return `http://${host}:${listener.port}`;
 }
 
 function queueOf(parts: Parts, channel: string): JobQueue {
@@ -211,6 +236,6 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   await parts.consumer?.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now()));
   // Give finished-job deletes queued for this turn their commit before closing.
   await new Promise((resolve) => setImmediate(resolve));
-  parts.state?.db?.close();
+  parts.state?.close();
   return { left, fate: parts.state?.mode === "sqlite" ? "kept" : "lost" };
 }

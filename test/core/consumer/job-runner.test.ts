@@ -7,6 +7,7 @@ import { type Consumer, createConsumer, type ProgressHook } from "../../../src/c
 import { type ConversationStore, conversationKey } from "../../../src/core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../../../src/core/conversation/memory-conversation-store.js";
 import { createMemorySequenceCounter } from "../../../src/core/conversation/memory-sequence-counter.js";
+import { replayableJob } from "../../../src/core/delivery/dead-letter.js";
 import { type Job, type JobOutcome, newJob } from "../../../src/core/delivery/job.js";
 import type { Poster, PostResult } from "../../../src/core/delivery/poster.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
@@ -159,6 +160,45 @@ function expectKind<K extends JobOutcome["kind"]>(outcome: JobOutcome, kind: K):
 }
 
 describe("job runner", () => {
+  it("gives a replayed job's undelivered replies the conversation's next sequence numbers, keeping their ids and the delivered one", async () => {
+    const { consumer, brain, poster } = await setup({ answers: [200, 400, 200] });
+    const dead = expectKind(await consumer.run(newJob(queued("one|two|three"))), "dead");
+    // Another message of the conversation was answered meanwhile: it took 4.
+    const other = expectKind(await consumer.run(newJob({ ...queued("between"), id: "msg-2" })), "done");
+    expect(other.job.replies?.map((reply) => reply.sequence)).toEqual([4]);
+
+    const replayed = replayableJob({ job: dead.job, error: dead.error, attempts: 1, diedAt: T0 });
+    const outcome = expectKind(await consumer.run(replayed), "done");
+
+    expect(brain.calls).toBe(2);
+    const again = poster.posted.slice(3);
+    expect(again.map((post) => [post.headers["webhook-id"], post.body.text, post.body.sequence])).toEqual([
+      ["reply-2", "two", 5],
+      ["reply-3", "three", 6],
+    ]);
+    expect(outcome.job.renumber).toBeUndefined();
+    expect(outcome.job.replies?.map((reply) => [reply.id, reply.sequence])).toEqual([
+      ["reply-1", 1],
+      ["reply-2", 5],
+      ["reply-3", 6],
+    ]);
+  });
+
+  it("saves the new numbers before posting, so a replay that fails again keeps them", async () => {
+    const { consumer } = await setup({ answers: [400, 503] });
+    const dead = expectKind(await consumer.run(newJob(queued("one"))), "dead");
+    const saved: Job[] = [];
+    const retry = expectKind(
+      await consumer.run(replayableJob({ job: dead.job, error: dead.error, attempts: 1, diedAt: T0 }), (job) => {
+        saved.push(job);
+      }),
+      "retry",
+    );
+    expect(saved[0]?.replies?.[0]?.sequence).toBe(2);
+    expect(saved[0]?.renumber).toBeUndefined();
+    expect(retry.job.replies?.[0]?.sequence).toBe(2);
+  });
+
   it("asks the brain once, then delivers every reply in order and returns done", async () => {
     const { consumer, brain, poster } = await setup();
     const outcome = expectKind(await consumer.run(newJob(queued("one|two|three"))), "done");

@@ -124,7 +124,7 @@ describe.each([
     }
   });
 
-  it("replays one dead letter: the same reply (same webhook-id) is posted again and it leaves the list", async () => {
+  it("replays one dead letter: the same reply (same webhook-id) is posted again with the conversation's next sequence, and it leaves the list", async () => {
     const { harness: h, accepting } = await start(stateDir);
     const [id] = await makeDeadLetters(h, ["again"]);
     const firstTry = h.replies.at(-1);
@@ -135,7 +135,9 @@ describe.each([
     expect(await response.json()).toEqual({ replayed: 1 });
     const again = await waitFor(() => h.replies[before], 5_000, "the replayed reply");
     expect(again.headers["webhook-id"]).toBe(firstTry?.headers["webhook-id"]);
-    expect(again.raw).toBe(firstTry?.raw);
+    // Byte for byte the same reply but for its place in the conversation: it joined the end of the lane.
+    const first = JSON.parse(firstTry?.raw ?? "{}") as Record<string, unknown>;
+    expect(JSON.parse(again.raw)).toEqual({ ...first, sequence: Number(first.sequence) + 1 });
     expect((await list()).items).toEqual([]);
     expect((await admin(`/admin/dead-letters/${id}/replay`, { method: "POST" })).status).toBe(404);
   });

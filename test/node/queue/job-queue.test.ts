@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { DeadLetter } from "../../../src/core/delivery/dead-letter.js";
 import type { Job, JobOutcome } from "../../../src/core/delivery/job.js";
-import { createMemoryPendingJobStore } from "../../../src/core/delivery/memory-pending-job-store.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
 import { MAX_UNEXPECTED_FAILURES } from "../../../src/node/queue/crash-quarantine.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
@@ -23,14 +23,20 @@ function gate(): { promise: Promise<void>; open: () => void } {
 
 const done = (job: Job): JobOutcome => ({ kind: "done", job });
 
+/** The dead letters a queue hands on (its `onDeadLetter`), in order. */
+function letterSink(): { deadLetters: DeadLetter[]; onDeadLetter: (letter: DeadLetter) => void } {
+  const deadLetters: DeadLetter[] = [];
+  return { deadLetters, onDeadLetter: (letter) => deadLetters.push(letter) };
+}
+
 function queueWith(run: (job: Job) => Promise<JobOutcome>, capacity = 100, concurrency?: number) {
   const { logger } = createLogSink();
-  const store = createMemoryPendingJobStore();
+  const store = letterSink();
   const queue = createJobQueue({
     capacity,
     ...(concurrency === undefined ? {} : { concurrency }),
     run: (job) => run(job),
-    store,
+    onDeadLetter: store.onDeadLetter,
     logger,
   });
   return { queue, store };
@@ -94,7 +100,7 @@ describe("createJobQueue", () => {
     expect(order).toEqual(["b1", "a1", "a2"]);
   });
 
-  it("keeps a dead job in the store and goes on with the next", async () => {
+  it("hands a dead job on as a dead letter and goes on with the next", async () => {
     const { queue, store } = queueWith((job) =>
       Promise.resolve(
         job.message.id === "bad"
@@ -144,7 +150,6 @@ describe("createJobQueue", () => {
     const seen: Job[] = [];
     const queue = createJobQueue({
       capacity: 10,
-      store: createMemoryPendingJobStore(),
       logger,
       run: (job, onProgress) => {
         seen.push(job);
@@ -165,11 +170,11 @@ describe("createJobQueue", () => {
   it("dead-letters a job whose runs keep failing unexpectedly, backing off between them", async () => {
     vi.useFakeTimers();
     const { logger } = createLogSink("error");
-    const store = createMemoryPendingJobStore();
+    const store = letterSink();
     const startedAt: number[] = [];
     const queue = createJobQueue({
       capacity: 10,
-      store,
+      onDeadLetter: store.onDeadLetter,
       logger,
       run: () => {
         startedAt.push(Date.now());
@@ -190,14 +195,14 @@ describe("createJobQueue", () => {
   it("runs jobs that failed unexpectedly one at a time, so a poison message takes no other job down", async () => {
     vi.useFakeTimers();
     const { logger } = createLogSink("error");
-    const store = createMemoryPendingJobStore();
+    const store = letterSink();
     // A stand-in for the delivery thread: the poison message crashes it, and every run it
     // holds at that moment rejects; any other message is done after 10 ms.
     const inFlight = new Set<(error: Error) => void>();
     const done: string[] = [];
     const queue = createJobQueue({
       capacity: 10,
-      store,
+      onDeadLetter: store.onDeadLetter,
       logger,
       run: (job) =>
         new Promise<JobOutcome>((resolve, reject) => {
@@ -229,12 +234,12 @@ describe("createJobQueue", () => {
   it("counts only unexpected failures in a row: an ordinary outcome starts the count again", async () => {
     vi.useFakeTimers();
     const { logger } = createLogSink("error");
-    const store = createMemoryPendingJobStore();
+    const store = letterSink();
     const script = ["crash", "crash", "crash", "crash", "retry", "crash", "crash", "crash", "crash", "done"];
     let step = 0;
     const queue = createJobQueue({
       capacity: 10,
-      store,
+      onDeadLetter: store.onDeadLetter,
       logger,
       run: (job) => {
         const next = script[step] ?? "done";
@@ -253,12 +258,12 @@ describe("createJobQueue", () => {
   it("does not count a run that the stop of the service cut short", async () => {
     vi.useFakeTimers();
     const { logger } = createLogSink("error");
-    const store = createMemoryPendingJobStore();
+    const store = letterSink();
     let runs = 0;
     let cut: (error: Error) => void = () => undefined;
     const queue = createJobQueue({
       capacity: 10,
-      store,
+      onDeadLetter: store.onDeadLetter,
       logger,
       run: () => {
         runs += 1;

@@ -6,7 +6,7 @@ import { validateConfig } from "../../../src/core/config/validate-config.js";
 import { createJsonLogger } from "../../../src/core/log/logger.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
-import { replayCommandFor } from "../../../src/node/queue/log-dead-letter.js";
+import { replayHintFor } from "../../../src/node/queue/replay-hint.js";
 import { type ReceivedReply, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
 import { startProgressLog } from "../../../src/node/service/progress-log.js";
 import { startService } from "../../../src/node/service/start-service.js";
@@ -168,16 +168,32 @@ describe("the dead-letter line", () => {
   });
 
   it("quotes a configuration path that a shell would split", () => {
-    expect(replayCommandFor("/srv/my config's.json")("id1")).toBe(
+    expect(replayHintFor({ configPath: "/srv/my config's.json", durable: true, admin: undefined })("id1")).toBe(
       "npx webhook-channel dead-letters replay --id id1 --config '/srv/my config'\\''s.json'",
     );
   });
 
-  it("says a dead letter is not kept without state_dir", async () => {
+  it("says a dead letter is not kept without state_dir and without the admin API", async () => {
     harness = await startHarness({ delivery: { max_attempts: 1 } }, { status: () => 400 });
     await harness.post({ sender_id: "a", text: "refused" });
     const logs = harness.logs;
     const letter = await waitFor(() => logs.find((line) => String(line.msg).startsWith("dead letter:")));
     expect(String(letter.replay)).toContain("not kept");
+  });
+
+  it("with the admin API and no state_dir, names the command that replays the letter kept in memory", async () => {
+    harness = await startHarness(
+      { delivery: { max_attempts: 1 } },
+      { status: () => 400 },
+      { admin: { token_env: "ADMIN_SECRET" } },
+      { ADMIN_SECRET: "admin-secret-0123456789abcdefghijklmnopqrstuv" },
+    );
+    await harness.post({ sender_id: "a", text: "refused" });
+    const logs = harness.logs;
+    const letter = await waitFor(() => logs.find((line) => String(line.msg).startsWith("dead letter:")));
+    expect(String(letter.replay)).not.toContain("not kept");
+    expect(String(letter.replay)).toContain(
+      `dead-letters replay --id ${String(letter.id)} --url ${harness.baseUrl} --admin-token-env ADMIN_SECRET`,
+    );
   });
 });

@@ -252,6 +252,8 @@ beforeAll(async () => {
         throw new Error(`wrangler dev answered ${response.status}: ${await response.text()}`);
       return ((await response.json()) as { message_id: string }).message_id;
     },
+    admin: (path, init = {}) =>
+      fetch(`${origin}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN_SECRET}` } }),
     async restart() {
       // Miniflare keeps its queues in memory (the platform's are durable): restart only once
       // every message sent so far left the local queue for its conversation's object.
@@ -343,7 +345,8 @@ describe("the admin API under wrangler dev, through the CLI's --url", () => {
       () => received.find((entry) => entry.path === REFUSING_PATH && entry.body.in_reply_to === id),
       20_000,
     );
-    expect(reply.body).toMatchObject({ text: "refused once", sequence: 1 });
+    // The replay takes its conversation's next number: the refused attempt had 1.
+    expect(reply.body).toMatchObject({ text: "refused once", sequence: 2 });
     const after = await cli(["list", "--json"]);
     expect((JSON.parse(after.out) as { items: { id: string }[] }).items.map((item) => item.id)).not.toContain(id);
   });

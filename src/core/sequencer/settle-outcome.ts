@@ -1,0 +1,77 @@
+import type { DeadLetter } from "../delivery/dead-letter.js";
+import type { Job, JobOutcome } from "../delivery/job.js";
+import type { LogFields, LogLevel } from "../log/logger.js";
+import { deadLetterFields } from "./dead-letter-fields.js";
+
+/** A line a runtime writes once it has stored a settlement. */
+export interface SettlementLog {
+  readonly level: LogLevel;
+  readonly msg: string;
+  readonly fields: LogFields;
+}
+
+/**
+ * What becomes of a job after one run, as operations on its conversation's lane:
+ * - `finish`: it leaves the lane and its storage; the next job of the lane may run;
+ * - `postpone`: it stays first in its lane with its progress, and runs again at `dueAt`;
+ *   every later job of the conversation waits behind it;
+ * - `bury`: it leaves the lane, and `letter` is kept where dead letters are.
+ */
+export type Settlement =
+  | { readonly kind: "finish"; readonly job: Job }
+  | { readonly kind: "postpone"; readonly job: Job; readonly dueAt: number }
+  | { readonly kind: "bury"; readonly job: Job; readonly letter: DeadLetter; readonly log: SettlementLog };
+
+/** What settling needs besides the outcome. */
+export interface SettleContext {
+  /** Epoch ms of the settling: a retry's due time and a letter's `diedAt` count from it. */
+  readonly now: number;
+  /** What the dead letter's log line says about replaying it (a command, or where it is kept). */
+  readonly replayHint: (id: string) => string;
+}
+
+/**
+ * Wait before a job whose settlement could not be stored runs again: it stays as it was
+ * stored, so nothing is lost, and the lane moves on once storage answers again.
+ */
+export const UNSTORED_RETRY_MS = 1_000;
+
+/**
+ * Turns a run's outcome into what the runtime must do with the job. Pure: every runtime
+ * (the Node job queue, the Workers conversation object) calls it and only carries the
+ * settlement out on its own storage with {@link writeSettlement}; none decides on its own.
+ */
+export function settleOutcome(outcome: JobOutcome, context: SettleContext): Settlement {
+  switch (outcome.kind) {
+    case "done":
+      return { kind: "finish", job: outcome.job };
+    case "retry":
+      return { kind: "postpone", job: outcome.job, dueAt: context.now + Math.max(0, outcome.delayMs) };
+    case "dead": {
+      const letter: DeadLetter = {
+        job: outcome.job,
+        error: outcome.error,
+        attempts: outcome.job.attempts,
+        diedAt: context.now,
+      };
+      return {
+        kind: "bury",
+        job: outcome.job,
+        letter,
+        log: {
+          level: "error",
+          msg: `dead letter: ${outcome.error.message}`,
+          fields: deadLetterFields(letter, outcome.reason, context.replayHint(outcome.job.message.id)),
+        },
+      };
+    }
+  }
+}
+
+/**
+ * The settlement of a job whose outcome could not be stored (a locked database): it runs
+ * again after {@link UNSTORED_RETRY_MS} from the state it was stored in.
+ */
+export function unstoredSettlement(job: Job, now: number): Extract<Settlement, { kind: "postpone" }> {
+  return { kind: "postpone", job, dueAt: now + UNSTORED_RETRY_MS };
+}

@@ -1,0 +1,127 @@
+import { conversationKey } from "../../core/conversation/conversation-store.js";
+import { ConversationLanes } from "../../core/delivery/conversation-lanes.js";
+import type { Job } from "../../core/delivery/job.js";
+
+/**
+ * The job queue's bookkeeping of its lanes: which conversation's head may run now (in the
+ * order they became ready, so lanes take turns), the retry timers of heads that wait, how
+ * many accepted jobs are unfinished, and who waits for none to be. It decides nothing: the
+ * queue tells it what a settlement said.
+ */
+export class LaneSchedule {
+  private readonly lanes = new ConversationLanes<Job>();
+  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Lanes whose head job may run now; a Set keeps insertion order. */
+  private readonly ready = new Set<string>();
+  private idleWaiters: (() => void)[] = [];
+  private unfinished = 0;
+  private stopped = false;
+
+  /** @param wake called when a postponed head becomes due. */
+  constructor(
+    private readonly wake: () => void,
+    private readonly now: () => number,
+  ) {}
+
+  /** Accepted jobs not yet finished. */
+  get size(): number {
+    return this.unfinished;
+  }
+
+  /** True once {@link stop} ran: nothing starts any more. */
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /** Adds a job at the end of its conversation's lane. */
+  add(job: Job): void {
+    this.unfinished += 1;
+    const key = keyOf(job);
+    if (this.lanes.push(key, job)) this.ready.add(key);
+  }
+
+  /**
+   * The heads that may start now, in turn; each one yielded is no longer ready (the caller
+   * starts it). `mayStart` false skips a head, which stays ready.
+   */
+  *startable(mayStart: (job: Job) => boolean): Generator<{ key: string; job: Job }> {
+    for (const key of this.ready) {
+      const job = this.lanes.head(key);
+      if (job === undefined) {
+        this.ready.delete(key);
+        continue;
+      }
+      if (!mayStart(job)) continue;
+      this.ready.delete(key);
+      yield { key, job };
+    }
+  }
+
+  /** The head of a lane (the job running or waiting there). */
+  head(key: string): Job | undefined {
+    return this.lanes.head(key);
+  }
+
+  /** Replaces a running head with its progress. */
+  progress(key: string, job: Job): void {
+    this.lanes.replaceHead(key, job);
+  }
+
+  /** The job leaves its lane (finished or dead); the next one of the lane becomes ready. */
+  leave(job: Job): void {
+    const key = keyOf(job);
+    this.unfinished -= 1;
+    if (this.lanes.shift(key) !== undefined) this.ready.add(key);
+    if (this.unfinished === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  /** The job stays first in its lane and becomes ready at `dueAt`. */
+  postpone(job: Job, dueAt: number): void {
+    const key = keyOf(job);
+    this.lanes.replaceHead(key, job);
+    if (this.stopped) return;
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(key);
+        this.ready.add(key);
+        this.wake();
+      },
+      Math.max(0, dueAt - this.now()),
+    );
+    this.timers.set(key, timer);
+  }
+
+  /** Epoch ms at which the oldest unfinished job was accepted: only lane heads are looked at. */
+  oldestAcceptedAt(): number | undefined {
+    let oldest: number | undefined;
+    for (const lane of this.lanes.all()) {
+      const at = lane[0]?.message.receivedAt;
+      if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
+    }
+    return oldest;
+  }
+
+  /** Resolves once no job is unfinished. */
+  idle(): Promise<void> {
+    if (this.unfinished === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Stops the retry timers; returns the ids of the jobs still in the lanes. */
+  stop(): string[] {
+    this.stopped = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    const left: string[] = [];
+    for (const lane of this.lanes.all()) for (const job of lane) left.push(job.message.id);
+    return left;
+  }
+}
+
+function keyOf(job: Job): string {
+  return conversationKey(job.message.channel, job.message.message.conversationId);
+}

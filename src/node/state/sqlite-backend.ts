@@ -1,0 +1,30 @@
+import { resolve } from "node:path";
+import type { Logger } from "../../core/log/logger.js";
+import { createSqliteConversationStore } from "./sqlite-conversation-store.js";
+import { createSqliteIdempotencyStore, pruneIdempotencyKeys } from "./sqlite-idempotency-store.js";
+import { createSqlitePendingJobStore } from "./sqlite-pending-job-store.js";
+import { createSqliteSequenceCounter } from "./sqlite-sequence-counter.js";
+import { openStateDb } from "./sqlite-state.js";
+import type { StateBackend } from "./state-backend.js";
+
+/**
+ * The SQLite mode (`state_dir`): one database file holds accepted jobs, conversations,
+ * sequences, idempotency keys and dead letters, so a restart (or `kill -9`) loses nothing
+ * that was answered 200.
+ */
+export function openSqliteBackend(stateDir: string, logger: Logger): StateBackend {
+  const db = openStateDb(stateDir);
+  const jobs = createSqlitePendingJobStore(db, logger);
+  return {
+    mode: "sqlite",
+    jobs,
+    idempotency: createSqliteIdempotencyStore(db),
+    conversations: createSqliteConversationStore(db),
+    sequences: createSqliteSequenceCounter(db),
+    sqlite: { db, jobs },
+    // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
+    describe: () => ({ mode: "sqlite", path: resolve(db.name) }),
+    prune: (now) => pruneIdempotencyKeys(db, now),
+    close: () => db.close(),
+  };
+}

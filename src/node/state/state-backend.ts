@@ -1,0 +1,47 @@
+import type { Clock } from "../../core/clock.js";
+import type { Config } from "../../core/config/config-schema.js";
+import type { ConversationStore } from "../../core/conversation/conversation-store.js";
+import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
+import type { PendingJobStore } from "../../core/delivery/pending-job-store.js";
+import type { IdempotencyStore } from "../../core/idempotency/idempotency-store.js";
+import type { Logger } from "../../core/log/logger.js";
+import { createMemoryBackend } from "./memory-backend.js";
+import { openSqliteBackend } from "./sqlite-backend.js";
+import type { SqlitePendingJobStore } from "./sqlite-pending-job-store.js";
+import type { StateDb } from "./sqlite-state.js";
+
+/**
+ * Where a Node service keeps what it accepted and what it remembers, chosen once at start
+ * from the configuration: in memory, or in SQLite under `state_dir`. It supplies every store,
+ * so no other part asks which mode it runs in; the memory mode's stores are real (memory,
+ * or the volatile job store that keeps nothing, since the job queue is then the only copy).
+ */
+export interface StateBackend {
+  readonly mode: "memory" | "sqlite";
+  /** Accepted jobs until they are finished. */
+  readonly jobs: PendingJobStore;
+  readonly idempotency: IdempotencyStore;
+  /** Conversation memory (the history brains are given). */
+  readonly conversations: ConversationStore;
+  /** Reply `sequence` numbers per conversation. */
+  readonly sequences: SequenceCounter;
+  /**
+   * With `state_dir`: the database (the dead-letter admin, `/readyz` and `/metrics` read it)
+   * and the durable job store that gives back unfinished and replayed jobs.
+   */
+  readonly sqlite: { readonly db: StateDb; readonly jobs: SqlitePendingJobStore } | undefined;
+  /** Where it is, for the start's log line. */
+  describe(): Readonly<Record<string, string>>;
+  /** Forgets what expired (idempotency keys) while nothing runs yet. */
+  prune(now: number): void;
+  close(): void;
+}
+
+/**
+ * Opens the state backend the configuration names: SQLite with `state_dir` (creating the
+ * folder and its database), memory otherwise. The delivery thread opens its own, over its own
+ * connection: better-sqlite3 connections cannot cross threads.
+ */
+export function openStateBackend(config: Config, clock: Clock, logger: Logger): StateBackend {
+  return config.state_dir === undefined ? createMemoryBackend(clock) : openSqliteBackend(config.state_dir, logger);
+}

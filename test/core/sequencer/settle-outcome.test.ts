@@ -1,0 +1,223 @@
+import { describe, expect, it } from "vitest";
+import type { DeadLetter } from "../../../src/core/delivery/dead-letter.js";
+import type { Job, JobError, JobOutcome } from "../../../src/core/delivery/job.js";
+import { createLevelLogger, type LogFields, type LogLevel } from "../../../src/core/log/logger.js";
+import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
+import { type JobLedger, writeSettlement } from "../../../src/core/sequencer/job-ledger.js";
+import {
+  type Settlement,
+  settleOutcome,
+  UNSTORED_RETRY_MS,
+  unstoredSettlement,
+} from "../../../src/core/sequencer/settle-outcome.js";
+
+const NOW = Date.UTC(2026, 10, 25, 10, 0, 0);
+
+const MESSAGE: QueuedMessage = {
+  id: "msg-1",
+  channel: "webhook",
+  receivedAt: NOW - 5_000,
+  message: { senderId: "user-1", conversationId: "conv-1", text: "hi" },
+  trace: { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", parentId: "00f067aa0ba902b7", flags: "01" },
+};
+
+const REPLIES = [
+  { id: "reply-1", sequence: 1, body: '{"text":"a"}' },
+  { id: "reply-2", sequence: 2, body: '{"text":"b"}' },
+];
+
+const AT_BRAIN: Job = { message: MESSAGE, delivered: 0, attempts: 3 };
+const AT_DELIVERY: Job = { message: MESSAGE, replies: REPLIES, delivered: 1, attempts: 2 };
+const REFUSED: JobError = {
+  code: "delivery_failed",
+  message: "outbound_url answered 400",
+  retryable: false,
+  status: 400,
+};
+const BRAIN_DOWN: JobError = { code: "brain_failed", message: 'brain "bot" failed: 503', retryable: true, status: 503 };
+
+const hint = (id: string) => `replay ${id}`;
+
+interface Row {
+  readonly name: string;
+  readonly outcome: JobOutcome;
+  readonly expected: Settlement;
+}
+
+const letterOf = (job: Job, error: JobError): DeadLetter => ({ job, error, attempts: job.attempts, diedAt: NOW });
+
+const rows: readonly Row[] = [
+  {
+    name: "a job done is finished: it leaves its lane",
+    outcome: { kind: "done", job: AT_DELIVERY },
+    expected: { kind: "finish", job: AT_DELIVERY },
+  },
+  {
+    name: "a retry postpones the job, with its progress, to now plus the delay",
+    outcome: { kind: "retry", job: AT_DELIVERY, delayMs: 1_500 },
+    expected: { kind: "postpone", job: AT_DELIVERY, dueAt: NOW + 1_500 },
+  },
+  {
+    name: "a retry without delay is due at once",
+    outcome: { kind: "retry", job: AT_BRAIN, delayMs: 0 },
+    expected: { kind: "postpone", job: AT_BRAIN, dueAt: NOW },
+  },
+  {
+    name: "a negative delay never schedules in the past",
+    outcome: { kind: "retry", job: AT_BRAIN, delayMs: -20 },
+    expected: { kind: "postpone", job: AT_BRAIN, dueAt: NOW },
+  },
+  {
+    name: "a reply that cannot be delivered is buried with the job's attempts and the time of death",
+    outcome: { kind: "dead", job: AT_DELIVERY, error: REFUSED, reason: "not_retryable" },
+    expected: {
+      kind: "bury",
+      job: AT_DELIVERY,
+      letter: letterOf(AT_DELIVERY, REFUSED),
+      log: {
+        level: "error",
+        msg: "dead letter: outbound_url answered 400",
+        fields: {
+          id: "msg-1",
+          message_id: "msg-1",
+          trace_id: MESSAGE.trace?.traceId,
+          channel: "webhook",
+          conversation_id: "conv-1",
+          sender_id: "user-1",
+          received_at: new Date(NOW - 5_000).toISOString(),
+          step: "delivery",
+          reply_ids: ["reply-1", "reply-2"],
+          delivered: 1,
+          attempts: 2,
+          code: "delivery_failed",
+          status: 400,
+          retryable: false,
+          reason: "not_retryable",
+          replay: "replay msg-1",
+        },
+      },
+    },
+  },
+  {
+    name: "a message whose brain never answered is buried at the brain step, with no reply ids",
+    outcome: { kind: "dead", job: AT_BRAIN, error: BRAIN_DOWN, reason: "attempts_exhausted" },
+    expected: {
+      kind: "bury",
+      job: AT_BRAIN,
+      letter: letterOf(AT_BRAIN, BRAIN_DOWN),
+      log: {
+        level: "error",
+        msg: 'dead letter: brain "bot" failed: 503',
+        fields: {
+          id: "msg-1",
+          message_id: "msg-1",
+          trace_id: MESSAGE.trace?.traceId,
+          channel: "webhook",
+          conversation_id: "conv-1",
+          sender_id: "user-1",
+          received_at: new Date(NOW - 5_000).toISOString(),
+          step: "brain",
+          reply_ids: undefined,
+          delivered: 0,
+          attempts: 3,
+          code: "brain_failed",
+          status: 503,
+          retryable: true,
+          reason: "attempts_exhausted",
+          replay: "replay msg-1",
+        },
+      },
+    },
+  },
+];
+
+describe("settleOutcome", () => {
+  for (const row of rows) {
+    it(row.name, () => {
+      expect(settleOutcome(row.outcome, { now: NOW, replayHint: hint })).toEqual(row.expected);
+    });
+  }
+
+  it("runs a job whose settlement could not be stored again after a short wait, from its stored state", () => {
+    expect(unstoredSettlement(AT_DELIVERY, NOW)).toEqual({
+      kind: "postpone",
+      job: AT_DELIVERY,
+      dueAt: NOW + UNSTORED_RETRY_MS,
+    });
+  });
+});
+
+describe("writeSettlement", () => {
+  const recording = () => {
+    const operations: string[] = [];
+    const lines: { level: LogLevel; msg: string; fields?: LogFields }[] = [];
+    const logger = createLevelLogger((level, msg, fields) => {
+      lines.push({ level, msg, ...(fields === undefined ? {} : { fields }) });
+      operations.push(`log ${level} ${msg}`);
+    }, "info");
+    const ledger: JobLedger = {
+      finish: (job) => void operations.push(`finish ${job.message.id}`),
+      postpone: (job, dueAt) => void operations.push(`postpone ${job.message.id} ${dueAt - NOW}`),
+      bury: (letter) => void operations.push(`bury ${letter.job.message.id}`),
+    };
+    return { operations, lines, logger, ledger };
+  };
+
+  it("carries each kind out on the ledger, once", () => {
+    const { operations, logger, ledger } = recording();
+    void writeSettlement({ kind: "finish", job: AT_BRAIN }, ledger, logger);
+    void writeSettlement({ kind: "postpone", job: AT_BRAIN, dueAt: NOW + 10 }, ledger, logger);
+    expect(operations).toEqual(["finish msg-1", "postpone msg-1 10"]);
+  });
+
+  it("logs a dead letter only once it is stored, and the whole letter never above debug", () => {
+    const { operations, lines, logger, ledger } = recording();
+    const settlement = settleOutcome(
+      { kind: "dead", job: AT_DELIVERY, error: REFUSED },
+      { now: NOW, replayHint: hint },
+    );
+    void writeSettlement(settlement, ledger, logger);
+    expect(operations).toEqual(["bury msg-1", "log error dead letter: outbound_url answered 400"]);
+    expect(JSON.stringify(lines)).not.toContain('{"text":"a"}');
+  });
+
+  it("logs nothing when the ledger cannot store the dead letter", () => {
+    const { lines, logger, ledger } = recording();
+    const failing: JobLedger = {
+      ...ledger,
+      bury: () => {
+        throw new Error("database is locked");
+      },
+    };
+    const settlement = settleOutcome(
+      { kind: "dead", job: AT_BRAIN, error: BRAIN_DOWN },
+      { now: NOW, replayHint: hint },
+    );
+    expect(() => writeSettlement(settlement, failing, logger)).toThrow("database is locked");
+    expect(lines).toEqual([]);
+  });
+
+  it("waits for a ledger that stores asynchronously before logging", async () => {
+    const { operations, logger, ledger } = recording();
+    let release: () => void = () => undefined;
+    const slow: JobLedger = {
+      ...ledger,
+      bury: (letter) =>
+        new Promise<void>((resolve) => {
+          release = () => {
+            operations.push(`bury ${letter.job.message.id}`);
+            resolve();
+          };
+        }),
+    };
+    const settlement = settleOutcome(
+      { kind: "dead", job: AT_BRAIN, error: BRAIN_DOWN },
+      { now: NOW, replayHint: hint },
+    );
+    const written = writeSettlement(settlement, slow, logger);
+    expect(operations).toEqual([]);
+    release();
+    await written;
+    expect(operations).toEqual(["bury msg-1", 'log error dead letter: brain "bot" failed: 503']);
+  });
+});
