@@ -18,12 +18,12 @@ function niceStep(max) {
   return [1, 2, 2.5, 5, 10].map((factor) => factor * magnitude).find((step) => step >= raw) ?? raw;
 }
 
-// Solid lines for the first series (the stock config), dashed for the second, dotted for the
-// third (a full run with --baseline has stock, delivery_thread and the baseline build).
-const DASHES = ["", "7 4", "2 3"];
+// Solid lines for the first series (the stock config), then one dash pattern per series: a full
+// run with --baseline has five (stock and durable of each build, and delivery_thread).
+const DASHES = ["", "7 4", "2 3", "10 3 2 3", "1 6"];
 
 /**
- * Renders the chart of one to three series, [{ label, steps }] with steps from
+ * Renders the chart of one to five series, [{ label, steps }] with steps from
  * bench/end-to-end.mjs, as an SVG document.
  */
 export function renderChart(series) {

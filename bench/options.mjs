@@ -1,8 +1,10 @@
-// Command-line options of `npm run bench -- [--quick] [--skip-workerd] [--baseline <dist/node.js>]`
-// and the two presets.
+// Command-line options of `npm run bench -- [--quick] [--skip-workerd] [--skip-durable]
+// [--baseline <dist/node.js>]` and the two presets.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+
+const FULL_RATES = [500, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_500, 10_000, 12_500, 15_000, 20_000, 25_000];
 
 const PRESETS = {
   // Under a minute on a 2-core box, build included: fewer rounds, shorter steps.
@@ -20,6 +22,10 @@ const PRESETS = {
     threadVariant: false,
     connections: 10,
     rates: [1_000, 5_000, 10_000, 15_000, 20_000],
+    // The end-to-end steps again with a state_dir (SQLite): the first three rates of `rates`
+    // only, so the phase stays about 10 s per build, and the same rates as the stock run so that
+    // the two can be compared step for step.
+    durableRates: [1_000, 5_000, 10_000],
     // /metrics on against off, alternating: one round of each, at a rate that loads the service.
     metricsRounds: 1,
     metricsRates: [5_000],
@@ -49,7 +55,9 @@ const PRESETS = {
     sameTwice: true,
     threadVariant: true,
     connections: 10,
-    rates: [500, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_500, 10_000, 12_500, 15_000, 20_000, 25_000],
+    rates: FULL_RATES,
+    // The same steps as the stock run; the durable run stops at its own knee (plus one step).
+    durableRates: FULL_RATES,
     // /metrics on against off, alternating A B | B A: four rounds of each at the knee of the
     // stock config on this machine, where a cost would show as fewer replies per second.
     metricsRounds: 4,
@@ -70,6 +78,7 @@ export function readOptions(argv) {
     options: {
       quick: { type: "boolean", default: false },
       "skip-workerd": { type: "boolean", default: false },
+      "skip-durable": { type: "boolean", default: false },
       load: { type: "string", default: "auto" },
       baseline: { type: "string" },
       "worker-baseline": { type: "string" },
@@ -85,6 +94,7 @@ export function readOptions(argv) {
     mode,
     help: values.help,
     skipWorkerd: values["skip-workerd"],
+    skipDurable: values["skip-durable"],
     load: values.load,
     baseline: values.baseline === undefined ? null : baselineEntry(values.baseline),
     workerBaseline: values["worker-baseline"] === undefined ? null : workerCheckout(values["worker-baseline"]),
@@ -114,16 +124,20 @@ function workerCheckout(path) {
   return root;
 }
 
-export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--load auto|wrk|autocannon] [--baseline <path>]
-                       [--worker-baseline <checkout>]
-  --quick         short run (under a minute): 3 inbound rounds of 1 s, 2 s steps, stock config only,
-                  no second bare process; results in bench/results/quick.*
+export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--skip-durable] [--load auto|wrk|autocannon]
+                       [--baseline <path>] [--worker-baseline <checkout>]
+  --quick         short run (about a minute): 3 inbound rounds of 1 s, 2 s steps, stock config and
+                  durable (state_dir) at up to 3 rates, no delivery_thread run, no second bare
+                  process; results in bench/results/quick.*
   --skip-workerd  leave out the Worker under workerd
+  --skip-durable  leave out the end-to-end steps with a state_dir (SQLite), of this build and of
+                  --baseline's
   --load          inbound load generator: wrk when installed (auto, the default), or autocannon
   --baseline      another build's dist/node.js (an earlier commit, say) to compare with in the same
                   run: an inbound row "service, baseline build" and the end-to-end steps once more
-                  on it; see bench/README.md for building one in a git worktree
+                  on it, in memory and durable; see bench/README.md for building one in a git worktree
   --worker-baseline  another checkout (a git worktree of an earlier commit, say) whose Worker runs
                   end to end through workerd next to this one, with its own wrangler.toml
 A full run (9 rounds of 2 × 1 s slices, a second bare process as the noise yardstick, end to end
-also with delivery_thread: true) takes about 5 minutes; results in bench/results/full.*`;
+also with delivery_thread: true) takes about 5 minutes, plus the durable steps (5 s each, up to
+the durable run's first failed step and one more, per build); results in bench/results/full.*`;

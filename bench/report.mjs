@@ -167,9 +167,10 @@ function p99At(run, rate) {
 
 /**
  * This build next to the one given with --baseline: the inbound rows with their ratio paired
- * per round, and the headline numbers of the two end-to-end runs.
+ * per round, and the headline numbers of the end-to-end runs (in memory, and durable unless
+ * skipped).
  */
-function baselineLines({ inbound, endToEnd, endToEndBaseline, baseline }) {
+function baselineLines({ inbound, endToEnd, endToEndBaseline, endToEndDurable, endToEndDurableBaseline, baseline }) {
   const row = (key) => inbound.find((candidate) => candidate.key === key);
   const current = row("service");
   const before = row("service-baseline");
@@ -207,13 +208,85 @@ function baselineLines({ inbound, endToEnd, endToEndBaseline, baseline }) {
           p99At(endToEndBaseline, TARGETS.endToEndRate),
           "",
         ],
+        ...(endToEndDurable && endToEndDurableBaseline
+          ? [
+              [
+                "end to end, durable (state_dir): highest clean rate",
+                `${int(endToEndDurable.highestCleanRate)} msg/s`,
+                `${int(endToEndDurableBaseline.highestCleanRate)} msg/s`,
+                "",
+              ],
+              [
+                `end to end, durable (state_dir): p99 at ${int(TARGETS.endToEndRate)} msg/s`,
+                p99At(endToEndDurable, TARGETS.endToEndRate),
+                p99At(endToEndDurableBaseline, TARGETS.endToEndRate),
+                "",
+              ],
+            ]
+          : []),
       ],
     ),
     "",
     // Say which numbers are paired: only the inbound ones are free of the VM's drift.
     "Inbound: medians over the same rounds; the ratio is the median of each round's req/s over the baseline's " +
       "in that round, the CPU ratio the baseline's CPU per request over this build's (above 1: this build is faster). " +
-      "End to end: one run each, the baseline's right after this build's, so drift between the two is not paired out.",
+      `End to end: one run each, in the order ${endToEndDurable ? "this build, baseline, baseline durable, this build durable" : "this build, baseline"}, ` +
+      "so drift between them is not paired out.",
+    "",
+  ];
+}
+
+/** Highest clean rate as "N msg/s", "none" when no step was clean. */
+const cleanRate = (run) => (run.highestCleanRate === null ? "none" : `${int(run.highestCleanRate)} msg/s`);
+
+/** A ratio with three decimals, or "n/a". */
+const ratio3 = (value) => (value === null || value === undefined ? "n/a" : value.toFixed(3));
+
+/**
+ * Each build in memory next to its durable run (state_dir): the highest clean rate, p99 at
+ * 1,000 msg/s, and durable / memory of replies per second (see compareDurable in durable.mjs).
+ */
+function durableLines(results) {
+  const { durable } = results;
+  const builds = [["this build", results.endToEnd, results.endToEndDurable, durable.thisBuild]];
+  if (results.endToEndBaseline) {
+    builds.push(["baseline build", results.endToEndBaseline, results.endToEndDurableBaseline, durable.baseline]);
+  }
+  const rows = builds.flatMap(([build, memory, durableRun, compared]) => [
+    [build, "stock (memory)", cleanRate(memory), p99At(memory, TARGETS.endToEndRate), int(compared?.meanMemory), ""],
+    [
+      build,
+      "durable (state_dir)",
+      cleanRate(durableRun),
+      p99At(durableRun, TARGETS.endToEndRate),
+      int(compared?.meanDurable),
+      `${ratio3(compared?.ratio)} (highest clean rate: ${ratio(compared?.cleanRateRatio)})`,
+    ],
+  ]);
+  const stepsBothRan = builds
+    .map(([build, , , compared]) => `${build} ${compared?.rates.map(int).join(", ") || "none"} msg/s`)
+    .join("; ");
+  return [
+    "### In memory against durable (`state_dir`)",
+    "",
+    table(
+      [
+        "build",
+        "setup",
+        "highest clean rate",
+        `p99 at ${int(TARGETS.endToEndRate)} msg/s`,
+        "replies/s, mean over the steps both ran",
+        "durable / memory",
+      ],
+      rows,
+    ),
+    "",
+    // How the ratio is made, since "replies per second" of two stepped runs could mean several things.
+    "durable / memory: the durable run's replies/s over the memory run's, each the mean over the offered " +
+      `rates both runs stepped through (${stepsBothRan}), failed steps included; in brackets the ratio of ` +
+      "the highest clean rates, which moves only in whole steps. Each build's two runs are separate services " +
+      "run one after the other (with a baseline: this build's memory run first, its durable run last, the baseline's " +
+      "two in between), so drift between them is not paired out.",
     "",
   ];
 }
@@ -225,7 +298,8 @@ const targetsTable = (targets) =>
   );
 
 function sections(results) {
-  const { inbound, endToEnd, endToEndThread, buffer, bufferThread, options, workerd, loader } = results;
+  const { inbound, endToEnd, endToEndThread, endToEndDurable, buffer, bufferThread, options, workerd, loader } =
+    results;
   const out = [
     `### Inbound (${options.rounds} rounds, slices interleaved A B C | C B A; ${loader.description}, ${options.connections} connections)`,
     "",
@@ -237,13 +311,23 @@ function sections(results) {
   if (workerd.skipped) out.push(`Worker under workerd: skipped (${workerd.skipped}).`, "");
   out.push(...workerdEndToEndLines(results.workerdEndToEnd));
   out.push(
-    "### End to end (200 read by the client → reply at the receiver), stock config",
+    "### End to end (200 read by the client → reply at the receiver), stock config (memory)",
     "",
     endToEndTable(endToEnd),
     "",
     `Highest offered rate delivered without a 503: ${int(endToEnd.highestCleanRate)} msg/s.`,
     "",
   );
+  if (endToEndDurable) {
+    out.push(
+      `### End to end, durable: stock config with \`state_dir\` (SQLite; ${stateWhere(results.durable.state)})`,
+      "",
+      endToEndTable(endToEndDurable),
+      "",
+      `Highest offered rate delivered without a 503: ${int(endToEndDurable.highestCleanRate)} msg/s.`,
+      "",
+    );
+  } else out.push(`End to end with \`state_dir\`: skipped (${results.durable?.skipped ?? "not measured"}).`, "");
   if (endToEndThread) {
     out.push(
       "### End to end with `delivery_thread: true` (brain calls and outbound posts on a second thread)",
@@ -257,15 +341,26 @@ function sections(results) {
   if (results.metricsCost) out.push(...metricsCostLines(results.metricsCost));
   if (results.endToEndBaseline) {
     out.push(
-      "### End to end, baseline build (stock config)",
+      "### End to end, baseline build (stock config, memory)",
       "",
       endToEndTable(results.endToEndBaseline),
       "",
       `Highest offered rate delivered without a 503: ${int(results.endToEndBaseline.highestCleanRate)} msg/s.`,
       "",
-      ...baselineLines(results),
     );
+    if (results.endToEndDurableBaseline) {
+      out.push(
+        "### End to end, baseline build, durable (`state_dir`)",
+        "",
+        endToEndTable(results.endToEndDurableBaseline),
+        "",
+        `Highest offered rate delivered without a 503: ${int(results.endToEndDurableBaseline.highestCleanRate)} msg/s.`,
+        "",
+      );
+    }
+    out.push(...baselineLines(results));
   }
+  if (endToEndDurable) out.push(...durableLines(results));
   out.push(
     `### Memory with a full buffer`,
     "",
@@ -279,6 +374,10 @@ function sections(results) {
   );
   return out.join("\n");
 }
+
+/** Where the durable runs kept their state: the file system decides what a commit costs. */
+const stateWhere = (state) =>
+  `a fresh folder per run in ${state?.folder ?? "the temporary folder"}, file system ${state?.fileSystem ?? "n/a"}`;
 
 const percent = (value) => (value === null || value === undefined ? "n/a" : `${Math.round(value * 100)}%`);
 

@@ -1,12 +1,14 @@
-// `npm run bench -- [--quick] [--skip-workerd] [--baseline <dist/node.js>]`: inbound A/B against
-// bare node:http (and the Worker under workerd when it exists), end to end at stepped rates,
-// memory with a full buffer; prints the tables and writes bench/results/<mode>.json, .md and
-// -latency.svg. With --baseline another build runs next to this one in the inbound rounds and
-// end to end, so that a change is measured before and after in one run on one machine.
+// `npm run bench -- [--quick] [--skip-workerd] [--skip-durable] [--baseline <dist/node.js>]`:
+// inbound A/B against bare node:http (and the Worker under workerd when it exists), end to end at
+// stepped rates in memory and with a state_dir, memory with a full buffer; prints the tables and
+// writes bench/results/<mode>.json, .md and -latency.svg. With --baseline another build runs next
+// to this one in the inbound rounds and end to end (in memory and durable), so that a change is
+// measured before and after in one run on one machine.
 import { mkdir, writeFile } from "node:fs/promises";
 import { runBufferMemory } from "./buffer-memory.mjs";
 import { renderChart } from "./chart.mjs";
 import { bareContender, fastifyContender, fastifyInstalled, serviceContender } from "./contenders.mjs";
+import { compareDurable, stateLocation } from "./durable.mjs";
 import { runEndToEnd } from "./end-to-end.mjs";
 import { compareRows, runInbound } from "./inbound.mjs";
 import { createLoader } from "./loader.mjs";
@@ -60,18 +62,28 @@ async function inboundPhase(options, loader, secret, workerd) {
 const baselineContender = (secret, parked, entry) =>
   serviceContender(secret, parked, { key: "service-baseline", name: "service, baseline build", entry });
 
-/** `entry` undefined: this build's dist/node.js; `setup` names the run in the log. */
-function endToEndPhase(options, secret, { deliveryThread = false, metrics = true, entry, setup }) {
+/**
+ * `entry` undefined: this build's dist/node.js; `setup` names the run in the log; `durable`
+ * gives the service a fresh state_dir (see service.mjs), stepped through `options.durableRates`.
+ */
+function endToEndPhase(options, secret, { deliveryThread = false, metrics = true, durable = false, entry, setup }) {
   log(`end to end, ${setup}: ${options.stepSeconds} s per step (${since()})`);
   return withReceiver("answer", async (receiver) => {
-    const service = await startService({ secret, outboundUrl: receiver.url, deliveryThread, metrics, entry });
+    const service = await startService({
+      secret,
+      outboundUrl: receiver.url,
+      deliveryThread,
+      metrics,
+      durable,
+      entry,
+    });
     try {
       return await runEndToEnd({
         url: service.url,
         pid: service.pid,
         secret,
         receiver,
-        rates: options.rates,
+        rates: durable ? options.durableRates : options.rates,
         seconds: options.stepSeconds,
         warmupSeconds: options.warmupSeconds,
         extraAfterFailure: options.extraAfterFailure,
@@ -119,9 +131,15 @@ async function writeResults(results) {
   await mkdir(RESULTS, { recursive: true });
   await writeFile(new URL(`${mode}.json`, RESULTS), `${JSON.stringify(results, null, 2)}\n`);
   await writeFile(new URL(`${mode}.md`, RESULTS), renderMarkdown(results, `${mode}-latency.svg`));
-  const series = [{ label: "stock", steps: results.endToEnd.steps }];
+  const series = [{ label: "stock (memory)", steps: results.endToEnd.steps }];
+  if (results.endToEndDurable) series.push({ label: "durable (state_dir)", steps: results.endToEndDurable.steps });
   if (results.endToEndThread) series.push({ label: "delivery_thread", steps: results.endToEndThread.steps });
-  if (results.endToEndBaseline) series.push({ label: "stock, baseline build", steps: results.endToEndBaseline.steps });
+  if (results.endToEndBaseline) {
+    series.push({ label: "stock (memory), baseline build", steps: results.endToEndBaseline.steps });
+  }
+  if (results.endToEndDurableBaseline) {
+    series.push({ label: "durable (state_dir), baseline build", steps: results.endToEndDurableBaseline.steps });
+  }
   await writeFile(new URL(`${mode}-latency.svg`, RESULTS), renderChart(series));
 }
 
@@ -173,6 +191,8 @@ async function main() {
   const machine = describeMachine();
   log(`webhook-channel bench (${options.mode}) on ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
   if (options.baseline !== null) log(`baseline build: ${options.baseline}`);
+  const state = options.skipDurable ? null : stateLocation();
+  if (state !== null) log(`durable runs: state_dir in ${state.folder} (${state.fileSystem ?? "file system unknown"})`);
   if (options.workerBaseline !== null) log(`baseline Worker: ${options.workerBaseline}`);
   machine.backgroundLoad = await backgroundLoad();
   if (machine.backgroundLoad !== null && machine.backgroundLoad > BUSY) {
@@ -185,7 +205,31 @@ async function main() {
   const workerd = options.skipWorkerd ? { skipped: "--skip-workerd" } : await prepareWorkerd({ secret, log });
   try {
     const inbound = await inboundPhase(options, loader, secret, workerd);
-    const endToEnd = await endToEndPhase(options, secret, { setup: "stock config" });
+    const endToEnd = await endToEndPhase(options, secret, { setup: "stock config (memory)" });
+    // The four end-to-end runs of the two builds in the order A B | B A (this build in memory,
+    // the baseline in memory, the baseline durable, this build durable): on a VM whose speed
+    // drifts, the two builds' memory runs are neighbours, so are their durable runs, and both
+    // builds sit on average at the same point in time, so neither gets a later (slower or
+    // faster) stretch to itself. The price: this build's own memory and durable runs have the
+    // baseline's two between them. Without --baseline the durable run follows the memory run.
+    const endToEndBaseline =
+      options.baseline === null
+        ? null
+        : await endToEndPhase(options, secret, {
+            entry: options.baseline,
+            setup: "stock config (memory), baseline build",
+          });
+    const endToEndDurableBaseline =
+      options.baseline === null || options.skipDurable
+        ? null
+        : await endToEndPhase(options, secret, {
+            entry: options.baseline,
+            durable: true,
+            setup: "durable (state_dir), baseline build",
+          });
+    const endToEndDurable = options.skipDurable
+      ? null
+      : await endToEndPhase(options, secret, { durable: true, setup: "durable (state_dir)" });
     // The cost of /metrics (the stock config has it on), on and off alternating.
     log(
       `end to end, /metrics on against off, alternating: ${options.metricsRounds} round(s) at ${options.metricsRates.join(", ")} msg/s (${since()})`,
@@ -197,11 +241,6 @@ async function main() {
       warmupSeconds: options.warmupSeconds,
       log,
     });
-    // Right after this build's run: on a VM whose speed drifts, the closer the two, the fairer.
-    const endToEndBaseline =
-      options.baseline === null
-        ? null
-        : await endToEndPhase(options, secret, { entry: options.baseline, setup: "stock config, baseline build" });
     const endToEndThread = options.threadVariant
       ? await endToEndPhase(options, secret, { deliveryThread: true, setup: "delivery_thread: true" })
       : null;
@@ -223,6 +262,18 @@ async function main() {
       endToEnd,
       endToEndThread,
       endToEndBaseline,
+      endToEndDurable,
+      endToEndDurableBaseline,
+      // Each build's durable run against its run in memory (see durable.mjs); `skipped` says why
+      // there is none.
+      durable: options.skipDurable
+        ? { skipped: "--skip-durable" }
+        : {
+            skipped: null,
+            state,
+            thisBuild: compareDurable(endToEnd, endToEndDurable),
+            baseline: compareDurable(endToEndBaseline, endToEndDurableBaseline),
+          },
       metricsCost,
       // This build's service against the baseline's, per round of the inbound phase.
       baseline:

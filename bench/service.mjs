@@ -12,8 +12,10 @@ export const SERVICE_ENTRY = fileURLToPath(new URL("../dist/node.js", import.met
 
 /**
  * Starts the service. `bufferCapacity`, `deliveryTimeoutMs`, `deliveryThread` (the config's
- * `delivery_thread`) and `metrics` (`observability.metrics`) are the only knobs the bench turns; everything else stays at its default
+ * `delivery_thread`), `metrics` (`observability.metrics`) and `durable` (a `state_dir`) are the only knobs the bench turns; everything else stays at its default
  * so the numbers describe a stock setup.
+ * With `durable` the `state_dir` is a folder inside this start's temporary folder: empty at the
+ * start, so no earlier run's state is resumed or migrated, and removed with it on stop.
  * `nodeOptions` lets the profiler add `--cpu-prof`; `entry` lets an experiment run another
  * build (a patched copy of the repository) side by side with this one.
  */
@@ -24,6 +26,7 @@ export async function startService({
   deliveryTimeoutMs,
   deliveryThread = false,
   metrics = true,
+  durable = false,
   nodeOptions = [],
   entry = SERVICE_ENTRY,
 }) {
@@ -47,6 +50,8 @@ export async function startService({
   };
   if (deliveryThread) config.delivery_thread = true;
   if (!metrics) config.observability = { metrics: false };
+  // The service creates the folder (and the SQLite file in it) itself, as it would in production.
+  if (durable) config.state_dir = join(folder, "state");
   await writeFile(configPath, JSON.stringify(config, null, 2));
   try {
     const service = await startChild("service", [entry, "--config", configPath], {

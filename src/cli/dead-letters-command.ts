@@ -1,9 +1,10 @@
 import { parseArgs } from "node:util";
 import { formatProblem } from "../core/config/config-problem.js";
-import { createSqliteDeadLetters } from "../node/admin/node-admin.js";
+import { createAdminDeadLetters } from "../core/dead-letters/create-admin-dead-letters.js";
 import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { listDeadLetters, replayDeadLetters } from "../node/state/dead-letters.js";
+import { createSqliteDeadLetterStore } from "../node/state/sqlite-dead-letter-store.js";
 import { openStateDb } from "../node/state/sqlite-state.js";
 import { createAdminClient, DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
 import { type DeadLettersRequest, runDeadLettersAction } from "./dead-letters-actions.js";
@@ -84,7 +85,7 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
   const db = openStateDb(stateDir);
   try {
     if (action === "show" || action === "delete") {
-      return await runDeadLettersAction(createSqliteDeadLetters(db), request, io);
+      return await runDeadLettersAction(createAdminDeadLetters(createSqliteDeadLetterStore(db)), request, io);
     }
     if (action === "list") {
       const items = listDeadLetters(db).map(deadLetterItem);

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { deadLetterItem, formatDeadLetterTable } from "../../src/cli/dead-letters-table.js";
-import type { DeadLetter } from "../../src/core/delivery/dead-letter.js";
+import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
 import { createSqlitePendingJobStore } from "../../src/node/state/sqlite-pending-job-store.js";
 import { openStateDb } from "../../src/node/state/sqlite-state.js";
 import { createLogSink } from "../support/log-sink.js";

@@ -2,7 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { DeadLetter } from "../../src/core/delivery/dead-letter.js";
+import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
 import { createSqlitePendingJobStore } from "../../src/node/state/sqlite-pending-job-store.js";
 import { openStateDb } from "../../src/node/state/sqlite-state.js";
 import { createLogSink } from "../support/log-sink.js";

@@ -1,4 +1,4 @@
-import type { DeadLetter } from "../delivery/dead-letter.js";
+import type { DeadLetter } from "../dead-letters/dead-letter.js";
 
 /** A stored dead letter with its id (the message's id) and channel. */
 export interface StoredDeadLetter {

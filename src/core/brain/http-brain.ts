@@ -7,7 +7,7 @@ import type { InboundMessage } from "../message/inbound-message.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import { type BrainDeps, requireSecret } from "./brain-deps.js";
-import { type BrainEndpoint, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-http.js";
+import { type BrainEndpoint, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-endpoint.js";
 
 /** The JSON body POSTed to an `http` brain's `url` (documented in docs/brains.md). */
 export interface HttpBrainRequestBody {

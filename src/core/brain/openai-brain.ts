@@ -1,12 +1,12 @@
 import type { ChannelError } from "../channel-error.js";
 import { systemClock } from "../clock.js";
 import type { OpenAiBrainConfig } from "../config/brain-schema.js";
-import { isRetryableStatus } from "../delivery/deliver-reply.js";
 import { isRecord } from "../is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
+import { isRetryableStatus } from "../outbound/deliver-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import { type BrainDeps, requireSecret } from "./brain-deps.js";
-import { type BrainEndpoint, brainError, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-http.js";
+import { type BrainEndpoint, brainError, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-endpoint.js";
 import { buildChatMessages, chatCompletionText, textReplies } from "./chat-messages.js";
 
 /** The Chat Completions endpoint under an API root, keeping any query (Azure's `api-version`). */

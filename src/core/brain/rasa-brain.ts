@@ -5,7 +5,7 @@ import { isRecord } from "../is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import type { BrainDeps } from "./brain-deps.js";
-import { type BrainEndpoint, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-http.js";
+import { type BrainEndpoint, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-endpoint.js";
 
 /** The body of a message to Rasa's REST input channel. */
 export interface RasaRequestBody {

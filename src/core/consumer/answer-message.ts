@@ -2,12 +2,12 @@ import { ChannelError, errorMessage, isChannelError } from "../channel-error.js"
 import type { Clock, IdGenerator } from "../clock.js";
 import { type ConversationStore, type ConversationTurn, conversationKey } from "../conversation/conversation-store.js";
 import type { SequenceCounter } from "../conversation/sequence-counter.js";
-import { deliverReply } from "../delivery/deliver-reply.js";
-import type { Job, PendingReply } from "../delivery/job.js";
-import type { Poster } from "../delivery/poster.js";
 import { type TraceContext, traceHeaders } from "../http/trace-context.js";
 import type { InboundMessage, QueuedMessage } from "../message/inbound-message.js";
 import { type BrainReply, renderReplyBody, renumberReplyBody } from "../message/outbound-reply.js";
+import { deliverReply } from "../outbound/deliver-reply.js";
+import type { Poster } from "../outbound/poster.js";
+import type { Job, PendingReply } from "../sequencer/job.js";
 import type { ChannelRoute } from "./channel-routes.js";
 
 /** What asking the brain and posting replies need. */

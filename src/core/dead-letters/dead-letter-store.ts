@@ -1,6 +1,6 @@
 import type { CursorPosition } from "../admin/dead-letter-cursor.js";
 import type { StoredDeadLetter } from "../admin/dead-letter-item.js";
-import type { DeadLetter } from "../delivery/dead-letter.js";
+import type { DeadLetter } from "./dead-letter.js";
 
 /** What keeping a letter dropped from its channel to stay within the bound. */
 export interface KeptWithin {

@@ -1,5 +1,5 @@
-import type { DeadLetter } from "../delivery/dead-letter.js";
 import type { Logger } from "../log/logger.js";
+import type { DeadLetter } from "./dead-letter.js";
 import type { KeptWithin } from "./dead-letter-store.js";
 
 /** The per-channel bound of dead letters (`admin.max_dead_letters`) and where its warning goes. */

@@ -1,4 +1,4 @@
-import type { DeadLetter } from "../delivery/dead-letter.js";
+import type { DeadLetter } from "../dead-letters/dead-letter.js";
 import type { LogFields } from "../log/logger.js";
 
 /**

@@ -1,6 +1,6 @@
-import type { DeadLetter } from "../delivery/dead-letter.js";
-import type { Job } from "../delivery/job.js";
+import type { DeadLetter } from "../dead-letters/dead-letter.js";
 import type { Logger } from "../log/logger.js";
+import type { Job } from "./job.js";
 import type { Settlement } from "./settle-outcome.js";
 
 /**

@@ -1,7 +1,7 @@
-import type { DeadLetter } from "../delivery/dead-letter.js";
-import type { Job, JobOutcome } from "../delivery/job.js";
+import type { DeadLetter } from "../dead-letters/dead-letter.js";
 import type { LogFields, LogLevel } from "../log/logger.js";
 import { deadLetterFields } from "./dead-letter-fields.js";
+import type { Job, JobOutcome } from "./job.js";
 
 /** A line a runtime writes once it has stored a settlement. */
 export interface SettlementLog {

@@ -1,4 +1,4 @@
-import type { PendingJobStore } from "../delivery/pending-job-store.js";
+import type { PendingJobStore } from "./pending-job-store.js";
 
 /**
  * The job store of the memory mode (no `state_dir`): it keeps nothing, so the job queue's

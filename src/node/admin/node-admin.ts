@@ -1,13 +1,10 @@
 import type { AdminDeps } from "../../core/admin/admin-routes.js";
-import type { AdminDeadLetters } from "../../core/admin/dead-letter-admin.js";
 import type { Config } from "../../core/config/config-schema.js";
 import { createAdminDeadLetters } from "../../core/dead-letters/create-admin-dead-letters.js";
+import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
+import type { ImmediateDeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
 import { keepDeadLetter } from "../../core/dead-letters/keep-dead-letter.js";
-import { createMemoryDeadLetterStore, type RestoreJob } from "../../core/dead-letters/memory-dead-letter-store.js";
-import type { DeadLetter } from "../../core/delivery/dead-letter.js";
 import type { Logger } from "../../core/log/logger.js";
-import { createSqliteDeadLetterStore } from "../state/sqlite-dead-letter-store.js";
-import type { StateDb } from "../state/sqlite-state.js";
 
 /** The admin API of a Node service, and the hook its job queues call on each dead letter. */
 export interface NodeAdmin {
@@ -20,15 +17,16 @@ export interface NodeAdmin {
 /** What {@link createNodeAdmin} needs. */
 export interface NodeAdminOptions {
   readonly config: Config;
-  /** The state database with `state_dir`; dead letters are kept in memory without one. */
-  readonly db: StateDb | undefined;
+  /**
+   * Where dead letters are kept for the API, built only when `admin` is on: the state
+   * backend's (SQLite with `state_dir`, else memory with replays through the queues).
+   */
+  readonly deadLetterStore: () => ImmediateDeadLetterStore;
   /**
    * The admin secret in force, asked per request so that a reload's is the one checked (see
    * `readAdminSecret`, which the start and every reload check it with).
    */
   readonly secret: () => string;
-  /** Puts a replayed job back on its channel's queue if it has room (memory mode). */
-  readonly restore: RestoreJob;
   readonly logger: Logger;
 }
 
@@ -41,8 +39,7 @@ export interface NodeAdminOptions {
 export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
   const { admin } = options.config;
   if (admin === undefined) return { deps: undefined, onDeadLetter: () => undefined };
-  const store =
-    options.db === undefined ? createMemoryDeadLetterStore(options.restore) : createSqliteDeadLetterStore(options.db);
+  const store = options.deadLetterStore();
   const bound = { max: admin.max_dead_letters, logger: options.logger };
   return {
     deps: { secret: options.secret, deadLetters: createAdminDeadLetters(store) },
@@ -50,9 +47,4 @@ export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
       keepDeadLetter(store, letter, bound);
     },
   };
-}
-
-/** The admin API's dead letters over a state database, as the CLI's offline `show` and `delete` use them. */
-export function createSqliteDeadLetters(db: StateDb): AdminDeadLetters {
-  return createAdminDeadLetters(createSqliteDeadLetterStore(db));
 }

@@ -1,7 +1,7 @@
 import type { ErrorCode } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
-import type { Job, JobOutcome } from "../../core/delivery/job.js";
 import type { LogLevel } from "../../core/log/logger.js";
+import type { Job, JobOutcome } from "../../core/sequencer/job.js";
 import type { MetricEvent } from "./thread-metrics.js";
 
 /** What the delivery thread is started with (its `workerData`). */

@@ -4,9 +4,9 @@
 import { Worker } from "node:worker_threads";
 import { ChannelError, errorMessage } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
-import type { Job, JobOutcome } from "../../core/delivery/job.js";
 import type { LogFields, Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
+import type { Job, JobOutcome } from "../../core/sequencer/job.js";
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
 import { applyMetricEvents } from "./thread-metrics.js";
 import { createTurnBatcher } from "./turn-batcher.js";

@@ -2,7 +2,7 @@ import type { Clock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
 import type { JobQueue } from "../queue/job-queue.js";
-import type { StateDb } from "../state/sqlite-state.js";
+import type { StateBackend } from "../state/state-backend.js";
 import { createPrometheusMetrics, type PrometheusMetrics } from "./prometheus-metrics.js";
 
 /**
@@ -14,22 +14,18 @@ import { createPrometheusMetrics, type PrometheusMetrics } from "./prometheus-me
 export function createServiceMetrics(
   config: Config,
   queues: ReadonlyMap<string, JobQueue>,
-  db: StateDb | undefined,
+  state: Pick<StateBackend, "storedDeadLetters">,
   clock: Clock,
 ): PrometheusMetrics | undefined {
   if (!config.observability.metrics) return undefined;
-  const countStored = db?.prepare<[], { channel: string; n: number }>(
-    "SELECT channel, count(*) AS n FROM dead_letters GROUP BY channel",
-  );
   return createPrometheusMetrics({
     channels: config.channels.map(channelName),
     queues: () => queues,
     now: () => clock.now(),
     storedDeadLetters: () => {
-      const counts = new Map<string, number>();
-      if (countStored === undefined) for (const [name, queue] of queues) counts.set(name, queue.deadLetters);
-      else for (const { channel, n } of countStored.all()) counts.set(channel, n);
-      return counts;
+      const stored = state.storedDeadLetters();
+      if (stored !== undefined) return new Map(stored);
+      return new Map([...queues].map(([name, queue]) => [name, queue.deadLetters]));
     },
   });
 }

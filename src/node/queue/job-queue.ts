@@ -4,13 +4,13 @@
 import type { InboundQueue } from "../../core/app/inbound-queue.js";
 import { bufferFullError } from "../../core/app/refusals.js";
 import { errorMessage } from "../../core/channel-error.js";
-import type { DeadLetter } from "../../core/delivery/dead-letter.js";
-import { type Job, type JobOutcome, newJob } from "../../core/delivery/job.js";
-import { jobKey, type PendingJobStore } from "../../core/delivery/pending-job-store.js";
+import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import { type Job, type JobOutcome, newJob } from "../../core/sequencer/job.js";
 import { type JobLedger, writeSettlement } from "../../core/sequencer/job-ledger.js";
+import { jobKey, type PendingJobStore } from "../../core/sequencer/pending-job-store.js";
 import { type Settlement, settleOutcome, unstoredSettlement } from "../../core/sequencer/settle-outcome.js";
 import { createVolatileJobStore } from "../../core/sequencer/volatile-job-store.js";
 import { CrashQuarantine } from "./crash-quarantine.js";

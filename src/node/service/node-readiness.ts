@@ -1,13 +1,13 @@
 import type { Readiness, ReadinessReport, ReadinessStatus } from "../../core/app/readiness.js";
 import type { JobQueue } from "../queue/job-queue.js";
-import type { StateDb } from "../state/sqlite-state.js";
+import type { StateBackend } from "../state/state-backend.js";
 
 /** What the Node readiness reads; everything is asked again on each probe. */
 export interface NodeReadinessDeps {
   /** The job queue of every channel. */
   readonly queues: () => Iterable<JobQueue>;
-  /** The state database with `state_dir`; undefined in memory mode. */
-  readonly db: StateDb | undefined;
+  /** Where the state is kept: its mode, whether it can be written, the dead letters it holds. */
+  readonly state: Pick<StateBackend, "mode" | "storedDeadLetters" | "writeProblem">;
   readonly isShuttingDown: () => boolean;
   readonly deliveryThread: boolean;
   readonly now: () => number;
@@ -20,8 +20,7 @@ export interface NodeReadinessDeps {
  * since start in memory). One probe costs a count and an empty write transaction at most.
  */
 export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
-  const { db } = deps;
-  const countDead = db?.prepare("SELECT count(*) AS n FROM dead_letters");
+  const { state } = deps;
   return {
     report(): ReadinessReport {
       let depth = 0;
@@ -40,15 +39,14 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
         if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
       }
       let deadLetters = deadSinceStart;
-      if (db !== undefined) {
-        storeError ??= probeWrite(db);
-        if (storeError === undefined && countDead !== undefined) {
-          try {
-            deadLetters = (countDead.get() as { n: number }).n;
-          } catch (error) {
-            storeError = String(error);
-          }
+      try {
+        storeError ??= state.writeProblem();
+        if (storeError === undefined) {
+          const stored = state.storedDeadLetters();
+          if (stored !== undefined) deadLetters = [...stored.values()].reduce((sum, n) => sum + n, 0);
         }
+      } catch (error) {
+        storeError = error instanceof Error ? error.message : String(error);
       }
       let status: ReadinessStatus = "ready";
       if (deps.isShuttingDown()) status = "draining";
@@ -58,37 +56,9 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
         status,
         queue: { depth, capacity, oldest_pending_ms: oldest === undefined ? 0 : Math.max(0, deps.now() - oldest) },
         dead_letters: deadLetters,
-        state: db === undefined ? "memory" : "sqlite",
+        state: state.mode,
         delivery_thread: deps.deliveryThread ? "running" : "off",
       };
     },
   };
-}
-
-/**
- * Takes and releases the write lock in an empty transaction: a read-only or broken database,
- * or a closed connection, fails here. It never waits for the lock (a probe must not block the
- * event loop): a lock held by another writer (the delivery thread, the CLI) means the store
- * works, so SQLITE_BUSY counts as writable.
- */
-function probeWrite(db: StateDb): string | undefined {
-  let timeout: unknown;
-  try {
-    timeout = db.pragma("busy_timeout", { simple: true });
-    db.pragma("busy_timeout = 0");
-    try {
-      db.exec("BEGIN IMMEDIATE");
-      db.exec("ROLLBACK");
-    } finally {
-      db.pragma(`busy_timeout = ${Number(timeout)}`);
-    }
-    return undefined;
-  } catch (error) {
-    if (isBusy(error)) return undefined;
-    return error instanceof Error ? error.message : String(error);
-  }
-}
-
-function isBusy(error: unknown): boolean {
-  return typeof error === "object" && error !== null && "code" in error && error.code === "SQLITE_BUSY";
 }

@@ -1,7 +1,7 @@
 import type { Clock, IdGenerator } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
-import type { Poster } from "../../core/delivery/poster.js";
 import type { Logger } from "../../core/log/logger.js";
+import type { Poster } from "../../core/outbound/poster.js";
 import type { ListenerLimits } from "../listener/listener-limits.js";
 
 /** What the Node service is started from. */

@@ -1,7 +1,7 @@
 import { type Clock, randomId, systemClock } from "../../core/clock.js";
 import { channelName } from "../../core/config/validate-config.js";
-import type { Job } from "../../core/delivery/job.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import type { Job } from "../../core/sequencer/job.js";
 import { readAdminSecret } from "../admin/admin-secret.js";
 import { createNodeAdmin, type NodeAdmin } from "../admin/node-admin.js";
 import { buildListeners, type PlannedListener } from "../listener/build-listeners.js";
@@ -99,8 +99,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     parts.state = state;
     logger.info("state", state.describe());
     state.prune(clock.now());
-    const db = state.sqlite?.db;
-    parts.metrics = createServiceMetrics(config, parts.queues, db, clock);
+    parts.metrics = createServiceMetrics(config, parts.queues, state, clock);
     consumer = await startConsumer(options, state, parts.metrics);
     parts.consumer = consumer;
     parts.progress = startProgressLog({
@@ -118,7 +117,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     // Through `parts`, so that a reload's admin secret is the one checked. Never undefined
     // while the routes are mounted (only a restart turns admin on or off); "" matches no token.
     const secret = (): string => parts.live.adminSecret ?? "";
-    const admin = createNodeAdmin({ config, db, secret, restore, logger });
+    const admin = createNodeAdmin({ config, deadLetterStore: () => state.deadLetterStore(restore), secret, logger });
     buildQueues(parts, options, clock, state, consumer, admin);
     // Step 4, with state_dir: unfinished work of the last run, and replayed dead letters.
     if (state.sqlite !== undefined) parts.replayTimer = resumeJobs(state.sqlite.jobs, parts.queues, logger);
@@ -137,7 +136,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         ...(admin.deps === undefined ? {} : { admin: admin.deps }),
         readiness: createNodeReadiness({
           queues: () => parts.queues.values(),
-          db,
+          state,
           isShuttingDown: () => parts.shuttingDown,
           deliveryThread: config.delivery_thread,
           now: () => clock.now(),

@@ -1,6 +1,7 @@
 import type { Clock } from "../../core/clock.js";
 import { createMemoryConversationStore } from "../../core/conversation/memory-conversation-store.js";
 import { createMemorySequenceCounter } from "../../core/conversation/memory-sequence-counter.js";
+import { createMemoryDeadLetterStore } from "../../core/dead-letters/memory-dead-letter-store.js";
 import { createMemoryIdempotencyStore } from "../../core/idempotency/memory-idempotency-store.js";
 import { createVolatileJobStore } from "../../core/sequencer/volatile-job-store.js";
 import type { StateBackend } from "./state-backend.js";
@@ -17,6 +18,9 @@ export function createMemoryBackend(clock: Clock): StateBackend {
     conversations: createMemoryConversationStore({ now: () => clock.now() }),
     sequences: createMemorySequenceCounter(),
     sqlite: undefined,
+    deadLetterStore: (restore) => createMemoryDeadLetterStore(restore),
+    storedDeadLetters: () => undefined,
+    writeProblem: () => undefined,
     describe: () => ({
       mode: "memory",
       note: "no state_dir: messages accepted but not yet finished are lost when the process ends",

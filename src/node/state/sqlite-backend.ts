@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
 import type { Logger } from "../../core/log/logger.js";
+import { probeWrite } from "./probe-write.js";
 import { createSqliteConversationStore } from "./sqlite-conversation-store.js";
+import { createSqliteDeadLetterStore } from "./sqlite-dead-letter-store.js";
 import { createSqliteIdempotencyStore, pruneIdempotencyKeys } from "./sqlite-idempotency-store.js";
 import { createSqlitePendingJobStore } from "./sqlite-pending-job-store.js";
 import { createSqliteSequenceCounter } from "./sqlite-sequence-counter.js";
@@ -15,6 +17,9 @@ import type { StateBackend } from "./state-backend.js";
 export function openSqliteBackend(stateDir: string, logger: Logger): StateBackend {
   const db = openStateDb(stateDir);
   const jobs = createSqlitePendingJobStore(db, logger);
+  const countByChannel = db.prepare<[], { channel: string; n: number }>(
+    "SELECT channel, count(*) AS n FROM dead_letters GROUP BY channel",
+  );
   return {
     mode: "sqlite",
     jobs,
@@ -22,6 +27,9 @@ export function openSqliteBackend(stateDir: string, logger: Logger): StateBacken
     conversations: createSqliteConversationStore(db),
     sequences: createSqliteSequenceCounter(db),
     sqlite: { db, jobs },
+    deadLetterStore: () => createSqliteDeadLetterStore(db),
+    storedDeadLetters: () => new Map(countByChannel.all().map(({ channel, n }) => [channel, n])),
+    writeProblem: () => probeWrite(db),
     // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
     describe: () => ({ mode: "sqlite", path: resolve(db.name) }),
     prune: (now) => pruneIdempotencyKeys(db, now),

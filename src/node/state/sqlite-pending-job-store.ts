@@ -1,8 +1,8 @@
-import type { DeadLetter } from "../../core/delivery/dead-letter.js";
-import type { Job } from "../../core/delivery/job.js";
-import type { PendingJobStore } from "../../core/delivery/pending-job-store.js";
+import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import { IDEMPOTENCY_TTL_MS } from "../../core/idempotency/idempotency-store.js";
 import type { Logger } from "../../core/log/logger.js";
+import type { Job } from "../../core/sequencer/job.js";
+import type { PendingJobStore } from "../../core/sequencer/pending-job-store.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /** The durable store of pending jobs, with what it recovered at startup. */

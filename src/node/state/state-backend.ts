@@ -2,9 +2,11 @@ import type { Clock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { ConversationStore } from "../../core/conversation/conversation-store.js";
 import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
-import type { PendingJobStore } from "../../core/delivery/pending-job-store.js";
+import type { ImmediateDeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
+import type { RestoreJob } from "../../core/dead-letters/memory-dead-letter-store.js";
 import type { IdempotencyStore } from "../../core/idempotency/idempotency-store.js";
 import type { Logger } from "../../core/log/logger.js";
+import type { PendingJobStore } from "../../core/sequencer/pending-job-store.js";
 import { createMemoryBackend } from "./memory-backend.js";
 import { openSqliteBackend } from "./sqlite-backend.js";
 import type { SqlitePendingJobStore } from "./sqlite-pending-job-store.js";
@@ -30,6 +32,18 @@ export interface StateBackend {
    * and the durable job store that gives back unfinished and replayed jobs.
    */
   readonly sqlite: { readonly db: StateDb; readonly jobs: SqlitePendingJobStore } | undefined;
+  /**
+   * The store the admin API keeps dead letters in: the `dead_letters` table with `state_dir`,
+   * else a list in memory whose replays go back through `restore` (the channel's queue).
+   */
+  deadLetterStore(restore: RestoreJob): ImmediateDeadLetterStore;
+  /**
+   * Dead letters stored now, per channel, for `/readyz` and `/metrics`; undefined when
+   * nothing outlives the job queues, which then count those made since start.
+   */
+  storedDeadLetters(): ReadonlyMap<string, number> | undefined;
+  /** Why the state cannot be written now (`/readyz` says `unavailable`), undefined when it can. */
+  writeProblem(): string | undefined;
   /** Where it is, for the start's log line. */
   describe(): Readonly<Record<string, string>>;
   /** Forgets what expired (idempotency keys) while nothing runs yet. */

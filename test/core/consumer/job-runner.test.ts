@@ -7,11 +7,11 @@ import { type Consumer, createConsumer, type ProgressHook } from "../../../src/c
 import { type ConversationStore, conversationKey } from "../../../src/core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../../../src/core/conversation/memory-conversation-store.js";
 import { createMemorySequenceCounter } from "../../../src/core/conversation/memory-sequence-counter.js";
-import { replayableJob } from "../../../src/core/delivery/dead-letter.js";
-import { type Job, type JobOutcome, newJob } from "../../../src/core/delivery/job.js";
-import type { Poster, PostResult } from "../../../src/core/delivery/poster.js";
+import { replayableJob } from "../../../src/core/dead-letters/dead-letter.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
 import type { BrainReply } from "../../../src/core/message/outbound-reply.js";
+import type { Poster, PostResult } from "../../../src/core/outbound/poster.js";
+import { type Job, type JobOutcome, newJob } from "../../../src/core/sequencer/job.js";
 import { configDocument } from "../../support/configs.js";
 import { createLogSink } from "../../support/log-sink.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { DeadLetter } from "../../../src/core/delivery/dead-letter.js";
-import type { Job, JobError, JobOutcome } from "../../../src/core/delivery/job.js";
+import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
 import { createLevelLogger, type LogFields, type LogLevel } from "../../../src/core/log/logger.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
+import type { Job, JobError, JobOutcome } from "../../../src/core/sequencer/job.js";
 import { type JobLedger, writeSettlement } from "../../../src/core/sequencer/job-ledger.js";
 import {
   type Settlement,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { DeadLetter } from "../../../src/core/delivery/dead-letter.js";
-import type { Job, JobOutcome } from "../../../src/core/delivery/job.js";
+import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
+import type { Job, JobOutcome } from "../../../src/core/sequencer/job.js";
 import { MAX_UNEXPECTED_FAILURES } from "../../../src/node/queue/crash-quarantine.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
 import { createLogSink } from "../../support/log-sink.js";

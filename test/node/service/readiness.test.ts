@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/core/log/logger.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
 import { createNodeReadiness } from "../../../src/node/service/node-readiness.js";
-import { openStateDb } from "../../../src/node/state/sqlite-state.js";
+import { openSqliteBackend } from "../../../src/node/state/sqlite-backend.js";
 import { type ServiceHarness, startHarness } from "../../support/node-service.js";
 import { waitFor } from "../../support/wait-for.js";
 
@@ -78,17 +78,17 @@ describe("GET /readyz on Node", () => {
 
 describe("createNodeReadiness", () => {
   it("reports unavailable when the state database cannot be written", async () => {
-    const db = openStateDb(await mkdtemp(join(tmpdir(), "webhook-channel-ready-")));
+    const state = openSqliteBackend(await mkdtemp(join(tmpdir(), "webhook-channel-ready-")), silentLogger);
     const queue = createJobQueue({ capacity: 10, run: () => new Promise(() => undefined), logger: silentLogger });
     const readiness = createNodeReadiness({
       queues: () => [queue],
-      db,
+      state,
       isShuttingDown: () => false,
       deliveryThread: false,
       now: () => 0,
     });
     expect(await readiness.report()).toMatchObject({ status: "ready", state: "sqlite" });
-    db.close();
+    state.close();
     expect(await readiness.report()).toMatchObject({ status: "unavailable" });
   });
 });

@@ -14,9 +14,9 @@
 import { describe, expect, it } from "vitest";
 import type { DeadLetterItem } from "../../../src/core/admin/dead-letter-item.js";
 import { createAdminDeadLetters } from "../../../src/core/dead-letters/create-admin-dead-letters.js";
+import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
 import type { DeadLetterStore, ImmediateDeadLetterStore } from "../../../src/core/dead-letters/dead-letter-store.js";
 import { keepDeadLetter } from "../../../src/core/dead-letters/keep-dead-letter.js";
-import type { DeadLetter } from "../../../src/core/delivery/dead-letter.js";
 import { createJsonLogger } from "../../../src/core/log/logger.js";
 
 /** A store to hold to the contract, and how its runtime keeps a letter with the bound's warning. */

@@ -8,10 +8,10 @@
  * removing the job.
  */
 import { describe, expect, it } from "vitest";
-import type { DeadLetter } from "../../../src/core/delivery/dead-letter.js";
-import type { Job } from "../../../src/core/delivery/job.js";
-import { jobKey, type PendingJobStore } from "../../../src/core/delivery/pending-job-store.js";
+import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
+import type { Job } from "../../../src/core/sequencer/job.js";
+import { jobKey, type PendingJobStore } from "../../../src/core/sequencer/pending-job-store.js";
 
 /** A freshly accepted job with ids no other test uses, so durable state never interferes. */
 function freshJob(fields: { channel?: string; conversationId?: string; text?: string } = {}): Job {

@@ -1,6 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { createReplySigner } from "../../../src/core/delivery/reply-signer.js";
+import { createReplySigner } from "../../../src/core/outbound/reply-signer.js";
 
 const secret = `whsec_${Buffer.from("k".repeat(24)).toString("base64")}`;
 

@@ -1,9 +1,9 @@
 import { ChannelError } from "../channel-error.js";
 import type { Clock } from "../clock.js";
 import { redactUrl } from "../log/redact-url.js";
+import { parseRetryAfterMs } from "../sequencer/retry-policy.js";
 import { VERSION } from "../version.js";
 import type { Poster } from "./poster.js";
-import { parseRetryAfterMs } from "./retry-policy.js";
 
 /** Statuses after which the same request may succeed later. */
 export function isRetryableStatus(status: number): boolean {

@@ -1,4 +1,4 @@
-import type { DeadLetter } from "./dead-letter.js";
+import type { DeadLetter } from "../dead-letters/dead-letter.js";
 import type { Job } from "./job.js";
 
 /**

@@ -1,10 +1,10 @@
 import { ChannelError, errorMessage, isChannelError } from "../channel-error.js";
 import type { Clock } from "../clock.js";
-import { isRetryableStatus } from "../delivery/deliver-reply.js";
-import { parseRetryAfterMs } from "../delivery/retry-policy.js";
 import { type TraceContext, traceHeaders } from "../http/trace-context.js";
 import { isRecord } from "../is-record.js";
 import { redactUrl } from "../log/redact-url.js";
+import { isRetryableStatus } from "../outbound/deliver-reply.js";
+import { parseRetryAfterMs } from "../sequencer/retry-policy.js";
 import { VERSION } from "../version.js";
 
 /** The largest answer a brain server may send; more is a broken server, not a reply. */

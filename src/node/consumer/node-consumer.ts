@@ -2,10 +2,10 @@ import { createBrains } from "../../core/brain/create-brains.js";
 import { type Clock, type IdGenerator, randomId, systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import { type Consumer, createConsumer, type ReloadableConsumer } from "../../core/consumer/create-consumer.js";
-import type { Poster } from "../../core/delivery/poster.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import type { Poster } from "../../core/outbound/poster.js";
 import type { StateBackend } from "../state/state-backend.js";
 import { createUndiciPoster } from "./undici-poster.js";
 

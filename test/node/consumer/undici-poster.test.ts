@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ClosablePoster, createUndiciPoster } from "../../../src/node/delivery/undici-poster.js";
+import { type ClosablePoster, createUndiciPoster } from "../../../src/node/consumer/undici-poster.js";
 import { failure } from "../../support/failure.js";
 import { freePort } from "../../support/free-port.js";
 import { waitFor } from "../../support/wait-for.js";

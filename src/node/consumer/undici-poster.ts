@@ -1,6 +1,6 @@
 import { type Dispatcher, Pool } from "undici";
 import { errorMessage } from "../../core/channel-error.js";
-import { type Poster, type PostResult, postFailed } from "../../core/delivery/poster.js";
+import { type Poster, type PostResult, postFailed } from "../../core/outbound/poster.js";
 
 /** Options of the keep-alive poster. */
 export interface UndiciPosterOptions {
