@@ -65,10 +65,10 @@ export interface AcceptDeps {
   readonly clock: Clock;
   readonly newId: IdGenerator;
   readonly logger: Logger;
-  readonly idempotency?: IdempotencyStore;
+  readonly idempotency?: IdempotencyStore | undefined;
   readonly isShuttingDown: () => boolean;
   /** Counts answers and accepted messages; default records nothing. */
-  readonly metrics?: Metrics;
+  readonly metrics?: Metrics | undefined;
 }
 
 /**

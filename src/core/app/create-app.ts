@@ -33,7 +33,7 @@ export interface AppDeps {
   readonly newId: IdGenerator;
   readonly logger: Logger;
   /** Remembers `Idempotency-Key`s; without it the header is ignored. */
-  readonly idempotency?: IdempotencyStore;
+  readonly idempotency?: IdempotencyStore | undefined;
   /** True once shutdown began: new inbound requests are refused with 503. */
   readonly isShuttingDown?: () => boolean;
   /** Counts failed authentications per client address; without it nothing is refused for them. */
@@ -50,17 +50,17 @@ export interface AppDeps {
    */
   readonly readiness?: Readiness;
   /** Counts answers on the channels' paths and accepted messages; default records nothing. */
-  readonly metrics?: Metrics;
+  readonly metrics?: Metrics | undefined;
   /**
    * Answers `GET /metrics` (the runtime's exposition, open like `/healthz`); without it the
    * path is a 404. The core never knows the format: the Node adapter hands in prom-client's.
    */
-  readonly metricsEndpoint?: () => Promise<Response>;
+  readonly metricsEndpoint?: (() => Promise<Response>) | undefined;
   /**
    * The admin API (`/admin/dead-letters`), behind its own secret; without it every `/admin/`
    * path is a 404, as if it did not exist.
    */
-  readonly admin?: AdminDeps;
+  readonly admin?: AdminDeps | undefined;
 }
 
 /**
@@ -138,9 +138,9 @@ export function createAccepts(deps: AppDeps): Map<string, AcceptMessage> {
         clock: deps.clock,
         newId: deps.newId,
         logger: deps.logger,
-        ...(deps.idempotency === undefined ? {} : { idempotency: deps.idempotency }),
+        idempotency: deps.idempotency,
         isShuttingDown: deps.isShuttingDown ?? (() => false),
-        ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
+        metrics: deps.metrics,
       });
       return [name, accept];
     }),

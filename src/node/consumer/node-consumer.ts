@@ -17,14 +17,14 @@ export interface NodeConsumerOptions {
   readonly env: (name: string) => string | undefined;
   /** Where conversation memory and reply sequences live (the state backend's stores). */
   readonly state: Pick<StateBackend, "conversations" | "sequences">;
-  readonly clock?: Clock;
-  readonly newId?: IdGenerator;
+  readonly clock?: Clock | undefined;
+  readonly newId?: IdGenerator | undefined;
   /** Uniform in [0, 1), for retry jitter. */
-  readonly random?: () => number;
+  readonly random?: (() => number) | undefined;
   /** Outbound client; default a keep-alive undici pool. */
-  readonly poster?: Poster & { close?: () => Promise<void> };
+  readonly poster?: (Poster & { close?: () => Promise<void> }) | undefined;
   /** Where the consumer's timings and counts go; default nowhere. */
-  readonly metrics?: Metrics;
+  readonly metrics?: Metrics | undefined;
 }
 
 /** A built Node consumer and the outbound client it owns. */

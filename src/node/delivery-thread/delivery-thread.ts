@@ -21,7 +21,7 @@ export interface DeliveryThreadOptions {
   /** The main thread's logger; the thread's lines come out here. */
   readonly logger: Logger;
   /** Where the thread's metric events are recorded; without it they are dropped. */
-  readonly metrics?: Metrics;
+  readonly metrics?: Metrics | undefined;
 }
 
 /** The consumer, run on its own thread; the same `run` as the in-thread consumer's. */

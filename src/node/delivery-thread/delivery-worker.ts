@@ -44,7 +44,7 @@ try {
     logger,
     env: (name) => process.env[name],
     state,
-    ...(metrics === undefined ? {} : { metrics }),
+    metrics,
   });
 } catch (error) {
   state?.close();

@@ -11,7 +11,7 @@ export interface ProgressLogOptions {
   readonly queues: () => Iterable<JobQueue>;
   readonly now: () => number;
   /** Between two lines; {@link PROGRESS_INTERVAL_MS} unless a test shortens it. */
-  readonly intervalMs?: number;
+  readonly intervalMs?: number | undefined;
 }
 
 /** Counts queue events and writes one `progress` line per interval while anything happens. */

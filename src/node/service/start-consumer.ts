@@ -56,7 +56,7 @@ export async function startConsumer(
       env: { ...options.deliveryThread.env, ...resolvedVariables(config, env) },
       config,
       logger,
-      ...(metrics === undefined ? {} : { metrics }),
+      metrics,
     });
     return {
       run: (job, onProgress) => thread.run(job, onProgress),
@@ -74,11 +74,11 @@ export async function startConsumer(
     logger,
     env,
     state,
-    ...(metrics === undefined ? {} : { metrics }),
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(options.newId === undefined ? {} : { newId: options.newId }),
-    ...(options.random === undefined ? {} : { random: options.random }),
-    ...(options.poster === undefined ? {} : { poster: options.poster }),
+    metrics,
+    clock: options.clock,
+    newId: options.newId,
+    random: options.random,
+    poster: options.poster,
   });
   return {
     run: (job, onProgress) => built.consumer.run(job, onProgress),

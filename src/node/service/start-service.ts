@@ -106,7 +106,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger,
       queues: () => parts.queues.values(),
       now: () => clock.now(),
-      ...(options.progressIntervalMs === undefined ? {} : { intervalMs: options.progressIntervalMs }),
+      intervalMs: options.progressIntervalMs,
     });
     const restore = (job: Job): boolean => {
       const queue = parts.queues.get(job.message.channel);
@@ -131,9 +131,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         newId: options.newId ?? randomId,
         logger,
         idempotency: state.idempotency,
-        ...(parts.metrics === undefined ? {} : { metrics: parts.metrics, metricsEndpoint: parts.metrics.respond }),
+        metrics: parts.metrics,
+        metricsEndpoint: parts.metrics?.respond,
         isShuttingDown: () => parts.shuttingDown,
-        ...(admin.deps === undefined ? {} : { admin: admin.deps }),
+        admin: admin.deps,
         readiness: createNodeReadiness({
           queues: () => parts.queues.values(),
           state,
