@@ -46,6 +46,9 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
+            // Instead of wrangler.toml's main: the same Worker, with Durable Objects that a test
+            // can point at its own environment (test/workers/support/worker-entry.ts).
+            main: "./test/workers/support/worker-entry.ts",
             miniflare: {
               // The bundled config.json names WEBHOOK_SECRET; tests that need another
               // configuration pass CONFIG_JSON in their own environment.

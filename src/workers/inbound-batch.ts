@@ -1,9 +1,9 @@
 import { errorMessage } from "../core/channel-error.js";
 import { conversationKey } from "../core/conversation/conversation-store.js";
-import { ConversationLanes } from "../core/delivery/conversation-lanes.js";
-import { DEFAULT_RETRY_POLICY, nextDelayMs } from "../core/delivery/retry-policy.js";
 import type { Logger } from "../core/log/logger.js";
-import type { ConversationObject } from "./conversation-object.js";
+import { ConversationLanes } from "../core/sequencer/conversation-lanes.js";
+import { DEFAULT_RETRY_POLICY, nextDelayMs } from "../core/sequencer/retry-policy.js";
+import type { ConversationObject } from "./conversation/conversation-object.js";
 import { bodyRef, type InboundBody, readInboundBody } from "./queue-body.js";
 
 /** Longest delay Cloudflare Queues accept on `retry()`: 12 hours. */

@@ -1,4 +1,4 @@
-import { runtimeFor } from "./runtime-cache.js";
+import { runtimeFor } from "./environment-parts.js";
 import { DEFAULT_DEAD_LETTER_QUEUE, type WorkerEnv } from "./worker-env.js";
 
 /**
@@ -6,7 +6,7 @@ import { DEFAULT_DEAD_LETTER_QUEUE, type WorkerEnv } from "./worker-env.js";
  * DEAD_LETTER_STORE and IDEMPOTENCY.
  */
 export { AuthFailureObject } from "./auth-failure-object.js";
-export { ConversationObject } from "./conversation-object.js";
+export { ConversationObject } from "./conversation/conversation-object.js";
 export { DeadLetterObject } from "./dead-letters/dead-letter-object.js";
 export { IdempotencyObject } from "./idempotency-object.js";
 

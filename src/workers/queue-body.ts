@@ -1,8 +1,8 @@
-import type { Job, JobError, PendingReply } from "../core/delivery/job.js";
-import type { JobKey } from "../core/delivery/pending-job-store.js";
 import { readTraceContext } from "../core/http/trace-context.js";
 import { isRecord } from "../core/is-record.js";
 import type { InboundMessage, QueuedMessage } from "../core/message/inbound-message.js";
+import type { Job, JobError, PendingReply } from "../core/sequencer/job.js";
+import type { JobKey } from "../core/sequencer/pending-job-store.js";
 
 /**
  * Where a job waits in the Durable Object of its conversation, under its message id: used
@@ -97,6 +97,18 @@ export function readJob(value: unknown): Job | undefined {
   const lastError = readJobError(value.lastError);
   if (lastError !== undefined) job.lastError = lastError;
   return job;
+}
+
+/**
+ * A job as a Durable Object stores it (JSON: a lane row, a parked job), or undefined when it
+ * cannot be read; the caller drops it with a log line rather than failing the object.
+ */
+export function readStoredJob(json: string): Job | undefined {
+  try {
+    return readJob(JSON.parse(json));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Checks a serialized {@link QueuedMessage}; undefined when it is not one. */

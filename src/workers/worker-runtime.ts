@@ -7,12 +7,12 @@ import { channelName } from "../core/config/validate-config.js";
 import { problemResponse } from "../core/http/problem-response.js";
 import type { Logger } from "../core/log/logger.js";
 import { createCloudflareQueue } from "./cloudflare-queue.js";
+import { createDurablePendingJobStore } from "./conversation/durable-pending-job-store.js";
 import { createDeadLetterBatchHandler } from "./dead-letters/dead-letter-batch.js";
 import { countDeadLetters, createDurableAdminDeadLetters } from "./dead-letters/durable-dead-letter-store.js";
-import { deliveryFor } from "./delivery-parts.js";
 import { createDurableAuthFailureLimiter } from "./durable-auth-failure-limiter.js";
 import { createDurableIdempotencyStore } from "./durable-idempotency-store.js";
-import { createDurablePendingJobStore } from "./durable-pending-job-store.js";
+import type { BuiltParts } from "./environment-parts.js";
 import { createInboundBatchHandler } from "./inbound-batch.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
 
@@ -31,23 +31,22 @@ export interface WorkerRuntime {
 }
 
 /**
- * Builds the runtime from the environment. An unusable configuration (invalid, a secret
- * missing, a route that cannot be built) does not throw: it is logged in full, every request
- * gets a 500 problem+json that names no detail (the logs do), and inbound messages wait on
- * the queue for a fix. The configuration, brains and routes are built by {@link deliveryFor},
- * as each conversation's Durable Object builds them to answer.
+ * Builds the runtime from the environment and the parts built from it (`environment-parts.ts`
+ * builds both, once per environment; each conversation's Durable Object answers from the same
+ * parts). An unusable configuration (invalid, a secret missing, a route that cannot be built)
+ * does not throw: it is logged in full, every request gets a 500 problem+json that names no
+ * detail (the logs do), and inbound messages wait on the queue for a fix.
  */
-export async function createWorkerRuntime(env: WorkerEnv): Promise<WorkerRuntime> {
+export function createWorkerRuntime(env: WorkerEnv, built: BuiltParts): WorkerRuntime {
   const jobs = createDurablePendingJobStore(env.CONVERSATIONS, env.DEAD_LETTER_STORE);
-  const delivery = await deliveryFor(env);
 
-  if (!delivery.ok) {
-    const { logger } = delivery;
-    for (const problem of delivery.problems) logger.error(problem);
+  if (!built.ok) {
+    const { logger } = built;
+    for (const problem of built.problems) logger.error(problem);
     return misconfigured(logger, createDeadLetterBatchHandler({ jobs, logger }));
   }
 
-  const { config, secrets, source, logger, metrics } = delivery.parts;
+  const { config, secrets, source, logger, metrics } = built.parts;
   try {
     const queue = createCloudflareQueue({
       binding: env.INBOUND,

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CONVERSATION_TTL_MS } from "../../src/workers/conversation-object.js";
+import { CONVERSATION_TTL_MS } from "../../src/workers/conversation/conversation-expiry.js";
 import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letters/dead-letter-object.js";
 import {
   alarmOf,

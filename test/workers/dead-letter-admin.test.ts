@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult, runInDurabl
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { DeadLetterItem } from "../../src/core/admin/dead-letter-item.js";
-import type { DeadLetter } from "../../src/core/delivery/dead-letter.js";
+import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
 import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letters/dead-letter-object.js";
 import worker from "../../src/workers/index.js";
 import { conversation, eventually, forgetConversations, handOver, objectsUse } from "./support/conversations.js";

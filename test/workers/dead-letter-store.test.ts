@@ -1,10 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { DeadLetter } from "../../src/core/delivery/dead-letter.js";
-import type { Job } from "../../src/core/delivery/job.js";
-import { ConversationLane } from "../../src/workers/conversation-lane.js";
-import type { ConversationObject } from "../../src/workers/conversation-object.js";
+import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
+import type { Job } from "../../src/core/sequencer/job.js";
+import { ConversationLane } from "../../src/workers/conversation/conversation-lane.js";
+import type { ConversationObject } from "../../src/workers/conversation/conversation-object.js";
+import { ParkedJobs } from "../../src/workers/conversation/parked-jobs.js";
 import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letters/dead-letter-object.js";
 import { piecesOf } from "../../src/workers/dead-letters/letter-pieces.js";
 import { MeteredSql } from "../../src/workers/metered-sql.js";
@@ -72,9 +73,10 @@ const runStoreAlarm = () =>
  * that would then run it (these tests look at the lane, not at the run).
  */
 const restore = (stub: DurableObjectStub<ConversationObject>, job: Job, markedAt: number) =>
-  runInDurableObject(stub, (_instance, state) =>
-    new ConversationLane(new MeteredSql(state.storage.sql)).restore(job, Date.now(), markedAt),
-  );
+  runInDurableObject(stub, (_instance, state) => {
+    const sql = new MeteredSql(state.storage.sql);
+    return new ConversationLane(sql, new ParkedJobs(sql)).restore(job, Date.now(), markedAt);
+  });
 
 /** The lane of a conversation object in the order it runs its jobs. */
 const laneOrder = (stub: DurableObjectStub<ConversationObject>) =>

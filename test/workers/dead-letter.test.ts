@@ -1,8 +1,8 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { jobKey } from "../../src/core/delivery/pending-job-store.js";
-import { createDurablePendingJobStore } from "../../src/workers/durable-pending-job-store.js";
+import { jobKey } from "../../src/core/sequencer/pending-job-store.js";
+import { createDurablePendingJobStore } from "../../src/workers/conversation/durable-pending-job-store.js";
 import worker from "../../src/workers/index.js";
 import { conversation, eventually, forgetConversations, handOver, objectsUse } from "./support/conversations.js";
 import { captureLogs, fakeReceiver } from "./support/fake-receiver.js";

@@ -8,7 +8,6 @@
 import { abortAllDurableObjects, createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { afterAll, beforeAll, expect, vi } from "vitest";
 import worker from "../../src/workers/index.js";
-import { replaceObjectEnvironment } from "../../src/workers/object-environment.js";
 import {
   DELIVERY_CASES_ADMIN_ENV,
   DELIVERY_CASES_ADMIN_SECRET,
@@ -20,6 +19,7 @@ import {
   deliveryCasesConfig,
   recordPost,
 } from "../shared/delivery-cases.js";
+import { replaceObjectEnvironment } from "./support/object-environment.js";
 import { delivered } from "./support/queue-messages.js";
 import { type TestEnv, testEnv } from "./support/test-env.js";
 

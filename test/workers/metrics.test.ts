@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createMemoryConversationStore } from "../../src/core/conversation/memory-conversation-store.js";
 import { createMemorySequenceCounter } from "../../src/core/conversation/memory-sequence-counter.js";
-import { newJob } from "../../src/core/delivery/job.js";
-import { createObjectConsumer, deliveryFor } from "../../src/workers/delivery-parts.js";
+import { newJob } from "../../src/core/sequencer/job.js";
+import { createObjectConsumer } from "../../src/workers/conversation/object-consumer.js";
+import { partsFor } from "../../src/workers/environment-parts.js";
 import worker from "../../src/workers/index.js";
 import { captureLogs } from "./support/fake-receiver.js";
 import { channelConfig, SECRET } from "./support/test-config.js";
@@ -25,9 +26,9 @@ afterEach(() => {
 async function runOneJob(dataset: ReturnType<typeof fakeDataset>, status: number): Promise<string> {
   vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(null, { status }));
   const env = testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET, METRICS: dataset });
-  const delivery = await deliveryFor(env);
-  if (!delivery.ok) throw new Error(delivery.problems.join("; "));
-  const consumer = await createObjectConsumer(delivery.parts, {
+  const built = await partsFor(env);
+  if (!built.ok) throw new Error(built.problems.join("; "));
+  const consumer = await createObjectConsumer(built.parts, {
     store: createMemoryConversationStore({ now: () => Date.now() }),
     sequences: createMemorySequenceCounter(),
   });

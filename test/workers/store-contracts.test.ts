@@ -6,14 +6,14 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, vi } from "vitest";
-import type { DeadLetter } from "../../src/core/delivery/dead-letter.js";
-import type { ConversationObject } from "../../src/workers/conversation-object.js";
+import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
+import type { ConversationObject } from "../../src/workers/conversation/conversation-object.js";
+import { createDurableConversationStore } from "../../src/workers/conversation/durable-conversation-store.js";
+import { createDurablePendingJobStore } from "../../src/workers/conversation/durable-pending-job-store.js";
+import { createDurableSequenceCounter } from "../../src/workers/conversation/durable-sequence-counter.js";
 import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letters/dead-letter-object.js";
 import { createDurableDeadLetterStore } from "../../src/workers/dead-letters/durable-dead-letter-store.js";
-import { createDurableConversationStore } from "../../src/workers/durable-conversation-store.js";
 import { createDurableIdempotencyStore } from "../../src/workers/durable-idempotency-store.js";
-import { createDurablePendingJobStore } from "../../src/workers/durable-pending-job-store.js";
-import { createDurableSequenceCounter } from "../../src/workers/durable-sequence-counter.js";
 import { conversationStoreContract } from "../shared/store-contracts/conversation-store-contract.js";
 import {
   type DeadLetterStoreUnderTest,

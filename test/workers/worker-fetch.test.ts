@@ -1,6 +1,6 @@
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createDurablePendingJobStore } from "../../src/workers/durable-pending-job-store.js";
+import { createDurablePendingJobStore } from "../../src/workers/conversation/durable-pending-job-store.js";
 import worker from "../../src/workers/index.js";
 import { readInboundBody } from "../../src/workers/queue-body.js";
 import { createFakeQueue } from "./support/fake-queue.js";

@@ -1,6 +1,6 @@
 import { errorMessage } from "../../core/channel-error.js";
 import { conversationKey } from "../../core/conversation/conversation-store.js";
-import { replayableJob } from "../../core/delivery/dead-letter.js";
+import { replayableJob } from "../../core/dead-letters/dead-letter.js";
 import type { Logger } from "../../core/log/logger.js";
 import { readDeadLetterBody } from "../queue-body.js";
 import type { WorkerEnv } from "../worker-env.js";

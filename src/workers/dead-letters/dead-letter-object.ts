@@ -1,11 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { DEFAULT_MAX_DEAD_LETTERS } from "../../core/config/config-schema.js";
+import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import type { DeadLetterPageQuery, KeptWithin, ReplayFilter } from "../../core/dead-letters/dead-letter-store.js";
 import { type DeadLetterBound, keepDeadLetter } from "../../core/dead-letters/keep-dead-letter.js";
-import type { DeadLetter } from "../../core/delivery/dead-letter.js";
-import { deliveryFor } from "../delivery-parts.js";
+import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
-import { objectEnvironment } from "../object-environment.js";
 import type { WorkerEnv } from "../worker-env.js";
 import { handBack } from "./dead-letter-hand-back.js";
 import { createDeadLetterTables } from "./dead-letter-schema.js";
@@ -93,9 +92,18 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
   override async alarm(): Promise<void> {
     this.sql.usage.alarmRuns += 1;
     const { logger } = await this.bound();
-    const deps = { letters: this.letters, conversations: objectEnvironment(this.env).CONVERSATIONS, logger };
+    const deps = { letters: this.letters, conversations: this.environment().CONVERSATIONS, logger };
     for (const row of this.letters.due(Date.now(), REPLAYS_PER_RUN)) await handBack(row, deps);
     await this.schedule();
+  }
+
+  /**
+   * The environment the object works with: its own, which is the Worker's (one deployment, one
+   * set of bindings, variables and secrets). A method, so that a harness that runs the object
+   * under another environment (the tests' entry, `test/workers/support/`) can say so.
+   */
+  protected environment(): WorkerEnv {
+    return this.env;
   }
 
   /** Sets the alarm to the next marked letter's time, if any. */
@@ -108,11 +116,11 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
 
   /** The per-channel bound and the logger, from the configuration the Worker runs with. */
   private async bound(): Promise<DeadLetterBound> {
-    const delivery = await deliveryFor(objectEnvironment(this.env));
-    if (!delivery.ok) return { max: DEFAULT_MAX_DEAD_LETTERS, logger: delivery.logger };
+    const built = await partsFor(this.environment());
+    if (!built.ok) return { max: DEFAULT_MAX_DEAD_LETTERS, logger: built.logger };
     return {
-      max: delivery.parts.config.admin?.max_dead_letters ?? DEFAULT_MAX_DEAD_LETTERS,
-      logger: delivery.parts.logger,
+      max: built.parts.config.admin?.max_dead_letters ?? DEFAULT_MAX_DEAD_LETTERS,
+      logger: built.parts.logger,
     };
   }
 }

@@ -1,5 +1,5 @@
+import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import type { DeadLetterPageQuery, KeptWithin, ReplayFilter } from "../../core/dead-letters/dead-letter-store.js";
-import type { DeadLetter } from "../../core/delivery/dead-letter.js";
 import type { MeteredSql } from "../metered-sql.js";
 import { piecesOf } from "./letter-pieces.js";
 

@@ -1,8 +1,8 @@
 import type { AdminDeadLetters } from "../../core/admin/dead-letter-admin.js";
 import type { StoredDeadLetter } from "../../core/admin/dead-letter-item.js";
 import { createAdminDeadLetters } from "../../core/dead-letters/create-admin-dead-letters.js";
+import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import type { DeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
-import type { DeadLetter } from "../../core/delivery/dead-letter.js";
 import { DEAD_LETTER_STORE_NAME, type DeadLetterObject } from "./dead-letter-object.js";
 import type { KeptLetter } from "./dead-letter-table.js";
 

@@ -2,10 +2,10 @@ import { createExecutionContext, createMessageBatch, getQueueResult, runInDurabl
 import { env as poolEnv } from "cloudflare:workers";
 import { vi } from "vitest";
 import { conversationKey } from "../../../src/core/conversation/conversation-store.js";
-import type { ConversationObject } from "../../../src/workers/conversation-object.js";
+import type { ConversationObject } from "../../../src/workers/conversation/conversation-object.js";
 import worker from "../../../src/workers/index.js";
 import type { StorageUsage } from "../../../src/workers/metered-sql.js";
-import { replaceObjectEnvironment } from "../../../src/workers/object-environment.js";
+import { replaceObjectEnvironment } from "./object-environment.js";
 import type { TestEnv } from "./test-env.js";
 
 /** The queue handler's settlement of a batch; `retryMessages` with the delay each asked for. */

@@ -1,13 +1,13 @@
-import { errorMessage } from "../core/channel-error.js";
-import type { Consumer } from "../core/consumer/create-consumer.js";
-import type { DeadLetter } from "../core/delivery/dead-letter.js";
-import type { Job } from "../core/delivery/job.js";
-import { jobKey } from "../core/delivery/pending-job-store.js";
-import type { Logger } from "../core/log/logger.js";
-import { type JobLedger, writeSettlement } from "../core/sequencer/job-ledger.js";
-import { settleOutcome } from "../core/sequencer/settle-outcome.js";
+import { errorMessage } from "../../core/channel-error.js";
+import type { Consumer } from "../../core/consumer/create-consumer.js";
+import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
+import type { Logger } from "../../core/log/logger.js";
+import type { Job } from "../../core/sequencer/job.js";
+import { type JobLedger, writeSettlement } from "../../core/sequencer/job-ledger.js";
+import { jobKey } from "../../core/sequencer/pending-job-store.js";
+import { settleOutcome } from "../../core/sequencer/settle-outcome.js";
+import { type DeadLetterBody, fitsInline } from "../queue-body.js";
 import type { ConversationLane } from "./conversation-lane.js";
-import { type DeadLetterBody, fitsInline } from "./queue-body.js";
 
 /**
  * Jobs one alarm invocation runs at most; the next invocation (an alarm set for now) goes on

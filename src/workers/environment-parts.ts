@@ -2,23 +2,21 @@ import type { Brain } from "../core/brain/brain.js";
 import type { AiBinding } from "../core/brain/brain-deps.js";
 import { createBrains } from "../core/brain/create-brains.js";
 import { errorMessage } from "../core/channel-error.js";
-import { randomId, systemClock } from "../core/clock.js";
+import { systemClock } from "../core/clock.js";
 import { formatProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
 import { createChannelRoutes } from "../core/consumer/channel-routes.js";
-import { type Consumer, createConsumer } from "../core/consumer/create-consumer.js";
-import type { ConversationStore } from "../core/conversation/conversation-store.js";
-import type { SequenceCounter } from "../core/conversation/sequence-counter.js";
-import { createFetchPoster } from "../core/delivery/fetch-poster.js";
-import type { Poster } from "../core/delivery/poster.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
 import type { Metrics } from "../core/metrics/metrics.js";
+import { createFetchPoster } from "../core/outbound/fetch-poster.js";
+import type { Poster } from "../core/outbound/poster.js";
 import { metricsOf } from "./analytics-engine-metrics.js";
 import { loadWorkerConfig, type WorkerConfig } from "./load-worker-config.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
+import { createWorkerRuntime, type WorkerRuntime } from "./worker-runtime.js";
 
 /** What answering messages is built from, out of one Worker environment. */
-export interface DeliveryParts {
+export interface EnvironmentParts {
   readonly config: Config;
   /** Where the configuration came from, for the logs. */
   readonly source: string;
@@ -34,55 +32,53 @@ export interface DeliveryParts {
 }
 
 /** The parts, or why there are none: one log line per problem, with its path and fix. */
-export type Delivery =
-  | { readonly ok: true; readonly parts: DeliveryParts }
+export type BuiltParts =
+  | { readonly ok: true; readonly parts: EnvironmentParts }
   | { readonly ok: false; readonly logger: Logger; readonly problems: readonly string[] };
+
+/** What is built from one environment, each piece on first use. */
+interface Built {
+  readonly parts: Promise<BuiltParts>;
+  runtime?: Promise<WorkerRuntime>;
+}
 
 // Keyed by the environment object: the platform hands every invocation of an isolate the
 // same one (the Worker's handlers and the Durable Objects alike), so the configuration is
 // validated once per isolate, while a test that passes its own environment gets its own.
-const built = new WeakMap<WorkerEnv, Promise<Delivery>>();
+const cache = new WeakMap<WorkerEnv, Built>();
 
-/**
- * The delivery parts of `env`, built on first use: the configuration (validated, secrets
- * present), the logger, the brains and the poster, and a check that every channel's route
- * can be built (a signing secret that is not `whsec_`, a `workers-ai` brain without the AI
- * binding...). The Worker builds them to serve and to check; each conversation's Durable
- * Object builds its consumer from the same parts, so both answer from one configuration.
- */
-export function deliveryFor(env: WorkerEnv): Promise<Delivery> {
-  let delivery = built.get(env);
-  if (delivery === undefined) {
-    delivery = buildDelivery(env);
-    built.set(env, delivery);
+function builtFor(env: WorkerEnv): Built {
+  let built = cache.get(env);
+  if (built === undefined) {
+    built = { parts: buildParts(env) };
+    cache.set(env, built);
   }
-  return delivery;
+  return built;
 }
 
 /**
- * The consumer that runs a conversation's jobs inside its Durable Object, with the object's
- * own memory and sequence counter (no RPC back to itself).
+ * The parts of `env`, built on first use: the configuration (validated, secrets present), the
+ * logger, the brains and the poster, and a check that every channel's route can be built (a
+ * signing secret that is not `whsec_`, a `workers-ai` brain without the AI binding...). The
+ * Worker builds its runtime from them ({@link runtimeFor}); each conversation's Durable Object
+ * builds its consumer from the same parts, so both answer from one configuration.
  */
-export async function createObjectConsumer(
-  parts: DeliveryParts,
-  memory: { readonly store: ConversationStore; readonly sequences: SequenceCounter },
-): Promise<Consumer> {
-  return await createConsumer({
-    config: parts.config,
-    brains: parts.brains,
-    poster: parts.poster,
-    store: memory.store,
-    sequences: memory.sequences,
-    clock: systemClock,
-    random: Math.random,
-    newId: randomId,
-    logger: parts.logger,
-    env: parts.lookup,
-    metrics: parts.metrics,
-  });
+export function partsFor(env: WorkerEnv): Promise<BuiltParts> {
+  return builtFor(env).parts;
 }
 
-async function buildDelivery(env: WorkerEnv): Promise<Delivery> {
+/**
+ * The Worker's runtime for `env` (the app and the queue handlers), built on first use from
+ * {@link partsFor}. Separate from the parts because only the Worker's handlers need it: a
+ * Durable Object that only answers never builds it, nor logs what building it logs.
+ */
+export function runtimeFor(env: WorkerEnv): Promise<WorkerRuntime> {
+  const built = builtFor(env);
+  built.runtime ??= built.parts.then((parts) => createWorkerRuntime(env, parts));
+  return built.runtime;
+}
+
+async function buildParts(env: WorkerEnv): Promise<BuiltParts> {
   const write = (line: string) => console.log(line);
   const loaded = loadWorkerConfig(env);
   if (!loaded.ok) {

@@ -1,4 +1,4 @@
-import type { Config } from "../core/config/config-schema.js";
+import type { Config } from "../../core/config/config-schema.js";
 
 /**
  * The `replay` field of a dead letter's log line on Workers: every letter is kept by the

@@ -1,6 +1,7 @@
-import { type Job, newJob } from "../core/delivery/job.js";
-import type { MeteredSql } from "./metered-sql.js";
-import { bodyRef, type InboundBody, readJob } from "./queue-body.js";
+import { type Job, newJob } from "../../core/sequencer/job.js";
+import type { MeteredSql } from "../metered-sql.js";
+import { bodyRef, type InboundBody, readStoredJob } from "../queue-body.js";
+import type { ParkedJobs } from "./parked-jobs.js";
 
 /**
  * A job waits at least this long after its acceptance before it first runs. Cloudflare
@@ -18,6 +19,9 @@ export const ORDER_HOLD_MS = 200;
  * the queue's retry delay (seconds to minutes).
  */
 export const ANSWERED_KEPT_MS = 86_400_000;
+
+/** Answered ids are pruned at most this often: pruning reads the whole table, and rows read are billed. */
+const PRUNE_EVERY_MS = 3_600_000;
 
 /** What became of a message handed over to the lane. */
 export type HandOver = "queued" | "duplicate" | "missing";
@@ -42,22 +46,31 @@ type HeadRow = { id: string; job: string; next_at: number; letter: string | null
 const HEAD_ORDER = "ORDER BY started DESC, received_at, arrival LIMIT 1";
 
 /**
- * The pending jobs of one conversation, in its Durable Object's SQLite, in acceptance order:
- * the time the endpoint accepted the message (`receivedAt`, stamped before the 200), then
- * the order in which they arrived here. Ordering by acceptance time rather than by arrival here means that messages the
+ * The pending jobs of one conversation, in its Durable Object's SQLite (the `lane` and
+ * `answered` tables, and their only writer), in acceptance order: the time the endpoint
+ * accepted the message (`receivedAt`, stamped before the 200), then the order in which they
+ * arrived here. Ordering by acceptance time rather than by arrival here means that messages the
  * queue hands over out of order still run in the order they were accepted, as long as both
  * are here before the earlier one would start. A message that arrives after a later one of
  * its conversation was delivered (an invocation that crashed before handing it over, and the
  * queue's retry delay) runs next: its reply then follows, with the next `sequence`.
  */
 export class ConversationLane {
-  constructor(private readonly sql: MeteredSql) {}
+  /** When answered ids were last pruned; in memory, since an instance that starts afresh may prune once more. */
+  private prunedAt = 0;
+
+  /** `parked` is where a message too large for a queue message waits until it joins the lane. */
+  constructor(
+    private readonly sql: MeteredSql,
+    private readonly parked: ParkedJobs,
+  ) {}
 
   /**
    * Takes a message the inbound consumer hands over. Idempotent by message id: a message
    * already waiting here, or answered within {@link ANSWERED_KEPT_MS}, is a duplicate. A
-   * message parked in `jobs` (too large for a queue message, or with progress saved by an
-   * earlier version) comes with what is stored there; a reference to nothing is `missing`.
+   * message parked (too large for a queue message, or with progress saved by an earlier
+   * version) comes with what is stored there, and leaves the parked jobs; a reference to
+   * nothing is `missing`.
    */
   add(body: InboundBody): HandOver {
     const { id } = bodyRef(body).stored;
@@ -66,12 +79,11 @@ export class ConversationLane {
       id,
     );
     if ((seen?.n ?? 0) > 0) return "duplicate";
-    const parked = this.sql.first<{ job: string }>("SELECT job FROM jobs WHERE id = ?", id);
-    const stored = parked === undefined ? undefined : readStoredJob(parked.job);
-    const job = stored ?? ("stored" in body ? undefined : newJob(body));
+    const parked = this.parked.find(id);
+    const job = parked?.job ?? ("stored" in body ? undefined : newJob(body));
     if (job === undefined) return "missing";
     this.insert(job, job.message.receivedAt + ORDER_HOLD_MS, job.replies === undefined ? 0 : 1, job.message.receivedAt);
-    if (parked !== undefined) this.sql.run("DELETE FROM jobs WHERE id = ?", id);
+    if (parked !== undefined) this.parked.forget(id);
     return "queued";
   }
 
@@ -92,7 +104,7 @@ export class ConversationLane {
     );
     if ((seen?.n ?? 0) > 0) return "duplicate";
     this.sql.run("DELETE FROM answered WHERE id = ?", id);
-    this.sql.run("DELETE FROM jobs WHERE id = ?", id);
+    this.parked.forget(id);
     // Not started, whatever its replies: `save` marks it once it runs.
     this.insert(job, now, 0, now);
     return "queued";
@@ -162,17 +174,15 @@ export class ConversationLane {
     this.sql.run("INSERT OR REPLACE INTO answered (id, at) VALUES (?, ?)", id, now);
   }
 
-  /** Forgets answered ids older than {@link ANSWERED_KEPT_MS}. */
+  /** Forgets answered ids older than {@link ANSWERED_KEPT_MS}, at most once per {@link PRUNE_EVERY_MS}. */
   prune(now: number): void {
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = now;
     this.sql.run("DELETE FROM answered WHERE at < ?", now - ANSWERED_KEPT_MS);
   }
-}
 
-/** A job as stored (JSON), or undefined when it cannot be read. */
-function readStoredJob(json: string): Job | undefined {
-  try {
-    return readJob(JSON.parse(json));
-  } catch {
-    return undefined;
+  /** Forgets every answered id (the conversation expired, with nothing waiting). */
+  clearAnswered(): void {
+    this.sql.run("DELETE FROM answered");
   }
 }

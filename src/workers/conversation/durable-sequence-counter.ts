@@ -1,4 +1,4 @@
-import type { SequenceCounter } from "../core/conversation/sequence-counter.js";
+import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
 import type { ConversationObject } from "./conversation-object.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { MeteredSql } from "./metered-sql.js";
+import type { MeteredSql } from "../metered-sql.js";
 
 /**
  * Creates the tables of a {@link ConversationObject} when they are missing. Idempotent and
@@ -6,17 +6,20 @@ import type { MeteredSql } from "./metered-sql.js";
  * the expiry alarm's `deleteAll()` dropped them. Tables only ever get added: an object
  * written by an older version gains the new ones the first time it is constructed.
  *
- * - `turns`: the conversation's memory, last turns only.
- * - `counters`: the reply `sequence` counter, and `touched_at` (when the conversation was
- *   last active, for the expiry).
- * - `jobs`: jobs parked by message id until the inbound consumer hands them over (messages
- *   too large for a queue message), or until the dead-letter consumer reads them (dead
- *   letters too large for one).
- * - `lane`: the conversation's pending jobs, run one at a time in acceptance order.
- * - `answered`: ids of messages recently answered or dead-lettered, so that a queue message
- *   delivered again is not answered twice.
- * - `dead_letters`: where version 0.1.0 kept the conversation's dead letters; emptied into the
- *   dead-letter store (see `ConversationObject`), and no longer written.
+ * Each table has one class that writes it:
+ *
+ * - `turns` (`ConversationMemory`): the conversation's memory, last turns only.
+ * - `counters` (`ConversationCounters`): the reply `sequence` counter, and `touched_at` (when
+ *   the conversation was last active, for the expiry).
+ * - `jobs` (`ParkedJobs`): jobs parked by message id until the inbound consumer hands them
+ *   over (messages too large for a queue message), or until the dead-letter consumer reads
+ *   them (dead letters too large for one).
+ * - `lane` (`ConversationLane`): the conversation's pending jobs, run one at a time in
+ *   acceptance order.
+ * - `answered` (`ConversationLane`): ids of messages recently answered or dead-lettered, so
+ *   that a queue message delivered again is not answered twice.
+ * - `dead_letters` (`OldDeadLetters`): where version 0.1.0 kept the conversation's dead
+ *   letters; emptied into the dead-letter store, and no longer written.
  *
  * `lane` and `answered` are `WITHOUT ROWID`: their primary key is the table itself, so an
  * insert writes one row, not a row and an index entry (rows written are what is billed).

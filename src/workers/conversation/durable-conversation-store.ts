@@ -1,4 +1,4 @@
-import type { ConversationStore } from "../core/conversation/conversation-store.js";
+import type { ConversationStore } from "../../core/conversation/conversation-store.js";
 import type { ConversationObject } from "./conversation-object.js";
 
 /**

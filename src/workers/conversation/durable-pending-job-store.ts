@@ -1,7 +1,7 @@
-import { conversationKey } from "../core/conversation/conversation-store.js";
-import { type JobKey, jobKey, type PendingJobStore } from "../core/delivery/pending-job-store.js";
+import { conversationKey } from "../../core/conversation/conversation-store.js";
+import { type JobKey, jobKey, type PendingJobStore } from "../../core/sequencer/pending-job-store.js";
+import { DEAD_LETTER_STORE_NAME, type DeadLetterObject } from "../dead-letters/dead-letter-object.js";
 import type { ConversationObject } from "./conversation-object.js";
-import { DEAD_LETTER_STORE_NAME, type DeadLetterObject } from "./dead-letters/dead-letter-object.js";
 
 /**
  * The pending-job store on Workers, in the Durable Object of each job's conversation, which

@@ -1,6 +1,5 @@
-import type { ConversationStore, ConversationTurn } from "../core/conversation/conversation-store.js";
-import type { SequenceCounter } from "../core/conversation/sequence-counter.js";
-import type { MeteredSql } from "./metered-sql.js";
+import type { ConversationStore, ConversationTurn } from "../../core/conversation/conversation-store.js";
+import type { MeteredSql } from "../metered-sql.js";
 
 /** Turns kept per conversation; older ones are deleted as new ones arrive. */
 export const MAX_TURNS = 100;
@@ -14,10 +13,11 @@ type TurnRow = {
 };
 
 /**
- * One conversation's memory and reply counter, in its Durable Object's SQLite: served to
- * other Workers over RPC, and to the consumer that runs inside the object as the core's
- * ConversationStore and SequenceCounter (whose key is this conversation's, so it is not
- * needed). SQL calls are synchronous, so nothing interleaves within one.
+ * One conversation's memory, the `turns` table of its Durable Object and its only writer:
+ * served to other Workers over RPC, and to the consumer that runs inside the object as the
+ * core's ConversationStore (whose key is this conversation's, so it is not needed). SQL calls
+ * are synchronous, so nothing interleaves within one. The reply counter is in
+ * `conversation-counters.ts`.
  */
 export class ConversationMemory {
   constructor(private readonly sql: MeteredSql) {}
@@ -48,13 +48,9 @@ export class ConversationMemory {
     this.sql.run("DELETE FROM turns WHERE seq <= (SELECT MAX(seq) FROM turns) - ?", MAX_TURNS);
   }
 
-  /** Reserves `count` reply sequence numbers (1, 2, 3… per conversation) and returns the first. */
-  reserveSequence(count: number): number {
-    const row = this.sql.first<{ value: number }>(
-      "INSERT INTO counters (name, value) VALUES ('sequence', ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value",
-      count,
-    );
-    return (row?.value ?? count) - count + 1;
+  /** Forgets every turn (the conversation expired). */
+  clear(): void {
+    this.sql.run("DELETE FROM turns");
   }
 
   /** This memory as the core's store, for the consumer inside the object. */
@@ -63,11 +59,6 @@ export class ConversationMemory {
       history: (_key, limit) => Promise.resolve(this.history(limit)),
       append: (_key, turns) => Promise.resolve(this.append(turns)),
     };
-  }
-
-  /** This counter as the core's, for the consumer inside the object. */
-  asCounter(): SequenceCounter {
-    return { reserve: (_key, count) => Promise.resolve(this.reserveSequence(count)) };
   }
 }
 

@@ -1,0 +1,40 @@
+import type { Job } from "../../core/sequencer/job.js";
+import type { MeteredSql } from "../metered-sql.js";
+import { readStoredJob } from "../queue-body.js";
+
+/** A parked job as found: `job` is undefined when what is stored cannot be read. */
+export interface ParkedJob {
+  readonly job: Job | undefined;
+}
+
+/**
+ * The `jobs` table of a conversation, and its only writer: jobs parked by message id where a
+ * queue message cannot carry them. A message too large for the inbound queue waits here until
+ * the inbound consumer hands it over (the lane then takes it, see `ConversationLane.add`); a
+ * dead letter too large for the dead-letter queue waits here until that queue's consumer reads
+ * it (the pending-job store's `get`, then `remove`).
+ */
+export class ParkedJobs {
+  constructor(private readonly sql: MeteredSql) {}
+
+  /** Parks a job, replacing an earlier state of it. */
+  park(job: Job): void {
+    this.sql.run("INSERT OR REPLACE INTO jobs (id, job) VALUES (?, ?)", job.message.id, JSON.stringify(job));
+  }
+
+  /** The job parked under a message id, or undefined when there is none. */
+  find(id: string): ParkedJob | undefined {
+    const row = this.sql.first<{ job: string }>("SELECT job FROM jobs WHERE id = ?", id);
+    return row === undefined ? undefined : { job: readStoredJob(row.job) };
+  }
+
+  /** Forgets a parked job (answered, dead-lettered, or taken into the lane). */
+  forget(id: string): void {
+    this.sql.run("DELETE FROM jobs WHERE id = ?", id);
+  }
+
+  /** Forgets every parked job (the conversation expired). */
+  clear(): void {
+    this.sql.run("DELETE FROM jobs");
+  }
+}
