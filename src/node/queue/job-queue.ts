@@ -96,8 +96,6 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const quarantine = new CrashQuarantine();
   const lanes = new LaneSchedule(() => pump(), now);
   let running = 0;
-  /** Accepted jobs whose store write has not committed yet: they count against the capacity. */
-  let committing = 0;
   let deadLetters = 0;
   let storeError: string | undefined;
 
@@ -140,8 +138,16 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     bury(letter) {
       written(store.bury(letter), "a dead letter", letter.job.message.id);
       deadLetters += 1;
+      try {
+        onDeadLetter(letter);
+      } catch (error) {
+        // The letter is stored (or, in memory, logged next): a hook that fails must not put
+        // back a job that left its store.
+        logger.error(`cannot keep a dead letter for the admin API: ${errorMessage(error)}`, {
+          message_id: letter.job.message.id,
+        });
+      }
       lanes.leave(letter.job);
-      onDeadLetter(letter);
     },
   };
 
@@ -156,9 +162,13 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       // was stored and is tried again, so nothing is lost and the lane moves on.
       storeError = errorMessage(error);
       logger.error(`cannot record a job's outcome: ${storeError}`, { message_id: outcome.job.message.id });
-      const retry = unstoredSettlement(outcome.job, now());
-      lanes.postpone(retry.job, retry.dueAt);
-      onEvent("retry");
+      // Only a job still at the head of its lane is put back: one that left it (its
+      // settlement was stored, a later step failed) must not take the next job's place.
+      if (lanes.isHead(outcome.job)) {
+        const retry = unstoredSettlement(outcome.job, now());
+        lanes.postpone(retry.job, retry.dueAt);
+        onEvent("retry");
+      }
     }
   };
 
@@ -213,16 +223,15 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   };
 
   const accepted = (job: Job): void => {
-    committing -= 1;
     storeError = undefined;
-    lanes.add(job);
+    lanes.add(job, true);
     onEvent("accepted");
     pump();
   };
 
   return {
     get size() {
-      return lanes.size + committing;
+      return lanes.size;
     },
     capacity,
     get deadLetters() {
@@ -233,14 +242,14 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     },
     oldestAcceptedAt: () => lanes.oldestAcceptedAt(),
     enqueue(message) {
-      if (lanes.isStopped || lanes.size + committing >= capacity) throw bufferFullError();
-      committing += 1;
+      if (lanes.isStopped || lanes.size >= capacity) throw bufferFullError();
+      lanes.reserve();
       const job = newJob(message);
       let added: Promise<void> | undefined;
       try {
         added = store.add(job);
       } catch (error) {
-        committing -= 1;
+        lanes.release();
         storeError = errorMessage(error);
         throw error;
       }
@@ -251,7 +260,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       return added.then(
         () => accepted(job),
         (error: unknown) => {
-          committing -= 1;
+          lanes.release();
           storeError = errorMessage(error);
           throw error;
         },

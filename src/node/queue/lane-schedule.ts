@@ -14,7 +14,10 @@ export class LaneSchedule {
   /** Lanes whose head job may run now; a Set keeps insertion order. */
   private readonly ready = new Set<string>();
   private idleWaiters: (() => void)[] = [];
+  /** Jobs in the lanes (waiting, running or waiting to retry). */
   private unfinished = 0;
+  /** Accepted jobs whose store write has not committed yet: they count, and a drain waits for them. */
+  private committing = 0;
   private stopped = false;
 
   /** @param wake called when a postponed head becomes due. */
@@ -23,9 +26,20 @@ export class LaneSchedule {
     private readonly now: () => number,
   ) {}
 
-  /** Accepted jobs not yet finished. */
+  /** Accepted jobs not yet finished, those still committing included. */
   get size(): number {
-    return this.unfinished;
+    return this.unfinished + this.committing;
+  }
+
+  /** Counts a job accepted while its store write commits (see {@link add} and {@link release}). */
+  reserve(): void {
+    this.committing += 1;
+  }
+
+  /** Forgets a reserved job whose store write failed: it was never accepted. */
+  release(): void {
+    this.committing -= 1;
+    this.wakeIdle();
   }
 
   /** True once {@link stop} ran: nothing starts any more. */
@@ -33,8 +47,9 @@ export class LaneSchedule {
     return this.stopped;
   }
 
-  /** Adds a job at the end of its conversation's lane. */
-  add(job: Job): void {
+  /** Adds a job at the end of its conversation's lane; `reserved` when {@link reserve} counted it. */
+  add(job: Job, reserved = false): void {
+    if (reserved) this.committing -= 1;
     this.unfinished += 1;
     const key = keyOf(job);
     if (this.lanes.push(key, job)) this.ready.add(key);
@@ -67,16 +82,17 @@ export class LaneSchedule {
     this.lanes.replaceHead(key, job);
   }
 
+  /** True while `job` is the head of its lane (running, or waiting to retry). */
+  isHead(job: Job): boolean {
+    return this.lanes.head(keyOf(job))?.message.id === job.message.id;
+  }
+
   /** The job leaves its lane (finished or dead); the next one of the lane becomes ready. */
   leave(job: Job): void {
     const key = keyOf(job);
     this.unfinished -= 1;
     if (this.lanes.shift(key) !== undefined) this.ready.add(key);
-    if (this.unfinished === 0) {
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const resolve of waiters) resolve();
-    }
+    this.wakeIdle();
   }
 
   /** The job stays first in its lane and becomes ready at `dueAt`. */
@@ -105,10 +121,17 @@ export class LaneSchedule {
     return oldest;
   }
 
-  /** Resolves once no job is unfinished. */
+  /** Resolves once no job is unfinished and none is committing. */
   idle(): Promise<void> {
-    if (this.unfinished === 0) return Promise.resolve();
+    if (this.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private wakeIdle(): void {
+    if (this.size !== 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /** Stops the retry timers; returns the ids of the jobs still in the lanes. */

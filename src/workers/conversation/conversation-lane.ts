@@ -106,7 +106,9 @@ export class ConversationLane {
     this.sql.run("DELETE FROM answered WHERE id = ?", id);
     this.parked.forget(id);
     // Not started, whatever its replies: `save` marks it once it runs.
-    this.insert(job, now, 0, now);
+    // Held like a new message (ORDER_HOLD_MS), so that one accepted just before the replay and
+    // handed over a moment later still goes first.
+    this.insert(job, now + ORDER_HOLD_MS, 0, now);
     return "queued";
   }
 

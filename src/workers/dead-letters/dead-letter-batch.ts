@@ -14,9 +14,11 @@ export interface DeadLetterBatchDeps {
 }
 
 /**
- * The consumer of the dead-letter queue: logs each dead letter as one `error` JSON line with
- * everything needed to find and replay it (ids, channel, conversation, sender, reason,
- * attempts, and the replies that were not delivered), then acks it. Message and reply
+ * The consumer of the dead-letter queue: keeps each dead letter, then logs it as one JSON line
+ * with everything needed to find and replay it (ids, channel, conversation, sender, reason,
+ * attempts, and the replies that were not delivered), then acks it: at `info` (`dead letter
+ * kept`) for a letter its conversation's object already reported at `error`, at `error` for a
+ * message the platform moved after `max_retries` or whose job is gone. Message and reply
  * content (text, media, sender name, reply bodies) is in that line only when `log_level` is
  * `debug`, as everywhere else; otherwise its size is. A job kept in a Durable Object is
  * read for the line, then deleted.
@@ -82,12 +84,20 @@ export function createDeadLetterBatchHandler(
           }
         : { code: "max_retries", error: "the inbound queue's max_retries was reached" };
     const id = ref?.stored.id ?? job?.message.id;
-    logger.error("dead letter: this message will not be answered", {
+    const fields = {
       dead_letter_id: message.id,
       message_id: id,
       ...reason,
       ...(job === undefined ? { job: null } : describe(job, logger.enabled("debug"))),
-    });
+    };
+    // Written once the letter is kept (a retry of this message logs nothing twice). A letter
+    // from a conversation's object was logged there at `error` already (`dead letter: <error>`,
+    // the line both runtimes write); only a message the platform moved, or one whose job is
+    // gone, is reported here at `error`.
+    const report = (): void => {
+      if ("deadLetter" in letter && job !== undefined) logger.info("dead letter kept", fields);
+      else logger.error("dead letter: this message will not be answered", fields);
+    };
     if (job !== undefined) {
       // Kept for good in the dead-letter store's Durable Object; only then is the letter acked.
       try {
@@ -98,6 +108,7 @@ export function createDeadLetterBatchHandler(
         return;
       }
     } else if (ref !== undefined) await Promise.resolve(jobs.remove(ref.stored)).catch(() => undefined);
+    report();
     message.ack();
   };
 

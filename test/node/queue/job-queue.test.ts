@@ -1,9 +1,13 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
 import type { Job, JobOutcome } from "../../../src/core/sequencer/job.js";
 import { MAX_UNEXPECTED_FAILURES } from "../../../src/node/queue/crash-quarantine.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
+import { openSqliteBackend } from "../../../src/node/state/sqlite-backend.js";
 import { createLogSink } from "../../support/log-sink.js";
 
 const message = (id: string, conversationId: string): QueuedMessage => ({
@@ -113,6 +117,91 @@ describe("createJobQueue", () => {
     expect(await queue.drain(1_000)).toEqual([]);
     expect(store.deadLetters.map((letter) => letter.job.message.id)).toEqual(["bad"]);
     expect(queue.size).toBe(0);
+  });
+
+  it("keeps a job whose dead letter cannot be stored first in its lane, and buries it once storage answers", async () => {
+    const { logger } = createLogSink();
+    const state = openSqliteBackend(await mkdtemp(join(tmpdir(), "webhook-channel-queue-")), logger);
+    // A real failure of the real store: SQLite refuses the dead letter's row until the trigger goes.
+    state.sqlite?.db.exec(
+      "CREATE TRIGGER refuse BEFORE INSERT ON dead_letters BEGIN SELECT RAISE(ABORT, 'disk is full'); END",
+    );
+    const runs: string[] = [];
+    const queue = createJobQueue({
+      capacity: 10,
+      store: state.jobs,
+      logger,
+      run: (job) => {
+        runs.push(job.message.id);
+        if (job.message.id !== "bad") return Promise.resolve(done(job));
+        if (runs.filter((id) => id === "bad").length === 2) state.sqlite?.db.exec("DROP TRIGGER refuse");
+        return Promise.resolve({
+          kind: "dead",
+          job,
+          error: { code: "delivery_failed", message: "400", retryable: false, status: 400 },
+        });
+      },
+    });
+    await queue.enqueue(message("bad", "a"));
+    await queue.enqueue(message("next", "a"));
+    expect(await queue.drain(10_000)).toEqual([]);
+    // Tried again after the wait, until storing worked; the next job waited behind it and ran once.
+    expect(runs).toEqual(["bad", "bad", "next"]);
+    expect(queue.size).toBe(0);
+    expect(queue.deadLetters).toBe(1);
+    expect(
+      (state.sqlite?.db.prepare("SELECT id FROM dead_letters").all() as { id: string }[]).map((row) => row.id),
+    ).toEqual(["bad"]);
+    state.close();
+  });
+
+  it("goes on with the next job when the dead-letter hook fails, without running the dead one again", async () => {
+    const { logger, lines } = createLogSink();
+    const runs: string[] = [];
+    const queue = createJobQueue({
+      capacity: 10,
+      logger,
+      onDeadLetter: () => {
+        throw new Error("database is locked");
+      },
+      run: (job) => {
+        runs.push(job.message.id);
+        return Promise.resolve(
+          job.message.id === "bad"
+            ? { kind: "dead", job, error: { code: "delivery_failed", message: "400", retryable: false, status: 400 } }
+            : done(job),
+        );
+      },
+    });
+    await queue.enqueue(message("bad", "a"));
+    await queue.enqueue(message("next", "a"));
+    expect(await queue.drain(1_000)).toEqual([]);
+    expect(runs).toEqual(["bad", "next"]);
+    expect(queue.size).toBe(0);
+    expect(lines.some((line) => String(line.msg).startsWith("cannot keep a dead letter for the admin API"))).toBe(true);
+    expect(lines.some((line) => line.msg === "dead letter: 400")).toBe(true);
+  });
+
+  it("waits, when draining, for a message accepted while its commit is still pending", async () => {
+    const { logger } = createLogSink();
+    const state = openSqliteBackend(await mkdtemp(join(tmpdir(), "webhook-channel-queue-")), logger);
+    const runs: string[] = [];
+    const queue = createJobQueue({
+      capacity: 10,
+      store: state.jobs,
+      logger,
+      run: (job) => {
+        runs.push(job.message.id);
+        return Promise.resolve(done(job));
+      },
+    });
+    // Not awaited: the SQLite store commits the accepted messages of this turn together, later.
+    const accepted = queue.enqueue(message("last", "a"));
+    expect(queue.size).toBe(1);
+    expect(await queue.drain(5_000)).toEqual([]);
+    await accepted;
+    expect(runs).toEqual(["last"]);
+    state.close();
   });
 
   it("limits how many jobs run at once", async () => {
