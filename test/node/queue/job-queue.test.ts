@@ -122,10 +122,10 @@ describe("createJobQueue", () => {
   it("keeps a job whose dead letter cannot be stored first in its lane, and buries it once storage answers", async () => {
     const { logger } = createLogSink();
     const state = openSqliteBackend(await mkdtemp(join(tmpdir(), "webhook-channel-queue-")), logger);
+    const db = state.sqlite?.db;
+    if (db === undefined) throw new Error("a SQLite backend has a database");
     // A real failure of the real store: SQLite refuses the dead letter's row until the trigger goes.
-    state.sqlite?.db.exec(
-      "CREATE TRIGGER refuse BEFORE INSERT ON dead_letters BEGIN SELECT RAISE(ABORT, 'disk is full'); END",
-    );
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON dead_letters BEGIN SELECT RAISE(ABORT, 'disk is full'); END");
     const runs: string[] = [];
     const queue = createJobQueue({
       capacity: 10,
@@ -134,7 +134,7 @@ describe("createJobQueue", () => {
       run: (job) => {
         runs.push(job.message.id);
         if (job.message.id !== "bad") return Promise.resolve(done(job));
-        if (runs.filter((id) => id === "bad").length === 2) state.sqlite?.db.exec("DROP TRIGGER refuse");
+        if (runs.filter((id) => id === "bad").length === 2) db.exec("DROP TRIGGER refuse");
         return Promise.resolve({
           kind: "dead",
           job,
@@ -149,9 +149,7 @@ describe("createJobQueue", () => {
     expect(runs).toEqual(["bad", "bad", "next"]);
     expect(queue.size).toBe(0);
     expect(queue.deadLetters).toBe(1);
-    expect(
-      (state.sqlite?.db.prepare("SELECT id FROM dead_letters").all() as { id: string }[]).map((row) => row.id),
-    ).toEqual(["bad"]);
+    expect((db.prepare("SELECT id FROM dead_letters").all() as { id: string }[]).map((row) => row.id)).toEqual(["bad"]);
     state.close();
   });
 
