@@ -1,14 +1,9 @@
-import type { Clock } from "../../core/clock.js";
-import type { Config } from "../../core/config/config-schema.js";
 import type { ConversationStore } from "../../core/conversation/conversation-store.js";
 import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
 import type { ImmediateDeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
 import type { RestoreJob } from "../../core/dead-letters/memory-dead-letter-store.js";
 import type { IdempotencyStore } from "../../core/idempotency/idempotency-store.js";
-import type { Logger } from "../../core/log/logger.js";
 import type { PendingJobStore } from "../../core/sequencer/pending-job-store.js";
-import { createMemoryBackend } from "./memory-backend.js";
-import { openSqliteBackend } from "./sqlite-backend.js";
 import type { SqlitePendingJobStore } from "./sqlite-pending-job-store.js";
 import type { StateDb } from "./sqlite-state.js";
 
@@ -49,13 +44,4 @@ export interface StateBackend {
   /** Forgets what expired (idempotency keys) while nothing runs yet. */
   prune(now: number): void;
   close(): void;
-}
-
-/**
- * Opens the state backend the configuration names: SQLite with `state_dir` (creating the
- * folder and its database), memory otherwise. The delivery thread opens its own, over its own
- * connection: better-sqlite3 connections cannot cross threads.
- */
-export function openStateBackend(config: Config, clock: Clock, logger: Logger): StateBackend {
-  return config.state_dir === undefined ? createMemoryBackend(clock) : openSqliteBackend(config.state_dir, logger);
 }

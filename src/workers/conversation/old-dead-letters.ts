@@ -1,6 +1,6 @@
 import { errorMessage } from "../../core/channel-error.js";
 import type { Logger } from "../../core/log/logger.js";
-import { DEAD_LETTER_STORE_NAME } from "../dead-letters/dead-letter-object.js";
+import { DEAD_LETTER_STORE_NAME } from "../dead-letters/dead-letter-store-name.js";
 import type { MeteredSql } from "../metered-sql.js";
 import { readDeadLetterBody } from "../queue-body.js";
 import type { WorkerEnv } from "../worker-env.js";

@@ -10,8 +10,7 @@ import { handBack } from "./dead-letter-hand-back.js";
 import { createDeadLetterTables } from "./dead-letter-schema.js";
 import { DeadLetterTable, type KeptLetter } from "./dead-letter-table.js";
 
-/** The name of the one instance (`idFromName`): every channel's dead letters are listed together. */
-export const DEAD_LETTER_STORE_NAME = "dead-letters";
+export { DEAD_LETTER_STORE_NAME } from "./dead-letter-store-name.js";
 
 /** Letters handed back to their conversations per alarm run; a bulk replay goes on over several runs. */
 const REPLAYS_PER_RUN = 50;

@@ -3,7 +3,8 @@ import type { StoredDeadLetter } from "../../core/admin/dead-letter-item.js";
 import { createAdminDeadLetters } from "../../core/dead-letters/create-admin-dead-letters.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import type { DeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
-import { DEAD_LETTER_STORE_NAME, type DeadLetterObject } from "./dead-letter-object.js";
+import type { DeadLetterObject } from "./dead-letter-object.js";
+import { DEAD_LETTER_STORE_NAME } from "./dead-letter-store-name.js";
 import type { KeptLetter } from "./dead-letter-table.js";
 
 /**
