@@ -8,9 +8,10 @@ import { type Consumer, createConsumer } from "../../src/core/consumer/create-co
 import type { ConversationStore } from "../../src/core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../../src/core/conversation/memory-conversation-store.js";
 import { createMemorySequenceCounter } from "../../src/core/conversation/memory-sequence-counter.js";
-import { silentLogger } from "../../src/core/log/logger.js";
+import { type Logger, silentLogger } from "../../src/core/log/logger.js";
 import type { QueuedMessage } from "../../src/core/message/inbound-message.js";
 import type { BrainReply } from "../../src/core/message/outbound-reply.js";
+import type { Metrics } from "../../src/core/metrics/metrics.js";
 import { createFetchPoster } from "../../src/core/outbound/fetch-poster.js";
 import { type JobOutcome, newJob } from "../../src/core/sequencer/job.js";
 import { type ReceivedReply, startReceiver } from "../../src/node/receiver/sample-receiver.js";
@@ -41,6 +42,10 @@ export interface BrainHarnessOptions {
   readonly env?: Readonly<Record<string, string>>;
   readonly clock?: ManualClock;
   readonly ai?: BrainDeps["ai"];
+  /** Where the consumer logs; default nowhere. */
+  readonly logger?: Logger;
+  /** Where the consumer records; default nowhere. */
+  readonly metrics?: Metrics;
 }
 
 /** What a test sends. */
@@ -121,8 +126,9 @@ export async function startBrainHarness(options: BrainHarnessOptions): Promise<B
       ids += 1;
       return `id-${ids}`;
     },
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     env: (name) => env[name],
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
   let messages = 0;
   const message = (text: string | undefined, send: SendOptions = {}): QueuedMessage => {

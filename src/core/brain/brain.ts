@@ -1,3 +1,4 @@
+import type { ChannelError } from "../channel-error.js";
 import type { ConversationTurn } from "../conversation/conversation-store.js";
 import type { TraceContext } from "../http/trace-context.js";
 import type { InboundMessage } from "../message/inbound-message.js";
@@ -16,6 +17,22 @@ export interface BrainRequest {
   readonly channel?: string;
   /** The message's W3C trace; an HTTP brain's request carries it as `traceparent` with a new span id. */
   readonly trace?: TraceContext;
+  /**
+   * Told of each call a fallback chain makes to one of its brains, as the call ends, so that the
+   * consumer can name the brain that answered, log the ones that failed and time each. A brain
+   * that asks no other brain never calls it.
+   */
+  readonly onCall?: (call: BrainCall) => void;
+}
+
+/** One call a fallback chain made to one of its brains. */
+export interface BrainCall {
+  /** The brain asked, by its name in the configuration. */
+  readonly brain: string;
+  /** Why it did not answer; absent when it answered. */
+  readonly error?: ChannelError;
+  /** How long the call took. */
+  readonly seconds: number;
 }
 
 /**

@@ -21,13 +21,13 @@ export const RASA_REST_PATH = "/webhooks/rest/webhook";
 const nonEmpty = (what: string) =>
   z.string({ error: `must be ${what}, a non-empty string` }).min(1, { error: `must be ${what}, a non-empty string` });
 
-const timeoutMs = (fallback: number) =>
+const timeoutMs = (byDefault: number) =>
   z
     .int({ error: "must be a whole number of milliseconds" })
     .min(1, { error: "must be at least 1 ms" })
     .max(MAX_BRAIN_TIMEOUT_MS, { error: `must be at most ${MAX_BRAIN_TIMEOUT_MS} ms (10 minutes)` })
-    .default(fallback)
-    .describe(`Time limit of one call to the brain, in ms; a timeout is retried. Default ${fallback}.`);
+    .default(byDefault)
+    .describe(`Time limit of one call to the brain, in ms; a timeout is retried. Default ${byDefault}.`);
 
 const maxHistory = z
   .int({ error: "must be a whole number of messages" })
@@ -41,6 +41,13 @@ const maxHistory = z
 const systemPrompt = nonEmpty("the instructions given to the model")
   .optional()
   .describe("Instructions sent first, as the system message, with every request. Default: none.");
+
+const fallback = z
+  .array(nonEmpty("the name of another brain"), { error: 'must be a list of brain names, e.g. ["hosted"]' })
+  .optional()
+  .describe(
+    'Other brains, asked in this order and at once when a call to this one fails in a way that would be retried (a timeout, a network error, 408, 429, 5xx); the reply\'s "brain" names the brain that answered. Only when every brain of the list has failed too does the message wait for a retry. Default: none. See docs/brains.md#fallback.',
+  );
 
 /** The built-in echo brain, also definable under another name. */
 const echoBrain = z
@@ -89,6 +96,7 @@ const openAiBrain = z
       ),
     timeout_ms: timeoutMs(DEFAULT_LLM_TIMEOUT_MS),
     max_history: maxHistory,
+    fallback,
   })
   .describe("OpenAI-compatible Chat Completions: OpenAI, Ollama, llama.cpp server, vLLM, LM Studio.");
 
@@ -104,6 +112,7 @@ const httpBrain = z
       .describe("Name of the environment variable whose value is sent as a Bearer token. Default: no Authorization."),
     timeout_ms: timeoutMs(DEFAULT_BOT_TIMEOUT_MS),
     max_history: maxHistory,
+    fallback,
   })
   .describe("HTTP: POSTs each message with its history to your bot and delivers the replies it answers.");
 
@@ -115,6 +124,7 @@ const rasaBrain = z
       `Base URL of the Rasa server, e.g. "http://127.0.0.1:5005"; "${RASA_REST_PATH}" is appended unless the URL already ends with it.`,
     ),
     timeout_ms: timeoutMs(DEFAULT_BOT_TIMEOUT_MS),
+    fallback,
   })
   .describe(
     "Rasa: messages go to the REST channel with the conversation id as sender; Rasa keeps its own tracker, so no history is sent.",
@@ -129,6 +139,7 @@ const workersAiBrain = z
     ),
     system_prompt: systemPrompt,
     max_history: maxHistory,
+    fallback,
   })
   .describe(
     "Workers AI: needs the Workers runtime and an [ai] binding named AI in wrangler.toml; not available on Node.",
@@ -155,3 +166,11 @@ export type HttpBrainConfig = z.output<typeof httpBrain>;
 export type RasaBrainConfig = z.output<typeof rasaBrain>;
 /** A `workers-ai` brain definition, defaults applied. */
 export type WorkersAiBrainConfig = z.output<typeof workersAiBrain>;
+
+/**
+ * The `fallback` list of a brain definition. Empty for `echo`, which takes no `fallback`: it
+ * never fails, so a fallback of it could never be asked.
+ */
+export function fallbackNames(definition: z.output<typeof brainSchema>): readonly string[] {
+  return definition.type === "echo" ? [] : (definition.fallback ?? []);
+}

@@ -2,6 +2,7 @@ import { isRecord } from "../is-record.js";
 import { bindKey, isLoopbackHost, parseBind } from "./bind-address.js";
 import { type ConfigProblem, formatJsonPath } from "./config-problem.js";
 import { type ChannelConfig, type Config, configSchema } from "./config-schema.js";
+import { fallbackProblems } from "./fallback-problems.js";
 import { issueToProblems } from "./issue-problems.js";
 import { FIXED_REPLY_KEYS, MESSAGE_FIELDS, resolveMapping } from "./message-fields.js";
 
@@ -134,6 +135,7 @@ function crossCheck(config: Config): ConfigProblem[] {
       });
     }
   }
+  problems.push(...fallbackProblems(config.brains ?? {}, brains));
   return problems;
 }
 

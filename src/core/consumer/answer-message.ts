@@ -1,3 +1,4 @@
+import type { BrainCall } from "../brain/brain.js";
 import { ChannelError, errorMessage, isChannelError } from "../channel-error.js";
 import type { Clock, IdGenerator } from "../clock.js";
 import { type ConversationStore, type ConversationTurn, conversationKey } from "../conversation/conversation-store.js";
@@ -25,7 +26,12 @@ export interface AnswerDeps {
  * runs; these only do the work, and throw a ChannelError when it fails.
  */
 export interface AnswerSteps {
-  produce(route: ChannelRoute, queued: QueuedMessage): Promise<PendingReply[]>;
+  /**
+   * Asks the route's brain and renders its replies, each naming the brain that answered (a
+   * fallback's name when the route's brain has a chain); `onCall` hears of each call the chain
+   * made.
+   */
+  produce(route: ChannelRoute, queued: QueuedMessage, onCall?: (call: BrainCall) => void): Promise<PendingReply[]>;
   /**
    * Gives a replayed job's undelivered replies the conversation's next `sequence` numbers
    * (see `replayableJob`); the job comes back without the mark.
@@ -39,11 +45,13 @@ export interface AnswerSteps {
 export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
   const { clock, newId, poster, sequences, store } = deps;
   return {
-    async produce(route, queued) {
+    async produce(route, queued, onCall) {
       const { brain } = route;
       const key = conversationKey(queued.channel, queued.message.conversationId);
       const history = brain.historyLimit > 0 ? await store.history(key, brain.historyLimit) : [];
       let replies: readonly BrainReply[];
+      // A chain reports which of its brains answered; any other brain answered itself.
+      let answeredBy = brain.name;
       try {
         replies = await brain.reply({
           message: queued.message,
@@ -51,6 +59,10 @@ export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
           messageId: queued.id,
           channel: queued.channel,
           ...(queued.trace === undefined ? {} : { trace: queued.trace }),
+          onCall: (call) => {
+            if (call.error === undefined) answeredBy = call.brain;
+            onCall?.(call);
+          },
         });
       } catch (error) {
         if (isChannelError(error)) throw error;
@@ -78,7 +90,7 @@ export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
           inReplyTo: queued.id,
           conversationId: queued.message.conversationId,
           recipientId: queued.message.senderId,
-          brain: brain.name,
+          brain: answeredBy,
           createdAt,
           sequence,
         };

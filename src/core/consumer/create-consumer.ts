@@ -1,4 +1,4 @@
-import type { Brain } from "../brain/brain.js";
+import type { Brain, BrainCall } from "../brain/brain.js";
 import { ChannelError, errorMessage, toChannelError } from "../channel-error.js";
 import type { Clock, IdGenerator } from "../clock.js";
 import type { Config } from "../config/config-schema.js";
@@ -13,6 +13,7 @@ import type { Job, JobOutcome, PendingReply } from "../sequencer/job.js";
 import { type AnswerSteps, createAnswerSteps } from "./answer-message.js";
 import { type ChannelRoute, createChannelRoutes } from "./channel-routes.js";
 import { classifyFailure } from "./classify-failure.js";
+import { recordBrainStep } from "./record-brain-step.js";
 
 /** What the consumer is built from. */
 export interface ConsumerDeps {
@@ -135,14 +136,33 @@ export function createJobRunner(
     let current = job;
     if (current.replies === undefined) {
       const attemptAt = clock.now();
+      const calls: BrainCall[] = [];
+      const brainStep = (ok: boolean) =>
+        recordBrainStep(
+          {
+            channel: route.channel,
+            brainName: route.brainName,
+            calls,
+            ok,
+            seconds: (clock.now() - attemptAt) / 1000,
+            fields: () => ({
+              channel: job.message.channel,
+              message_id: job.message.id,
+              trace_id: job.message.trace?.traceId,
+              conversation_id: job.message.message.conversationId,
+            }),
+          },
+          metrics,
+          logger,
+        );
       let replies: PendingReply[];
       try {
-        replies = await steps.produce(route, current.message);
+        replies = await steps.produce(route, current.message, (call) => calls.push(call));
       } catch (error) {
-        metrics.brainCall(route.channel, route.brainName, false, (clock.now() - attemptAt) / 1000);
+        brainStep(false);
         return failure(route, current, error, attemptAt);
       }
-      metrics.brainCall(route.channel, route.brainName, true, (clock.now() - attemptAt) / 1000);
+      brainStep(true);
       current = { message: current.message, replies, delivered: 0, attempts: 0 };
       if (replies.length > 0) {
         const saved = await save(onProgress, current);

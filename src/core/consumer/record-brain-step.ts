@@ -1,0 +1,56 @@
+import type { BrainCall } from "../brain/brain.js";
+import type { LogFields, Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
+
+/** One brain step of a job: what was asked, what the chain reported, how it ended. */
+export interface BrainStep {
+  readonly channel: string;
+  /** The route's brain, by its name in the configuration. */
+  readonly brainName: string;
+  /** The calls a fallback chain reported, in order; empty for a brain without fallbacks. */
+  readonly calls: readonly BrainCall[];
+  /** True when the step produced its replies. */
+  readonly ok: boolean;
+  /** The whole step: memory, the calls and rendering. */
+  readonly seconds: number;
+  /** The job's log fields (channel, message and conversation ids, trace), built only for a line. */
+  readonly fields: () => LogFields;
+}
+
+/**
+ * Records a brain step: `brainCall` once per brain actually called, and a `warn` line when a
+ * chain's brain failed. A brain without fallbacks is one call taking the whole step, as before
+ * chains existed. In a chain each failed call counts its own time and the last call (the one
+ * that answered, or the last to fail) the rest of the step, so the times add up to the step.
+ */
+export function recordBrainStep(step: BrainStep, metrics: Metrics, logger: Logger): void {
+  const { calls, channel } = step;
+  const last = calls.at(-1);
+  if (last === undefined) {
+    metrics.brainCall(channel, step.brainName, step.ok, step.seconds);
+    return;
+  }
+  let earlier = 0;
+  for (const call of calls.slice(0, -1)) {
+    metrics.brainCall(channel, call.brain, call.error === undefined, call.seconds);
+    earlier += call.seconds;
+  }
+  metrics.brainCall(channel, last.brain, step.ok && last.error === undefined, Math.max(0, step.seconds - earlier));
+
+  const failed = calls.flatMap((call) =>
+    call.error === undefined ? [] : [{ ...call.error.logFields(), brain: call.brain, error: call.error.message }],
+  );
+  if (failed.length === 0) return;
+  const names = failed.map((failure) => JSON.stringify(failure.brain)).join(", ");
+  if (last.error === undefined) {
+    logger.warn(`brain ${names} failed; fallback "${last.brain}" answered`, {
+      ...step.fields(),
+      brain: last.brain,
+      failed,
+    });
+  } else if (calls.length > 1) {
+    // The consumer's own line gives the error the retry policy sees (the primary's); this one
+    // says that the fallbacks were asked and why each failed.
+    logger.warn(`every brain of the chain failed: ${names}`, { ...step.fields(), brain: step.brainName, failed });
+  }
+}
