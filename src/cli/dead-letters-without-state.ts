@@ -1,5 +1,6 @@
 import { parseBind } from "../core/config/bind-address.js";
 import type { Config } from "../core/config/config-schema.js";
+import { shellWord } from "../core/shell-word.js";
 import { DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
 import type { DeadLettersRequest } from "./dead-letters-actions.js";
 
@@ -45,9 +46,4 @@ function adminUrl(config: Config): string {
   const host = bind.host === "0.0.0.0" ? "127.0.0.1" : bind.host === "::" ? "::1" : bind.host;
   const port = bind.port === 0 ? "<port>" : String(bind.port);
   return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-}
-
-/** An id as a shell word: as it is when it is safe, else in single quotes. */
-function shellWord(text: string): string {
-  return /^[\w.:@%+=-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }

@@ -1,3 +1,5 @@
+import { shellWord } from "../../core/shell-word.js";
+
 /** What a dead letter's log line says when nothing keeps it: no `state_dir` and no admin API. */
 export const NOT_KEPT =
   "not kept: without state_dir or admin.token_env a dead letter is only this log line (see docs/delivery.md)";
@@ -33,9 +35,4 @@ export function replayHintFor(options: ReplayHintOptions): (id: string) => strin
       `kept in this process's memory until it ends: npx webhook-channel dead-letters replay --id ${id} --url ${shellWord(admin.url())} --admin-token-env ${admin.tokenEnv}`;
   }
   return () => NOT_KEPT;
-}
-
-/** A value as one shell word, quoted when it holds anything a shell would split or expand. */
-function shellWord(value: string): string {
-  return /^[\w./:@+-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
 }

@@ -1,4 +1,5 @@
 import type { Readiness, ReadinessReport, ReadinessStatus } from "../../core/app/readiness.js";
+import { errorMessage } from "../../core/channel-error.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import type { StateBackend } from "../state/state-backend.js";
 
@@ -46,7 +47,7 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
           if (stored !== undefined) deadLetters = [...stored.values()].reduce((sum, n) => sum + n, 0);
         }
       } catch (error) {
-        storeError = error instanceof Error ? error.message : String(error);
+        storeError = errorMessage(error);
       }
       let status: ReadinessStatus = "ready";
       if (deps.isShuttingDown()) status = "draining";

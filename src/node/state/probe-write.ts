@@ -1,3 +1,4 @@
+import { errorMessage } from "../../core/channel-error.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /**
@@ -20,7 +21,7 @@ export function probeWrite(db: StateDb): string | undefined {
     return undefined;
   } catch (error) {
     if (isBusy(error)) return undefined;
-    return error instanceof Error ? error.message : String(error);
+    return errorMessage(error);
   }
 }
 
