@@ -10,19 +10,26 @@ export interface DataPointWriter {
  * The core's metric events as Analytics Engine data points, one per event, the same layout
  * for all (docs/operations.md gives the SQL for each Node series):
  * - `blob1` the event: `request`, `accepted`, `delivered`, `retry`, `brain_call`,
- *   `dead_letter`, `end_to_end`; `blob2` the channel;
- * - `blob3` the HTTP status (`request`) or the brain (`brain_call`); `blob4` `ok` or `error`
- *   (`brain_call`);
- * - `double1` the count (always 1; sum `_sample_interval` for totals), `double2` seconds
- *   (`delivered`, `brain_call`, `end_to_end`);
+ *   `dead_letter`, `end_to_end`, `receiver_state`, `brain_paused`, `brain_tokens`; `blob2` the
+ *   channel (empty for `brain_paused`, which is the brain's across channels);
+ * - `blob3` the HTTP status (`request`) or the brain (`brain_call`, `brain_paused`,
+ *   `brain_tokens`); `blob4` `ok` or `error` (`brain_call`), `up` or `down`
+ *   (`receiver_state`), `paused` or `resumed` (`brain_paused`), `prompt` or `completion`
+ *   (`brain_tokens`);
+ * - `double1` the count (1, or the tokens of `brain_tokens`; sum `double1 * _sample_interval`
+ *   for totals), `double2` seconds (`delivered`, `brain_call`, `end_to_end`);
  * - `index1` the channel, so that sampling keeps each channel's share.
  * A write never throws into the message path: the platform buffers points, and a metric
  * that cannot be written is not worth a failed request.
  */
 export function createAnalyticsEngineMetrics(dataset: DataPointWriter): Metrics {
-  const write = (event: string, channel: string, seconds = 0, detail = "", result = ""): void => {
+  const write = (event: string, channel: string, seconds = 0, detail = "", result = "", count = 1): void => {
     try {
-      dataset.writeDataPoint({ blobs: [event, channel, detail, result], doubles: [1, seconds], indexes: [channel] });
+      dataset.writeDataPoint({
+        blobs: [event, channel, detail, result],
+        doubles: [count, seconds],
+        indexes: [channel],
+      });
     } catch {
       // See above: metrics are best effort.
     }
@@ -35,6 +42,14 @@ export function createAnalyticsEngineMetrics(dataset: DataPointWriter): Metrics 
     brainCall: (channel, brain, ok, seconds) => write("brain_call", channel, seconds, brain, ok ? "ok" : "error"),
     deadLetter: (channel) => write("dead_letter", channel),
     endToEnd: (channel, seconds) => write("end_to_end", channel, seconds),
+    receiverState: (channel, up) => write("receiver_state", channel, 0, "", up ? "up" : "down"),
+    // A gauge that changes on every call is no event worth a data point; the pause is.
+    brainInFlight: () => undefined,
+    brainPaused: (brain, paused) => write("brain_paused", "", 0, brain, paused ? "paused" : "resumed"),
+    brainTokens: (channel, brain, prompt, completion) => {
+      if (prompt > 0) write("brain_tokens", channel, 0, brain, "prompt", prompt);
+      if (completion > 0) write("brain_tokens", channel, 0, brain, "completion", completion);
+    },
   };
 }
 

@@ -12,6 +12,11 @@ export const MAX_HISTORY_LIMIT = 100;
 /** Largest `timeout_ms` of a brain call: 10 minutes. */
 export const MAX_BRAIN_TIMEOUT_MS = 600_000;
 
+/** Default `max_concurrency`: calls in flight to one brain, across all conversations. */
+export const DEFAULT_BRAIN_CONCURRENCY = 16;
+/** Largest `max_concurrency`. */
+export const MAX_BRAIN_CONCURRENCY = 1024;
+
 /** The path of Rasa's REST input channel, appended to a Rasa brain's `url`. */
 export const RASA_REST_PATH = "/webhooks/rest/webhook";
 
@@ -47,6 +52,23 @@ const fallback = z
   .optional()
   .describe(
     'Other brains, asked in this order and at once when a call to this one fails in a way that would be retried (a timeout, a network error, 408, 429, 5xx); the reply\'s "brain" names the brain that answered. Only when every brain of the list has failed too does the message wait for a retry. Default: none. See docs/brains.md#fallback.',
+  );
+
+const maxConcurrency = z
+  .int({ error: "must be a whole number of calls" })
+  .min(1, { error: "must be at least 1" })
+  .max(MAX_BRAIN_CONCURRENCY, { error: `must be at most ${MAX_BRAIN_CONCURRENCY}` })
+  .default(DEFAULT_BRAIN_CONCURRENCY)
+  .describe(
+    `Calls to this brain in flight at once, across all conversations; the others wait their turn, conversations taking turns. A 429 or 503 from the brain pauses it for everyone until its Retry-After. Default ${DEFAULT_BRAIN_CONCURRENCY}. See docs/brains.md#limits.`,
+  );
+
+const maxHistoryTokens = z
+  .int({ error: "must be a whole number of tokens" })
+  .min(1, { error: "must be at least 1" })
+  .optional()
+  .describe(
+    "Bounds the history sent with each message to about this many tokens (estimated from its length), dropping the oldest turns first. Default: no bound besides max_history. See docs/brains.md#tokens.",
   );
 
 /** The built-in echo brain, also definable under another name. */
@@ -96,6 +118,8 @@ const openAiBrain = z
       ),
     timeout_ms: timeoutMs(DEFAULT_LLM_TIMEOUT_MS),
     max_history: maxHistory,
+    max_history_tokens: maxHistoryTokens,
+    max_concurrency: maxConcurrency,
     fallback,
   })
   .describe("OpenAI-compatible Chat Completions: OpenAI, Ollama, llama.cpp server, vLLM, LM Studio.");
@@ -112,6 +136,8 @@ const httpBrain = z
       .describe("Name of the environment variable whose value is sent as a Bearer token. Default: no Authorization."),
     timeout_ms: timeoutMs(DEFAULT_BOT_TIMEOUT_MS),
     max_history: maxHistory,
+    max_history_tokens: maxHistoryTokens,
+    max_concurrency: maxConcurrency,
     fallback,
   })
   .describe("HTTP: POSTs each message with its history to your bot and delivers the replies it answers.");
@@ -124,6 +150,7 @@ const rasaBrain = z
       `Base URL of the Rasa server, e.g. "http://127.0.0.1:5005"; "${RASA_REST_PATH}" is appended unless the URL already ends with it.`,
     ),
     timeout_ms: timeoutMs(DEFAULT_BOT_TIMEOUT_MS),
+    max_concurrency: maxConcurrency,
     fallback,
   })
   .describe(
@@ -139,6 +166,8 @@ const workersAiBrain = z
     ),
     system_prompt: systemPrompt,
     max_history: maxHistory,
+    max_history_tokens: maxHistoryTokens,
+    max_concurrency: maxConcurrency,
     fallback,
   })
   .describe(

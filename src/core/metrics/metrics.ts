@@ -18,4 +18,12 @@ export interface Metrics {
   deadLetter(channel: string): void;
   /** A message was finished: `seconds` from its acceptance to its last reply delivered. */
   endToEnd(channel: string, seconds: number): void;
+  /** A channel's receiver (its `outbound_url`) went down (`up` false) or came back up. */
+  receiverState(channel: string, up: boolean): void;
+  /** Calls to a brain in flight now, across all conversations (after each change). */
+  brainInFlight(brain: string, calls: number): void;
+  /** A brain was paused for everyone (a 429 or 503), or resumed. */
+  brainPaused(brain: string, paused: boolean): void;
+  /** The tokens a brain reported for one call. */
+  brainTokens(channel: string, brain: string, prompt: number, completion: number): void;
 }

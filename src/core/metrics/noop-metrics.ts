@@ -11,4 +11,8 @@ export const noopMetrics: Metrics = {
   brainCall: ignore,
   deadLetter: ignore,
   endToEnd: ignore,
+  receiverState: ignore,
+  brainInFlight: ignore,
+  brainPaused: ignore,
+  brainTokens: ignore,
 };

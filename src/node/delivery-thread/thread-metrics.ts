@@ -9,7 +9,11 @@ export type MetricEvent =
   | readonly ["r", string]
   | readonly ["b", string, string, boolean, number]
   | readonly ["x", string]
-  | readonly ["e", string, number];
+  | readonly ["e", string, number]
+  | readonly ["u", string, boolean]
+  | readonly ["f", string, number]
+  | readonly ["p", string, boolean]
+  | readonly ["t", string, string, number, number];
 
 /**
  * The delivery thread's Metrics: each event becomes a {@link MetricEvent} for `push` (the
@@ -25,6 +29,10 @@ export function createThreadMetrics(push: (event: MetricEvent) => void): Metrics
     brainCall: (channel, brain, ok, seconds) => push(["b", channel, brain, ok, seconds]),
     deadLetter: (channel) => push(["x", channel]),
     endToEnd: (channel, seconds) => push(["e", channel, seconds]),
+    receiverState: (channel, up) => push(["u", channel, up]),
+    brainInFlight: (brain, calls) => push(["f", brain, calls]),
+    brainPaused: (brain, paused) => push(["p", brain, paused]),
+    brainTokens: (channel, brain, prompt, completion) => push(["t", channel, brain, prompt, completion]),
   };
 }
 
@@ -46,6 +54,18 @@ export function applyMetricEvents(metrics: Metrics, events: readonly MetricEvent
         break;
       case "e":
         metrics.endToEnd(event[1], event[2]);
+        break;
+      case "u":
+        metrics.receiverState(event[1], event[2]);
+        break;
+      case "f":
+        metrics.brainInFlight(event[1], event[2]);
+        break;
+      case "p":
+        metrics.brainPaused(event[1], event[2]);
+        break;
+      case "t":
+        metrics.brainTokens(event[1], event[2], event[3], event[4]);
         break;
     }
   }

@@ -49,6 +49,11 @@ interface ChannelSeries {
   readonly deliveryDuration: HistogramChild;
   readonly endToEnd: HistogramChild;
   readonly brains: Map<string, { ok: number; error: number; readonly duration: HistogramChild }>;
+  /** 1 while the receiver is up (the default), 0 while it is down. */
+  receiverUp: number;
+  readonly receiverChanges: { up: number; down: number };
+  /** Tokens reported, by brain. */
+  readonly tokens: Map<string, { prompt: number; completion: number }>;
 }
 
 /**
@@ -148,6 +153,9 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
         deliveryDuration: deliveryDuration.child(channel),
         endToEnd: endToEnd.child(channel),
         brains: new Map(),
+        receiverUp: 1,
+        receiverChanges: { up: 0, down: 0 },
+        tokens: new Map(),
       };
       series.set(channel, found);
     }
@@ -187,6 +195,60 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
         if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
       }
       this.set(oldest === undefined ? 0 : Math.max(0, (options.now() - oldest) / 1000));
+    },
+  });
+  new Gauge({
+    name: "webhook_channel_receiver_up",
+    help: "1 while the channel's receiver (outbound_url) is up, 0 while its circuit holds replies.",
+    labelNames: ["channel"],
+    registers,
+    collect() {
+      for (const [channel, bound] of series) this.set({ channel }, bound.receiverUp);
+    },
+  });
+  counter(
+    "webhook_channel_receiver_state_changes_total",
+    "Times the channel's receiver went down or came back up.",
+    ["channel", "state"],
+    (set) => {
+      for (const [channel, bound] of series) {
+        set({ channel, state: "down" }, bound.receiverChanges.down);
+        set({ channel, state: "up" }, bound.receiverChanges.up);
+      }
+    },
+  );
+  counter(
+    "webhook_channel_brain_tokens_total",
+    "Tokens the brain reported (usage), by kind (prompt or completion).",
+    ["channel", "brain", "kind"],
+    (set) => {
+      for (const [channel, bound] of series) {
+        for (const [brain, tokens] of bound.tokens) {
+          set({ channel, brain, kind: "prompt" }, tokens.prompt);
+          set({ channel, brain, kind: "completion" }, tokens.completion);
+        }
+      }
+    },
+  );
+  // Brains are shared by channels: their gauges are labelled by brain only.
+  const brainsInFlight = new Map<string, number>();
+  const brainsPaused = new Map<string, number>();
+  new Gauge({
+    name: "webhook_channel_brain_in_flight",
+    help: "Calls to the brain in flight now, across all conversations (at most its max_concurrency).",
+    labelNames: ["brain"],
+    registers,
+    collect() {
+      for (const [brain, calls] of brainsInFlight) this.set({ brain }, calls);
+    },
+  });
+  new Gauge({
+    name: "webhook_channel_brain_paused",
+    help: "1 while the brain is paused for everyone after a 429 or 503, else 0.",
+    labelNames: ["brain"],
+    registers,
+    collect() {
+      for (const [brain, paused] of brainsPaused) this.set({ brain }, paused);
     },
   });
   const { storedDeadLetters } = options;
@@ -241,6 +303,29 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
     },
     endToEnd(channel, seconds) {
       seriesOf(channel).endToEnd.observe(seconds);
+    },
+    receiverState(channel, up) {
+      const bound = seriesOf(channel);
+      bound.receiverUp = up ? 1 : 0;
+      if (up) bound.receiverChanges.up += 1;
+      else bound.receiverChanges.down += 1;
+    },
+    brainInFlight(brain, calls) {
+      brainsInFlight.set(brain, calls);
+    },
+    brainPaused(brain, paused) {
+      brainsPaused.set(brain, paused ? 1 : 0);
+      if (!brainsInFlight.has(brain)) brainsInFlight.set(brain, 0);
+    },
+    brainTokens(channel, brain, prompt, completion) {
+      const { tokens } = seriesOf(channel);
+      let bound = tokens.get(brain);
+      if (bound === undefined) {
+        bound = { prompt: 0, completion: 0 };
+        tokens.set(brain, bound);
+      }
+      bound.prompt += prompt;
+      bound.completion += completion;
     },
   };
 }
