@@ -93,11 +93,21 @@ async function buildParts(env: WorkerEnv): Promise<BuiltParts> {
   // `fetch` is looked up on each call, not captured, so the platform's (or a test's) is used.
   const lateFetch: typeof fetch = (input, init) => fetch(input, init);
   const lookup = (name: string) => envString(env, name);
+  const metrics = metricsOf(env);
   try {
-    const brains = createBrains(config, { fetch: lateFetch, env: lookup, ...aiOf(env), clock: systemClock });
+    // Built once per isolate: the brains' limits (max_concurrency, a pause after a 429 or 503)
+    // hold for the calls of this isolate, shared by the Worker and every Durable Object in it.
+    const brains = createBrains(config, {
+      fetch: lateFetch,
+      env: lookup,
+      ...aiOf(env),
+      clock: systemClock,
+      logger,
+      metrics,
+    });
     await createChannelRoutes(config, brains, lookup);
     const poster = createFetchPoster(lateFetch);
-    const parts = { config, source, secrets, logger, brains, poster, lookup, metrics: metricsOf(env) };
+    const parts = { config, source, secrets, logger, brains, poster, lookup, metrics };
     return { ok: true, parts };
   } catch (error) {
     return { ok: false, logger, problems: [`cannot start (${source}): ${errorMessage(error)}`] };

@@ -6,6 +6,7 @@ import type { Config } from "../core/config/config-schema.js";
 import { channelName } from "../core/config/validate-config.js";
 import { problemResponse } from "../core/http/problem-response.js";
 import type { Logger } from "../core/log/logger.js";
+import { type ReceiverDownEntry, receiversDown } from "../core/receiver/receiver-standing.js";
 import { createCloudflareQueue } from "./cloudflare-queue.js";
 import { createDurablePendingJobStore } from "./conversation/durable-pending-job-store.js";
 import { createDeadLetterBatchHandler } from "./dead-letters/dead-letter-batch.js";
@@ -14,6 +15,7 @@ import { createDurableAuthFailureLimiter } from "./durable-auth-failure-limiter.
 import { createDurableIdempotencyStore } from "./durable-idempotency-store.js";
 import type { BuiltParts } from "./environment-parts.js";
 import { createInboundBatchHandler } from "./inbound-batch.js";
+import type { ReceiverObject } from "./receiver/receiver-object.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
 
 /** Seconds before inbound messages are tried again while the configuration is unusable. */
@@ -68,10 +70,17 @@ export function createWorkerRuntime(env: WorkerEnv, built: BuiltParts): WorkerRu
       // A Worker has no backlog of its own to report (the platform's queue holds it); its dead
       // letters are counted by the one object that keeps them, and null when it cannot answer.
       readiness: {
-        report: async () => ({
-          status: "ready",
-          dead_letters: await countDeadLetters(env.DEAD_LETTER_STORE).catch(() => null),
-        }),
+        report: async () => {
+          const [deadLetters, receiversDown] = await Promise.all([
+            countDeadLetters(env.DEAD_LETTER_STORE).catch(() => null),
+            receiversDownOf(env.RECEIVERS, config.channels.map(channelName)),
+          ]);
+          return {
+            status: "ready",
+            dead_letters: deadLetters,
+            ...(receiversDown.length === 0 ? {} : { receivers_down: receiversDown }),
+          };
+        },
       },
       ...adminOf(config, env),
     });
@@ -95,6 +104,26 @@ export function createWorkerRuntime(env: WorkerEnv, built: BuiltParts): WorkerRu
     logger.error(`cannot start (${source}): ${errorMessage(error)}`);
     return misconfigured(logger, createDeadLetterBatchHandler({ jobs, logger }));
   }
+}
+
+/**
+ * The channels whose receiver is down, as `/readyz` lists them: one read of each channel's
+ * receiver object. A receiver that cannot be asked is left out; readiness stays `ready`.
+ */
+async function receiversDownOf(
+  receivers: DurableObjectNamespace<ReceiverObject>,
+  channels: readonly string[],
+): Promise<ReceiverDownEntry[]> {
+  const standings = await Promise.all(
+    channels.map(async (channel) => {
+      try {
+        return [{ channel, standing: await receivers.get(receivers.idFromName(channel)).status() }];
+      } catch {
+        return [];
+      }
+    }),
+  );
+  return receiversDown(standings.flat(), Date.now());
 }
 
 /** The admin API when `admin` is configured; its secret was checked with the configuration. */

@@ -21,13 +21,18 @@ export const DELIVERY_CASES_SECRET_ENV = "DELIVERY_CASES_SECRET";
 export const DELIVERY_CASES_ADMIN_SECRET = "delivery-cases-admin-secret-0123456789abcdefghijkl";
 export const DELIVERY_CASES_ADMIN_ENV = "DELIVERY_CASES_ADMIN_SECRET";
 
+/** Unanswered POSTs in a row that take the cases' receiver down. */
+export const CASES_CIRCUIT_FAILURES = 20;
+
 /** Where the cases' channel listens. */
 export const DELIVERY_CASES_PATH = "/cases";
 
 /**
  * The configuration the cases assume, with the runner's receiver as `outbound_url`: one
  * channel, the echo brain, quick retries (50 ms doubling to 400 ms) and attempts enough to
- * outlast any case, so that only a receiver that refuses (4xx) makes a dead letter. The admin
+ * outlast any case, so that only a receiver that refuses (4xx) makes a dead letter. The
+ * receiver goes down after {@link CASES_CIRCUIT_FAILURES} unanswered POSTs in a row: more
+ * than one conversation's retries make in the other cases. The admin
  * API is on ({@link DELIVERY_CASES_ADMIN_ENV}), for the replay case.
  */
 export function deliveryCasesConfig(outboundUrl: string, extra: Readonly<Record<string, unknown>> = {}) {
@@ -41,7 +46,13 @@ export function deliveryCasesConfig(outboundUrl: string, extra: Readonly<Record<
           bind: "127.0.0.1:0",
           path: DELIVERY_CASES_PATH,
           outbound_url: outboundUrl,
-          delivery: { initial_delay_ms: 50, max_delay_ms: 400, max_attempts: 1000, max_age_ms: 600_000 },
+          delivery: {
+            initial_delay_ms: 50,
+            max_delay_ms: 400,
+            max_attempts: 1000,
+            max_age_ms: 600_000,
+            circuit_failures: CASES_CIRCUIT_FAILURES,
+          },
         },
       },
     ],
@@ -270,6 +281,48 @@ export function deliveryCases(
         const refused = h.seen.find((reply) => reply.conversationId === conversationId && reply.text === "dead");
         expect(replies[3]?.id).toBe(refused?.id);
         expect(replies[3]?.sequence).toBeGreaterThan(refused?.sequence ?? Number.POSITIVE_INFINITY);
+      },
+      timeoutMs * 3,
+    );
+
+    it(
+      "holds every conversation's replies while the receiver is down, probing one POST at a time, and resumes them in order when it is back",
+      async () => {
+        const h = harness();
+        const conversations = Array.from({ length: 10 }, (_, index) => fresh(`outage${index}`));
+        const mine = new Set(conversations);
+        let outage = true;
+        let wentDown = false;
+        h.answer = (reply) => {
+          if (!mine.has(reply.conversationId) || !outage) return 200;
+          const failed = h.seen.filter((seen) => mine.has(seen.conversationId)).length + 1;
+          if (failed === CASES_CIRCUIT_FAILURES) wentDown = true;
+          return 503;
+        };
+        for (const conversationId of conversations) await h.send({ conversationId, text: "o1" });
+        for (const conversationId of conversations) await h.send({ conversationId, text: "o2" });
+        await until(() => wentDown, timeoutMs, "the receiver to go down");
+        // Down: ten conversations would retry every 400 ms at most, 30 POSTs in 1.2 s; the probe
+        // alone posts, on the schedule (50 ms doubling to 400 ms), one at a time. The POSTs under
+        // way when it went down (on Workers, one per conversation that had not heard yet) settle first.
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        const settled = h.seen.length;
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        const whileDown = h.seen.slice(settled).filter((seen) => mine.has(seen.conversationId));
+        expect(whileDown.length).toBeLessThanOrEqual(6);
+        outage = false;
+        await until(
+          () => conversations.every((conversationId) => delivered(h.seen, conversationId).length === 2),
+          timeoutMs,
+          "every conversation's two replies",
+        );
+        for (const conversationId of conversations) {
+          const replies = delivered(h.seen, conversationId);
+          expect(replies.map((reply) => [reply.text, reply.sequence])).toEqual([
+            ["o1", 1],
+            ["o2", 2],
+          ]);
+        }
       },
       timeoutMs * 3,
     );

@@ -1,6 +1,9 @@
 import { ChannelError } from "../channel-error.js";
 import type { Clock } from "../clock.js";
 import type { EnvLookup } from "../config/preflight.js";
+import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
+import type { BrainLimiters } from "./brain-limits.js";
 
 /**
  * The part of a Workers AI binding (`env.AI`) that brains use. Declared here, not taken from
@@ -18,8 +21,18 @@ export interface BrainDeps {
   readonly env: EnvLookup;
   /** The Workers AI binding; absent outside Workers, where `workers-ai` brains cannot run. */
   readonly ai?: AiBinding;
-  /** Time source for `Retry-After` dates; default the system clock. */
+  /** Time source for `Retry-After` dates and the end of a brain's pause; default the system clock. */
   readonly clock?: Clock;
+  /** Where a brain's pause and resumption are logged; default nowhere. */
+  readonly logger?: Logger;
+  /** Where each brain's calls in flight and pause go (`brainInFlight`, `brainPaused`); default nowhere. */
+  readonly metrics?: Metrics;
+  /**
+   * The brains' limiters, to keep across builds (see `createBrainLimiters`): a reload passes
+   * the ones of the first build, so the in-flight calls and a pause of a brain whose server is
+   * unchanged carry over. Default new limiters for this build.
+   */
+  readonly limiters?: BrainLimiters;
 }
 
 /**

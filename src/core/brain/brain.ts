@@ -3,6 +3,7 @@ import type { ConversationTurn } from "../conversation/conversation-store.js";
 import type { TraceContext } from "../http/trace-context.js";
 import type { InboundMessage } from "../message/inbound-message.js";
 import type { BrainReply } from "../message/outbound-reply.js";
+import type { TokenUsage } from "./token-usage.js";
 
 /** What a brain is asked: the new message and the conversation so far (oldest first). */
 export interface BrainRequest {
@@ -23,6 +24,14 @@ export interface BrainRequest {
    * that asks no other brain never calls it.
    */
   readonly onCall?: (call: BrainCall) => void;
+  /**
+   * Told of the tokens a call used, when the brain's server reported them (`usage`), with the
+   * name of the brain that made the call: each brain names itself, so in a fallback chain the
+   * tokens of every brain asked are counted under that brain, not the routed one. A 2xx answer
+   * carrying usage reports it even when the answer turns out unusable: the tokens were spent.
+   * Brains whose servers report none (echo, rasa) never call it.
+   */
+  readonly onUsage?: (brain: string, usage: TokenUsage) => void;
 }
 
 /** One call a fallback chain made to one of its brains. */

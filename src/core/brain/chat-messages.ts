@@ -1,6 +1,7 @@
 import { isRecord } from "../is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { BrainRequest } from "./brain.js";
+import { estimateMessageTokens, newestWithinTokens } from "./estimate-tokens.js";
 
 /** One part of a multimodal chat message, in the Chat Completions format. */
 export type ChatContentPart =
@@ -18,6 +19,12 @@ export interface ChatPromptOptions {
   readonly systemPrompt?: string | undefined;
   /** Earlier turns sent at most; the newest are kept. */
   readonly maxHistory: number;
+  /**
+   * Estimated tokens the earlier turns may take at most (`max_history_tokens`), counted as
+   * sent (see {@link chatMessageTokens}); the oldest are dropped first. Neither the system
+   * prompt nor the new message counts: they are sent whatever the bound.
+   */
+  readonly maxHistoryTokens?: number | undefined;
   /** True: a user's image goes as an `image_url` part; false: every medium is described in text. */
   readonly imageParts: boolean;
 }
@@ -36,7 +43,8 @@ export function isImage(mediaUrl: string, mediaType: string | undefined): boolea
 
 /**
  * The messages of one request: the system prompt, the conversation's earlier turns (oldest
- * first, at most `maxHistory`), then the new message. Turns with nothing to say are left out.
+ * first, at most `maxHistory`, and within `maxHistoryTokens` when set), then the new message.
+ * Turns with nothing to say are left out.
  */
 export function buildChatMessages(request: BrainRequest, options: ChatPromptOptions): ChatMessage[] {
   const messages: ChatMessage[] = [];
@@ -44,10 +52,12 @@ export function buildChatMessages(request: BrainRequest, options: ChatPromptOpti
   // The consumer already loads no more than historyLimit turns; slicing again keeps the
   // bound true for any caller.
   const history = options.maxHistory > 0 ? request.history.slice(-options.maxHistory) : [];
+  const earlier: ChatMessage[] = [];
   for (const turn of history) {
     const message = chatMessage(turn.role, turn, options.imageParts);
-    if (message !== undefined) messages.push(message);
+    if (message !== undefined) earlier.push(message);
   }
+  messages.push(...newestWithinTokens(earlier, options.maxHistoryTokens, chatMessageTokens));
   const current = chatMessage("user", request.message, options.imageParts);
   if (current !== undefined) messages.push(current);
   return messages;
@@ -66,6 +76,17 @@ function chatMessage(role: "user" | "assistant", content: BrainReply, imageParts
   }
   const description = describeMedia(mediaUrl, mediaType);
   return { role, content: text === undefined ? description : `${text}\n\n${description}` };
+}
+
+/**
+ * The estimated tokens of a chat message as sent (`estimateMessageTokens`): its text, a
+ * described medium included. An image part counts as its URL only: what a model charges for
+ * the picture depends on its size and the model, neither of which the service knows.
+ */
+export function chatMessageTokens(message: ChatMessage): number {
+  const { content } = message;
+  if (typeof content === "string") return estimateMessageTokens([content]);
+  return estimateMessageTokens(content.map((part) => (part.type === "text" ? part.text : part.image_url.url)));
 }
 
 /** A medium the model cannot be shown, described so that it at least knows it was there. */

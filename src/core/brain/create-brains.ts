@@ -3,6 +3,7 @@ import { systemClock } from "../clock.js";
 import type { BrainConfig, Config } from "../config/config-schema.js";
 import type { Brain } from "./brain.js";
 import type { BrainDeps } from "./brain-deps.js";
+import { brainLimitsOf, createBrainLimiters, createLimitedBrain } from "./brain-limits.js";
 import { createEchoBrain } from "./echo-brain.js";
 import { createFallbackBrain, fallbackChain } from "./fallback-brain.js";
 import { createHttpBrain } from "./http-brain.js";
@@ -22,6 +23,10 @@ export function brainsInUse(config: Config): Set<string> {
 /**
  * Builds every brain in use (see {@link brainsInUse}), keyed by name, the built-in `echo`
  * included; a routed brain with a `fallback` list is its chain (`createFallbackBrain`).
+ * Every brain that calls out (not `echo`) is limited to its `max_concurrency` calls in flight
+ * and paused for everyone after a 429 or 503 (`createLimitedBrain`), before the chains are
+ * built, so that each brain of a chain keeps its own limits and a paused one is passed over
+ * at once. The limiters come from `deps.limiters` (new ones when absent).
  * Secrets are read from `deps.env` here, once. Throws a `config_invalid` ChannelError, naming
  * the brain, when a secret variable is unset or empty, when a `workers-ai` brain is in use but
  * the runtime has no AI binding (Node), or when a fallback names no brain.
@@ -32,11 +37,21 @@ export function createBrains(config: Config, deps: BrainDeps): ReadonlyMap<strin
   // Only brains in use are built: an unused definition (say a workers-ai brain in a file
   // shared with a Worker) must not stop the service.
   const inUse = brainsInUse(config);
+  const limiters = deps.limiters ?? createBrainLimiters();
+  const limiterOptions = { clock: deps.clock, logger: deps.logger, metrics: deps.metrics };
   for (const [name, definition] of Object.entries(definitions)) {
-    if (inUse.has(name)) brains.set(name, createBrain(name, definition, deps));
+    if (!inUse.has(name)) continue;
+    const brain = createBrain(name, definition, deps);
+    const brainLimits = brainLimitsOf(definition);
+    // echo calls nothing: it stays unwrapped, free on the hot path.
+    if (brainLimits === undefined) brains.set(name, brain);
+    else {
+      const limiter = limiters.limiterFor(name, brainLimits.target, limiterOptions);
+      brains.set(name, createLimitedBrain(brain, brainLimits.call, limiter));
+    }
   }
-  // Chains are built over the plain brains, then replace the routed ones: a fallback is
-  // asked alone, its own fallbacks being part of the chain already.
+  // Chains are built over the plain (limited) brains, then replace the routed ones: a fallback
+  // is asked alone, its own fallbacks being part of the chain already.
   const chains = new Map<string, Brain>();
   for (const route of config.routes) {
     const [name, ...fallbacks] = fallbackChain(route.brain, definitions);

@@ -39,7 +39,9 @@ export function fallbackChain(name: string, definitions: Readonly<Record<string,
  * the routed brain's (its `Retry-After` decides the retry's delay, a broken fallback never
  * dead-letters a message), and the retry asks the primary again first.
  *
- * Every call, failed or not, is reported through the request's `onCall`.
+ * Every call, failed or not, is reported through the request's `onCall`. The request's
+ * `onUsage` goes to each brain asked as it is: a brain reports its tokens under its own name,
+ * so a fallback's tokens are counted for the fallback, not for the routed brain.
  */
 export function createFallbackBrain(primary: Brain, fallbacks: readonly Brain[], clock: Clock): Brain {
   const chain = [primary, ...fallbacks];

@@ -8,6 +8,8 @@ import type { BrainReply } from "../message/outbound-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import { type BrainDeps, requireSecret } from "./brain-deps.js";
 import { type BrainEndpoint, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-endpoint.js";
+import { estimateMessageTokens, newestWithinTokens } from "./estimate-tokens.js";
+import { usageOf } from "./token-usage.js";
 
 /** The JSON body POSTed to an `http` brain's `url` (documented in docs/brains.md). */
 export interface HttpBrainRequestBody {
@@ -37,8 +39,10 @@ const MEDIA_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/;
 
 /**
  * A brain that is the user's own bot: each message is POSTed with the conversation's last
- * `max_history` turns, and the bot answers `{ "replies": [...] }` or a single `{ "text" }`.
- * An answer of another shape is a non-retryable error that says what is wrong with it.
+ * `max_history` turns (within `max_history_tokens`), and the bot answers `{ "replies": [...] }`
+ * or a single `{ "text" }`. An answer of another shape is a non-retryable error that says what
+ * is wrong with it. A bot that calls a model may add `"usage": { "prompt_tokens",
+ * "completion_tokens" }` to its answer; it is reported through the request's `onUsage`.
  */
 export function createHttpBrain(name: string, config: HttpBrainConfig, deps: BrainDeps): Brain {
   const token =
@@ -64,7 +68,11 @@ export function createHttpBrain(name: string, config: HttpBrainConfig, deps: Bra
     name,
     historyLimit: config.max_history,
     async reply(request: BrainRequest): Promise<readonly BrainReply[]> {
-      const answer = await postJson(endpoint, httpBrainRequestBody(name, request, config.max_history), request.trace);
+      const body = httpBrainRequestBody(name, request, config.max_history, config.max_history_tokens);
+      const answer = await postJson(endpoint, body, request.trace);
+      // Before the answer is judged, as for the model brains: what the bot spent, it spent.
+      const usage = usageOf(answer.body);
+      if (usage !== undefined) request.onUsage?.(name, usage);
       const parsed = parseBotAnswer(answer.body);
       if ("problem" in parsed) throw malformedAnswer(endpoint, parsed.problem);
       return parsed.replies;
@@ -72,17 +80,31 @@ export function createHttpBrain(name: string, config: HttpBrainConfig, deps: Bra
   };
 }
 
-/** Builds the request body of an `http` brain. */
-export function httpBrainRequestBody(brain: string, request: BrainRequest, maxHistory: number): HttpBrainRequestBody {
-  const history = maxHistory > 0 ? request.history.slice(-maxHistory) : [];
+/**
+ * Builds the request body of an `http` brain: the last `maxHistory` turns, of which the newest
+ * within `maxHistoryTokens` when it is set (each turn estimated from its `text`, `media_url`
+ * and `media_type`, see `estimateMessageTokens`; the new message does not count).
+ */
+export function httpBrainRequestBody(
+  brain: string,
+  request: BrainRequest,
+  maxHistory: number,
+  maxHistoryTokens?: number,
+): HttpBrainRequestBody {
+  const history = maxHistory > 0 ? request.history.slice(-maxHistory).map(turnBody) : [];
   return {
     brain,
     ...(request.channel === undefined ? {} : { channel: request.channel }),
     ...(request.messageId === undefined ? {} : { message_id: request.messageId }),
     conversation_id: request.message.conversationId,
     message: messageBody(request.message),
-    history: history.map(turnBody),
+    history: newestWithinTokens(history, maxHistoryTokens, turnTokens),
   };
+}
+
+/** The estimated tokens of a history turn: what a bot would hand its model of it. */
+function turnTokens(turn: HttpBrainRequestBody["history"][number]): number {
+  return estimateMessageTokens([turn.text, turn.media_url, turn.media_type]);
 }
 
 function messageBody(message: InboundMessage): HttpBrainRequestBody["message"] {

@@ -8,6 +8,7 @@ import type { Brain, BrainRequest } from "./brain.js";
 import { type BrainDeps, requireSecret } from "./brain-deps.js";
 import { type BrainEndpoint, brainError, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-endpoint.js";
 import { buildChatMessages, chatCompletionText, textReplies } from "./chat-messages.js";
+import { usageOf } from "./token-usage.js";
 
 /** The Chat Completions endpoint under an API root, keeping any query (Azure's `api-version`). */
 export function chatCompletionsUrl(baseUrl: string): string {
@@ -19,7 +20,8 @@ export function chatCompletionsUrl(baseUrl: string): string {
 /**
  * A brain on any OpenAI-compatible Chat Completions server (OpenAI, Ollama, llama.cpp
  * server, vLLM, LM Studio). Each call sends the system prompt, the conversation's last
- * `max_history` turns and the new message; the answer's first choice is the one reply.
+ * `max_history` turns (within `max_history_tokens`) and the new message; the answer's first
+ * choice is the one reply, and its `usage` is reported through the request's `onUsage`.
  * The API key is read from `api_key_env` here, once, and is never part of an error.
  */
 export function createOpenAiBrain(name: string, config: OpenAiBrainConfig, deps: BrainDeps): Brain {
@@ -54,6 +56,7 @@ export function createOpenAiBrain(name: string, config: OpenAiBrainConfig, deps:
         messages: buildChatMessages(request, {
           systemPrompt: config.system_prompt,
           maxHistory: config.max_history,
+          maxHistoryTokens: config.max_history_tokens,
           imageParts: config.send_images,
         }),
         stream: false,
@@ -62,6 +65,9 @@ export function createOpenAiBrain(name: string, config: OpenAiBrainConfig, deps:
       if (config.max_tokens !== undefined) payload.max_tokens = config.max_tokens;
 
       const answer = await postJson(endpoint, payload, request.trace);
+      // Before the answer is judged: a 200 that cannot be used was billed all the same.
+      const usage = usageOf(answer.body);
+      if (usage !== undefined) request.onUsage?.(name, usage);
       const parsed = chatCompletionText(answer.body);
       if ("problem" in parsed) throw errorInBody(endpoint, answer.body) ?? malformedAnswer(endpoint, parsed.problem);
       return textReplies(parsed.text);

@@ -4,20 +4,24 @@ import { isRecord } from "../is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import type { AiBinding } from "./brain-deps.js";
-
 import { buildChatMessages, chatCompletionText, textReplies } from "./chat-messages.js";
+import { usageOf } from "./token-usage.js";
 
 /**
  * Workers AI error codes that asking again will not fix: 5004/5005/5006 invalid input,
  * 5007 no such model, 5016 a model whose licence must be accepted first. Anything else
  * (capacity 3040, daily limits, timeouts, internal errors) may pass later.
  */
+/** Workers AI's answer when the model is rate-limited or out of capacity (error 3040). */
+const CAPACITY_ERROR = /\b3040\b|capacity temporarily exceeded|rate limit/i;
+
 const PERMANENT_ERROR = /\b(500[4-7]|5016)\b|no such model|invalid input/i;
 
 /**
  * A brain on Cloudflare Workers AI: `ai.run(model, { messages })` through the Worker's `AI`
- * binding, with the system prompt, the last `max_history` turns and the new message.
- * Workers AI text models take text only, so media are described in text.
+ * binding, with the system prompt, the last `max_history` turns (within `max_history_tokens`)
+ * and the new message. Workers AI text models take text only, so media are described in text.
+ * The answer's `usage`, when the model reports one, goes to the request's `onUsage`.
  */
 export function createWorkersAiBrain(name: string, config: WorkersAiBrainConfig, ai: AiBinding): Brain {
   return {
@@ -27,6 +31,7 @@ export function createWorkersAiBrain(name: string, config: WorkersAiBrainConfig,
       const messages = buildChatMessages(request, {
         systemPrompt: config.system_prompt,
         maxHistory: config.max_history,
+        maxHistoryTokens: config.max_history_tokens,
         imageParts: false,
       });
       let answer: unknown;
@@ -37,11 +42,18 @@ export function createWorkersAiBrain(name: string, config: WorkersAiBrainConfig,
         throw new ChannelError("brain_failed", `brain "${name}": Workers AI failed: ${said}`, {
           status: 502,
           retryable: !PERMANENT_ERROR.test(said),
+          // Workers AI's "3040: Capacity temporarily exceeded" is its rate limit: a 429, which
+          // pauses the brain for every conversation (see brain-limiter.ts).
+          ...(CAPACITY_ERROR.test(said) ? { upstreamStatus: 429 } : {}),
           brain: name,
           model: config.model,
           cause: error,
         });
       }
+      // Text models answer `usage` with OpenAI's names, in both of their shapes; counted before
+      // the answer is judged, since the call was billed either way.
+      const usage = usageOf(answer);
+      if (usage !== undefined) request.onUsage?.(name, usage);
       const text = workersAiText(answer);
       if (text === undefined) {
         throw new ChannelError(

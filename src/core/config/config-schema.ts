@@ -118,6 +118,14 @@ const delivery = z
       .default(12)
       .describe("Attempts in all (the first included) before a reply or message becomes a dead letter."),
     max_age_ms: ms("No retry starts later than this after the first attempt, in ms.", 0, 86_400_000),
+    circuit_failures: z
+      .int({ error: "must be a whole number" })
+      .min(0, { error: "must be 0 (no circuit) or more" })
+      .max(10_000, { error: "must be at most 10000" })
+      .default(5)
+      .describe(
+        "Reply POSTs in a row that the receiver does not answer (no connection, a timeout, 5xx, 408, 409, 425, 429) before it counts as down: replies then wait without spending attempts, and one probe at a time tries it on the retry schedule until it answers. 0: never. Default 5. See docs/delivery.md#receiver-circuit.",
+      ),
   })
   .describe("How replies are delivered to outbound_url, and how failures are retried.");
 

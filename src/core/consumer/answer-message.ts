@@ -1,4 +1,5 @@
 import type { BrainCall } from "../brain/brain.js";
+import type { TokenUsage } from "../brain/token-usage.js";
 import { ChannelError, errorMessage, isChannelError } from "../channel-error.js";
 import type { Clock, IdGenerator } from "../clock.js";
 import { type ConversationStore, type ConversationTurn, conversationKey } from "../conversation/conversation-store.js";
@@ -29,9 +30,14 @@ export interface AnswerSteps {
   /**
    * Asks the route's brain and renders its replies, each naming the brain that answered (a
    * fallback's name when the route's brain has a chain); `onCall` hears of each call the chain
-   * made.
+   * made, `onUsage` of the tokens each call reported, under the brain that made it.
    */
-  produce(route: ChannelRoute, queued: QueuedMessage, onCall?: (call: BrainCall) => void): Promise<PendingReply[]>;
+  produce(
+    route: ChannelRoute,
+    queued: QueuedMessage,
+    onCall?: (call: BrainCall) => void,
+    onUsage?: (brain: string, usage: TokenUsage) => void,
+  ): Promise<PendingReply[]>;
   /**
    * Gives a replayed job's undelivered replies the conversation's next `sequence` numbers
    * (see `replayableJob`); the job comes back without the mark.
@@ -45,7 +51,7 @@ export interface AnswerSteps {
 export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
   const { clock, newId, poster, sequences, store } = deps;
   return {
-    async produce(route, queued, onCall) {
+    async produce(route, queued, onCall, onUsage) {
       const { brain } = route;
       const key = conversationKey(queued.channel, queued.message.conversationId);
       const history = brain.historyLimit > 0 ? await store.history(key, brain.historyLimit) : [];
@@ -63,6 +69,7 @@ export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
             if (call.error === undefined) answeredBy = call.brain;
             onCall?.(call);
           },
+          ...(onUsage === undefined ? {} : { onUsage }),
         });
       } catch (error) {
         if (isChannelError(error)) throw error;

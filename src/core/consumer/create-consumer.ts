@@ -9,11 +9,12 @@ import { redactUrl } from "../log/redact-url.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { noopMetrics } from "../metrics/noop-metrics.js";
 import type { Poster } from "../outbound/poster.js";
-import type { Job, JobOutcome, PendingReply } from "../sequencer/job.js";
+import type { Admission } from "../receiver/receiver-circuit.js";
+import type { Job, JobError, JobOutcome, PendingReply, VerdictOutcome } from "../sequencer/job.js";
 import { type AnswerSteps, createAnswerSteps } from "./answer-message.js";
 import { type ChannelRoute, createChannelRoutes } from "./channel-routes.js";
-import { classifyFailure } from "./classify-failure.js";
-import { recordBrainStep } from "./record-brain-step.js";
+import { classifyFailure, type FailureVerdict } from "./classify-failure.js";
+import { type BrainTokens, recordBrainStep } from "./record-brain-step.js";
 
 /** What the consumer is built from. */
 export interface ConsumerDeps {
@@ -41,9 +42,12 @@ export interface Consumer {
   /**
    * Runs a job as far as it goes: asks the brain unless the job already holds its replies,
    * then delivers the undelivered replies in order. Stops at the first failure and says
-   * whether to retry (and after how long) or to dead-letter the job. Never rejects.
+   * whether to retry (and after how long) or to dead-letter the job. `admission` (default
+   * `send`) is what the receiver circuit allows: with `wait` the replies are produced but held
+   * (a `wait` outcome); a POST the receiver does not answer comes back `unanswered`, for the
+   * circuit to rule on. Never rejects.
    */
-  run(job: Job, onProgress?: ProgressHook): Promise<JobOutcome>;
+  run(job: Job, onProgress?: ProgressHook, admission?: Admission): Promise<JobOutcome>;
 }
 
 /** What a reload of the consumer's routes is built from. */
@@ -88,28 +92,32 @@ export function createJobRunner(
   const { clock, logger, random } = deps;
   const metrics = deps.metrics ?? noopMetrics;
 
-  const failure = (route: ChannelRoute, job: Job, thrown: unknown, attemptAt: number): JobOutcome => {
+  const judge = (route: ChannelRoute, job: Job, error: ChannelError, attemptAt: number): FailureVerdict =>
+    classifyFailure({ job, error, attemptAt, now: clock.now(), policy: route.policy, jitter: random() });
+
+  const logFields = (route: ChannelRoute, job: Job, error: ChannelError, attempts: number) => ({
+    channel: job.message.channel,
+    message_id: job.message.id,
+    trace_id: job.message.trace?.traceId,
+    conversation_id: job.message.message.conversationId,
+    reply_id: job.replies?.[job.delivered]?.id,
+    step: job.replies === undefined ? "brain" : "delivery",
+    code: error.code,
+    status: error.upstreamStatus,
+    attempts,
+    ...(job.replies === undefined ? {} : { url: redactUrl(route.url) }),
+  });
+
+  /** The verdict on a failed attempt, logged (a retry) and counted; dead letters are counted where they are stored. */
+  const failure = (
+    route: ChannelRoute,
+    job: Job,
+    thrown: unknown,
+    attemptAt: number,
+  ): Exclude<VerdictOutcome, { kind: "done" }> => {
     const error = toChannelError(thrown);
-    const verdict = classifyFailure({
-      job,
-      error,
-      attemptAt,
-      now: clock.now(),
-      policy: route.policy,
-      jitter: random(),
-    });
-    const fields = {
-      channel: job.message.channel,
-      message_id: job.message.id,
-      trace_id: job.message.trace?.traceId,
-      conversation_id: job.message.message.conversationId,
-      reply_id: job.replies?.[job.delivered]?.id,
-      step: job.replies === undefined ? "brain" : "delivery",
-      code: error.code,
-      status: error.upstreamStatus,
-      attempts: verdict.job.attempts,
-      ...(job.replies === undefined ? {} : { url: redactUrl(route.url) }),
-    };
+    const verdict = judge(route, job, error, attemptAt);
+    const fields = logFields(route, job, error, verdict.job.attempts);
     if (verdict.kind === "retry") {
       if (job.replies !== undefined) metrics.retry(job.message.channel);
       logger.warn(`attempt failed, retrying: ${error.message}`, { ...fields, retry_in_ms: verdict.delayMs });
@@ -118,11 +126,61 @@ export function createJobRunner(
     if (error.upstreamStatus === 410 && job.replies !== undefined) {
       logger.error("outbound_url answered 410 Gone: the receiver says it no longer exists", fields);
     }
-    metrics.deadLetter(job.message.channel);
     return { kind: "dead", job: verdict.job, error: verdict.error, reason: verdict.reason };
   };
 
-  const run = async (job: Job, onProgress?: ProgressHook): Promise<JobOutcome> => {
+  /**
+   * A reply POST the receiver did not answer: the verdict as for any failure, and the job as
+   * it waits, uncounted, should the receiver circuit find the receiver down. The probe's own
+   * failure is no news (the receiver is known to be down): it is logged at info, not as a retry.
+   */
+  const unanswered = (
+    route: ChannelRoute,
+    job: Job,
+    error: ChannelError,
+    attemptAt: number,
+    admission: Admission,
+  ): JobOutcome => {
+    let verdict: Exclude<VerdictOutcome, { kind: "done" }>;
+    if (admission === "probe") {
+      const judged = judge(route, job, error, attemptAt);
+      verdict =
+        judged.kind === "retry"
+          ? judged
+          : { kind: "dead", job: judged.job, error: judged.error, reason: judged.reason };
+      logger.info(`receiver probe failed: ${error.message}`, logFields(route, job, error, job.attempts));
+    } else {
+      verdict = failure(route, job, error, attemptAt);
+    }
+    const stepStartedAt = job.stepStartedAt ?? attemptAt;
+    const held: Job = { ...job, stepStartedAt, lastError: verdict.job.lastError ?? jobError(error) };
+    return {
+      kind: "unanswered",
+      job: held,
+      until: stepStartedAt + route.policy.maxAgeMs,
+      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+      verdict,
+    };
+  };
+
+  /**
+   * Replies held while the receiver is down: the job waits at no cost until `max_age_ms` after
+   * its step began, and the run after that makes it a dead letter.
+   */
+  const hold = (route: ChannelRoute, job: Job): JobOutcome => {
+    const now = clock.now();
+    const stepStartedAt = job.stepStartedAt ?? now;
+    const until = stepStartedAt + route.policy.maxAgeMs;
+    if (now < until) return { kind: "wait", job: { ...job, stepStartedAt }, until };
+    const error: JobError = job.lastError ?? {
+      code: "delivery_failed",
+      message: `the receiver was down for longer than max_age_ms (${route.policy.maxAgeMs} ms)`,
+      retryable: true,
+    };
+    return { kind: "dead", job: { ...job, lastError: error }, error, reason: "max_age" };
+  };
+
+  const run = async (job: Job, onProgress?: ProgressHook, admission: Admission = "send"): Promise<JobOutcome> => {
     const route = routes().get(job.message.channel);
     if (route === undefined) {
       const error = {
@@ -130,19 +188,20 @@ export function createJobRunner(
         message: `no channel named "${job.message.channel}" is configured`,
         retryable: false,
       };
-      metrics.deadLetter(job.message.channel);
       return { kind: "dead", job: { ...job, lastError: error }, error };
     }
     let current = job;
     if (current.replies === undefined) {
       const attemptAt = clock.now();
       const calls: BrainCall[] = [];
+      const usage: BrainTokens[] = [];
       const brainStep = (ok: boolean) =>
         recordBrainStep(
           {
             channel: route.channel,
             brainName: route.brainName,
             calls,
+            usage,
             ok,
             seconds: (clock.now() - attemptAt) / 1000,
             fields: () => ({
@@ -157,7 +216,12 @@ export function createJobRunner(
         );
       let replies: PendingReply[];
       try {
-        replies = await steps.produce(route, current.message, (call) => calls.push(call));
+        replies = await steps.produce(
+          route,
+          current.message,
+          (call) => calls.push(call),
+          (brain, tokens) => usage.push({ brain, ...tokens }),
+        );
       } catch (error) {
         brainStep(false);
         return failure(route, current, error, attemptAt);
@@ -180,15 +244,20 @@ export function createJobRunner(
       if (saved !== undefined) return failure(route, current, saved, attemptAt);
     }
     const replies = current.replies ?? [];
+    if (admission === "wait" && current.delivered < replies.length) return hold(route, current);
+    let answered = false;
     while (current.delivered < replies.length) {
       const reply = replies[current.delivered];
       if (reply === undefined) break;
       const attemptAt = clock.now();
       try {
         await steps.post(route, reply, current.message.trace);
-      } catch (error) {
-        return failure(route, current, error, attemptAt);
+      } catch (thrown) {
+        const error = toChannelError(thrown);
+        if (isReceiverFailure(error)) return unanswered(route, current, error, attemptAt, admission);
+        return { ...failure(route, current, error, attemptAt), answered: true };
       }
+      answered = true;
       metrics.delivered(route.channel, (clock.now() - attemptAt) / 1000);
       if (logger.enabled("debug")) {
         logger.debug("reply delivered", {
@@ -201,14 +270,28 @@ export function createJobRunner(
       current = { message: current.message, replies, delivered: current.delivered + 1, attempts: 0 };
       if (current.delivered < replies.length) {
         const saved = await save(onProgress, current);
-        if (saved !== undefined) return failure(route, current, saved, attemptAt);
+        if (saved !== undefined) return { ...failure(route, current, saved, attemptAt), answered: true };
       }
     }
     metrics.endToEnd(route.channel, (clock.now() - current.message.receivedAt) / 1000);
-    return { kind: "done", job: current };
+    return answered ? { kind: "done", job: current, answered } : { kind: "done", job: current };
   };
 
   return { run };
+}
+
+/** A reply POST that got no answer from the receiver (see `isRetryableStatus`): the receiver circuit counts it. */
+function isReceiverFailure(error: ChannelError): boolean {
+  return error.code === "delivery_failed" && error.retryable;
+}
+
+function jobError(error: ChannelError): JobError {
+  return {
+    code: error.code,
+    message: error.message,
+    retryable: error.retryable,
+    ...(error.upstreamStatus === undefined ? {} : { status: error.upstreamStatus }),
+  };
 }
 
 /** Runs the progress hook; returns its failure, as a retryable error, instead of throwing. */

@@ -5,9 +5,14 @@ import { parseRetryAfterMs } from "../sequencer/retry-policy.js";
 import { VERSION } from "../version.js";
 import type { Poster } from "./poster.js";
 
-/** Statuses after which the same request may succeed later. */
+/**
+ * Statuses after which the same request may succeed later: the receiver's own trouble (5xx,
+ * 408 Request Timeout, 429 Too Many Requests, 425 Too Early) or a conflict that passes (409,
+ * as a receiver that is itself still accepting the same message answers). Any other 4xx is the
+ * message's own failure.
+ */
 export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 425 || status === 429 || status >= 500;
+  return status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;
 }
 
 /** Headers every reply carries; built once per channel. */

@@ -15,6 +15,11 @@ export interface JobLedger {
   finish(job: Job): void | Promise<void>;
   /** The job stays first in its lane with its progress, and runs again at `dueAt` (epoch ms). */
   postpone(job: Job, dueAt: number): void | Promise<void>;
+  /**
+   * The job stays first in its lane with its progress and waits for its receiver: it runs again
+   * when the receiver is up, or at `until` (epoch ms) at the latest.
+   */
+  hold(job: Job, until: number): void | Promise<void>;
   /** The job is dead: it leaves its lane, and its letter is kept. */
   bury(letter: DeadLetter): void | Promise<void>;
 }
@@ -30,6 +35,8 @@ export function writeSettlement(settlement: Settlement, ledger: JobLedger, logge
       return ledger.finish(settlement.job);
     case "postpone":
       return ledger.postpone(settlement.job, settlement.dueAt);
+    case "hold":
+      return ledger.hold(settlement.job, settlement.until);
     case "bury": {
       const stored = ledger.bury(settlement.letter);
       const log = (): void => {

@@ -42,16 +42,42 @@ export interface Job {
   readonly renumber?: boolean;
 }
 
-/** What one run of a job came to. */
-export type JobOutcome =
-  | { readonly kind: "done"; readonly job: Job }
-  | { readonly kind: "retry"; readonly job: Job; readonly delayMs: number }
+/**
+ * What one run of a job came to, as far as the job itself decides. `answered` says that the
+ * receiver answered the run's last reply POST (for the receiver circuit); a run that posted
+ * nothing leaves it out.
+ */
+export type VerdictOutcome =
+  | { readonly kind: "done"; readonly job: Job; readonly answered?: true }
+  | { readonly kind: "retry"; readonly job: Job; readonly delayMs: number; readonly answered?: true }
   | {
       readonly kind: "dead";
       readonly job: Job;
       readonly error: JobError;
       /** Why it was given up on (not retryable, attempts exhausted, too old), for the log. */
       readonly reason?: string;
+      readonly answered?: true;
+    };
+
+/**
+ * What one run of a job came to:
+ * - a {@link VerdictOutcome};
+ * - `wait`: its receiver is down, so its replies wait (spending no attempt) until the receiver
+ *   is up again, or until `until` (epoch ms), its `max_age_ms`, when the run that follows
+ *   makes it a dead letter;
+ * - `unanswered`: a reply POST got no answer (no connection, a timeout, 5xx, 408, 425, 429).
+ *   The receiver circuit decides: while the receiver stays up, `verdict` (the attempt counted,
+ *   as for any failure); once it is down, `wait` with `job` (the attempt not counted).
+ */
+export type JobOutcome =
+  | VerdictOutcome
+  | { readonly kind: "wait"; readonly job: Job; readonly until: number }
+  | {
+      readonly kind: "unanswered";
+      readonly job: Job;
+      readonly until: number;
+      readonly retryAfterMs?: number;
+      readonly verdict: Exclude<VerdictOutcome, { kind: "done" }>;
     };
 
 /** A new job for an accepted message. */

@@ -15,11 +15,14 @@ export interface SettlementLog {
  * - `finish`: it leaves the lane and its storage; the next job of the lane may run;
  * - `postpone`: it stays first in its lane with its progress, and runs again at `dueAt`;
  *   every later job of the conversation waits behind it;
+ * - `hold`: it stays first in its lane, as `postpone` does, but waits for its receiver: it runs
+ *   again when the receiver is up (the runtime wakes it), or at `until` at the latest;
  * - `bury`: it leaves the lane, and `letter` is kept where dead letters are.
  */
 export type Settlement =
   | { readonly kind: "finish"; readonly job: Job }
   | { readonly kind: "postpone"; readonly job: Job; readonly dueAt: number }
+  | { readonly kind: "hold"; readonly job: Job; readonly until: number }
   | { readonly kind: "bury"; readonly job: Job; readonly letter: DeadLetter; readonly log: SettlementLog };
 
 /** What settling needs besides the outcome. */
@@ -40,11 +43,16 @@ export const UNSTORED_RETRY_MS = 1_000;
  * Turns a run's outcome into what the runtime must do with the job. Pure: every runtime
  * (the Node job queue, the Workers conversation object) calls it and only carries the
  * settlement out on its own storage with {@link writeSettlement}; none decides on its own.
+ * An `unanswered` outcome that no receiver circuit ruled on (see `passCircuit`) is its verdict.
  */
 export function settleOutcome(outcome: JobOutcome, context: SettleContext): Settlement {
   switch (outcome.kind) {
     case "done":
       return { kind: "finish", job: outcome.job };
+    case "wait":
+      return { kind: "hold", job: outcome.job, until: outcome.until };
+    case "unanswered":
+      return settleOutcome(outcome.verdict, context);
     case "retry":
       return { kind: "postpone", job: outcome.job, dueAt: context.now + Math.max(0, outcome.delayMs) };
     case "dead": {

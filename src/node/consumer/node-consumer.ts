@@ -1,3 +1,4 @@
+import { createBrainLimiters } from "../../core/brain/brain-limits.js";
 import { createBrains } from "../../core/brain/create-brains.js";
 import { type Clock, type IdGenerator, randomId, systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
@@ -42,17 +43,22 @@ export interface NodeConsumer {
 
 /**
  * Builds the consumer as the Node runtime runs it, on the main thread or on the delivery
- * thread: brains, the state backend's conversation memory and reply sequences, and the
- * keep-alive poster. Rejects with `config_invalid` when a variable
+ * thread: brains (with their limits, kept across reloads), the state backend's conversation
+ * memory and reply sequences, and the keep-alive poster. Rejects with `config_invalid` when a variable
  * that delivery needs is unusable.
  */
 export async function createNodeConsumer(options: NodeConsumerOptions): Promise<NodeConsumer> {
   const { config, state, env, logger } = options;
   const clock = options.clock ?? systemClock;
   const poster = options.poster ?? createUndiciPoster();
+  const metrics = options.metrics ?? noopMetrics;
+  // One set of limiters for the consumer's life: a reload keeps a brain's calls in flight and
+  // its pause when its server is unchanged.
+  const limiters = createBrainLimiters();
+  const brainDeps = { fetch: globalThis.fetch, clock, logger, metrics, limiters };
   const consumer = await createConsumer({
     config,
-    brains: createBrains(config, { fetch: globalThis.fetch, env, clock }),
+    brains: createBrains(config, { ...brainDeps, env }),
     poster,
     store: state.conversations,
     sequences: state.sequences,
@@ -61,14 +67,14 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
     newId: options.newId ?? randomId,
     logger,
     env,
-    metrics: options.metrics ?? noopMetrics,
+    metrics,
   });
   return {
     consumer,
     reload: async (next, nextEnv) =>
       consumer.reload({
         config: next,
-        brains: createBrains(next, { fetch: globalThis.fetch, env: nextEnv, clock }),
+        brains: createBrains(next, { ...brainDeps, env: nextEnv }),
         env: nextEnv,
       }),
     close: async () => poster.close?.(),

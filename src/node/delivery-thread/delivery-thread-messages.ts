@@ -1,6 +1,7 @@
 import type { ErrorCode } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { LogLevel } from "../../core/log/logger.js";
+import type { Admission } from "../../core/receiver/receiver-circuit.js";
 import type { Job, JobOutcome } from "../../core/sequencer/job.js";
 import type { MetricEvent } from "./thread-metrics.js";
 
@@ -11,7 +12,8 @@ export interface DeliveryThreadData {
 
 /** A message from the main thread to the delivery thread. */
 export type ToDeliveryThread =
-  | { readonly kind: "run"; readonly id: number; readonly job: Job }
+  /** Run `job`, posting as the receiver circuit's `admission` allows. */
+  | { readonly kind: "run"; readonly id: number; readonly job: Job; readonly admission: Admission }
   /** The main thread has journaled the progress of run `id` (or could not: `error`). */
   | { readonly kind: "progressed"; readonly id: number; readonly error?: string }
   /**

@@ -6,6 +6,7 @@ import { ChannelError, errorMessage } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { LogFields, Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
+import type { Admission } from "../../core/receiver/receiver-circuit.js";
 import type { Job, JobOutcome } from "../../core/sequencer/job.js";
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
 import { applyMetricEvents } from "./thread-metrics.js";
@@ -30,7 +31,7 @@ export interface DeliveryThread {
    * Runs a job on the delivery thread. Rejects only when the thread stopped before the run
    * returned; the queue then keeps the job and tries it again.
    */
-  run(job: Job, onProgress: (job: Job) => void): Promise<JobOutcome>;
+  run(job: Job, onProgress: (job: Job) => void, admission?: Admission): Promise<JobOutcome>;
   /**
    * Aborts the thread's posts in flight, closes its database and ends it; a thread still busy
    * after `timeoutMs` (a brain call cannot be aborted) is stopped.
@@ -220,7 +221,7 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
   await current.ready;
 
   return {
-    run(job, onProgress) {
+    run(job, onProgress, admission = "send") {
       if (closing)
         return Promise.reject(new ChannelError("shutting_down", "the delivery thread is closed", { retryable: true }));
       current ??= spawn(false);
@@ -229,7 +230,7 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
       const thread = current;
       return new Promise<JobOutcome>((resolve, reject) => {
         thread.pending.set(id, { resolve, reject, onProgress });
-        thread.outbox.push({ kind: "run", id, job });
+        thread.outbox.push({ kind: "run", id, job, admission });
       });
     },
     async close(timeoutMs) {

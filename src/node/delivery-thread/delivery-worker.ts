@@ -1,10 +1,12 @@
 // Entry of the delivery thread (dist/delivery-worker.js), started by dist/node.js: it runs the
 // consumer (brain calls, conversation memory, outbound posts) so that the main thread keeps
 // only the inbound path and the queue, and the service uses a second core under load.
+
 import { parentPort, workerData } from "node:worker_threads";
 import { errorMessage, isChannelError } from "../../core/channel-error.js";
 import { systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
+import type { Admission } from "../../core/receiver/receiver-circuit.js";
 import type { Job } from "../../core/sequencer/job.js";
 import { createNodeConsumer, type NodeConsumer } from "../consumer/node-consumer.js";
 import { openStateBackend } from "../state/open-state-backend.js";
@@ -98,10 +100,10 @@ const close = (): void => {
     .catch(() => undefined);
 };
 
-const start = (id: number, job: Job): void => {
+const start = (id: number, job: Job, admission: Admission): void => {
   inFlight += 1;
   consumer
-    .run(job, (next) => progress(id, next))
+    .run(job, (next) => progress(id, next), admission)
     .then(
       (outcome) => outbox.push({ kind: "outcome", id, outcome }),
       (error: unknown) => outbox.push({ kind: "rejected", id, message: errorMessage(error) }),
@@ -135,7 +137,7 @@ const reload = (id: number, next: Config, env: Readonly<Record<string, string | 
 
 port.on("message", (batch: ToDeliveryThread[]) => {
   for (const message of batch) {
-    if (message.kind === "run") start(message.id, message.job);
+    if (message.kind === "run") start(message.id, message.job, message.admission);
     else if (message.kind === "reload") reload(message.id, message.config, message.env);
     else if (message.kind === "progressed") {
       const waiter = awaitingAck.get(message.id);

@@ -4,10 +4,12 @@
 import type { InboundQueue } from "../../core/app/inbound-queue.js";
 import { bufferFullError } from "../../core/app/refusals.js";
 import { errorMessage } from "../../core/channel-error.js";
+import { conversationKey } from "../../core/conversation/conversation-store.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import type { Admission, CircuitPolicy } from "../../core/receiver/receiver-circuit.js";
 import { type Job, type JobOutcome, newJob } from "../../core/sequencer/job.js";
 import { type JobLedger, writeSettlement } from "../../core/sequencer/job-ledger.js";
 import { jobKey, type PendingJobStore } from "../../core/sequencer/pending-job-store.js";
@@ -15,6 +17,7 @@ import { type Settlement, settleOutcome, unstoredSettlement } from "../../core/s
 import { createVolatileJobStore } from "../../core/sequencer/volatile-job-store.js";
 import { CrashQuarantine } from "./crash-quarantine.js";
 import { LaneSchedule } from "./lane-schedule.js";
+import { ReceiverGate, type ReceiverView } from "./receiver-gate.js";
 import { NOT_KEPT } from "./replay-hint.js";
 
 /** Options of the job queue. */
@@ -23,8 +26,13 @@ export interface JobQueueOptions {
   readonly capacity: number;
   /** Jobs running at the same time (each of a different conversation). Default 256. */
   readonly concurrency?: number;
-  /** Runs a job as far as it goes (the consumer's `run`). */
-  readonly run: (job: Job, onProgress: (job: Job) => void) => Promise<JobOutcome>;
+  /** Runs a job as far as it goes (the consumer's `run`), posting as `admission` allows. */
+  readonly run: (job: Job, onProgress: (job: Job) => void, admission: Admission) => Promise<JobOutcome>;
+  /**
+   * The channel's receiver circuit (`webhook.delivery.circuit_failures`), its policy asked at
+   * each decision so that a reload reaches it. Without it every run posts.
+   */
+  readonly receiver?: { readonly channel: string; readonly policy: () => CircuitPolicy };
   /**
    * Where jobs are kept until they are finished: the state backend's (SQLite with
    * `state_dir`). Default: the volatile store of the memory mode, which keeps nothing, so
@@ -39,7 +47,7 @@ export interface JobQueueOptions {
   readonly onEvent?: (event: JobQueueEvent) => void;
   /** Told of each dead letter once it is recorded: the admin API keeps or trims them. */
   readonly onDeadLetter?: (letter: DeadLetter) => void;
-  /** Counts the dead letters the queue makes itself (runs that kept failing unexpectedly); the consumer counts the rest. */
+  /** Counts dead letters as they are stored, and the receiver's changes of state. */
   readonly metrics?: Metrics;
 }
 
@@ -61,6 +69,8 @@ export interface JobQueue extends InboundQueue {
   oldestAcceptedAt(): number | undefined;
   /** The error of the last store write when it failed, undefined once a later one succeeded. */
   readonly storeError: string | undefined;
+  /** How the channel's receiver stands; undefined without a receiver circuit. */
+  receiver(): ReceiverView | undefined;
   /** Adds jobs recovered from the store (after a restart, or replayed dead letters) at the end of their lanes. */
   restore(jobs: readonly Job[]): void;
   /**
@@ -73,6 +83,7 @@ export interface JobQueue extends InboundQueue {
 const SETTLED_EVENT: Readonly<Record<Settlement["kind"], JobOutcome["kind"]>> = {
   finish: "done",
   postpone: "retry",
+  hold: "wait",
   bury: "dead",
 };
 
@@ -95,6 +106,17 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const metrics = options.metrics ?? noopMetrics;
   const quarantine = new CrashQuarantine();
   const lanes = new LaneSchedule(() => pump(), now);
+  const gate =
+    options.receiver === undefined
+      ? undefined
+      : new ReceiverGate({
+          channel: options.receiver.channel,
+          policy: options.receiver.policy,
+          now,
+          logger,
+          metrics,
+          wake: (keys) => lanes.wakeNow(keys),
+        });
   let running = 0;
   let deadLetters = 0;
   let storeError: string | undefined;
@@ -135,9 +157,15 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       written(store.update(job), "a job's progress", job.message.id);
       lanes.postpone(job, dueAt);
     },
+    hold(job, until) {
+      written(store.update(job), "a job's progress", job.message.id);
+      lanes.postpone(job, until);
+      gate?.hold(conversationKey(job.message.channel, job.message.message.conversationId));
+    },
     bury(letter) {
       written(store.bury(letter), "a dead letter", letter.job.message.id);
       deadLetters += 1;
+      metrics.deadLetter(letter.job.message.channel);
       try {
         onDeadLetter(letter);
       } catch (error) {
@@ -151,8 +179,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     },
   };
 
-  const apply = (outcome: JobOutcome): void => {
-    const settlement = settleOutcome(outcome, { now: now(), replayHint });
+  const apply = (outcome: JobOutcome, admission: Admission): void => {
+    const ruled = gate === undefined ? outcome : gate.rule(outcome, admission);
+    const settlement = settleOutcome(ruled, { now: now(), replayHint });
     try {
       // The Node stores answer synchronously: nothing here is left to wait for.
       void writeSettlement(settlement, ledger, logger);
@@ -177,39 +206,40 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
    * last reported step. A stop of the service is nobody's fault: the job is kept, among the
    * unfinished ones the stop reports, and not counted; anything else goes to the quarantine.
    */
-  const failedUnexpectedly = (job: Job, error: unknown): void => {
+  const failedUnexpectedly = (job: Job, error: unknown, admission: Admission): void => {
     const id = job.message.id;
     const detail = errorMessage(error);
     if (lanes.isStopped) {
       logger.warn(`job stopped with the delivery thread: ${detail}`, { message_id: id });
-      apply({ kind: "retry", job, delayMs: 0 });
+      apply({ kind: "retry", job, delayMs: 0 }, admission);
       return;
     }
     const verdict = quarantine.failed(id);
     if (verdict.kind === "dead") {
       const message = `failed unexpectedly ${verdict.failures} times in a row: ${detail}`;
-      metrics.deadLetter(job.message.channel);
-      apply({ kind: "dead", job, error: { code: "internal_error", message, retryable: false } });
+      apply({ kind: "dead", job, error: { code: "internal_error", message, retryable: false } }, admission);
       return;
     }
     logger.error(`job failed unexpectedly: ${detail}`, { message_id: id, failures: verdict.failures });
-    apply({ kind: "retry", job, delayMs: verdict.delayMs });
+    apply({ kind: "retry", job, delayMs: verdict.delayMs }, admission);
   };
 
   const start = (key: string, job: Job, suspect: boolean): void => {
     running += 1;
     quarantine.started(suspect);
+    gate?.started(key);
+    const admission = gate === undefined ? "send" : gate.admit(job);
     const progress = (next: Job): void => {
       lanes.progress(key, next);
       written(store.update(next), "a job's progress", next.message.id);
     };
-    run(job, progress)
+    run(job, progress, admission)
       .then(
         (outcome) => {
           if (suspect) quarantine.cleared(job.message.id);
-          apply(outcome);
+          apply(outcome, admission);
         },
-        (error: unknown) => failedUnexpectedly(lanes.head(key) ?? job, error),
+        (error: unknown) => failedUnexpectedly(lanes.head(key) ?? job, error, admission),
       )
       .catch((error: unknown) => {
         logger.error(`cannot settle a job: ${errorMessage(error)}`, { message_id: job.message.id });
@@ -241,6 +271,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       return storeError;
     },
     oldestAcceptedAt: () => lanes.oldestAcceptedAt(),
+    receiver: () => gate?.view(),
     enqueue(message) {
       if (lanes.isStopped || lanes.size >= capacity) throw bufferFullError();
       lanes.reserve();
@@ -279,6 +310,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         }),
       ]);
       clearTimeout(timer);
+      gate?.stop();
       return lanes.stop();
     },
   };

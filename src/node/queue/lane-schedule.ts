@@ -111,6 +111,21 @@ export class LaneSchedule {
     this.timers.set(key, timer);
   }
 
+  /**
+   * Makes the lanes `keys` ready now, in this order, though their heads were postponed or held
+   * (their receiver is up again, or one of them is to probe it).
+   */
+  wakeNow(keys: readonly string[]): void {
+    if (this.stopped) return;
+    for (const key of keys) {
+      if (this.lanes.head(key) === undefined) continue;
+      clearTimeout(this.timers.get(key));
+      this.timers.delete(key);
+      this.ready.add(key);
+    }
+    this.wake();
+  }
+
   /** Epoch ms at which the oldest unfinished job was accepted: only lane heads are looked at. */
   oldestAcceptedAt(): number | undefined {
     let oldest: number | undefined;

@@ -1,5 +1,6 @@
 import type { Readiness, ReadinessReport, ReadinessStatus } from "../../core/app/readiness.js";
 import { errorMessage } from "../../core/channel-error.js";
+import { type ReceiverStanding, receiversDown } from "../../core/receiver/receiver-standing.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import type { StateBackend } from "../state/state-backend.js";
 
@@ -30,7 +31,10 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
       let oldest: number | undefined;
       let deadSinceStart = 0;
       let storeError: string | undefined;
+      const receivers: { channel: string; standing: ReceiverStanding }[] = [];
       for (const queue of deps.queues()) {
+        const receiver = queue.receiver();
+        if (receiver !== undefined) receivers.push({ channel: receiver.channel, standing: receiver });
         depth += queue.size;
         capacity += queue.capacity;
         if (queue.size >= queue.capacity) full = true;
@@ -49,6 +53,7 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
       } catch (error) {
         storeError = errorMessage(error);
       }
+      const down = receiversDown(receivers, deps.now());
       let status: ReadinessStatus = "ready";
       if (deps.isShuttingDown()) status = "draining";
       else if (storeError !== undefined) status = "unavailable";
@@ -59,6 +64,8 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
         dead_letters: deadLetters,
         state: state.mode,
         delivery_thread: deps.deliveryThread ? "running" : "off",
+        // Accepting stays right while a receiver is down (replies wait in order): it is listed, not a status.
+        ...(down.length === 0 ? {} : { receivers_down: down }),
       };
     },
   };

@@ -61,7 +61,8 @@ export function startProgressLog(options: ProgressLogOptions): ProgressLog {
       if (event === "accepted") counts.accepted += 1;
       else if (event === "done") counts.delivered += 1;
       else if (event === "retry") counts.retrying += 1;
-      else counts.dead_lettered += 1;
+      else if (event === "dead") counts.dead_lettered += 1;
+      // A job held for its receiver is neither: the receiver's own lines say it is down.
     },
     flush,
     stop() {

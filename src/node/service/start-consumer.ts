@@ -6,6 +6,7 @@ import type { Config } from "../../core/config/config-schema.js";
 import { envReferences } from "../../core/config/preflight.js";
 import { createChannelRoutes } from "../../core/consumer/channel-routes.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
+import type { Admission } from "../../core/receiver/receiver-circuit.js";
 import type { Job, JobOutcome } from "../../core/sequencer/job.js";
 import { createNodeConsumer } from "../consumer/node-consumer.js";
 import { startDeliveryThread } from "../delivery-thread/delivery-thread.js";
@@ -17,7 +18,8 @@ type EnvLookup = (name: string) => string | undefined;
 
 /** The consumer as the job queues see it, wherever it runs. */
 export interface RunningConsumer {
-  run(job: Job, onProgress: (job: Job) => void): Promise<JobOutcome>;
+  /** Runs a job as far as it goes, posting as the receiver circuit's `admission` allows. */
+  run(job: Job, onProgress: (job: Job) => void, admission: Admission): Promise<JobOutcome>;
   /**
    * Rebuilds brains and channel routes from a reloaded configuration and swaps them in; the
    * next attempt of every job uses them. Rejects, changing nothing, when they cannot be built.
@@ -59,7 +61,7 @@ export async function startConsumer(
       metrics,
     });
     return {
-      run: (job, onProgress) => thread.run(job, onProgress),
+      run: (job, onProgress, admission) => thread.run(job, onProgress, admission),
       async reload(next, nextEnv) {
         // Built here first as well: a thread that is being replaced after a crash cannot say
         // whether the new configuration is usable, and its replacement must not fail to start.
@@ -81,7 +83,7 @@ export async function startConsumer(
     poster: options.poster,
   });
   return {
-    run: (job, onProgress) => built.consumer.run(job, onProgress),
+    run: (job, onProgress, admission) => built.consumer.run(job, onProgress, admission),
     reload: (next, nextEnv) => built.reload(next, nextEnv),
     close: async () => built.close(),
   };

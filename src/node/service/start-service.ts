@@ -1,6 +1,8 @@
 import { type Clock, randomId, systemClock } from "../../core/clock.js";
+import type { ChannelConfig } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import { circuitPolicyOf } from "../../core/receiver/receiver-circuit.js";
 import type { Job } from "../../core/sequencer/job.js";
 import { readAdminSecret } from "../admin/admin-secret.js";
 import { createNodeAdmin, type NodeAdmin } from "../admin/node-admin.js";
@@ -192,7 +194,12 @@ function buildQueues(
     });
     const queue = createJobQueue({
       capacity: channel.webhook.buffer_capacity,
-      run: (job, onProgress) => consumer.run(job, onProgress),
+      run: (job, onProgress, admission) => consumer.run(job, onProgress, admission),
+      receiver: {
+        channel: channelName(channel),
+        // The live configuration's: a reload of webhook.delivery reaches the circuit at once.
+        policy: () => circuitPolicyOf(liveChannel(parts, channel).webhook.delivery),
+      },
       store: state.jobs,
       logger: options.logger,
       now: () => clock.now(),
@@ -203,6 +210,12 @@ function buildQueues(
     });
     parts.queues.set(channelName(channel), queue);
   }
+}
+
+/** A channel as the live configuration has it (a reload replaces it; channels never change in number or name). */
+function liveChannel(parts: Parts, channel: ChannelConfig): ChannelConfig {
+  const name = channelName(channel);
+  return parts.live.config.channels.find((candidate) => channelName(candidate) === name) ?? channel;
 }
 
 /** The base URL a channel is served on, its bind until it listens (an IPv6 host in brackets). */

@@ -1,9 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ConversationTurn } from "../../core/conversation/conversation-store.js";
+import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import type { Job } from "../../core/sequencer/job.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
 import type { InboundBody } from "../queue-body.js";
+import { ReceiverLink } from "../receiver/receiver-link.js";
 import type { WorkerEnv } from "../worker-env.js";
 import { ConversationCounters } from "./conversation-counters.js";
 import { ConversationExpiry } from "./conversation-expiry.js";
@@ -42,6 +44,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   private readonly oldLetters: OldDeadLetters;
   private readonly expiry: ConversationExpiry;
   private readonly consumer: ObjectConsumer;
+  private readonly receiver: ReceiverLink;
   private running = false;
   /** The alarm as set, null for none, undefined until read: `setAlarm` is billed, so it is not repeated. */
   private alarmAt: number | null | undefined;
@@ -65,6 +68,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
       store: this.memory.asStore(),
       sequences: this.counters.asSequenceCounter(),
     }));
+    this.receiver = new ReceiverLink(env.RECEIVERS);
     createConversationTables(this.sql);
   }
 
@@ -129,6 +133,19 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   }
 
   /**
+   * The channel's receiver object wakes this conversation, whose replies wait for the receiver:
+   * it is up again, or (`asProbe`) this conversation's next POST is to be its probe.
+   */
+  async receiverWake(channel: string, asProbe: boolean): Promise<void> {
+    if (asProbe) this.receiver.grantProbe();
+    else ReceiverLink.up(channel);
+    const head = this.lane.head();
+    if (head === undefined) return;
+    this.lane.postpone(head.id, Date.now());
+    await this.schedule();
+  }
+
+  /**
    * Moves dead letters an earlier version kept here, runs the due jobs of the lane, then
    * expires the conversation if it is idle and old enough.
    */
@@ -149,6 +166,8 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
         park: (job) => this.parked.park(job),
         replayHint: workersReplayHint(built.ok ? built.parts.config : undefined),
         logger,
+        metrics: built.ok ? built.parts.metrics : noopMetrics,
+        receiver: this.receiver,
         now: () => Date.now(),
       });
       await this.expiry.afterRun(() => this.deleteStorage());

@@ -2,11 +2,13 @@ import { errorMessage } from "../../core/channel-error.js";
 import type { Consumer } from "../../core/consumer/create-consumer.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import type { Logger } from "../../core/log/logger.js";
+import type { Metrics } from "../../core/metrics/metrics.js";
 import type { Job } from "../../core/sequencer/job.js";
 import { type JobLedger, writeSettlement } from "../../core/sequencer/job-ledger.js";
 import { jobKey } from "../../core/sequencer/pending-job-store.js";
 import { settleOutcome } from "../../core/sequencer/settle-outcome.js";
 import { type DeadLetterBody, fitsInline } from "../queue-body.js";
+import type { ReceiverLink } from "../receiver/receiver-link.js";
 import type { ConversationLane } from "./conversation-lane.js";
 
 /**
@@ -31,6 +33,10 @@ export interface LaneRunnerDeps {
   /** What a dead letter's log line says about replaying it. */
   readonly replayHint: (id: string) => string;
   readonly logger: Logger;
+  /** Counts dead letters as they are sent. */
+  readonly metrics: Metrics;
+  /** The channel's receiver circuit, as this conversation sees it. */
+  readonly receiver: ReceiverLink;
   readonly now: () => number;
 }
 
@@ -49,8 +55,11 @@ export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
   const ledger: JobLedger = {
     finish: (job) => lane.finish(job.message.id, now()),
     postpone: (job, dueAt) => lane.save(job, dueAt),
+    // Held for the receiver: the receiver object wakes the lane (`receiverWake`) before `until`.
+    hold: (job, until) => lane.save(job, until),
     bury: async (letter) => {
       sent = await sendLetter(deps, letter.job, letterBody(deps, letter));
+      if (sent) deps.metrics.deadLetter(letter.job.message.channel);
     },
   };
   for (let ran = 0; ran < MAX_JOBS_PER_RUN; ran += 1) {
@@ -70,10 +79,12 @@ export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
       lane.postpone(head.id, now() + BLOCKED_RETRY_MS);
       return;
     }
-    const outcome = await consumer.run(head.job, (progress) => lane.save(progress));
-    const settlement = settleOutcome(outcome, { now: now(), replayHint: deps.replayHint });
+    const admission = deps.receiver.admit(head.job);
+    const outcome = await consumer.run(head.job, (progress) => lane.save(progress), admission);
+    const ruled = await deps.receiver.rule(outcome, admission, logger);
+    const settlement = settleOutcome(ruled, { now: now(), replayHint: deps.replayHint });
     await writeSettlement(settlement, ledger, logger);
-    if (settlement.kind === "postpone" || !sent) return;
+    if (settlement.kind === "postpone" || settlement.kind === "hold" || !sent) return;
   }
 }
 

@@ -36,10 +36,17 @@ describe("brain definitions", () => {
         send_images: true,
         timeout_ms: 60_000,
         max_history: 20,
+        max_concurrency: 16,
       },
-      mybot: { type: "http", url: "http://127.0.0.1:5000/bot", timeout_ms: 30_000, max_history: 20 },
-      rasa: { type: "rasa", url: "http://127.0.0.1:5005", timeout_ms: 30_000 },
-      cf: { type: "workers-ai", model: "@cf/meta/llama-3.1-8b-instruct", max_history: 20 },
+      mybot: {
+        type: "http",
+        url: "http://127.0.0.1:5000/bot",
+        timeout_ms: 30_000,
+        max_history: 20,
+        max_concurrency: 16,
+      },
+      rasa: { type: "rasa", url: "http://127.0.0.1:5005", timeout_ms: 30_000, max_concurrency: 16 },
+      cf: { type: "workers-ai", model: "@cf/meta/llama-3.1-8b-instruct", max_history: 20, max_concurrency: 16 },
     });
   });
 

@@ -115,6 +115,8 @@ describe("fallback brains", () => {
     const { local, harness } = await setup();
     local.failNext(rateLimited(30));
     await harness.send("one");
+    // The 429 paused "local" for 30 s (meanwhile "hosted" answers at once, see brain-limits.test.ts).
+    harness.clock.advance(30_000);
     await harness.send("two");
     expect(replyTexts(harness.replies)).toEqual(["hosted: one", "local: two"]);
     expect(replyBrains(harness)).toEqual(["hosted", "local"]);
@@ -197,7 +199,8 @@ describe("fallback brains", () => {
     expect(harness.replies).toEqual([]);
     expect(await harness.store.history(conversationKey("webhook", "c"), 100)).toEqual([]);
 
-    // The retry starts again at the primary, which answers now.
+    // The retry, once its delay is over, starts again at the primary, which answers now.
+    harness.clock.advance(outcome.delayMs);
     expect((await harness.run(queued)).kind).toBe("done");
     expect(replyTexts(harness.replies)).toEqual(["local: anyone?"]);
     expect(local.chatBodies()).toHaveLength(2);

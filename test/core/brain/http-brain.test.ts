@@ -163,11 +163,14 @@ describe("http brain", () => {
     const { harness } = await setup(() => answer);
     const limited = await harness.run(harness.message("hi"));
     expect(limited).toMatchObject({ kind: "retry", delayMs: 3_000 });
+    // The 429 paused the brain for 3 s: until then a call fails without reaching the bot.
+    harness.clock.advance(3_000);
     const error = await failure(harness.ask("hi"));
     expect(error.retryable).toBe(true);
     expect(error.logFields()).toMatchObject({ upstream_status: 429, retry_after_ms: 3_000 });
     expect(error.message).toContain("the bot answered 429: slow down");
 
+    harness.clock.advance(3_000);
     answer = { status: 401, body: { message: "bad token" } };
     const denied = await harness.run(harness.message("hi"));
     expect(denied.kind).toBe("dead");

@@ -161,7 +161,9 @@ describe("openai brain: conversation memory through the consumer", () => {
     expect(outcome.job.lastError?.message).toContain("answered 429: Rate limit reached");
     expect(harness.replies).toHaveLength(1);
 
-    // The queue runs the same message again: the failed attempt left no trace in the history.
+    // The queue runs the same message again once the delay is over (until then the brain is
+    // paused for everyone): the failed attempt left no trace in the history.
+    harness.clock.advance(outcome.delayMs);
     expect((await harness.run(queued)).kind).toBe("done");
     await harness.send("third", { conversationId: "c" });
     expect(server.messagesOf(3).map((message) => message.content)).toEqual([

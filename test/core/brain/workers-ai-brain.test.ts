@@ -77,7 +77,7 @@ describe("workers-ai brain", () => {
     expect(replyTexts(harness.replies)).toEqual(["heard one", "heard two", "heard [image: https://e.com/x.png]"]);
   });
 
-  it("retries capacity errors, dead-letters an unknown model, and rejects an answer without response", async () => {
+  it("retries capacity errors (pausing the brain), dead-letters an unknown model, and rejects an answer without response", async () => {
     let fail: Error | undefined = new Error("InferenceUpstreamError: 3040: Capacity temporarily exceeded");
     let answer: unknown = { response: "ok" };
     const ai = recordingAi(() => {
@@ -90,6 +90,14 @@ describe("workers-ai brain", () => {
     expect(busy.job.lastError?.message).toBe(
       'brain "bot": Workers AI failed: InferenceUpstreamError: 3040: Capacity temporarily exceeded',
     );
+
+    // Error 3040 is Workers AI's rate limit: the brain is paused for everyone (1 s without a
+    // Retry-After), and a call meanwhile is refused without reaching the model.
+    const calls = ai.calls.length;
+    const paused = await harness.run(harness.message("hi"));
+    expect(paused.job.lastError?.message).toContain("is paused");
+    expect(ai.calls.length).toBe(calls);
+    harness.clock.advance(1_000);
 
     fail = new Error("AiError: 5007: No such model @cf/nope or task");
     expect((await harness.run(harness.message("hi"))).kind).toBe("dead");

@@ -158,6 +158,7 @@ describe("writeSettlement", () => {
     const ledger: JobLedger = {
       finish: (job) => void operations.push(`finish ${job.message.id}`),
       postpone: (job, dueAt) => void operations.push(`postpone ${job.message.id} ${dueAt - NOW}`),
+      hold: (job, until) => void operations.push(`hold ${job.message.id} ${until - NOW}`),
       bury: (letter) => void operations.push(`bury ${letter.job.message.id}`),
     };
     return { operations, lines, logger, ledger };

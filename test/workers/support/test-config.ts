@@ -4,8 +4,8 @@ export const SECRET = "workers-test-secret-0123456789abcdefghijklmnopqrs";
 export const OUTBOUND_URL = "https://receiver.example/replies";
 
 /**
- * A one-channel configuration (`webhook` on `/webhook`, the echo brain) with quick retries,
- * and whatever the test adds to `webhook` or the top level.
+ * A one-channel configuration (`webhook` on `/webhook`, the echo brain) with quick retries and
+ * no receiver circuit, and whatever the test adds to `webhook` or the top level.
  */
 export function channelConfig(
   options: {
@@ -23,7 +23,15 @@ export function channelConfig(
         webhook: {
           path: "/webhook",
           outbound_url: OUTBOUND_URL,
-          delivery: { initial_delay_ms: 1000, max_delay_ms: 60_000, max_attempts: 5, ...options.delivery },
+          // No receiver circuit: these tests count each message's own attempts against a receiver
+          // that fails; test/workers/receiver-circuit.test.ts covers the circuit.
+          delivery: {
+            initial_delay_ms: 1000,
+            max_delay_ms: 60_000,
+            max_attempts: 5,
+            circuit_failures: 0,
+            ...options.delivery,
+          },
           ...options.webhook,
         },
       },

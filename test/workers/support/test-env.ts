@@ -22,6 +22,7 @@ export function testEnv(
     CONVERSATIONS: env.CONVERSATIONS,
     IDEMPOTENCY: env.IDEMPOTENCY,
     AUTH_FAILURES: env.AUTH_FAILURES,
+    RECEIVERS: env.RECEIVERS,
     DEAD_LETTER_STORE: env.DEAD_LETTER_STORE,
     DEAD_LETTER_QUEUE: "webhook-channel-dead-letters",
     CONFIG_JSON: JSON.stringify(config),

@@ -7,6 +7,7 @@
 import {
   ConversationObject as WorkerConversationObject,
   DeadLetterObject as WorkerDeadLetterObject,
+  ReceiverObject as WorkerReceiverObject,
 } from "../../../src/workers/index.js";
 import type { WorkerEnv } from "../../../src/workers/worker-env.js";
 import { objectEnvironment } from "./object-environment.js";
@@ -15,6 +16,13 @@ export { AuthFailureObject, default, IdempotencyObject } from "../../../src/work
 
 /** The conversation object, answering from the test's environment when one is set. */
 export class ConversationObject extends WorkerConversationObject {
+  protected override environment(): WorkerEnv {
+    return objectEnvironment(this.env);
+  }
+}
+
+/** The receiver circuit, with the test's configuration (its delivery policy) when one is set. */
+export class ReceiverObject extends WorkerReceiverObject {
   protected override environment(): WorkerEnv {
     return objectEnvironment(this.env);
   }

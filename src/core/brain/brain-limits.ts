@@ -1,0 +1,105 @@
+import { MAX_BRAIN_TIMEOUT_MS } from "../config/brain-schema.js";
+import type { BrainConfig } from "../config/config-schema.js";
+import { conversationKey } from "../conversation/conversation-store.js";
+import type { Brain } from "./brain.js";
+import { type BrainLimiter, type BrainLimiterOptions, type CallLimits, createBrainLimiter } from "./brain-limiter.js";
+
+/**
+ * The limiters of the brains, kept across builds of the brains: a reload that leaves a brain's
+ * server as it was (its type, URL and model) keeps its limiter, so the calls in flight still
+ * count against the cap and a pause still holds. Pass the same instance to every
+ * `createBrains` of one consumer.
+ */
+export interface BrainLimiters {
+  /**
+   * The limiter of brain `name` calling `target` (see {@link BrainLimits}): the one built
+   * before for the same pair, else a new one. A new brain name reports its zero in-flight
+   * count and `paused false` at once, so its series exist from the start; a new target of a
+   * known name does not, so it cannot reset the gauges while calls to the old target finish.
+   */
+  limiterFor(name: string, target: string, options: BrainLimiterOptions): BrainLimiter;
+}
+
+/**
+ * An empty set of limiters. It grows by one limiter per brain name and server ever
+ * configured, which reloads do rarely; an old one is simply left idle.
+ */
+export function createBrainLimiters(): BrainLimiters {
+  const limiters = new Map<string, BrainLimiter>();
+  const names = new Set<string>();
+  return {
+    limiterFor(name, target, options) {
+      // The name is length-prefixed, so no pair of name and target can stand for another.
+      const key = `${name.length}:${name}:${target}`;
+      let limiter = limiters.get(key);
+      if (limiter === undefined) {
+        limiter = createBrainLimiter(name, { ...options, reportAtStart: !names.has(name) });
+        limiters.set(key, limiter);
+        names.add(name);
+      }
+      return limiter;
+    },
+  };
+}
+
+/** How long past its own time limit a call may hold its slot before it counts as lost. */
+export const LEASE_MARGIN_MS = 5_000;
+
+/** What {@link brainLimitsOf} finds in a brain's definition. */
+export interface BrainLimits {
+  /**
+   * What the limiter stands for: the server the brain calls and the model it asks there. A
+   * reload that keeps it keeps the limiter (see {@link BrainLimiters}).
+   */
+  readonly target: string;
+  /** The limits of each call: `max_concurrency`, and the slot's lease from `timeout_ms`. */
+  readonly call: CallLimits;
+}
+
+/**
+ * The limits of a brain that calls out; undefined for `echo`, which calls nothing and is
+ * never limited. A `workers-ai` call has no `timeout_ms`, so its lease is the longest
+ * a brain's time limit may be.
+ */
+export function brainLimitsOf(definition: BrainConfig): BrainLimits | undefined {
+  const call = (maxConcurrency: number, timeoutMs: number): CallLimits => ({
+    maxConcurrency,
+    leaseMs: timeoutMs + LEASE_MARGIN_MS,
+  });
+  switch (definition.type) {
+    case "echo":
+      return undefined;
+    case "openai":
+      return {
+        target: `openai ${definition.base_url} ${definition.model}`,
+        call: call(definition.max_concurrency, definition.timeout_ms),
+      };
+    case "http":
+      return { target: `http ${definition.url}`, call: call(definition.max_concurrency, definition.timeout_ms) };
+    case "rasa":
+      return { target: `rasa ${definition.url}`, call: call(definition.max_concurrency, definition.timeout_ms) };
+    case "workers-ai":
+      return { target: `workers-ai ${definition.model}`, call: call(definition.max_concurrency, MAX_BRAIN_TIMEOUT_MS) };
+    default: {
+      // A new brain type must say here what it calls; until then this does not compile.
+      const unknown: never = definition;
+      return unknown;
+    }
+  }
+}
+
+/**
+ * `brain` with its calls run through `limiter`, at most `limits.maxConcurrency` in flight. Calls
+ * wait their turn per conversation (the request's channel and conversation id); while the
+ * brain is paused they fail at once, retryable, with the time left as `retryAfterMs`.
+ */
+export function createLimitedBrain(brain: Brain, limits: CallLimits, limiter: BrainLimiter): Brain {
+  return {
+    // Everything the brain tells about itself stays as it is; only its calls are limited.
+    ...brain,
+    reply: (request) =>
+      limiter.run(conversationKey(request.channel ?? "", request.message.conversationId), limits, () =>
+        brain.reply(request),
+      ),
+  };
+}
