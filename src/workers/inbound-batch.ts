@@ -27,10 +27,11 @@ type Entry = { readonly message: Message<unknown>; readonly body: InboundBody };
 
 /**
  * The consumer of the inbound queue: it hands each message to its conversation's Durable
- * Object and acks it once the object has stored it. The object answers it from there, in
- * acceptance order, with its own retries; so an invocation lasts one round trip per
- * conversation, whatever the brains and receivers do, and one conversation that keeps
- * failing holds back no other.
+ * Object and acks it once the hand-over returns: the object stores it, and runs its
+ * conversation's due messages in that request (for up to 15 s; its alarm does the rest and
+ * every retry), which spares an alarm per message. So an invocation lasts about as long as its
+ * slowest conversation's brain and receiver take for what is due, and one conversation that
+ * keeps failing holds back no other (a failed attempt waits on the object's alarm).
  *
  * A batch's messages are grouped by conversation (the core's {@link ConversationLanes}) and
  * each group goes over in one call, in batch order. A call that fails leaves its messages on

@@ -56,13 +56,15 @@ describe("the conversation's Durable Object as the sequencer", () => {
     const conversationId = freshConversation();
     const stub = conversation(conversationId);
     const texts = ["one", "two", "three", "four"];
-    await handOver(
+    // The hand-over runs the lane itself (in its request), so it is awaited at the end.
+    const handedOver = handOver(
       env,
       texts.map((text) => delivered(queuedMessage({ conversationId, text }))),
     );
     // Extra alarms, as a retried or duplicated alarm would come, while the bot is answering.
     await eventually(() => expect(active).toBe(1));
     await Promise.all([1, 2, 3].map(() => runInDurableObject(stub, (instance) => instance.alarm())));
+    await handedOver;
 
     await eventually(() => expect(replies).toHaveLength(4));
     expect(mostActive).toBe(1);
@@ -82,8 +84,9 @@ describe("the conversation's Durable Object as the sequencer", () => {
     const now = Date.now();
     const later = queuedMessage({ conversationId, text: "later", receivedAt: now });
     const earlier = queuedMessage({ conversationId, text: "earlier", receivedAt: now - 50 });
-    await handOver(env, [delivered(later)]);
-    await handOver(env, [delivered(earlier)]);
+    // Two consumer invocations at once, as the platform runs them: the later message's hand-over
+    // waits out its order hold, and the earlier one arrives meanwhile.
+    await Promise.all([handOver(env, [delivered(later)]), handOver(env, [delivered(earlier)])]);
 
     await eventually(() => expect(deliveries).toHaveLength(2));
     expect(deliveries.map((delivery) => [delivery.body.text, delivery.body.sequence])).toEqual([
@@ -152,8 +155,8 @@ describe("the conversation's Durable Object as the sequencer", () => {
         await instance.alarm();
       });
 
-    // A job waiting (here, for a configuration that is not there) keeps everything.
-    await stub.enqueue([queuedMessage({ conversationId, channel: "nowhere" })]);
+    // A job waiting (here, not due for a minute, so its hand-over does not run it) keeps everything.
+    await stub.enqueue([queuedMessage({ conversationId, channel: "nowhere", receivedAt: Date.now() + 60_000 })]);
     await expire();
     expect(await stub.history(10)).toHaveLength(1);
     await runInDurableObject(stub, (_instance, state) => {

@@ -52,7 +52,7 @@ export class ConversationExpiry {
     const expiresAt = this.expiresAt();
     if (this.parts.lane.size() > 0) return;
     if (expiresAt !== undefined && expiresAt <= Date.now()) await this.expire(deleteStorage);
-    else this.parts.lane.prune(Date.now());
+    else this.parts.lane.prune(Date.now(), (last) => this.parts.counters.keepSequence(last));
   }
 
   /**
@@ -65,6 +65,8 @@ export class ConversationExpiry {
     if (oldLetters.count() > 0) {
       memory.clear();
       parked.clear();
+      // The answered rows hold the last number: it is kept before they go.
+      counters.keepSequence(lane.lastSequence());
       lane.clearAnswered();
       counters.clearAllButSequence();
       return;

@@ -170,17 +170,46 @@ export class ConversationLane {
     this.sql.run("UPDATE lane SET next_at = ? WHERE id = ?", nextAt, id);
   }
 
-  /** Removes a finished job (answered or dead-lettered) and remembers its id. */
+  /**
+   * Removes a finished job (answered or dead-lettered) and remembers its id, with the last
+   * `sequence` its replies took: the conversation's counter is read from these rows (see
+   * `ConversationCounters`), so a reply's number costs no write of its own.
+   */
   finish(id: string, now: number): void {
+    this.sql.run(
+      `INSERT OR REPLACE INTO answered (id, at, last_seq) VALUES (?1, ?2,
+        (SELECT MAX(json_extract(reply.value, '$.sequence')) FROM lane, json_each(lane.job, '$.replies') AS reply WHERE lane.id = ?1))`,
+      id,
+      now,
+    );
     this.sql.run("DELETE FROM lane WHERE id = ?", id);
-    this.sql.run("INSERT OR REPLACE INTO answered (id, at) VALUES (?, ?)", id, now);
   }
 
-  /** Forgets answered ids older than {@link ANSWERED_KEPT_MS}, at most once per {@link PRUNE_EVERY_MS}. */
-  prune(now: number): void {
+  /** The highest `sequence` taken by a reply of a waiting job or of a job answered recently; 0 when none. */
+  lastSequence(): number {
+    const row = this.sql.first<{ waiting: number | null; answered: number | null }>(
+      `SELECT (SELECT MAX(json_extract(reply.value, '$.sequence')) FROM lane, json_each(lane.job, '$.replies') AS reply) AS waiting,
+        (SELECT MAX(last_seq) FROM answered) AS answered`,
+    );
+    return Math.max(row?.waiting ?? 0, row?.answered ?? 0);
+  }
+
+  /**
+   * Forgets answered ids older than {@link ANSWERED_KEPT_MS}, at most once per
+   * {@link PRUNE_EVERY_MS}; `keepSequence` is told the highest `sequence` they held first, so
+   * numbering never goes back.
+   */
+  prune(now: number, keepSequence: (last: number) => void): void {
     if (now - this.prunedAt < PRUNE_EVERY_MS) return;
     this.prunedAt = now;
-    this.sql.run("DELETE FROM answered WHERE at < ?", now - ANSWERED_KEPT_MS);
+    const cutoff = now - ANSWERED_KEPT_MS;
+    const old = this.sql.first<{ last: number | null }>(
+      "SELECT MAX(last_seq) AS last FROM answered WHERE at < ?",
+      cutoff,
+    );
+    if (old?.last === null || old?.last === undefined) return;
+    keepSequence(old.last);
+    this.sql.run("DELETE FROM answered WHERE at < ?", cutoff);
   }
 
   /** Forgets every answered id (the conversation expired, with nothing waiting). */

@@ -9,7 +9,7 @@ import { ReceiverLink } from "../receiver/receiver-link.js";
 import type { WorkerEnv } from "../worker-env.js";
 import { ConversationCounters } from "./conversation-counters.js";
 import { ConversationExpiry } from "./conversation-expiry.js";
-import { ConversationLane, type HandOver } from "./conversation-lane.js";
+import { ConversationLane, type HandOver, ORDER_HOLD_MS } from "./conversation-lane.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { createConversationTables } from "./conversation-tables.js";
 import { runDueJobs } from "./lane-runner.js";
@@ -29,11 +29,13 @@ import { workersReplayHint } from "./replay-hint.js";
  *
  * The object wires its parts, one per table (`conversation-tables.ts` lists them), and holds
  * the alarm. One alarm serves everything: it is set to the head job's next run while jobs
- * wait, else to the expiry (`conversation-expiry.ts`). Jobs only run in `alarm()`, and an
- * in-memory flag keeps a second alarm (a test running it by hand, the platform's
- * at-least-once retry) from running the lane at the same time: calls that arrive while a job
- * awaits its brain or receiver only add to the lane, and the running loop takes what they
- * added. An instance is unique and its memory is lost with it, so the flag needs no storage.
+ * wait (a retry, a head held for order); an idle conversation keeps whatever alarm it has for
+ * its expiry (`conversation-expiry.ts`). Jobs run in the hand-over that brought them
+ * ({@link enqueue}) or in `alarm()`, and an in-memory flag keeps a second run (an alarm during
+ * a hand-over, a test running it by hand, the platform's at-least-once retry) from running the
+ * lane at the same time: calls that arrive while a job awaits its brain or receiver only add
+ * to the lane, and the running loop takes what they added. An instance is unique and its
+ * memory is lost with it, so the flag needs no storage.
  */
 export class ConversationObject extends DurableObject<WorkerEnv> {
   private readonly sql: MeteredSql;
@@ -53,9 +55,9 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     super(ctx, env);
     this.sql = new MeteredSql(ctx.storage.sql);
     this.memory = new ConversationMemory(this.sql);
-    this.counters = new ConversationCounters(this.sql);
     this.parked = new ParkedJobs(this.sql);
     this.lane = new ConversationLane(this.sql, this.parked);
+    this.counters = new ConversationCounters(this.sql, () => this.lane.lastSequence());
     this.oldLetters = new OldDeadLetters(this.sql);
     this.expiry = new ConversationExpiry({
       counters: this.counters,
@@ -78,14 +80,22 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   }
 
   /**
-   * Takes the inbound queue's messages of this conversation, idempotent by message id, and
-   * resolves once they are stored: the consumer acks them then. One result per body.
+   * Takes the inbound queue's messages of this conversation, idempotent by message id, runs
+   * the lane's due jobs in this request (waiting here for a head due within
+   * {@link ORDER_HOLD_MS}, rather than setting an alarm, which is a billed write), and resolves
+   * with one result per body: the consumer acks them then. Had the object stopped mid-run, this
+   * call fails, the queue hands the messages over again, and they are duplicates by then whose
+   * hand-over runs the lane again, so a stored job never waits without an alarm or a run.
    */
   async enqueue(bodies: readonly InboundBody[]): Promise<HandOver[]> {
     const results = bodies.map((body) => this.lane.add(body));
-    await this.touch();
+    this.expiry.touch(Date.now());
+    await this.runLane(ORDER_HOLD_MS);
     return results;
   }
+
+  /** How long a hand-over keeps starting jobs; the alarm runs what is left. */
+  static readonly HAND_OVER_RUN_MS = 15_000;
 
   /** The last `limit` turns (at most `MAX_TURNS`, 100), oldest first. */
   history(limit: number): ConversationTurn[] {
@@ -152,9 +162,24 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     this.sql.usage.alarmRuns += 1;
+    await this.runLane();
+  }
+
+  /**
+   * Runs the lane (see {@link alarm}) unless it runs already. With `waitUpTo` (a hand-over), it
+   * runs only when the head is due within that many ms, after waiting for it here.
+   */
+  private async runLane(waitUpTo?: number): Promise<void> {
+    const startUntil = waitUpTo === undefined ? undefined : Date.now() + ConversationObject.HAND_OVER_RUN_MS;
     if (this.running) return;
     this.running = true;
     try {
+      if (waitUpTo !== undefined) {
+        const wait = (this.lane.nextRunAt() ?? Number.POSITIVE_INFINITY) - Date.now();
+        if (wait > waitUpTo) return;
+        // Other calls are delivered meanwhile; their jobs join the lane and this run takes them.
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      }
       const env = this.environment();
       const built = await partsFor(env);
       const logger = built.ok ? built.parts.logger : built.logger;
@@ -169,6 +194,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
         metrics: built.ok ? built.parts.metrics : noopMetrics,
         receiver: this.receiver,
         now: () => Date.now(),
+        ...(startUntil === undefined ? {} : { startUntil }),
       });
       await this.expiry.afterRun(() => this.deleteStorage());
     } finally {
@@ -193,15 +219,17 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   }
 
   /**
-   * Sets the one alarm: the head job's next run while jobs wait, else the expiry. A running
-   * lane sets it when it stops, from what it left.
+   * Sets the one alarm: the head job's next run while jobs wait. An idle conversation needs an
+   * alarm for its expiry, but any alarm will do: one already set is kept (it runs the lane,
+   * finds the conversation not expired yet, and the alarm is set again then), so an answered
+   * message costs no alarm. A running lane sets it when it stops, from what it left.
    */
   private async schedule(): Promise<void> {
     if (this.running) return;
-    const at = this.lane.nextRunAt() ?? this.expiry.expiresAt();
-    if (at === undefined) return;
+    const next = this.lane.nextRunAt();
     this.alarmAt ??= await this.ctx.storage.getAlarm();
-    if (this.alarmAt === at) return;
+    const at = next ?? (this.alarmAt === null ? this.expiry.expiresAt() : undefined);
+    if (at === undefined || this.alarmAt === at) return;
     this.alarmAt = at;
     this.sql.usage.alarmsSet += 1;
     await this.ctx.storage.setAlarm(at);
@@ -211,6 +239,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   private async deleteStorage(): Promise<void> {
     await this.ctx.storage.deleteAll();
     this.alarmAt = null;
+    this.counters.forget();
     createConversationTables(this.sql);
   }
 }

@@ -9,15 +9,16 @@ import type { MeteredSql } from "../metered-sql.js";
  * Each table has one class that writes it:
  *
  * - `turns` (`ConversationMemory`): the conversation's memory, last turns only.
- * - `counters` (`ConversationCounters`): the reply `sequence` counter, and `touched_at` (when
- *   the conversation was last active, for the expiry).
+ * - `counters` (`ConversationCounters`): the floor of the reply `sequence` counter, and
+ *   `touched_at` (when the conversation was last active, for the expiry).
  * - `jobs` (`ParkedJobs`): jobs parked by message id until the inbound consumer hands them
  *   over (messages too large for a queue message), or until the dead-letter consumer reads
  *   them (dead letters too large for one).
  * - `lane` (`ConversationLane`): the conversation's pending jobs, run one at a time in
  *   acceptance order.
  * - `answered` (`ConversationLane`): ids of messages recently answered or dead-lettered, so
- *   that a queue message delivered again is not answered twice.
+ *   that a queue message delivered again is not answered twice, with the last `sequence` of
+ *   their replies (the counter reads it).
  * - `dead_letters` (`OldDeadLetters`): where version 0.1.0 kept the conversation's dead
  *   letters; emptied into the dead-letter store, and no longer written.
  *
@@ -44,7 +45,14 @@ export function createConversationTables(sql: MeteredSql): void {
     job TEXT NOT NULL,
     letter TEXT
   ) WITHOUT ROWID`);
-  sql.run("CREATE TABLE IF NOT EXISTS answered (id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID");
+  sql.run(
+    "CREATE TABLE IF NOT EXISTS answered (id TEXT PRIMARY KEY, at INTEGER NOT NULL, last_seq INTEGER) WITHOUT ROWID",
+  );
+  // An object of an earlier version has `answered` without `last_seq`; reading the columns is
+  // one small read per construction, and the column is added once.
+  const columns = sql.all<{ name: string }>("SELECT name FROM pragma_table_info('answered')");
+  if (!columns.some((column) => column.name === "last_seq"))
+    sql.run("ALTER TABLE answered ADD COLUMN last_seq INTEGER");
   sql.run(
     "CREATE TABLE IF NOT EXISTS dead_letters (id TEXT PRIMARY KEY, letter TEXT NOT NULL, died_at INTEGER NOT NULL)",
   );

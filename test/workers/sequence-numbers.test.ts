@@ -1,0 +1,92 @@
+/**
+ * A conversation's reply `sequence` costs no write of its own: the numbers live in the saved
+ * replies and the answered rows, and the counter reads them. These check that numbering still
+ * never goes back: across a restart of the object, and once the answered rows are pruned.
+ */
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { conversationKey } from "../../src/core/conversation/conversation-store.js";
+import { ANSWERED_KEPT_MS } from "../../src/workers/conversation/conversation-lane.js";
+import { eventually, forgetConversations, handOver, objectsUse } from "./support/conversations.js";
+import { captureLogs, fakeReceiver } from "./support/fake-receiver.js";
+import { delivered, queuedMessage } from "./support/queue-messages.js";
+import { channelConfig, freshConversation, SECRET } from "./support/test-config.js";
+import { testEnv } from "./support/test-env.js";
+
+afterEach(async () => {
+  await forgetConversations();
+  vi.restoreAllMocks();
+});
+
+describe("reply sequence numbers inside workerd", () => {
+  it("keeps counting after the object restarts and after its answered ids are pruned", async () => {
+    captureLogs();
+    const { deliveries } = fakeReceiver();
+    const env = objectsUse(testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }));
+    const conversationId = freshConversation();
+    // A stub does not outlive an abort: a new one each time (and not the helper's, which
+    // cleans up with the stubs it handed out).
+    const stub = () => env.CONVERSATIONS.get(env.CONVERSATIONS.idFromName(conversationKey("webhook", conversationId)));
+    const send = async (text: string) => {
+      await handOver(env, [delivered(queuedMessage({ conversationId, text }))]);
+    };
+
+    await send("one");
+    await send("two");
+    await eventually(() => expect(deliveries).toHaveLength(2));
+    // The instance and the numbers it counted in memory are gone; the answered rows are not.
+    await abortAllDurableObjects();
+    await send("three");
+    await eventually(() => expect(deliveries).toHaveLength(3));
+
+    // A day later every answered id is pruned: the highest number is kept in the counter first.
+    await runInDurableObject(stub(), (_instance, state) => {
+      state.storage.sql.exec("UPDATE answered SET at = at - ?", ANSWERED_KEPT_MS + 1);
+    });
+    await abortAllDurableObjects();
+    await runInDurableObject(stub(), (instance) => instance.alarm());
+    const left = await runInDurableObject(
+      stub(),
+      (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM answered").one().n,
+    );
+    expect(left).toBe(0);
+    await abortAllDurableObjects();
+    await send("four");
+    await eventually(() => expect(deliveries).toHaveLength(4));
+
+    await runInDurableObject(stub(), (_instance, state) => state.storage.deleteAll());
+    expect(deliveries.map((delivery) => [delivery.body.text, delivery.body.sequence])).toEqual([
+      ["one", 1],
+      ["two", 2],
+      ["three", 3],
+      ["four", 4],
+    ]);
+  });
+
+  it("gives an object of an earlier version, whose answered ids have no sequence, the column and carries on counting", async () => {
+    captureLogs();
+    const { deliveries } = fakeReceiver();
+    const env = objectsUse(testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }));
+    const conversationId = freshConversation();
+    const stub = () => env.CONVERSATIONS.get(env.CONVERSATIONS.idFromName(conversationKey("webhook", conversationId)));
+    // As 0.1 left it: `answered` without `last_seq`, the counter in `counters`.
+    await runInDurableObject(stub(), (_instance, state) => {
+      state.storage.sql.exec("DROP TABLE answered");
+      state.storage.sql.exec("CREATE TABLE answered (id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID");
+      state.storage.sql.exec("INSERT INTO answered (id, at) VALUES ('old', ?)", Date.now());
+      state.storage.sql.exec("INSERT INTO counters (name, value) VALUES ('sequence', 7)");
+    });
+    await abortAllDurableObjects();
+    await handOver(env, [delivered(queuedMessage({ conversationId, text: "after the upgrade" }))]);
+    await eventually(() => expect(deliveries).toHaveLength(1));
+    expect(deliveries[0]?.body.sequence).toBe(8);
+    const columns = await runInDurableObject(stub(), (_instance, state) =>
+      state.storage.sql
+        .exec<{ name: string }>("SELECT name FROM pragma_table_info('answered')")
+        .toArray()
+        .map((column) => column.name),
+    );
+    expect(columns).toContain("last_seq");
+    await runInDurableObject(stub(), (_instance, state) => state.storage.deleteAll());
+  });
+});
