@@ -5,6 +5,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { conversationKey } from "../../src/core/conversation/conversation-store.js";
 import worker from "../../src/workers/index.js";
 import { eventually, forgetConversations, handOver, objectsUse } from "./support/conversations.js";
 import { captureLogs, fakeReceiver } from "./support/fake-receiver.js";
@@ -104,5 +105,26 @@ describe("the receiver circuit inside workerd", () => {
       channel,
     });
     expect(lines.find((line) => String(line.msg).startsWith("receiver up"))).toMatchObject({ level: "info", channel });
+  });
+
+  it("gives the probe to the next conversation when the one that waited longest has nothing left to post", async () => {
+    captureLogs();
+    // The first probe a second after it goes down: both conversations are listed by then.
+    const { env, channel } = circuitEnv({ circuit_failures: 1, initial_delay_ms: 1_000, max_delay_ms: 1_000 });
+    let down = true;
+    const answered: string[] = [];
+    fakeReceiver((delivery) => {
+      if (!down) answered.push(String(delivery.body.text));
+      return new Response(null, { status: down ? 503 : 200 });
+    });
+    // A conversation listed as waiting whose job has since left its lane (say, dead at its max age).
+    const receiver = env.RECEIVERS.get(env.RECEIVERS.idFromName(channel));
+    await receiver.report(channel, { answered: false }, false, conversationKey(channel, "gone"));
+    await handOver(env, [delivered(queuedMessage({ conversationId: "waiting", channel, text: "waiting" }))]);
+    await eventually(async () => expect((await receiver.status()).waiting).toBe(2));
+    down = false;
+    // Well before the 25 s after which a probe that never reported is given up.
+    await eventually(() => expect(answered).toEqual(["waiting"]), 5_000);
+    await eventually(async () => expect(await receiver.status()).toMatchObject({ up: true, waiting: 0 }));
   });
 });

@@ -4,6 +4,14 @@ import { type TraceContext, traceHeaders } from "../http/trace-context.js";
 import { isRecord } from "../is-record.js";
 import { redactUrl } from "../log/redact-url.js";
 import { isRetryableStatus } from "../outbound/deliver-reply.js";
+
+/**
+ * Statuses after which a brain may answer later: those of a reply (`isRetryableStatus`) but
+ * 409, which a model server or bot answers for a request that will not change.
+ */
+export function isRetryableBrainStatus(status: number): boolean {
+  return status !== 409 && isRetryableStatus(status);
+}
 import { parseRetryAfterMs } from "../sequencer/retry-policy.js";
 import { VERSION } from "../version.js";
 
@@ -165,7 +173,7 @@ function statusError(endpoint: BrainEndpoint, response: Response, text: string):
   const status = response.status;
   const server = serverError(text);
   const hint = endpoint.hint?.(status);
-  const retryable = isRetryableStatus(status);
+  const retryable = isRetryableBrainStatus(status);
   const retryAfterMs = retryable ? retryAfter(response.headers, endpoint.clock.now()) : undefined;
   const said = server.message === undefined ? "" : `: ${server.message}`;
   return brainError(endpoint, `${endpoint.peer} answered ${status}${said}${hint === undefined ? "" : ` (${hint})`}`, {

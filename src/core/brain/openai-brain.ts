@@ -3,10 +3,16 @@ import { systemClock } from "../clock.js";
 import type { OpenAiBrainConfig } from "../config/brain-schema.js";
 import { isRecord } from "../is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
-import { isRetryableStatus } from "../outbound/deliver-reply.js";
 import type { Brain, BrainRequest } from "./brain.js";
 import { type BrainDeps, requireSecret } from "./brain-deps.js";
-import { type BrainEndpoint, brainError, jsonRequestHeaders, malformedAnswer, postJson } from "./brain-endpoint.js";
+import {
+  type BrainEndpoint,
+  brainError,
+  isRetryableBrainStatus,
+  jsonRequestHeaders,
+  malformedAnswer,
+  postJson,
+} from "./brain-endpoint.js";
 import { buildChatMessages, chatCompletionText, textReplies } from "./chat-messages.js";
 import { usageOf } from "./token-usage.js";
 
@@ -87,7 +93,7 @@ function errorInBody(endpoint: BrainEndpoint, body: unknown): ChannelError | und
     endpoint,
     `${endpoint.peer} answered with an error${typeof message === "string" ? `: ${message.slice(0, 500)}` : ""}`,
     {
-      retryable: status !== undefined && isRetryableStatus(status),
+      retryable: status !== undefined && isRetryableBrainStatus(status),
       ...(status === undefined ? {} : { upstreamStatus: status }),
     },
   );

@@ -124,7 +124,7 @@ const delivery = z
       .max(10_000, { error: "must be at most 10000" })
       .default(5)
       .describe(
-        "Reply POSTs in a row that the receiver does not answer (no connection, a timeout, 5xx, 408, 409, 425, 429) before it counts as down: replies then wait without spending attempts, and one probe at a time tries it on the retry schedule until it answers. 0: never. Default 5. See docs/delivery.md#receiver-circuit.",
+        "Reply POSTs in a row that the receiver does not answer (no connection, a timeout, 5xx, 408, 425, 429) before it counts as down: replies then wait without spending attempts, and one probe at a time tries it on the retry schedule until it answers. 0: never. Default 5. See docs/delivery.md#receiver-circuit.",
       ),
   })
   .describe("How replies are delivered to outbound_url, and how failures are retried.");

@@ -280,9 +280,12 @@ export function createJobRunner(
   return { run };
 }
 
-/** A reply POST that got no answer from the receiver (see `isRetryableStatus`): the receiver circuit counts it. */
+/**
+ * A reply POST that got no answer from the receiver (no connection, a timeout, 5xx, 408, 425,
+ * 429): the receiver circuit counts it. A 409 is retried but is an answer: the receiver is up.
+ */
 function isReceiverFailure(error: ChannelError): boolean {
-  return error.code === "delivery_failed" && error.retryable;
+  return error.code === "delivery_failed" && error.retryable && error.upstreamStatus !== 409;
 }
 
 function jobError(error: ChannelError): JobError {

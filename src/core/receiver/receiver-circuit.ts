@@ -20,6 +20,8 @@ export interface CircuitPolicy {
   readonly maxDelayMs: number;
   /** A probe whose result never came (its runner died) is given up after this; another may start. */
   readonly probeTimeoutMs: number;
+  /** The receiver: its `outbound_url`'s origin. A circuit kept for another one starts afresh. */
+  readonly target: string;
 }
 
 /** Shortest wait between probes: an `initial_delay_ms` of 0 must not make a busy loop of them. */
@@ -37,10 +39,14 @@ export interface DownState {
   readonly probingUntil?: number;
 }
 
-/** A receiver's state: unanswered POSTs in a row while up, and `down` while it is down. */
+/**
+ * A receiver's state: unanswered POSTs in a row while up, and `down` while it is down, for the
+ * receiver `target` (the policy's when a failure was last counted).
+ */
 export interface CircuitState {
   readonly failures: number;
   readonly down?: DownState;
+  readonly target?: string;
 }
 
 /** A receiver nothing is known against. */
@@ -103,26 +109,40 @@ export function recordPost(
   if (down !== undefined) {
     if (!wasProbe) return { state };
     const probes = down.probes + 1;
-    return {
-      state: {
-        failures: state.failures,
-        down: { since: down.since, probes, probeAt: now + probeDelayMs(probes, policy, report.retryAfterMs) },
-      },
-    };
+    const probeAt = now + probeDelayMs(probes, policy, report.retryAfterMs);
+    return { state: { ...state, down: { since: down.since, probes, probeAt } } };
   }
   const failures = state.failures + 1;
-  if (policy.failuresToOpen === 0 || failures < policy.failuresToOpen) return { state: { failures } };
+  const { target } = policy;
+  if (policy.failuresToOpen === 0 || failures < policy.failuresToOpen) return { state: { failures, target } };
   return {
-    state: { failures, down: { since: now, probes: 0, probeAt: now + probeDelayMs(0, policy, report.retryAfterMs) } },
+    state: {
+      failures,
+      target,
+      down: { since: now, probes: 0, probeAt: now + probeDelayMs(0, policy, report.retryAfterMs) },
+    },
     change: "down",
   };
+}
+
+/**
+ * The state as it stands under `policy`, which a reload may have changed: a circuit counted
+ * against another receiver (`outbound_url` names another origin now), or one that is off now
+ * (`failuresToOpen` 0), starts afresh, up. Runtimes call it before {@link admitPost} and
+ * {@link recordPost}.
+ */
+export function underPolicy(state: CircuitState, policy: CircuitPolicy): CircuitStep {
+  const retargeted = state.target !== undefined && state.target !== policy.target;
+  const off = policy.failuresToOpen === 0 && state.failures > 0;
+  if (!retargeted && !off) return { state };
+  return state.down === undefined ? { state: RECEIVER_UP } : { state: RECEIVER_UP, change: "up" };
 }
 
 /** A probe's run ended without posting (it failed before, or had nothing to post): the next run may probe. */
 export function releaseProbe(state: CircuitState): CircuitState {
   const { down } = state;
   if (down?.probingUntil === undefined) return state;
-  return { failures: state.failures, down: { since: down.since, probes: down.probes, probeAt: down.probeAt } };
+  return { ...state, down: { since: down.since, probes: down.probes, probeAt: down.probeAt } };
 }
 
 /**
@@ -135,14 +155,19 @@ export function probeDelayMs(failedProbes: number, policy: CircuitPolicy, retryA
   return Math.max(MIN_PROBE_DELAY_MS, Math.min(policy.maxDelayMs, scheduled));
 }
 
-/** The circuit policy of a channel's `webhook.delivery` settings. */
-export function circuitPolicyOf(delivery: {
-  readonly circuit_failures: number;
-  readonly initial_delay_ms: number;
-  readonly max_delay_ms: number;
-  readonly timeout_ms: number;
+/** The circuit policy of a channel's `webhook` settings: its `outbound_url` and `delivery`. */
+export function circuitPolicyOf(webhook: {
+  readonly outbound_url: string;
+  readonly delivery: {
+    readonly circuit_failures: number;
+    readonly initial_delay_ms: number;
+    readonly max_delay_ms: number;
+    readonly timeout_ms: number;
+  };
 }): CircuitPolicy {
+  const { delivery } = webhook;
   return {
+    target: URL.canParse(webhook.outbound_url) ? new URL(webhook.outbound_url).origin : webhook.outbound_url,
     failuresToOpen: delivery.circuit_failures,
     initialDelayMs: delivery.initial_delay_ms,
     maxDelayMs: delivery.max_delay_ms,

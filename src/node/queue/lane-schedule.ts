@@ -106,7 +106,9 @@ export class LaneSchedule {
         this.ready.add(key);
         this.wake();
       },
-      Math.max(0, dueAt - this.now()),
+      // A timer longer than 2^31 - 1 ms fires at once: a hold until a far max age wakes early
+      // instead, and is held again.
+      Math.min(MAX_TIMER_MS, Math.max(0, dueAt - this.now())),
     );
     this.timers.set(key, timer);
   }
@@ -159,6 +161,9 @@ export class LaneSchedule {
     return left;
   }
 }
+
+/** The longest delay `setTimeout` takes (about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
 
 function keyOf(job: Job): string {
   return conversationKey(job.message.channel, job.message.message.conversationId);

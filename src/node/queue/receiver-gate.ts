@@ -7,6 +7,7 @@ import {
   type CircuitPolicy,
   type CircuitState,
   RECEIVER_UP,
+  underPolicy,
 } from "../../core/receiver/receiver-circuit.js";
 import type { ReceiverStanding } from "../../core/receiver/receiver-standing.js";
 import type { Job, JobOutcome } from "../../core/sequencer/job.js";
@@ -50,6 +51,7 @@ export class ReceiverGate {
   /** What a run of `job` may do with its replies. */
   admit(job: Job): Admission {
     if (this.state.down === undefined) return "send";
+    if (this.reconciled()) return "send";
     const hasReplies = job.replies !== undefined && job.delivered < job.replies.length;
     const admitted = admitPost(this.state, this.options.now(), this.options.policy(), hasReplies);
     this.state = admitted.state;
@@ -72,8 +74,16 @@ export class ReceiverGate {
     // The hot path: a healthy receiver that answered, or a run that posted nothing.
     if (outcome.kind !== "unanswered" && admission !== "probe") {
       const healthy = this.state.failures === 0 && this.state.down === undefined;
-      if (outcome.kind === "wait" || outcome.answered !== true || healthy) return outcome;
+      if (outcome.kind !== "wait" && (outcome.answered !== true || healthy)) return outcome;
+      if (outcome.kind === "wait") {
+        this.reconciled();
+        // Admitted to wait, but the receiver came back up while this run asked its brain: the
+        // lanes held then were woken without it, so it runs again now (no attempt spent).
+        if (this.state.down === undefined) return { kind: "retry", job: outcome.job, delayMs: 0 };
+        return outcome;
+      }
     }
+    this.reconciled();
     const ruling = passCircuit(outcome, {
       state: this.state,
       policy: this.options.policy(),
@@ -93,6 +103,18 @@ export class ReceiverGate {
     const { channel } = this.options;
     if (down === undefined) return { channel, up: true, waiting: this.held.size };
     return { channel, up: false, since: down.since, waiting: this.held.size, nextProbeAt: down.probeAt };
+  }
+
+  /**
+   * Applies a reload of the policy (see `underPolicy`): a circuit of another receiver, or one
+   * turned off, starts afresh and wakes what waited. True when it changed.
+   */
+  private reconciled(): boolean {
+    const step = underPolicy(this.state, this.options.policy());
+    if (step.state === this.state) return false;
+    this.state = step.state;
+    if (step.change === "up") this.cameUp();
+    return true;
   }
 
   /** Stops the probe timer: nothing is woken any more. */
@@ -130,8 +152,9 @@ export class ReceiverGate {
     const { down } = this.state;
     if (this.stopped || down === undefined || this.probeTimer !== undefined || this.held.size === 0) return;
     const now = this.options.now();
-    const probing = down.probingUntil !== undefined && now < down.probingUntil;
-    if (probing) return;
+    // While a probe is out the timer is set to when it is given up, so that a probe whose run
+    // never ends cannot keep the others waiting.
+    const at = down.probingUntil !== undefined && now < down.probingUntil ? down.probingUntil : down.probeAt;
     this.probeTimer = setTimeout(
       () => {
         this.probeTimer = undefined;
@@ -140,7 +163,7 @@ export class ReceiverGate {
         this.held.delete(first.value);
         this.options.wake([first.value]);
       },
-      Math.max(0, down.probeAt - now),
+      Math.max(0, at - now),
     );
   }
 }

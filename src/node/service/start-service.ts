@@ -198,7 +198,7 @@ function buildQueues(
       receiver: {
         channel: channelName(channel),
         // The live configuration's: a reload of webhook.delivery reaches the circuit at once.
-        policy: () => circuitPolicyOf(liveChannel(parts, channel).webhook.delivery),
+        policy: () => circuitPolicyOf(liveChannel(parts, channel).webhook),
       },
       store: state.jobs,
       logger: options.logger,

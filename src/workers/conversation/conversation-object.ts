@@ -48,6 +48,8 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   private readonly consumer: ObjectConsumer;
   private readonly receiver: ReceiverLink;
   private running = false;
+  /** A receiver wake-up came while the lane ran: the head runs again once the run ends. */
+  private wokenDuringRun = false;
   /** The alarm as set, null for none, undefined until read: `setAlarm` is billed, so it is not repeated. */
   private alarmAt: number | null | undefined;
 
@@ -144,15 +146,23 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
 
   /**
    * The channel's receiver object wakes this conversation, whose replies wait for the receiver:
-   * it is up again, or (`asProbe`) this conversation's next POST is to be its probe.
+   * it is up again, or (`asProbe`) this conversation's next POST is to be its probe. Answers
+   * whether anything of the conversation waits (false: its job left the lane meanwhile, and a
+   * probe goes to another conversation). A wake-up that comes while the lane runs is kept for
+   * when the run ends, so that the run's own settlement (a hold) cannot undo it.
    */
-  async receiverWake(channel: string, asProbe: boolean): Promise<void> {
+  async receiverWake(channel: string, asProbe: boolean): Promise<boolean> {
+    const head = this.lane.head();
+    if (head?.job === undefined) return false;
     if (asProbe) this.receiver.grantProbe();
     else ReceiverLink.up(channel);
-    const head = this.lane.head();
-    if (head === undefined) return;
+    if (this.running) {
+      this.wokenDuringRun = true;
+      return true;
+    }
     this.lane.postpone(head.id, Date.now());
     await this.schedule();
+    return true;
   }
 
   /**
@@ -196,6 +206,11 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
         now: () => Date.now(),
         ...(startUntil === undefined ? {} : { startUntil }),
       });
+      if (this.wokenDuringRun) {
+        this.wokenDuringRun = false;
+        const head = this.lane.head();
+        if (head !== undefined && head.nextAt > Date.now()) this.lane.postpone(head.id, Date.now());
+      }
       await this.expiry.afterRun(() => this.deleteStorage());
     } finally {
       this.running = false;

@@ -46,8 +46,15 @@ export class ReceiverLink {
     const view = receiverView(channel);
     const wasProbe = admission === "probe";
     const holds = outcome.kind === "wait" || outcome.kind === "unanswered";
+    // Held until its max age by this isolate's view: asked before it becomes a dead letter,
+    // since the view may be out of date.
+    const expiring = admission === "wait" && outcome.kind === "dead";
     const worthTelling =
-      holds || wasProbe || report?.answered === false || (report?.answered === true && (view.down || view.failing));
+      holds ||
+      expiring ||
+      wasProbe ||
+      report?.answered === false ||
+      (report?.answered === true && (view.down || view.failing));
     if (!worthTelling) return ruleOn(outcome, false);
     const holdAs = holds ? conversationKey(channel, outcome.job.message.message.conversationId) : null;
     try {
@@ -55,7 +62,7 @@ export class ReceiverLink {
       const answer = await stub.report(channel, report ?? null, wasProbe, holdAs);
       learnReceiver(channel, answer);
       // The view was out of date: the receiver is up, so the held job runs again now.
-      if (outcome.kind === "wait" && !answer.down) return { kind: "retry", job: outcome.job, delayMs: 0 };
+      if ((outcome.kind === "wait" || expiring) && !answer.down) return { kind: "retry", job: outcome.job, delayMs: 0 };
       return ruleOn(outcome, answer.down);
     } catch (error) {
       logger.warn(`cannot reach the receiver circuit: ${errorMessage(error)}`, { channel });

@@ -9,6 +9,7 @@ import {
   type PostReport,
   recordPost,
   releaseProbe,
+  underPolicy,
 } from "../../core/receiver/receiver-circuit.js";
 import type { ReceiverStanding } from "../../core/receiver/receiver-standing.js";
 import { partsFor } from "../environment-parts.js";
@@ -21,10 +22,8 @@ export const WAKE_BATCH = 50;
 
 /** The policy when the configuration cannot be read: `webhook.delivery`'s defaults. */
 const DEFAULT_POLICY = circuitPolicyOf({
-  circuit_failures: 5,
-  initial_delay_ms: 1_000,
-  max_delay_ms: 600_000,
-  timeout_ms: 10_000,
+  outbound_url: "",
+  delivery: { circuit_failures: 5, initial_delay_ms: 1_000, max_delay_ms: 600_000, timeout_ms: 10_000 },
 });
 
 /**
@@ -37,6 +36,8 @@ const DEFAULT_POLICY = circuitPolicyOf({
  */
 export class ReceiverObject extends DurableObject<WorkerEnv> {
   private readonly store: ReceiverStorage;
+  /** The alarm as set, null for none, undefined until read: `setAlarm` is billed. */
+  private alarmAt: number | null | undefined;
 
   constructor(ctx: DurableObjectState, env: WorkerEnv) {
     super(ctx, env);
@@ -54,17 +55,19 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     wasProbe: boolean,
     holdAs: string | null,
   ): Promise<ReceiverView> {
+    const policy = await this.policy(channel);
+    // Read after the await: another report may have been taken meanwhile.
     const now = Date.now();
     const before = this.store.state();
-    const policy = await this.policy(channel);
-    let state: CircuitState = before;
-    let change: "down" | "up" | undefined;
+    const reconciled = underPolicy(before, policy);
+    let state: CircuitState = reconciled.state;
+    let change = reconciled.change;
     if (report !== null) {
-      const step = recordPost(before, report, now, policy, wasProbe);
+      const step = recordPost(state, report, now, policy, wasProbe);
       state = step.state;
-      change = step.change;
+      change = step.change ?? change;
     } else if (wasProbe) {
-      state = releaseProbe(before);
+      state = releaseProbe(state);
     }
     if (state !== before) this.store.save(state);
     if (holdAs !== null && state.down !== undefined) this.store.addWaiting(holdAs);
@@ -83,27 +86,49 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
 
   /**
    * Up: wakes the waiting conversations, a batch per run. Down: when a probe is due and none is
-   * out, wakes the conversation that has waited longest as the probe.
+   * out, wakes the conversation that has waited longest as the probe; one that has nothing to
+   * post any more (its job left the lane) gives its turn to the next.
    */
   override async alarm(): Promise<void> {
-    const now = Date.now();
-    const state = this.store.state();
+    this.alarmAt = null;
     const channel = this.store.channel();
     if (channel === undefined) return;
+    const policy = await this.policy(channel);
+    const now = Date.now();
+    let state = this.store.state();
+    const reconciled = underPolicy(state, policy);
+    if (reconciled.state !== state) {
+      state = reconciled.state;
+      this.store.save(state);
+      if (reconciled.change !== undefined) await this.changed(channel, reconciled.change, state);
+    }
     if (state.down === undefined) {
       const woken = this.store.takeWaiting(WAKE_BATCH);
-      await Promise.all(woken.map((name) => this.wake(name, channel, false)));
-      if (this.store.waitingCount() > 0) await this.ctx.storage.setAlarm(now);
+      const results = await Promise.all(
+        woken.map(async (name) => ({ name, woken: await this.wake(name, channel, false) })),
+      );
+      // One that could not be woken waits on (its own alarm runs it at its max age meanwhile).
+      for (const { name, woken: ok } of results) if (ok === "unreachable") this.store.addWaiting(name);
+      await this.schedule(state, now, woken.length === WAKE_BATCH);
       return;
     }
-    const admitted = admitPost(state, now, await this.policy(channel));
-    if (admitted.admission === "probe") {
+    for (let tries = 0; tries < WAKE_BATCH; tries += 1) {
+      const admitted = admitPost(state, now, policy);
+      if (admitted.admission !== "probe") break;
       const [first] = this.store.takeWaiting(1);
-      if (first !== undefined) {
-        this.store.save(admitted.state);
-        await this.wake(first, channel, true);
-        await this.schedule(admitted.state, now);
-        return;
+      if (first === undefined) break;
+      this.store.save(admitted.state);
+      const woken = await this.wake(first, channel, true);
+      if (woken === "probing") {
+        state = admitted.state;
+        break;
+      }
+      // Not probing after all: the probe is free again for the next in line.
+      state = releaseProbe(admitted.state);
+      this.store.save(state);
+      if (woken === "unreachable") {
+        this.store.addWaitingFirst(first);
+        break;
       }
     }
     await this.schedule(state, now);
@@ -121,9 +146,13 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
   private async policy(channel: string): Promise<CircuitPolicy> {
     this.store.rememberChannel(channel);
     const built = await partsFor(this.environment());
-    if (!built.ok) return DEFAULT_POLICY;
-    const found = built.parts.config.channels.find((candidate) => channelName(candidate) === channel);
-    return found === undefined ? DEFAULT_POLICY : circuitPolicyOf(found.webhook.delivery);
+    const found = built.ok
+      ? built.parts.config.channels.find((candidate) => channelName(candidate) === channel)
+      : undefined;
+    // Unreadable configuration: the defaults, for the receiver last counted against.
+    return found === undefined
+      ? { ...DEFAULT_POLICY, target: this.store.state().target ?? DEFAULT_POLICY.target }
+      : circuitPolicyOf(found.webhook);
   }
 
   private async changed(channel: string, change: "down" | "up", state: CircuitState): Promise<void> {
@@ -142,31 +171,49 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     if (built.ok) built.parts.metrics.receiverState(channel, change === "up");
   }
 
-  /** The alarm: now while conversations are to be woken, else at the next probe (or when the probe out expires). */
-  private async schedule(state: CircuitState, now: number): Promise<void> {
+  /**
+   * The alarm: now while conversations are to be woken (`more`, or any waiting while up); while
+   * down, at the next probe, or when the probe out is given up, as long as anyone waits or a
+   * probe is out. Kept in memory, so that a report that changes nothing writes no alarm.
+   */
+  private async schedule(state: CircuitState, now: number, more = false): Promise<void> {
     const { down } = state;
+    let at: number | undefined;
     if (down === undefined) {
-      if (this.store.waitingCount() > 0) await this.ctx.storage.setAlarm(now);
-      return;
+      if (more || this.store.waitingCount() > 0) at = now;
+    } else {
+      const probing = down.probingUntil !== undefined && now < down.probingUntil;
+      if (probing) at = down.probingUntil;
+      else if (this.store.waitingCount() > 0) at = down.probeAt;
     }
-    if (this.store.waitingCount() === 0) return;
-    const probing = down.probingUntil !== undefined && now < down.probingUntil;
-    await this.ctx.storage.setAlarm(probing ? (down.probingUntil ?? now) : down.probeAt);
+    if (at === undefined) return;
+    this.alarmAt ??= await this.ctx.storage.getAlarm();
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
+    this.alarmAt = at;
+    await this.ctx.storage.setAlarm(at);
   }
 
-  private async wake(conversation: string, channel: string, asProbe: boolean): Promise<void> {
+  /**
+   * Wakes a waiting conversation (`asProbe`: to post as the probe). What came of it: `probing`
+   * (it has replies to post, and posts one now), `woken`, `idle` (nothing of it waits any more),
+   * or `unreachable` (logged; it waits on).
+   */
+  private async wake(conversation: string, channel: string, asProbe: boolean): Promise<WakeResult> {
     const stub = this.env.CONVERSATIONS.get(this.env.CONVERSATIONS.idFromName(conversation));
     try {
-      await stub.receiverWake(channel, asProbe);
+      const waits = await stub.receiverWake(channel, asProbe);
+      if (!waits) return "idle";
+      return asProbe ? "probing" : "woken";
     } catch (error) {
-      // Its own alarm still runs it at its max age; a lost wake-up costs time, never a message.
       const built = await partsFor(this.environment());
       (built.ok ? built.parts.logger : built.logger).warn(
         `cannot wake a waiting conversation: ${errorMessage(error)}`,
-        {
-          channel,
-        },
+        { channel },
       );
+      return "unreachable";
     }
   }
 }
+
+/** What waking a waiting conversation came to. */
+type WakeResult = "probing" | "woken" | "idle" | "unreachable";

@@ -47,6 +47,14 @@ export class ReceiverStorage {
     this.sql.exec("INSERT OR IGNORE INTO waiting (conversation) VALUES (?)", conversation);
   }
 
+  /** Puts a conversation back first in line (its wake-up failed). */
+  addWaitingFirst(conversation: string): void {
+    this.sql.exec(
+      "INSERT OR IGNORE INTO waiting (seq, conversation) VALUES ((SELECT COALESCE(MIN(seq), 1) - 1 FROM waiting), ?)",
+      conversation,
+    );
+  }
+
   /** Removes and returns the `limit` conversations that have waited longest. */
   takeWaiting(limit: number): string[] {
     const rows = this.sql

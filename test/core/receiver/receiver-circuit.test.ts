@@ -9,10 +9,17 @@ import {
   RECEIVER_UP,
   recordPost,
   releaseProbe,
+  underPolicy,
 } from "../../../src/core/receiver/receiver-circuit.js";
 import type { Job, JobOutcome } from "../../../src/core/sequencer/job.js";
 
-const POLICY: CircuitPolicy = { failuresToOpen: 3, initialDelayMs: 1_000, maxDelayMs: 600_000, probeTimeoutMs: 25_000 };
+const POLICY: CircuitPolicy = {
+  failuresToOpen: 3,
+  initialDelayMs: 1_000,
+  maxDelayMs: 600_000,
+  probeTimeoutMs: 25_000,
+  target: "https://receiver.example",
+};
 const NOW = 1_000_000;
 const FAILED = { answered: false } as const;
 const ANSWERED = { answered: true } as const;
@@ -33,7 +40,7 @@ describe("receiver circuit", () => {
     let state = RECEIVER_UP;
     state = recordPost(state, FAILED, NOW, POLICY, false).state;
     state = recordPost(state, FAILED, NOW, POLICY, false).state;
-    expect(state).toEqual({ failures: 2 });
+    expect(state).toEqual({ failures: 2, target: POLICY.target });
     state = recordPost(state, ANSWERED, NOW, POLICY, false).state;
     expect(state).toEqual(RECEIVER_UP);
     state = recordPost(state, FAILED, NOW, POLICY, false).state;
@@ -136,5 +143,23 @@ describe("passCircuit", () => {
     const { replies: _replies, ...asking } = job;
     const brainFailed: JobOutcome = { kind: "retry", job: asking, delayMs: 100 };
     expect(passCircuit(brainFailed, context(probing, "probe")).state.down?.probingUntil).toBeUndefined();
+  });
+});
+
+describe("underPolicy", () => {
+  const counted: CircuitState = { failures: 2, target: POLICY.target };
+  const downAt = (target: string): CircuitState => ({ ...down(), target });
+
+  it.each([
+    ["the same receiver: as it was", downAt(POLICY.target), POLICY, undefined, true],
+    ["another origin, down: afresh and up", downAt("https://backup.example"), POLICY, "up", false],
+    ["another origin, counting: afresh", { ...counted, target: "https://backup.example" }, POLICY, undefined, false],
+    ["turned off while down: afresh and up", downAt(POLICY.target), { ...POLICY, failuresToOpen: 0 }, "up", false],
+    ["nothing counted yet: as it was", RECEIVER_UP, { ...POLICY, failuresToOpen: 0 }, undefined, true],
+  ] as const)("%s", (_name, state, policy, change, same) => {
+    const step = underPolicy(state, policy);
+    expect(step.change).toBe(change);
+    expect(step.state === state).toBe(same);
+    if (!same) expect(step.state).toEqual(RECEIVER_UP);
   });
 });
