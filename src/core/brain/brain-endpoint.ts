@@ -4,6 +4,8 @@ import { type TraceContext, traceHeaders } from "../http/trace-context.js";
 import { isRecord } from "../is-record.js";
 import { redactUrl } from "../log/redact-url.js";
 import { isRetryableStatus } from "../outbound/deliver-reply.js";
+import { parseRetryAfterMs } from "../sequencer/retry-policy.js";
+import { VERSION } from "../version.js";
 
 /**
  * Statuses after which a brain may answer later: those of a reply (`isRetryableStatus`) but
@@ -12,8 +14,6 @@ import { isRetryableStatus } from "../outbound/deliver-reply.js";
 export function isRetryableBrainStatus(status: number): boolean {
   return status !== 409 && isRetryableStatus(status);
 }
-import { parseRetryAfterMs } from "../sequencer/retry-policy.js";
-import { VERSION } from "../version.js";
 
 /** The largest answer a brain server may send; more is a broken server, not a reply. */
 export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
