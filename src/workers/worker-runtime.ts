@@ -15,7 +15,6 @@ import { createDurableAuthFailureLimiter } from "./durable-auth-failure-limiter.
 import { createDurableIdempotencyStore } from "./durable-idempotency-store.js";
 import type { BuiltParts } from "./environment-parts.js";
 import { createInboundBatchHandler } from "./inbound-batch.js";
-import type { ReceiverObject } from "./receiver/receiver-object.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
 
 /** Seconds before inbound messages are tried again while the configuration is unusable. */
@@ -111,7 +110,7 @@ export function createWorkerRuntime(env: WorkerEnv, built: BuiltParts): WorkerRu
  * receiver object. A receiver that cannot be asked is left out; readiness stays `ready`.
  */
 async function receiversDownOf(
-  receivers: DurableObjectNamespace<ReceiverObject>,
+  receivers: WorkerEnv["RECEIVERS"],
   channels: readonly string[],
 ): Promise<ReceiverDownEntry[]> {
   const standings = await Promise.all(

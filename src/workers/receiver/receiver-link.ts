@@ -4,7 +4,7 @@ import type { Logger } from "../../core/log/logger.js";
 import { type CircuitOutcome, postReportOf, ruleOn } from "../../core/receiver/pass-circuit.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
 import type { Job, JobOutcome } from "../../core/sequencer/job.js";
-import type { ReceiverObject } from "./receiver-object.js";
+import type { WorkerEnv } from "../worker-env.js";
 import { learnReceiver, receiverView } from "./receiver-views.js";
 
 /** Wait before a held job runs again when the receiver object could not be reached. */
@@ -19,7 +19,7 @@ export const UNREACHABLE_RETRY_MS = 5_000;
 export class ReceiverLink {
   private probeGranted = false;
 
-  constructor(private readonly receivers: DurableObjectNamespace<ReceiverObject>) {}
+  constructor(private readonly receivers: WorkerEnv["RECEIVERS"]) {}
 
   /** The receiver object woke this conversation as its probe: the next run posts. */
   grantProbe(): void {
