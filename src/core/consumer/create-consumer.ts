@@ -5,16 +5,15 @@ import type { Config } from "../config/config-schema.js";
 import type { ConversationStore } from "../conversation/conversation-store.js";
 import type { SequenceCounter } from "../conversation/sequence-counter.js";
 import type { Logger } from "../log/logger.js";
-import { redactUrl } from "../log/redact-url.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { noopMetrics } from "../metrics/noop-metrics.js";
 import type { Poster } from "../outbound/poster.js";
 import type { Admission } from "../receiver/receiver-circuit.js";
-import type { Job, JobError, JobOutcome, PendingReply, VerdictOutcome } from "../sequencer/job.js";
+import type { Job, JobOutcome, PendingReply } from "../sequencer/job.js";
 import { type AnswerSteps, createAnswerSteps } from "./answer-message.js";
 import { type ChannelRoute, createChannelRoutes } from "./channel-routes.js";
-import { classifyFailure, type FailureVerdict } from "./classify-failure.js";
 import { type BrainTokens, recordBrainStep } from "./record-brain-step.js";
+import { createStepFailures, isReceiverFailure } from "./step-failures.js";
 
 /** What the consumer is built from. */
 export interface ConsumerDeps {
@@ -92,93 +91,7 @@ export function createJobRunner(
   const { clock, logger, random } = deps;
   const metrics = deps.metrics ?? noopMetrics;
 
-  const judge = (route: ChannelRoute, job: Job, error: ChannelError, attemptAt: number): FailureVerdict =>
-    classifyFailure({ job, error, attemptAt, now: clock.now(), policy: route.policy, jitter: random() });
-
-  const logFields = (route: ChannelRoute, job: Job, error: ChannelError, attempts: number) => ({
-    channel: job.message.channel,
-    message_id: job.message.id,
-    trace_id: job.message.trace?.traceId,
-    conversation_id: job.message.message.conversationId,
-    reply_id: job.replies?.[job.delivered]?.id,
-    step: job.replies === undefined ? "brain" : "delivery",
-    code: error.code,
-    status: error.upstreamStatus,
-    attempts,
-    ...(job.replies === undefined ? {} : { url: redactUrl(route.url) }),
-  });
-
-  /** The verdict on a failed attempt, logged (a retry) and counted; dead letters are counted where they are stored. */
-  const failure = (
-    route: ChannelRoute,
-    job: Job,
-    thrown: unknown,
-    attemptAt: number,
-  ): Exclude<VerdictOutcome, { kind: "done" }> => {
-    const error = toChannelError(thrown);
-    const verdict = judge(route, job, error, attemptAt);
-    const fields = logFields(route, job, error, verdict.job.attempts);
-    if (verdict.kind === "retry") {
-      if (job.replies !== undefined) metrics.retry(job.message.channel);
-      logger.warn(`attempt failed, retrying: ${error.message}`, { ...fields, retry_in_ms: verdict.delayMs });
-      return verdict;
-    }
-    if (error.upstreamStatus === 410 && job.replies !== undefined) {
-      logger.error("outbound_url answered 410 Gone: the receiver says it no longer exists", fields);
-    }
-    return { kind: "dead", job: verdict.job, error: verdict.error, reason: verdict.reason };
-  };
-
-  /**
-   * A reply POST the receiver did not answer: the verdict as for any failure, and the job as
-   * it waits, uncounted, should the receiver circuit find the receiver down. The probe's own
-   * failure is no news (the receiver is known to be down): it is logged at info, not as a retry.
-   */
-  const unanswered = (
-    route: ChannelRoute,
-    job: Job,
-    error: ChannelError,
-    attemptAt: number,
-    admission: Admission,
-  ): JobOutcome => {
-    let verdict: Exclude<VerdictOutcome, { kind: "done" }>;
-    if (admission === "probe") {
-      const judged = judge(route, job, error, attemptAt);
-      verdict =
-        judged.kind === "retry"
-          ? judged
-          : { kind: "dead", job: judged.job, error: judged.error, reason: judged.reason };
-      logger.info(`receiver probe failed: ${error.message}`, logFields(route, job, error, job.attempts));
-    } else {
-      verdict = failure(route, job, error, attemptAt);
-    }
-    const stepStartedAt = job.stepStartedAt ?? attemptAt;
-    const held: Job = { ...job, stepStartedAt, lastError: verdict.job.lastError ?? jobError(error) };
-    return {
-      kind: "unanswered",
-      job: held,
-      until: stepStartedAt + route.policy.maxAgeMs,
-      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-      verdict,
-    };
-  };
-
-  /**
-   * Replies held while the receiver is down: the job waits at no cost until `max_age_ms` after
-   * its step began, and the run after that makes it a dead letter.
-   */
-  const hold = (route: ChannelRoute, job: Job): JobOutcome => {
-    const now = clock.now();
-    const stepStartedAt = job.stepStartedAt ?? now;
-    const until = stepStartedAt + route.policy.maxAgeMs;
-    if (now < until) return { kind: "wait", job: { ...job, stepStartedAt }, until };
-    const error: JobError = job.lastError ?? {
-      code: "delivery_failed",
-      message: `the receiver was down for longer than max_age_ms (${route.policy.maxAgeMs} ms)`,
-      retryable: true,
-    };
-    return { kind: "dead", job: { ...job, lastError: error }, error, reason: "max_age" };
-  };
+  const { failure, unanswered, hold } = createStepFailures({ clock, random, logger, metrics });
 
   const run = async (job: Job, onProgress?: ProgressHook, admission: Admission = "send"): Promise<JobOutcome> => {
     const route = routes().get(job.message.channel);
@@ -278,23 +191,6 @@ export function createJobRunner(
   };
 
   return { run };
-}
-
-/**
- * A reply POST that got no answer from the receiver (no connection, a timeout, 5xx, 408, 425,
- * 429): the receiver circuit counts it. A 409 is retried but is an answer: the receiver is up.
- */
-function isReceiverFailure(error: ChannelError): boolean {
-  return error.code === "delivery_failed" && error.retryable && error.upstreamStatus !== 409;
-}
-
-function jobError(error: ChannelError): JobError {
-  return {
-    code: error.code,
-    message: error.message,
-    retryable: error.retryable,
-    ...(error.upstreamStatus === undefined ? {} : { status: error.upstreamStatus }),
-  };
 }
 
 /** Runs the progress hook; returns its failure, as a retryable error, instead of throwing. */
