@@ -44,6 +44,8 @@ export class ReceiverGate {
   /** Held lanes, by key; a Set keeps the order they began to wait in. */
   private readonly held = new Set<string>();
   private probeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When {@link probeTimer} fires. */
+  private probeTimerAt: number | undefined;
   private stopped = false;
 
   constructor(private readonly options: ReceiverGateOptions) {}
@@ -150,11 +152,14 @@ export class ReceiverGate {
   /** Sets the timer of the next probe: at its time, the lane held longest runs as the probe. */
   private scheduleProbe(): void {
     const { down } = this.state;
-    if (this.stopped || down === undefined || this.probeTimer !== undefined || this.held.size === 0) return;
+    if (this.stopped || down === undefined || this.held.size === 0) return;
     const now = this.options.now();
     // While a probe is out the timer is set to when it is given up, so that a probe whose run
-    // never ends cannot keep the others waiting.
+    // never ends cannot keep the others waiting; once it reports, to the next probe's time.
     const at = down.probingUntil !== undefined && now < down.probingUntil ? down.probingUntil : down.probeAt;
+    if (this.probeTimer !== undefined && this.probeTimerAt === at) return;
+    clearTimeout(this.probeTimer);
+    this.probeTimerAt = at;
     this.probeTimer = setTimeout(
       () => {
         this.probeTimer = undefined;

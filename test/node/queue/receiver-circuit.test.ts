@@ -370,4 +370,39 @@ describe("the receiver gate's edge cases, with runs written by hand", () => {
       await queue.drain(0);
     }
   });
+
+  it("probes again on the schedule after a probe fails, though a lane began to wait while it was out", async () => {
+    const { logger } = createLogSink("error");
+    let probes = 0;
+    let probing: (() => void) | undefined;
+    const queue = createJobQueue({
+      capacity: 10,
+      logger,
+      receiver: { channel: "webhook", policy: () => POLICY },
+      run: async (job, _progress, admission) => {
+        const withReplies: Job = { ...job, replies: [reply] };
+        if (admission === "wait") return { kind: "wait", job: withReplies, until: Date.now() + 86_400_000 };
+        if (admission === "probe") {
+          probes += 1;
+          await new Promise<void>((resolve) => {
+            probing = resolve;
+            setTimeout(resolve, 30);
+          });
+        }
+        return unanswered(withReplies);
+      },
+    });
+    try {
+      await queue.enqueue(message("A", "a"));
+      for (let i = 0; i < 100 && probes === 0; i += 1) await realWait(5);
+      // While the probe is out, another conversation's message begins to wait.
+      await queue.enqueue(message("B", "b"));
+      probing?.();
+      await realWait(400);
+      // Probes 50 ms apart (each failing), not one every probeTimeoutMs (5 s).
+      expect(probes).toBeGreaterThanOrEqual(3);
+    } finally {
+      await queue.drain(0);
+    }
+  });
 });
