@@ -1,5 +1,6 @@
-// `node bench/profile.mjs [inbound|end-to-end] [--bare] [--seconds N] [--rate N]`: runs the
-// built service (or, with --bare, bench/bare-server.mjs, inbound only) under `--cpu-prof`
+// `node bench/profile.mjs [inbound|end-to-end] [--bare] [--durable] [--seconds N] [--rate N]`:
+// runs the built service (with --durable over a fresh `state_dir`; or, with --bare,
+// bench/bare-server.mjs, inbound only) under `--cpu-prof`
 // with the bench's load, then prints where its CPU went: the functions with the most self
 // time and the inclusive share of each source file (mapped back to src/ through
 // dist/node.js.map) and package. Not part of `npm run bench`.
@@ -24,6 +25,7 @@ const { values, positionals } = parseArgs({
     seconds: { type: "string", default: "10" },
     rate: { type: "string", default: "5000" },
     bare: { type: "boolean", default: false },
+    durable: { type: "boolean", default: false },
   },
 });
 const scenario = positionals[0] ?? "inbound";
@@ -104,6 +106,7 @@ async function main() {
           outboundUrl: receiver.url,
           bufferCapacity: scenario === "inbound" ? 1_000_000 : 1_000,
           deliveryTimeoutMs: 600_000,
+          durable: values.durable,
           nodeOptions,
         });
     let requests = 0;

@@ -29,9 +29,11 @@ export interface DeliveryThreadOptions {
 export interface DeliveryThread {
   /**
    * Runs a job on the delivery thread. Rejects only when the thread stopped before the run
-   * returned; the queue then keeps the job and tries it again.
+   * returned; the queue then keeps the job and tries it again. A step the thread reports
+   * with an ack (with `state_dir`) is acknowledged once the promise `onProgress` returns
+   * settles, so the thread posts only what is stored.
    */
-  run(job: Job, onProgress: (job: Job) => void, admission?: Admission): Promise<JobOutcome>;
+  run(job: Job, onProgress: (job: Job) => unknown, admission?: Admission): Promise<JobOutcome>;
   /**
    * Aborts the thread's posts in flight, closes its database and ends it; a thread still busy
    * after `timeoutMs` (a brain call cannot be aborted) is stopped.
@@ -54,7 +56,8 @@ export interface DeliveryThread {
 interface PendingRun {
   readonly resolve: (outcome: JobOutcome) => void;
   readonly reject: (error: Error) => void;
-  readonly onProgress: (job: Job) => void;
+  /** Told of each step the thread reports; a promise it returns (the step's commit) is waited for before the ack. */
+  readonly onProgress: (job: Job) => unknown;
 }
 
 interface Thread {
@@ -106,20 +109,29 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
     const receive = (message: FromDeliveryThread): void => {
       switch (message.kind) {
         case "progress": {
-          let error: string | undefined;
+          const { id, ack } = message;
+          const answer = (error?: string): void => {
+            if (ack) outbox.push(error === undefined ? { kind: "progressed", id } : { kind: "progressed", id, error });
+          };
+          let stored: unknown;
           try {
-            const run = pending.get(message.id);
-            if (run === undefined) error = "the run is no longer awaited";
-            else run.onProgress(message.job);
+            const run = pending.get(id);
+            if (run === undefined) {
+              answer("the run is no longer awaited");
+              break;
+            }
+            stored = run.onProgress(message.job);
           } catch (cause) {
-            error = errorMessage(cause);
+            answer(errorMessage(cause));
+            break;
           }
-          if (message.ack)
-            outbox.push(
-              error === undefined
-                ? { kind: "progressed", id: message.id }
-                : { kind: "progressed", id: message.id, error },
+          // With state_dir the step is acknowledged once its group committed.
+          if (stored instanceof Promise) {
+            stored.then(
+              () => answer(),
+              (cause: unknown) => answer(errorMessage(cause)),
             );
+          } else answer();
           break;
         }
         case "outcome": {

@@ -27,7 +27,7 @@ export interface JobQueueOptions {
   /** Jobs running at the same time (each of a different conversation). Default 256. */
   readonly concurrency?: number;
   /** Runs a job as far as it goes (the consumer's `run`), posting as `admission` allows. */
-  readonly run: (job: Job, onProgress: (job: Job) => void, admission: Admission) => Promise<JobOutcome>;
+  readonly run: (job: Job, onProgress: (job: Job) => void | Promise<void>, admission: Admission) => Promise<JobOutcome>;
   /**
    * The channel's receiver circuit (`webhook.delivery.circuit_failures`), its policy asked at
    * each decision so that a reload reaches it. Without it every run posts.
@@ -130,7 +130,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     }
   };
 
-  /** A store write; the Node stores answer at once, so a promise is only watched for failure. */
+  /**
+   * A store write nothing waits for (a retry's count, a finished job): a promise is only
+   * watched for failure.
+   */
   const written = (result: void | Promise<void>, what: string, messageId: string): void => {
     if (!(result instanceof Promise)) {
       storeError = undefined;
@@ -183,7 +186,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     const ruled = gate === undefined ? outcome : gate.rule(outcome, admission);
     const settlement = settleOutcome(ruled, { now: now(), replayHint });
     try {
-      // The Node stores answer synchronously: nothing here is left to wait for.
+      // Nothing here is waited for: a later write that fails is logged by `written`, and a
+      // store that throws at once (a dead letter's own transaction) lands below.
       void writeSettlement(settlement, ledger, logger);
       onEvent(SETTLED_EVENT[settlement.kind]);
     } catch (error) {
@@ -229,9 +233,24 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     quarantine.started(suspect);
     gate?.started(key);
     const admission = gate === undefined ? "send" : gate.admit(job);
-    const progress = (next: Job): void => {
+    // The run waits for this write: with state_dir, replies are stored before the first is
+    // posted. A failure is the run's to report (it retries the step), so it is not logged here.
+    const progress = (next: Job): void | Promise<void> => {
       lanes.progress(key, next);
-      written(store.update(next), "a job's progress", next.message.id);
+      const result = store.update(next);
+      if (!(result instanceof Promise)) {
+        storeError = undefined;
+        return;
+      }
+      return result.then(
+        () => {
+          storeError = undefined;
+        },
+        (error: unknown) => {
+          storeError = errorMessage(error);
+          throw error;
+        },
+      );
     };
     run(job, progress, admission)
       .then(

@@ -19,7 +19,7 @@ type EnvLookup = (name: string) => string | undefined;
 /** The consumer as the job queues see it, wherever it runs. */
 export interface RunningConsumer {
   /** Runs a job as far as it goes, posting as the receiver circuit's `admission` allows. */
-  run(job: Job, onProgress: (job: Job) => void, admission: Admission): Promise<JobOutcome>;
+  run(job: Job, onProgress: (job: Job) => void | Promise<void>, admission: Admission): Promise<JobOutcome>;
   /**
    * Rebuilds brains and channel routes from a reloaded configuration and swaps them in; the
    * next attempt of every job uses them. Rejects, changing nothing, when they cannot be built.

@@ -3,6 +3,7 @@ import type { Logger } from "../../core/log/logger.js";
 import { probeWrite } from "./probe-write.js";
 import { createSqliteConversationStore } from "./sqlite-conversation-store.js";
 import { createSqliteDeadLetterStore } from "./sqlite-dead-letter-store.js";
+import { createGroupCommit } from "./sqlite-group-commit.js";
 import { createSqliteIdempotencyStore, pruneIdempotencyKeys } from "./sqlite-idempotency-store.js";
 import { createSqlitePendingJobStore } from "./sqlite-pending-job-store.js";
 import { createSqliteSequenceCounter } from "./sqlite-sequence-counter.js";
@@ -12,11 +13,13 @@ import type { StateBackend } from "./state-backend.js";
 /**
  * The SQLite mode (`state_dir`): one database file holds accepted jobs, conversations,
  * sequences, idempotency keys and dead letters, so a restart (or `kill -9`) loses nothing
- * that was answered 200.
+ * that was answered 200. The stores of the connection share one group commit: the writes of
+ * an event-loop turn are one transaction.
  */
 export function openSqliteBackend(stateDir: string, logger: Logger): StateBackend {
   const db = openStateDb(stateDir);
-  const jobs = createSqlitePendingJobStore(db, logger);
+  const group = createGroupCommit(db, logger);
+  const jobs = createSqlitePendingJobStore(db, logger, group);
   const countByChannel = db.prepare<[], { channel: string; n: number }>(
     "SELECT channel, count(*) AS n FROM dead_letters GROUP BY channel",
   );
@@ -24,7 +27,7 @@ export function openSqliteBackend(stateDir: string, logger: Logger): StateBacken
     mode: "sqlite",
     jobs,
     idempotency: createSqliteIdempotencyStore(db),
-    conversations: createSqliteConversationStore(db),
+    conversations: createSqliteConversationStore(db, undefined, group),
     sequences: createSqliteSequenceCounter(db),
     sqlite: { db, jobs },
     deadLetterStore: () => createSqliteDeadLetterStore(db),
@@ -33,6 +36,10 @@ export function openSqliteBackend(stateDir: string, logger: Logger): StateBacken
     // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
     describe: () => ({ mode: "sqlite", path: resolve(db.name) }),
     prune: (now) => pruneIdempotencyKeys(db, now),
-    close: () => db.close(),
+    close: () => {
+      // What waits for its group (finished jobs' deletes above all) is committed first.
+      if (db.open) group.flush();
+      db.close();
+    },
   };
 }

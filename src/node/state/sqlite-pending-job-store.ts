@@ -3,6 +3,8 @@ import { IDEMPOTENCY_TTL_MS } from "../../core/idempotency/idempotency-store.js"
 import type { Logger } from "../../core/log/logger.js";
 import type { Job } from "../../core/sequencer/job.js";
 import type { PendingJobStore } from "../../core/sequencer/pending-job-store.js";
+import { createGroupCommit, type GroupBatch, type GroupCommit, type GroupPart } from "./sqlite-group-commit.js";
+import { createSequenceRecord } from "./sqlite-sequence-counter.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /** The durable store of pending jobs, with what it recovered at startup. */
@@ -17,13 +19,33 @@ export interface SqlitePendingJobStore extends PendingJobStore {
   takeReplayed(room?: (channel: string) => number): Job[];
 }
 
+interface Waiter {
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
 /**
- * Keeps jobs, idempotency keys and dead letters in SQLite. Accepted jobs are committed in
- * groups: every `add` of one event-loop turn shares one transaction, so the 200 waits
- * for a commit without paying one per request. An `Idempotency-Key` is committed in the same
- * transaction as its message, so a key is never remembered for a message that was lost.
+ * Keeps jobs, idempotency keys and dead letters in SQLite, writing through the connection's
+ * {@link GroupCommit}: what one event-loop turn asks for shares one transaction.
+ *
+ * - `add` (an accepted message, with its `Idempotency-Key`, so that a key is never remembered
+ *   for a message that was lost) resolves once that transaction committed: the 200 waits for
+ *   a commit without paying one per request.
+ * - `update` resolves the same way, so a run posts its replies only once they are stored. A
+ *   job's replies bring their conversation's highest sequence number into the same
+ *   transaction (see `createSqliteSequenceCounter`).
+ * - `remove` of a finished job may wait: it rides on the next group, or commits on its own
+ *   after at most a second. Should the process die first, the job is delivered again with
+ *   the same webhook-id, which receivers deduplicate.
+ *
+ * `bury` commits at once, in its own transaction: the admin API's dead-letter store finds the
+ * letter there right after (dead letters are the exception, not the path to make fast).
  */
-export function createSqlitePendingJobStore(db: StateDb, logger: Logger): SqlitePendingJobStore {
+export function createSqlitePendingJobStore(
+  db: StateDb,
+  logger: Logger,
+  group: GroupCommit = createGroupCommit(db, logger),
+): SqlitePendingJobStore {
   // An upsert, like the other stores: one duplicate id must not fail the group it was committed with.
   const insertJob = db.prepare(
     "INSERT INTO jobs (id, job) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET job = excluded.job",
@@ -32,6 +54,8 @@ export function createSqlitePendingJobStore(db: StateDb, logger: Logger): Sqlite
     "INSERT OR REPLACE INTO idempotency (channel, key, message_id, conversation_id, expires_at) VALUES (?, ?, ?, ?, ?)",
   );
   const updateJob = db.prepare("UPDATE jobs SET job = ? WHERE id = ?");
+  // The finished jobs of a group in one statement.
+  const deleteJobs = db.prepare("DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?))");
   const selectJob = db.prepare("SELECT job FROM jobs WHERE id = ? AND state = 'pending'");
   const deleteJob = db.prepare("DELETE FROM jobs WHERE id = ?");
   const insertDead = db.prepare(
@@ -59,49 +83,78 @@ export function createSqlitePendingJobStore(db: StateDb, logger: Logger): Sqlite
     }
     return taken;
   });
-
-  let batch: { job: Job; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  const commitBatch = db.transaction((jobs: readonly Job[]) => {
-    for (const job of jobs) {
-      insertJob.run(job.message.id, JSON.stringify(job));
-      const key = job.message.idempotencyKey;
-      if (key !== undefined) {
-        insertKey.run(
-          job.message.channel,
-          key,
-          job.message.id,
-          job.message.message.conversationId,
-          job.message.receivedAt + IDEMPOTENCY_TTL_MS,
-        );
-      }
-    }
+  const buryJob = db.transaction((letter: DeadLetter) => {
+    insertDead.run(letter.job.message.id, letter.job.message.channel, JSON.stringify(letter), letter.diedAt);
+    deleteJob.run(letter.job.message.id);
   });
-  const flush = (): void => {
-    const current = batch;
-    batch = [];
-    try {
-      commitBatch(current.map((entry) => entry.job));
-      for (const entry of current) entry.resolve();
-    } catch (error) {
-      logger.error("cannot commit accepted messages to state_dir", { count: current.length, error: String(error) });
-      for (const entry of current) entry.reject(error);
-    }
-  };
+  const sequences = createSequenceRecord(db);
 
-  let finished: string[] = [];
-  const deleteJobs = db.transaction((ids: readonly string[]) => {
-    for (const id of ids) deleteJob.run(id);
-  });
-  const flushFinished = (): void => {
-    const ids = finished;
-    finished = [];
-    try {
-      deleteJobs(ids);
-    } catch (error) {
-      // The jobs stay stored and are delivered again after a restart, with the same ids.
-      logger.error("cannot remove finished messages from state_dir", { count: ids.length, error: String(error) });
-    }
+  // What the group now forming will write. An id is in at most one of `added` and `updated`:
+  // an update of a job whose add has not committed replaces the add's copy.
+  let added = new Map<string, { job: Job; waiters: Waiter[] }>();
+  let updated = new Map<string, { job: Job; waiters: Waiter[] }>();
+  let finished = new Set<string>();
+
+  const take = (): GroupBatch | undefined => {
+    if (added.size === 0 && updated.size === 0 && finished.size === 0) return undefined;
+    const adds = added;
+    const updates = updated;
+    const removes = finished;
+    added = new Map();
+    updated = new Map();
+    finished = new Set();
+    const noted = new Map<string, number>();
+    for (const { job } of adds.values()) sequences.note(job, noted);
+    for (const { job } of updates.values()) sequences.note(job, noted);
+    return {
+      write() {
+        for (const { job } of adds.values()) {
+          insertJob.run(job.message.id, JSON.stringify(job));
+          const key = job.message.idempotencyKey;
+          if (key !== undefined) {
+            insertKey.run(
+              job.message.channel,
+              key,
+              job.message.id,
+              job.message.message.conversationId,
+              job.message.receivedAt + IDEMPOTENCY_TTL_MS,
+            );
+          }
+        }
+        // A job finished since is deleted in this transaction: its progress need not be written.
+        for (const [id, { job }] of updates) if (!removes.has(id)) updateJob.run(JSON.stringify(job), id);
+        sequences.write(noted);
+        if (removes.size > 0) deleteJobs.run(JSON.stringify([...removes]));
+      },
+      settled(error) {
+        if (error === undefined) sequences.committed(noted);
+        else if (adds.size > 0) {
+          logger.error("cannot commit accepted messages to state_dir", { count: adds.size, error: String(error) });
+        }
+        if (error !== undefined && removes.size > 0) {
+          // The jobs stay stored and are delivered again after a restart, with the same ids.
+          logger.error("cannot remove finished messages from state_dir", { count: removes.size, error: String(error) });
+        }
+        for (const entries of [adds, updates]) {
+          for (const { waiters } of entries.values()) {
+            for (const waiter of waiters) {
+              if (error === undefined) waiter.resolve();
+              else waiter.reject(error);
+            }
+          }
+        }
+      },
+    };
   };
+  const part: GroupPart = { take };
+
+  /** The job's write in the group now forming, resolved once that group committed. */
+  const pending = (into: Map<string, { job: Job; waiters: Waiter[] }>, job: Job, waiters: Waiter[]): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      waiters.push({ resolve, reject });
+      into.set(job.message.id, { job, waiters });
+      group.soon(part);
+    });
 
   const takeReplayed = (room: (channel: string) => number = () => Number.POSITIVE_INFINITY): Job[] => {
     // Most polls find nothing: they take no write lock then.
@@ -114,31 +167,35 @@ export function createSqlitePendingJobStore(db: StateDb, logger: Logger): Sqlite
 
   return {
     add(job) {
-      return new Promise<void>((resolve, reject) => {
-        if (batch.length === 0) setImmediate(flush);
-        batch.push({ job, resolve, reject });
-      });
+      const id = job.message.id;
+      // A job stored again (the contract allows it) is no longer finished.
+      finished.delete(id);
+      const earlier = added.get(id) ?? updated.get(id);
+      updated.delete(id);
+      return pending(added, job, earlier?.waiters ?? []);
     },
     update(job) {
-      updateJob.run(JSON.stringify(job), job.message.id);
+      const id = job.message.id;
+      const stillAdding = added.get(id);
+      // Not yet committed: the add's row takes the progress, and its waiters wait as before.
+      if (stillAdding !== undefined) return pending(added, job, stillAdding.waiters);
+      return pending(updated, job, updated.get(id)?.waiters ?? []);
     },
     get(key) {
       // A finished job whose delete waits for its group is gone already.
-      if (finished.includes(key.id)) return undefined;
+      if (finished.has(key.id)) return undefined;
+      const waiting = updated.get(key.id) ?? added.get(key.id);
+      // Not committed yet, but what the store will hold (and its writer already waits for).
+      if (waiting !== undefined) return waiting.job;
       const row = selectJob.get(key.id) as { job: string } | undefined;
       return row === undefined ? undefined : (JSON.parse(row.job) as Job);
     },
     remove(key) {
-      // Deleting a finished job can wait for its group: if the process dies first, the
-      // job is delivered again with the same webhook-id, which receivers deduplicate.
-      if (finished.length === 0) setImmediate(flushFinished);
-      finished.push(key.id);
+      finished.add(key.id);
+      group.later(part);
     },
     bury(letter: DeadLetter) {
-      db.transaction(() => {
-        insertDead.run(letter.job.message.id, letter.job.message.channel, JSON.stringify(letter), letter.diedAt);
-        deleteJob.run(letter.job.message.id);
-      })();
+      buryJob(letter);
     },
     takePending: () => (selectPending.all() as { job: string }[]).map((row) => JSON.parse(row.job) as Job),
     takeReplayed,

@@ -2,6 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { conversationKey } from "../../../src/core/conversation/conversation-store.js";
 import { createSqliteConversationStore } from "../../../src/node/state/sqlite-conversation-store.js";
 import { createSqliteIdempotencyStore } from "../../../src/node/state/sqlite-idempotency-store.js";
 import { createSqlitePendingJobStore } from "../../../src/node/state/sqlite-pending-job-store.js";
@@ -29,15 +30,35 @@ describe("SQLite state", () => {
     expect(await reopened.history("c1", 0)).toEqual([]);
   });
 
-  it("continues reply sequences across a reopen", async () => {
+  it("continues reply sequences across a reopen from the numbers stored with jobs, and only from those", async () => {
     const stateDir = await newStateDir();
     const first = openStateDb(stateDir);
     const counter = createSqliteSequenceCounter(first);
-    expect(await counter.reserve("c1", 1)).toBe(1);
-    expect(await counter.reserve("c1", 2)).toBe(2);
-    expect(await counter.reserve("c2", 1)).toBe(1);
+    const jobs = createSqlitePendingJobStore(first, createLogSink().logger);
+    const c1 = conversationKey("webhook", "c1");
+    const c2 = conversationKey("webhook", "c2");
+    expect(await counter.reserve(c1, 1)).toBe(1);
+    expect(await counter.reserve(c1, 2)).toBe(2);
+    const job = {
+      message: { id: "m1", channel: "webhook", receivedAt: 1_000, message: { senderId: "a", conversationId: "c1" } },
+      delivered: 0,
+      attempts: 0,
+    };
+    await jobs.add(job);
+    await jobs.update({
+      ...job,
+      replies: [
+        { id: "r2", sequence: 2, body: "{}" },
+        { id: "r3", sequence: 3, body: "{}" },
+      ],
+    });
+    // Reserved but never stored with a job, so never posted: handed out again after a restart.
+    expect(await counter.reserve(c2, 1)).toBe(1);
     first.close();
-    expect(await createSqliteSequenceCounter(openStateDb(stateDir)).reserve("c1", 1)).toBe(4);
+
+    const reopened = createSqliteSequenceCounter(openStateDb(stateDir));
+    expect(await reopened.reserve(c1, 1)).toBe(4);
+    expect(await reopened.reserve(c2, 1)).toBe(1);
   });
 
   it("remembers an Idempotency-Key committed with its message across a reopen", async () => {

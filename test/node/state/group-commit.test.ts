@@ -1,0 +1,159 @@
+/**
+ * The group commit of `state_dir` (one transaction per event-loop turn for the stores of a
+ * connection): what a failed group does, how long a finished job's delete may wait, and that
+ * a stop commits what waits.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { conversationKey } from "../../../src/core/conversation/conversation-store.js";
+import { type Job, newJob } from "../../../src/core/sequencer/job.js";
+import { jobKey } from "../../../src/core/sequencer/pending-job-store.js";
+import { openSqliteBackend } from "../../../src/node/state/sqlite-backend.js";
+import { LATER_WRITES_MAX_WAIT_MS } from "../../../src/node/state/sqlite-group-commit.js";
+import { STATE_FILE } from "../../../src/node/state/sqlite-state.js";
+import type { StateBackend } from "../../../src/node/state/state-backend.js";
+import { createLogSink } from "../../support/log-sink.js";
+
+const dirs: string[] = [];
+const backends: StateBackend[] = [];
+const others: Database.Database[] = [];
+
+afterEach(async () => {
+  vi.useRealTimers();
+  for (const other of others.splice(0)) other.close();
+  for (const backend of backends.splice(0)) backend.close();
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function open(): Promise<{ dir: string; state: StateBackend; lines: Record<string, unknown>[] }> {
+  const dir = await mkdtemp(join(tmpdir(), "webhook-channel-group-"));
+  dirs.push(dir);
+  const { logger, lines } = createLogSink("info");
+  const state = openSqliteBackend(dir, logger);
+  backends.push(state);
+  return { dir, state, lines };
+}
+
+/** A second connection to the same file, as the CLI or the delivery thread would have. */
+function other(dir: string): Database.Database {
+  const db = new Database(join(dir, STATE_FILE));
+  others.push(db);
+  return db;
+}
+
+const storedIds = (db: Database.Database): string[] =>
+  (db.prepare("SELECT id FROM jobs ORDER BY seq").all() as { id: string }[]).map((row) => row.id);
+
+let count = 0;
+function job(conversationId = "c1"): Job {
+  count += 1;
+  return newJob({
+    id: `m${count}`,
+    channel: "webhook",
+    receivedAt: 1_000,
+    message: { senderId: "a", conversationId, text: "hello" },
+  });
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe("the group commit of state_dir", () => {
+  it("fails every add and update of a group that cannot commit, keeps finished jobs stored, and commits the next group", async () => {
+    const { dir, state, lines } = await open();
+    const db = state.sqlite?.db;
+    if (db === undefined) throw new Error("no database");
+    const done = job();
+    const running = job();
+    await Promise.all([state.jobs.add(done), state.jobs.add(running)]);
+
+    // Another connection holds the write lock, and this one does not wait for it.
+    db.pragma("busy_timeout = 0");
+    const locker = other(dir);
+    locker.exec("BEGIN IMMEDIATE");
+    await state.jobs.remove(jobKey(done));
+    const added = state.jobs.add(job());
+    const updated = state.jobs.update({ ...running, attempts: 1 });
+    await expect(added).rejects.toThrow(/locked|busy/i);
+    await expect(updated).rejects.toThrow(/locked|busy/i);
+    expect(lines.map((line) => line.msg)).toEqual(
+      expect.arrayContaining([
+        "cannot commit accepted messages to state_dir",
+        "cannot remove finished messages from state_dir",
+      ]),
+    );
+    locker.exec("ROLLBACK");
+
+    // The finished job is delivered again after a restart (same webhook-id): nothing is lost.
+    expect(storedIds(locker)).toEqual([done.message.id, running.message.id]);
+    const next = job();
+    await state.jobs.add(next);
+    expect(storedIds(locker)).toEqual([done.message.id, running.message.id, next.message.id]);
+  });
+
+  it("lets a finished job's delete ride on the next commit, or commit on its own within a second", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const { dir, state } = await open();
+    const reader = other(dir);
+    const [first, second, third] = [job(), job(), job()];
+    await Promise.all([state.jobs.add(first), state.jobs.add(second)]);
+
+    await state.jobs.remove(jobKey(first));
+    await turn();
+    // Waiting: read as gone by the store, still in the file.
+    expect(await state.jobs.get(jobKey(first))).toBeUndefined();
+    expect(storedIds(reader)).toEqual([first.message.id, second.message.id]);
+    await state.jobs.add(third);
+    expect(storedIds(reader)).toEqual([second.message.id, third.message.id]);
+
+    await state.jobs.remove(jobKey(second));
+    await turn();
+    expect(storedIds(reader)).toEqual([second.message.id, third.message.id]);
+    await vi.advanceTimersByTimeAsync(LATER_WRITES_MAX_WAIT_MS);
+    expect(storedIds(reader)).toEqual([third.message.id]);
+  });
+
+  it("commits what waits when the backend closes", async () => {
+    const { dir, state } = await open();
+    const finished = job();
+    await state.jobs.add(finished);
+    await state.jobs.remove(jobKey(finished));
+    state.close();
+    backends.splice(backends.indexOf(state), 1);
+    expect(storedIds(other(dir))).toEqual([]);
+  });
+
+  it("stores a job's replies with their conversation's highest sequence number, which never goes down", async () => {
+    const { dir, state } = await open();
+    const reader = other(dir);
+    const last = () =>
+      (
+        reader.prepare("SELECT last FROM sequences WHERE conversation = ?").get(conversationKey("webhook", "c9")) as
+          | { last: number }
+          | undefined
+      )?.last;
+    const later = job("c9");
+    const older = job("c9");
+    await Promise.all([state.jobs.add(later), state.jobs.add(older)]);
+    expect(last()).toBeUndefined();
+    const reply = (sequence: number) => ({ id: `r${sequence}`, sequence, body: "{}" });
+    await state.jobs.update({ ...later, replies: [reply(7), reply(8)] });
+    expect(last()).toBe(8);
+    await state.jobs.update({ ...older, replies: [reply(5)] });
+    expect(last()).toBe(8);
+    expect(await state.sequences.reserve(conversationKey("webhook", "c9"), 1)).toBe(9);
+  });
+
+  it("commits a conversation's turns in the group of their turn, and reads them once committed", async () => {
+    const { state } = await open();
+    const key = conversationKey("webhook", "c1");
+    const pending = job();
+    await state.jobs.add(pending);
+    const appended = state.conversations.append(key, [{ role: "user", text: "hello", at: 1 }]);
+    const updated = state.jobs.update({ ...pending, attempts: 1 });
+    await Promise.all([appended, updated]);
+    expect(await state.conversations.history(key, 10)).toEqual([{ role: "user", text: "hello", at: 1 }]);
+  });
+});
