@@ -428,7 +428,17 @@ describe.skipIf(skip).each(["nginx", "caddy"])("%s with the documented recipe, o
   });
 
   it.each([false, true])("refuses 1 MiB + 1 byte with 413 (chunked: %s)", async (chunked) => {
-    const answer = await postMessage(proxy(name).port, messageOfSize(MIB + 1, `${name}-over`), { chunked });
+    // A proxy answers 413 as soon as it knows and closes while the body is still being sent;
+    // now and then the reset reaches the client before the answer it already sent (TLS drops
+    // what is unread). That is the proxy refusing too, but it shows no status: ask again.
+    let answer: Answer | undefined;
+    for (let attempt = 1; answer === undefined; attempt += 1) {
+      try {
+        answer = await postMessage(proxy(name).port, messageOfSize(MIB + 1, `${name}-over`), { chunked });
+      } catch (error) {
+        if (attempt >= 3 || !String(error).includes("ECONNRESET")) throw error;
+      }
+    }
     expect(answer.status).toBe(413);
   });
 
