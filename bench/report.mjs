@@ -24,7 +24,7 @@ function table(header, rows) {
 }
 
 /** The targets, each with what was measured and whether it passes (null: not measured). */
-export function evaluateTargets({ inbound, endToEnd, endToEndThread, metricsCost, buffer, bufferThread }) {
+export function evaluateTargets({ inbound, endToEnd, endToEndThread, metricsCost, buffer, bufferThread, durable }) {
   const service = inbound.find((row) => row.key === "service");
   const fastify = inbound.find((row) => row.key === "fastify");
   const again = inbound.find((row) => row.key === "bare-again");
@@ -57,11 +57,27 @@ export function evaluateTargets({ inbound, endToEnd, endToEndThread, metricsCost
       pass: atTarget?.p99 == null ? null : atTarget.clean && atTarget.p99 < TARGETS.endToEndP99Ms,
     },
     repliesTarget(endToEnd, "stock config"),
+    ...(durable?.thisBuild ? [durableTarget(durable.thisBuild)] : []),
     ...(metricsCost ? [metricsCostTarget(metricsCost)] : []),
     ...(endToEndThread ? [repliesTarget(endToEndThread, "delivery_thread: true")] : []),
     memoryTarget(buffer, "stock config"),
     ...(bufferThread ? [memoryTarget(bufferThread, "delivery_thread: true")] : []),
   ];
+}
+
+/**
+ * Issue 23: with state_dir, at least 0.90 of the replies per second of the same build in memory
+ * (each the mean over the offered rates both runs stepped through; see compareDurable).
+ */
+function durableTarget(compared) {
+  return {
+    target: "durable (state_dir) replies/s ≥ 0.90 × in memory, same build",
+    measured:
+      compared.ratio == null
+        ? "n/a"
+        : `${compared.ratio.toFixed(3)} × (${int(compared.meanDurable)} vs ${int(compared.meanMemory)} replies/s, mean over ${compared.rates.map(int).join(", ")} msg/s)`,
+    pass: compared.ratio == null ? null : compared.ratio >= 0.9,
+  };
 }
 
 function memoryTarget(buffer, setup) {
