@@ -1,6 +1,10 @@
 // What an outcome means is not decided here: the core's settleOutcome turns it into a
 // settlement, and the queue only carries it out on its lanes (LaneSchedule) and the job store,
 // as its JobLedger. What is left here is the Node part: run slots and the crash quarantine.
+// Over 300 lines on purpose: the run slots, the ledger, the store writes' error state and the
+// unexpected-failure path share one closure's state (running count, store error, dead letters
+// made), and each of them is already the thin side of a part with a file of its own
+// (LaneSchedule, ReceiverGate, CrashQuarantine, the store).
 import type { InboundQueue } from "../../core/app/inbound-queue.js";
 import { bufferFullError } from "../../core/app/refusals.js";
 import { errorMessage } from "../../core/channel-error.js";
