@@ -28,6 +28,17 @@ afterEach(async () => {
   harness = undefined;
 });
 
+/** Every reply of one message carries one `webhook-id`, however often it was posted. */
+function expectOneIdPerMessage(replies: readonly ReceivedReply[]): void {
+  const idsPerMessage = new Map<string, Set<string>>();
+  for (const reply of replies) {
+    const inReplyTo = (reply.body as { in_reply_to: string }).in_reply_to;
+    const ids = idsPerMessage.get(inReplyTo) ?? new Set<string>();
+    idsPerMessage.set(inReplyTo, ids.add(String(reply.headers["webhook-id"])));
+  }
+  for (const ids of idsPerMessage.values()) expect(ids.size).toBe(1);
+}
+
 describe("state_dir on Node", () => {
   it.each([false, true])(
     "loses nothing accepted across kill -9 while the receiver is down (delivery_thread: %s)",
@@ -74,15 +85,7 @@ describe("state_dir on Node", () => {
         "every accepted message answered",
       );
 
-      const idsPerMessage = new Map<string, Set<string>>();
-      for (const reply of replies) {
-        const inReplyTo = (reply.body as { in_reply_to: string }).in_reply_to;
-        idsPerMessage.set(
-          inReplyTo,
-          (idsPerMessage.get(inReplyTo) ?? new Set()).add(String(reply.headers["webhook-id"])),
-        );
-      }
-      for (const ids of idsPerMessage.values()) expect(ids.size).toBe(1);
+      expectOneIdPerMessage(replies);
       spawned.child.kill("SIGTERM");
       expect(await spawned.exited).toBe(0);
     },
@@ -139,15 +142,7 @@ describe("state_dir on Node", () => {
       "every message answered 200 delivered",
     );
     // A message may be posted twice (its removal was not committed yet), never with two ids.
-    const idsPerMessage = new Map<string, Set<string>>();
-    for (const reply of replies) {
-      const inReplyTo = (reply.body as { in_reply_to: string }).in_reply_to;
-      idsPerMessage.set(
-        inReplyTo,
-        (idsPerMessage.get(inReplyTo) ?? new Set()).add(String(reply.headers["webhook-id"])),
-      );
-    }
-    for (const ids of idsPerMessage.values()) expect(ids.size).toBe(1);
+    expectOneIdPerMessage(replies);
     spawned.child.kill("SIGTERM");
     expect(await spawned.exited).toBe(0);
   }, 60_000);
