@@ -145,6 +145,11 @@ interface Sent {
   readonly body?: string;
   /** Send the body chunked, without Content-Length. */
   readonly chunked?: boolean;
+  /**
+   * Send the headers alone first and the body only if no answer comes within this many ms, as a
+   * client that honours an early answer does.
+   */
+  readonly bodyAfterMs?: number;
 }
 
 /**
@@ -189,7 +194,15 @@ function send(port: number, sent: Sent): Promise<Answer> {
       if (!answered) reject(error);
     });
     if (body === undefined) request.end();
-    else if (sent.chunked === true) {
+    else if (sent.bodyAfterMs !== undefined) {
+      request.flushHeaders();
+      const timer = setTimeout(() => request.end(body), sent.bodyAfterMs);
+      request.on("response", (response) => {
+        clearTimeout(timer);
+        // The body is never sent: once the answer is read the connection has no more use.
+        response.on("end", () => request.destroy());
+      });
+    } else if (sent.chunked === true) {
       // Several writes, so that the body really goes out in chunks.
       for (let at = 0; at < body.length; at += 65_536) request.write(body.subarray(at, at + 65_536));
       request.end();
@@ -204,6 +217,7 @@ function postMessage(port: number, body: string, extra: Partial<Sent> = {}): Pro
     headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json", ...extra.headers },
     body,
     ...(extra.chunked === undefined ? {} : { chunked: extra.chunked }),
+    ...(extra.bodyAfterMs === undefined ? {} : { bodyAfterMs: extra.bodyAfterMs }),
   });
 }
 
@@ -427,18 +441,20 @@ describe.skipIf(skip).each(["nginx", "caddy"])("%s with the documented recipe, o
     expect(answer.status, answer.body).toBe(200);
   });
 
-  it.each([false, true])("refuses 1 MiB + 1 byte with 413 (chunked: %s)", async (chunked) => {
-    // A proxy answers 413 as soon as it knows and closes while the body is still being sent;
-    // now and then the reset reaches the client before the answer it already sent (TLS drops
-    // what is unread). That is the proxy refusing too, but it shows no status: ask again.
-    let answer: Answer | undefined;
-    for (let attempt = 1; answer === undefined; attempt += 1) {
-      try {
-        answer = await postMessage(proxy(name).port, messageOfSize(MIB + 1, `${name}-over`), { chunked });
-      } catch (error) {
-        if (attempt >= 3 || !String(error).includes("ECONNRESET")) throw error;
-      }
-    }
+  it("refuses 1 MiB + 1 byte announced in Content-Length with 413 before the body is sent", async () => {
+    // The refusal comes from the header alone. A client that sends the whole body anyway races the
+    // proxy's close: the reset can reach it before the 413 it was already sent (TLS drops what is
+    // unread), so this client waits for an early answer as curl does with Expect.
+    const answer = await postMessage(proxy(name).port, messageOfSize(MIB + 1, `${name}-over`), {
+      bodyAfterMs: 5_000,
+    });
+    expect(answer.status).toBe(413);
+  });
+
+  it("refuses 1 MiB + 1 byte sent chunked with 413", async () => {
+    const answer = await postMessage(proxy(name).port, messageOfSize(MIB + 1, `${name}-over-chunked`), {
+      chunked: true,
+    });
     expect(answer.status).toBe(413);
   });
 
