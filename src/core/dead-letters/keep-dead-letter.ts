@@ -12,15 +12,19 @@ export interface DeadLetterBound {
  * Keeps a new dead letter within its channel's bound, and logs the one warning an operator
  * sees when the oldest had to go (with how many, and how many ever), so that letters are never
  * dropped silently. Every runtime keeps its letters through here: Node's job queue after each
- * dead letter, the Durable Object for each letter of the dead-letter queue. The store must
- * answer at once (Node's stores, the object's own tables), which keeps Node's hook synchronous.
+ * dead letter, the Durable Object for each letter of the dead-letter queue. The store answers
+ * at once (memory, SQLite, the object's own tables); Postgres's answer goes to {@link warnOverBound}.
  */
 export function keepDeadLetter(
   store: { keep(letter: DeadLetter, max: number): KeptWithin },
   letter: DeadLetter,
   bound: DeadLetterBound,
 ): KeptWithin {
-  const kept = store.keep(letter, bound.max);
+  return warnOverBound(store.keep(letter, bound.max), letter, bound);
+}
+
+/** Logs the warning of {@link keepDeadLetter} when keeping `letter` dropped older ones. */
+export function warnOverBound(kept: KeptWithin, letter: DeadLetter, bound: DeadLetterBound): KeptWithin {
   if (kept.dropped > 0) {
     bound.logger.warn("dead letters over admin.max_dead_letters: the oldest were dropped", {
       channel: letter.job.message.channel,

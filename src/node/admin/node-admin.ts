@@ -2,8 +2,8 @@ import type { AdminDeps } from "../../core/admin/admin-routes.js";
 import type { Config } from "../../core/config/config-schema.js";
 import { createAdminDeadLetters } from "../../core/dead-letters/create-admin-dead-letters.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
-import type { ImmediateDeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
-import { keepDeadLetter } from "../../core/dead-letters/keep-dead-letter.js";
+import type { DeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
+import { warnOverBound } from "../../core/dead-letters/keep-dead-letter.js";
 import type { Logger } from "../../core/log/logger.js";
 
 /** The admin API of a Node service, and the hook its job queues call on each dead letter. */
@@ -11,7 +11,7 @@ export interface NodeAdmin {
   /** What `createApp` mounts; undefined without `admin` in the configuration. */
   readonly deps: AdminDeps | undefined;
   /** Keeps (in memory mode) and bounds the dead letters of the letter's channel. */
-  readonly onDeadLetter: (letter: DeadLetter) => void;
+  readonly onDeadLetter: (letter: DeadLetter) => unknown;
 }
 
 /** What {@link createNodeAdmin} needs. */
@@ -21,7 +21,7 @@ export interface NodeAdminOptions {
    * Where dead letters are kept for the API, built only when `admin` is on: the state
    * backend's (SQLite with `state_dir`, else memory with replays through the queues).
    */
-  readonly deadLetterStore: () => ImmediateDeadLetterStore;
+  readonly deadLetterStore: () => DeadLetterStore;
   /**
    * The admin secret in force, asked per request so that a reload's is the one checked (see
    * `readAdminSecret`, which the start and every reload check it with).
@@ -44,7 +44,10 @@ export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
   return {
     deps: { secret: options.secret, deadLetters: createAdminDeadLetters(store) },
     onDeadLetter: (letter) => {
-      keepDeadLetter(store, letter, bound);
+      const kept = store.keep(letter, bound.max);
+      if (kept instanceof Promise) return kept.then((answer) => warnOverBound(answer, letter, bound));
+      warnOverBound(kept, letter, bound);
+      return undefined;
     },
   };
 }

@@ -49,8 +49,11 @@ export interface JobQueueOptions {
   readonly replayHint?: (id: string) => string;
   /** Told of each accepted message and each run's outcome, for the progress log line. */
   readonly onEvent?: (event: JobQueueEvent) => void;
-  /** Told of each dead letter once it is recorded: the admin API keeps or trims them. */
-  readonly onDeadLetter?: (letter: DeadLetter) => void;
+  /**
+   * Told of each dead letter once it is recorded: the admin API keeps or trims them. A promise
+   * it returns is only watched for failure.
+   */
+  readonly onDeadLetter?: (letter: DeadLetter) => unknown;
   /** Counts dead letters as they are stored, and the receiver's changes of state. */
   readonly metrics?: Metrics;
 }
@@ -173,14 +176,18 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       written(store.bury(letter), "a dead letter", letter.job.message.id);
       deadLetters += 1;
       metrics.deadLetter(letter.job.message.channel);
-      try {
-        onDeadLetter(letter);
-      } catch (error) {
-        // The letter is stored (or, in memory, logged next): a hook that fails must not put
-        // back a job that left its store.
+      // The letter is stored (or, in memory, logged next): a hook that fails must not put
+      // back a job that left its store.
+      const cannotKeep = (error: unknown): void => {
         logger.error(`cannot keep a dead letter for the admin API: ${errorMessage(error)}`, {
           message_id: letter.job.message.id,
         });
+      };
+      try {
+        const kept = onDeadLetter(letter);
+        if (kept instanceof Promise) kept.catch(cannotKeep);
+      } catch (error) {
+        cannotKeep(error);
       }
       lanes.leave(letter.job);
     },

@@ -1,6 +1,6 @@
 import type { ConversationStore } from "../../core/conversation/conversation-store.js";
 import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
-import type { ImmediateDeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
+import type { DeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
 import type { RestoreJob } from "../../core/dead-letters/memory-dead-letter-store.js";
 import type { IdempotencyStore } from "../../core/idempotency/idempotency-store.js";
 import type { PendingJobStore } from "../../core/sequencer/pending-job-store.js";
@@ -31,7 +31,7 @@ export interface StateBackend {
    * The store the admin API keeps dead letters in: the `dead_letters` table with `state_dir`,
    * else a list in memory whose replays go back through `restore` (the channel's queue).
    */
-  deadLetterStore(restore: RestoreJob): ImmediateDeadLetterStore;
+  deadLetterStore(restore: RestoreJob): DeadLetterStore;
   /**
    * Dead letters stored now, per channel, for `/readyz` and `/metrics`; undefined when
    * nothing outlives the job queues, which then count those made since start.

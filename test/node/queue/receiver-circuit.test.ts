@@ -52,7 +52,9 @@ async function harness(receiver: JsonTestServer, delivery: Record<string, unknow
     capacity: 1_000,
     run: (job, onProgress, admission) => built.consumer.run(job, onProgress, admission),
     receiver: { channel: "webhook", policy: () => circuitPolicyOf(channel.webhook) },
-    onDeadLetter: (letter) => deadLetters.push(letter),
+    onDeadLetter: (letter) => {
+      deadLetters.push(letter);
+    },
     logger,
     metrics,
   });
