@@ -37,6 +37,8 @@ export default defineConfig({
           name: "node",
           include: ["test/core/**/*.test.ts", "test/node/**/*.test.ts", "test/cli/**/*.test.ts"],
           environment: "node",
+          // A private Postgres cluster for the postgres_url_env tests.
+          globalSetup: ["test/support/postgres-global-setup.ts"],
           testTimeout: 20_000,
           hookTimeout: 20_000,
         },

@@ -36,13 +36,24 @@ async function collectReplies(receiver, accepted) {
   return { latencies, missing: pending.size, lastArrival };
 }
 
-/** One step: send at `rate` for `seconds`, then match the replies. */
-export async function runStep({ pool, url, pid, secret, receiver, rate, seconds }) {
+/** CPU seconds of every process in `pids` (one service, or each replica), null when one is unknown. */
+function cpuOf(pids) {
+  let total = 0;
+  for (const pid of pids) {
+    const seconds = cpuSeconds(pid);
+    if (seconds === null) return null;
+    total += seconds;
+  }
+  return total;
+}
+
+/** One step: send at `rate` for `seconds` (to each of `targets` in turn), then match the replies. */
+export async function runStep({ targets, pids, secret, receiver, rate, seconds }) {
   await receiver.take(); // drop notes of earlier steps
-  const cpuBefore = cpuSeconds(pid);
-  const sent = await sendPaced({ pool, url, secret, rate, seconds });
+  const cpuBefore = cpuOf(pids);
+  const sent = await sendPaced({ targets, secret, rate, seconds });
   const { latencies, missing, lastArrival } = await collectReplies(receiver, sent.accepted);
-  const cpuAfter = cpuSeconds(pid);
+  const cpuAfter = cpuOf(pids);
   const refused = sent.statuses[503] ?? 0;
   const otherStatuses = Object.entries(sent.statuses)
     .filter(([status]) => status !== "200" && status !== "503")
@@ -69,6 +80,8 @@ export async function runStep({ pool, url, pid, secret, receiver, rate, seconds 
       cpuBefore === null || cpuAfter === null || delivered === 0 ? null : ((cpuAfter - cpuBefore) * 1e6) / delivered,
     p50: sortedPercentile(latencies, 50),
     p99: sortedPercentile(latencies, 99),
+    // From sending a message to reading its 200: what the client waits for.
+    acceptP99: sortedPercentile(sent.acceptLatencies, 99),
     max: latencies.length > 0 ? latencies[latencies.length - 1] : null,
     senderKeptUp,
     // Clean: nothing refused or lost, and delivered at (nearly) the offered rate rather than
@@ -91,6 +104,8 @@ export async function runStep({ pool, url, pid, secret, receiver, rate, seconds 
 export async function runEndToEnd({
   url,
   pid,
+  urls = [url],
+  pids = [pid],
   secret,
   receiver,
   rates,
@@ -99,14 +114,14 @@ export async function runEndToEnd({
   extraAfterFailure,
   log,
 }) {
-  const pool = createSenderPool(url);
+  const targets = urls.map((target) => ({ url: target, pool: createSenderPool(target) }));
   try {
-    await sendPaced({ pool, url, secret, rate: 1_000, seconds: warmupSeconds });
+    await sendPaced({ targets, secret, rate: 1_000, seconds: warmupSeconds });
     await collectReplies(receiver, new Map());
     const steps = [];
     let failures = 0;
     for (const rate of rates) {
-      const step = await runStep({ pool, url, pid, secret, receiver, rate, seconds });
+      const step = await runStep({ targets, pids, secret, receiver, rate, seconds });
       steps.push(step);
       log(
         `  ${rate} msg/s offered: ${step.delivered}/${step.sent} delivered, p50 ${fmt(step.p50)} ms, p99 ${fmt(step.p99)} ms` +
@@ -126,7 +141,7 @@ export async function runEndToEnd({
       highestDeliveredPerSecond: cleanSteps.reduce((max, step) => Math.max(max, step.deliveredPerSecond ?? 0), 0),
     };
   } finally {
-    await pool.close();
+    await Promise.all(targets.map((target) => target.pool.close()));
   }
 }
 

@@ -1,4 +1,4 @@
-// Command-line options of `npm run bench -- [--quick] [--skip-workerd] [--skip-durable]
+// Command-line options of `npm run bench -- [--quick] [--skip-workerd] [--skip-durable] [--skip-postgres]
 // [--baseline <dist/node.js>]` and the two presets.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
@@ -79,6 +79,7 @@ export function readOptions(argv) {
       quick: { type: "boolean", default: false },
       "skip-workerd": { type: "boolean", default: false },
       "skip-durable": { type: "boolean", default: false },
+      "skip-postgres": { type: "boolean", default: false },
       load: { type: "string", default: "auto" },
       baseline: { type: "string" },
       "worker-baseline": { type: "string" },
@@ -95,6 +96,7 @@ export function readOptions(argv) {
     help: values.help,
     skipWorkerd: values["skip-workerd"],
     skipDurable: values["skip-durable"],
+    skipPostgres: values["skip-postgres"],
     load: values.load,
     baseline: values.baseline === undefined ? null : baselineEntry(values.baseline),
     workerBaseline: values["worker-baseline"] === undefined ? null : workerCheckout(values["worker-baseline"]),
@@ -124,7 +126,7 @@ function workerCheckout(path) {
   return root;
 }
 
-export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--skip-durable] [--load auto|wrk|autocannon]
+export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--skip-durable] [--skip-postgres] [--load auto|wrk|autocannon]
                        [--baseline <path>] [--worker-baseline <checkout>]
   --quick         short run (about a minute): 3 inbound rounds of 1 s, 2 s steps, stock config and
                   durable (state_dir) at up to 3 rates, no delivery_thread run, no second bare
@@ -132,6 +134,8 @@ export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--skip
   --skip-workerd  leave out the Worker under workerd
   --skip-durable  leave out the end-to-end steps with a state_dir (SQLite), of this build and of
                   --baseline's
+  --skip-postgres leave out the end-to-end steps with postgres_url_env (1 and 2 replicas on a
+                  private Postgres cluster; skipped by themselves when Postgres is not installed)
   --load          inbound load generator: wrk when installed (auto, the default), or autocannon
   --baseline      another build's dist/node.js (an earlier commit, say) to compare with in the same
                   run: an inbound row "service, baseline build" and the end-to-end steps once more

@@ -30,13 +30,29 @@ export const createSenderPool = (url, connections = 64) => createRawClient(url, 
  * Resolves once every request has been answered, failed, or SETTLE_TIMEOUT_MS has passed.
  *
  * Returns `accepted`: message_id → the time its 200 was read (ms, monotonic), the status
- * counts, and the rate actually achieved.
+ * counts, the rate actually achieved, and each 200's latency from the send (ms, sorted).
+ *
+ * `targets` ([{ pool, url }], instead of `pool` and `url`) spreads the messages over several
+ * services in turn, as a round-robin load balancer would: a conversation's messages then reach
+ * every replica.
  */
-export async function sendPaced({ pool, url, secret, rate, seconds, conversations = 1000, maxInFlight = 5_000 }) {
+export async function sendPaced({
+  pool,
+  url,
+  targets = [{ pool, url }],
+  secret,
+  rate,
+  seconds,
+  conversations = 1000,
+  maxInFlight = 5_000,
+}) {
   const headers = messageHeaders(secret);
-  const requests = Array.from({ length: conversations }, (_, index) =>
-    buildRequest(url, headers, messageBody(`conv-${index}`)),
+  const requests = targets.map((target) =>
+    Array.from({ length: conversations }, (_, index) =>
+      buildRequest(target.url, headers, messageBody(`conv-${index}`)),
+    ),
   );
+  const acceptLatencies = [];
   const total = Math.round(rate * seconds);
   const accepted = new Map();
   const statuses = {};
@@ -46,7 +62,7 @@ export async function sendPaced({ pool, url, secret, rate, seconds, conversation
   let inFlight = 0;
   let lastSentAt = 0;
 
-  const answered = (error, status, body) => {
+  const answered = (sentAt, error, status, body) => {
     inFlight -= 1;
     if (error !== null) {
       errors += 1;
@@ -54,11 +70,18 @@ export async function sendPaced({ pool, url, secret, rate, seconds, conversation
     }
     const at = nowMs();
     statuses[status] = (statuses[status] ?? 0) + 1;
-    if (status === 200) accepted.set(messageIdOf(body), at);
+    if (status === 200) {
+      accepted.set(messageIdOf(body), at);
+      acceptLatencies.push(at - sentAt);
+    }
   };
   const sendOne = (index) => {
     inFlight += 1;
-    pool.send(requests[index % conversations], answered);
+    const target = index % targets.length;
+    const sentAt = nowMs();
+    targets[target].pool.send(requests[target][index % conversations], (error, status, body) =>
+      answered(sentAt, error, status, body),
+    );
   };
 
   const startedAt = nowMs();
@@ -92,5 +115,6 @@ export async function sendPaced({ pool, url, secret, rate, seconds, conversation
     errors,
     skipped,
     unanswered: inFlight,
+    acceptLatencies: acceptLatencies.sort((a, b) => a - b),
   };
 }

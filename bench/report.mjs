@@ -24,7 +24,16 @@ function table(header, rows) {
 }
 
 /** The targets, each with what was measured and whether it passes (null: not measured). */
-export function evaluateTargets({ inbound, endToEnd, endToEndThread, metricsCost, buffer, bufferThread, durable }) {
+export function evaluateTargets({
+  inbound,
+  endToEnd,
+  endToEndThread,
+  metricsCost,
+  buffer,
+  bufferThread,
+  durable,
+  postgres,
+}) {
   const service = inbound.find((row) => row.key === "service");
   const fastify = inbound.find((row) => row.key === "fastify");
   const again = inbound.find((row) => row.key === "bare-again");
@@ -58,6 +67,7 @@ export function evaluateTargets({ inbound, endToEnd, endToEndThread, metricsCost
     },
     repliesTarget(endToEnd, "stock config"),
     ...(durable?.thisBuild ? [durableTarget(durable.thisBuild)] : []),
+    ...(postgres?.oneAgainstSqlite ? postgresTargets(postgres) : []),
     ...(metricsCost ? [metricsCostTarget(metricsCost)] : []),
     ...(endToEndThread ? [repliesTarget(endToEndThread, "delivery_thread: true")] : []),
     memoryTarget(buffer, "stock config"),
@@ -78,6 +88,31 @@ function durableTarget(compared) {
         : `${compared.ratio.toFixed(3)} × (${int(compared.meanDurable)} vs ${int(compared.meanMemory)} replies/s, mean over ${compared.rates.map(int).join(", ")} msg/s)`,
     pass: compared.ratio == null ? null : compared.ratio >= 0.9,
   };
+}
+
+/**
+ * Issue 22: one replica on Postgres at least 0.5 × the replies/s of SQLite durable mode (same
+ * build, mean over the rates both stepped through), and two replicas more than one (the highest
+ * replies/s of a clean step).
+ */
+function postgresTargets(postgres) {
+  const compared = postgres.oneAgainstSqlite;
+  const best = (run) => run?.highestDeliveredPerSecond ?? 0;
+  return [
+    {
+      target: "postgres_url_env, 1 replica: replies/s ≥ 0.5 × durable (state_dir), same build",
+      measured:
+        compared.ratio == null
+          ? "n/a"
+          : `${compared.ratio.toFixed(3)} × (${int(compared.meanPostgres)} vs ${int(compared.meanSqlite)} replies/s, mean over ${compared.rates.map(int).join(", ")} msg/s)`,
+      pass: compared.ratio == null ? null : compared.ratio >= 0.5,
+    },
+    {
+      target: "postgres_url_env: 2 replicas deliver more replies/s than 1 (highest clean step)",
+      measured: `${int(best(postgres.two))} against ${int(best(postgres.one))} replies/s`,
+      pass: postgres.two == null ? null : best(postgres.two) > best(postgres.one),
+    },
+  ];
 }
 
 function memoryTarget(buffer, setup) {
@@ -156,6 +191,7 @@ function endToEndTable(endToEnd) {
       "p50 ms",
       "p99 ms",
       "max ms",
+      "accept p99 ms",
       "replies/s",
       "service CPU µs/msg",
       "clean",
@@ -168,6 +204,7 @@ function endToEndTable(endToEnd) {
       ms(step.p50),
       ms(step.p99),
       ms(step.max),
+      ms(step.acceptP99),
       int(step.deliveredPerSecond),
       int(step.serviceCpuMicrosPerMessage),
       step.clean ? "yes" : step.senderKeptUp ? "no" : "no (sender fell behind)",
@@ -377,6 +414,7 @@ function sections(results) {
     out.push(...baselineLines(results));
   }
   if (endToEndDurable) out.push(...durableLines(results));
+  out.push(...postgresLines(results.postgres));
   out.push(
     `### Memory with a full buffer`,
     "",
@@ -389,6 +427,28 @@ function sections(results) {
     "",
   );
   return out.join("\n");
+}
+
+/** The Postgres runs: 1 and 2 replicas on one private cluster with its default settings. */
+function postgresLines(postgres) {
+  if (!postgres || postgres.skipped !== null) {
+    return [`End to end with \`postgres_url_env\`: skipped (${postgres?.skipped ?? "not measured"}).`, ""];
+  }
+  const lines = [];
+  for (const [label, run] of [
+    ["1 replica", postgres.one],
+    ["2 replicas, each message to the next replica in turn", postgres.two],
+  ]) {
+    lines.push(
+      `### End to end, \`postgres_url_env\`: ${label} (a private cluster on this machine, fsync on)`,
+      "",
+      endToEndTable(run),
+      "",
+      `Highest offered rate delivered without a 503: ${int(run.highestCleanRate)} msg/s.`,
+      "",
+    );
+  }
+  return lines;
 }
 
 /** Where the durable runs kept their state: the file system decides what a commit costs. */

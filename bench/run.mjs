@@ -16,6 +16,7 @@ import { describeMachine } from "./machine.mjs";
 import { newSecret } from "./message.mjs";
 import { runMetricsCost } from "./metrics-cost.mjs";
 import { readOptions, USAGE } from "./options.mjs";
+import { comparePostgres, runPostgresPhase } from "./postgres.mjs";
 import { backgroundLoad } from "./proc-stats.mjs";
 import { startReceiver } from "./receiver-client.mjs";
 import { evaluateTargets, renderMarkdown, renderTerminal } from "./report.mjs";
@@ -230,6 +231,10 @@ async function main() {
     const endToEndDurable = options.skipDurable
       ? null
       : await endToEndPhase(options, secret, { durable: true, setup: "durable (state_dir)" });
+    // Right after the SQLite run it is compared with: 1 and 2 replicas on one Postgres.
+    const postgresRuns = options.skipPostgres
+      ? { skipped: "--skip-postgres" }
+      : await runPostgresPhase({ options, secret, withReceiver, log: (line) => log(`${line} (${since()})`) });
     // The cost of /metrics (the stock config has it on), on and off alternating.
     log(
       `end to end, /metrics on against off, alternating: ${options.metricsRounds} round(s) at ${options.metricsRates.join(", ")} msg/s (${since()})`,
@@ -274,6 +279,17 @@ async function main() {
             thisBuild: compareDurable(endToEnd, endToEndDurable),
             baseline: compareDurable(endToEndBaseline, endToEndDurableBaseline),
           },
+      // postgres_url_env, 1 and 2 replicas, against this build's durable run on SQLite.
+      postgres:
+        postgresRuns.skipped !== null
+          ? { skipped: postgresRuns.skipped }
+          : {
+              skipped: null,
+              one: postgresRuns.one,
+              two: postgresRuns.two,
+              oneAgainstSqlite: comparePostgres(endToEndDurable, postgresRuns.one),
+              twoAgainstSqlite: comparePostgres(endToEndDurable, postgresRuns.two),
+            },
       metricsCost,
       // This build's service against the baseline's, per round of the inbound phase.
       baseline:

@@ -12,8 +12,9 @@ export const SERVICE_ENTRY = fileURLToPath(new URL("../dist/node.js", import.met
 
 /**
  * Starts the service. `bufferCapacity`, `deliveryTimeoutMs`, `deliveryThread` (the config's
- * `delivery_thread`), `metrics` (`observability.metrics`) and `durable` (a `state_dir`) are the only knobs the bench turns; everything else stays at its default
- * so the numbers describe a stock setup.
+ * `delivery_thread`), `metrics` (`observability.metrics`), `durable` (a `state_dir`) and
+ * `postgresUrl` (`postgres_url_env`: a replica on that database) are the only knobs the bench
+ * turns; everything else stays at its default so the numbers describe a stock setup.
  * With `durable` the `state_dir` is a folder inside this start's temporary folder: empty at the
  * start, so no earlier run's state is resumed or migrated, and removed with it on stop.
  * `nodeOptions` lets the profiler add `--cpu-prof`; `entry` lets an experiment run another
@@ -27,6 +28,7 @@ export async function startService({
   deliveryThread = false,
   metrics = true,
   durable = false,
+  postgresUrl,
   nodeOptions = [],
   entry = SERVICE_ENTRY,
 }) {
@@ -52,10 +54,11 @@ export async function startService({
   if (!metrics) config.observability = { metrics: false };
   // The service creates the folder (and the SQLite file in it) itself, as it would in production.
   if (durable) config.state_dir = join(folder, "state");
+  if (postgresUrl !== undefined) config.postgres_url_env = "BENCH_DATABASE_URL";
   await writeFile(configPath, JSON.stringify(config, null, 2));
   try {
     const service = await startChild("service", [entry, "--config", configPath], {
-      env: { BENCH_SECRET: secret },
+      env: { BENCH_SECRET: secret, ...(postgresUrl === undefined ? {} : { BENCH_DATABASE_URL: postgresUrl }) },
       nodeOptions,
     });
     return {

@@ -5,6 +5,7 @@ import { envReferences, preflight, weakSecretProblems } from "../core/config/pre
 import { validateConfig } from "../core/config/validate-config.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { createSecretEnv, secretFileOf } from "../node/secret-env.js";
+import { postgresServerVersion } from "../node/state/postgres/postgres-backend.js";
 import { devVarsPathFor, readDevVars } from "./read-dev-vars.js";
 import type { CliIo } from "./run-cli.js";
 
@@ -70,6 +71,21 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
       ]
     : [];
   const overrideProblems = devVars === undefined ? [] : checkConfigJson(devVars.get(CONFIG_JSON));
+  // With the URL confirmed set, preflight also connects: a wrong host or password shows here, not at start.
+  const postgresVariable = result.config.postgres_url_env;
+  const postgresUrl = postgresVariable === undefined ? undefined : fromEnv(postgresVariable);
+  if (withPreflight && postgresUrl !== undefined && !problems.some((problem) => problem.path === "postgres_url_env")) {
+    try {
+      const version = await postgresServerVersion(postgresUrl);
+      io.out(`  note    postgres_url_env: connected to PostgreSQL ${version}\n`);
+    } catch (error) {
+      problems.push({
+        path: "postgres_url_env",
+        message: `cannot connect to the database ${postgresVariable} names: ${errorMessage(error)}`,
+        fix: "check the host, port, database, user and password in the URL, and that this machine may reach the server",
+      });
+    }
+  }
 
   // A workers-ai brain is fine in a file meant for Workers, so on Node it is only a warning.
   for (const warning of [...result.warnings, ...nodeUnsupportedBrains(result.config)]) {

@@ -4,6 +4,8 @@ import { createAdminDeadLetters } from "../core/dead-letters/create-admin-dead-l
 import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { listDeadLetters, replayDeadLetters } from "../node/state/dead-letters.js";
+import { createPostgresDeadLetterStore } from "../node/state/postgres/postgres-dead-letter-store.js";
+import { openPostgresPool } from "../node/state/postgres/postgres-pool.js";
 import { createSqliteDeadLetterStore } from "../node/state/sqlite-dead-letter-store.js";
 import { openStateDb } from "../node/state/sqlite-state.js";
 import { createAdminClient, DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
@@ -19,7 +21,8 @@ const ACTIONS: readonly string[] = ["list", "show", "replay", "delete"];
 
 /**
  * `dead-letters list [--json] | show --id <id> | replay (--id <id>...|--all) | delete --id <id>...`,
- * each with `[--config <file>]` (the dead letters kept in `state_dir`) or `--url <base URL>`
+ * each with `[--config <file>]` (the dead letters kept in `state_dir`, or in the Postgres database
+ * of `postgres_url_env`, shared by every replica) or `--url <base URL>`
  * (a running service's admin API, secret from `--admin-token-env`). Exit 0 on success, 1 when
  * there is nothing to act on.
  */
@@ -76,6 +79,26 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
   if (!result.ok) {
     for (const problem of result.problems) io.err(`  error   ${formatProblem(problem)}\n`);
     return 1;
+  }
+  const postgresVariable = result.config.postgres_url_env;
+  if (postgresVariable !== undefined) {
+    const url = io.env[postgresVariable];
+    if (url === undefined || url === "") {
+      io.err(
+        `environment variable ${postgresVariable} is not set: it must hold the postgres:// URL (postgres_url_env)\n`,
+      );
+      return 1;
+    }
+    // The replica that runs a replayed conversation picks it up within a second, as from the admin API.
+    const pool = openPostgresPool(url, { max: 1 });
+    try {
+      return await runDeadLettersAction(createAdminDeadLetters(createPostgresDeadLetterStore(pool)), request, io);
+    } catch (error) {
+      io.err(`${postgresVariable}: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 1;
+    } finally {
+      await pool.end();
+    }
   }
   const stateDir = result.config.state_dir;
   if (stateDir === undefined) {

@@ -6,6 +6,7 @@ export type ErrorCode =
   | "invalid_json"
   | "invalid_message"
   | "buffer_full"
+  | "state_unavailable"
   | "shutting_down"
   | "request_in_progress"
   | "too_many_requests"

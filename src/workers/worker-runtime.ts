@@ -16,6 +16,7 @@ import { createDurableIdempotencyStore } from "./durable-idempotency-store.js";
 import type { BuiltParts } from "./environment-parts.js";
 import { createInboundBatchHandler } from "./inbound-batch.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
+import { createWorkersStatus } from "./workers-status.js";
 
 /** Seconds before inbound messages are tried again while the configuration is unusable. */
 const MISCONFIGURED_RETRY_SECONDS = 60;
@@ -133,6 +134,7 @@ function adminOf(config: Config, env: WorkerEnv): { admin?: AdminDeps } {
     admin: {
       secret: () => envString(env, variable) ?? "",
       deadLetters: createDurableAdminDeadLetters(env.DEAD_LETTER_STORE),
+      status: createWorkersStatus(env, config.channels.map(channelName)),
     },
   };
 }

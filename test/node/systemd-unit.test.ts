@@ -107,6 +107,7 @@ describe("docs/deployment.md", () => {
     ["deploy/webhook-channel.service", "ini"],
     ["deploy/nginx.conf", "nginx"],
     ["deploy/Caddyfile", "caddy"],
+    ["deploy/kubernetes.yaml", "yaml"],
   ])("shows %s verbatim", (file, language) => {
     const text = readFileSync(join(root, file), "utf8");
     expect(page, `copy ${file} into docs/deployment.md again`).toContain(`\`\`\`${language}\n${text}\`\`\`\n`);

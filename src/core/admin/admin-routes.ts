@@ -1,16 +1,21 @@
 import type { Hono } from "hono";
 import { ChannelError } from "../channel-error.js";
+import { isConsoleAsset } from "../console/console-paths.js";
+import { mountConsoleRoutes } from "../console/console-routes.js";
 import { readLimitedBody } from "../http/body-limit.js";
 import { problemResponse } from "../http/problem-response.js";
 import { bearerMatches, unauthorizedError } from "../http/request-checks.js";
 import type { AdminDeadLetters } from "./dead-letter-admin.js";
 import { decodeCursor } from "./dead-letter-cursor.js";
+import type { StatusSource } from "./status-report.js";
 
 /** What the admin API is built from. */
 export interface AdminDeps {
   /** The admin secret, asked per request; never a channel's (preflight refuses that). */
   readonly secret: () => string;
   readonly deadLetters: AdminDeadLetters;
+  /** What `GET /admin/status` (and the console's live view) reports. */
+  readonly status: StatusSource;
 }
 
 /** Default and largest page of `GET /admin/dead-letters`. */
@@ -23,15 +28,21 @@ const LIST = "/admin/dead-letters";
 const BULK_REPLAY = "/admin/dead-letters/replay";
 const ONE = "/admin/dead-letters/:id";
 const ONE_REPLAY = "/admin/dead-letters/:id/replay";
+const STATUS = "/admin/status";
 
 /**
- * Mounts `/admin/dead-letters` and its sub-routes on `app`, all behind the admin Bearer
- * secret (checked before anything else, so an unauthenticated caller learns nothing, not even
- * which paths exist).
+ * Mounts `/admin/status`, `/admin/dead-letters` and its sub-routes on `app`, all behind the
+ * admin Bearer secret (checked before anything else, so an unauthenticated caller learns
+ * nothing, not even which paths exist), and the operator console, whose page and files alone
+ * are served without it: they hold no data, and the page asks for the secret.
  */
 export function mountAdminRoutes(app: Hono, deps: AdminDeps): void {
   const { deadLetters } = deps;
   app.use("/admin/*", async (c, next) => {
+    if (isConsoleAsset(c.req.method, c.req.path)) {
+      await next();
+      return undefined;
+    }
     // bearerMatches compares in constant time, like the channels' check.
     if (!bearerMatches(c.req.header("authorization") ?? null, [deps.secret()])) {
       return problemResponse(unauthorizedError(), { "www-authenticate": 'Bearer realm="admin"' });
@@ -39,6 +50,10 @@ export function mountAdminRoutes(app: Hono, deps: AdminDeps): void {
     await next();
     return undefined;
   });
+  mountConsoleRoutes(app);
+
+  app.get(STATUS, async (c) => c.json(await deps.status.report(), 200, { "cache-control": "no-store" }));
+  app.all(STATUS, () => methodNotAllowed("GET, HEAD"));
 
   app.get(LIST, async (c) => {
     const limit = parseLimit(c.req.query("limit"));

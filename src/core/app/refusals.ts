@@ -11,6 +11,7 @@ export const RETRY_AFTER_SECONDS = {
   requestInProgress: 1,
   unavailable: 5,
   shuttingDown: 5,
+  stateUnavailable: 5,
 } as const;
 
 /** The 503 of a full inbound buffer. */
@@ -31,6 +32,20 @@ export function unavailableError(cause?: unknown): ChannelError {
     status: 503,
     retryable: true,
     retryAfterSeconds: RETRY_AFTER_SECONDS.unavailable,
+    cause,
+  });
+}
+
+/**
+ * The 503 of a write the shared state (Postgres, `postgres_url_env`) could not take: the
+ * database is unreachable or failed the statement. Nothing was accepted; the service recovers
+ * by itself once the database answers again, so a retry after a few seconds succeeds.
+ */
+export function stateUnavailableError(cause?: unknown): ChannelError {
+  return new ChannelError("state_unavailable", "The shared state cannot be written right now; retry shortly.", {
+    status: 503,
+    retryable: true,
+    retryAfterSeconds: RETRY_AFTER_SECONDS.stateUnavailable,
     cause,
   });
 }

@@ -199,6 +199,11 @@ export const configSchema = z
       .min(1, { error: "must be a folder path" })
       .optional()
       .describe("Folder for durable state (SQLite). Absent: everything is kept in memory and a crash loses it."),
+    postgres_url_env: envName("DATABASE_URL")
+      .optional()
+      .describe(
+        "Node only: names the environment variable holding a postgres:// URL (TLS parameters such as sslmode are honoured). Everything state_dir would keep then lives in that database, which several replicas of the service share. Not with state_dir or delivery_thread. See docs/deployment.md#several-replicas.",
+      ),
     log_level: z
       .enum(["debug", "info", "warn", "error"], { error: 'must be one of "debug", "info", "warn", "error"' })
       .default("info")

@@ -168,6 +168,8 @@ function fixForUnset(path: string, variable: string): string {
       return `export ${variable}=<the token your receiver expects>`;
     case "token_env":
       return `export ${variable}=<the token your bot expects>`;
+    case "postgres_url_env":
+      return `export ${variable}="postgres://<user>:<password>@<host>:5432/<database>?sslmode=verify-full"`;
     default:
       return `export ${variable}=<value>`;
   }

@@ -75,7 +75,7 @@ function findModeKeys(document: unknown): ConfigProblem[] {
 }
 
 function crossCheck(config: Config): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
+  const problems: ConfigProblem[] = [...stateProblems(config)];
   const channelIndex = new Map<string, number>();
   const endpoints = new Map<string, number>();
   config.channels.forEach((channel, index) => {
@@ -136,6 +136,27 @@ function crossCheck(config: Config): ConfigProblem[] {
     }
   }
   problems.push(...fallbackProblems(config.brains ?? {}, brains));
+  return problems;
+}
+
+/** `postgres_url_env` replaces `state_dir`, and the delivery thread has no Postgres connection. */
+function stateProblems(config: Config): ConfigProblem[] {
+  if (config.postgres_url_env === undefined) return [];
+  const problems: ConfigProblem[] = [];
+  if (config.state_dir !== undefined) {
+    problems.push({
+      path: "postgres_url_env",
+      message: "cannot be combined with state_dir: the state lives in one place",
+      fix: 'keep "state_dir" for one process, or "postgres_url_env" for several replicas, and remove the other',
+    });
+  }
+  if (config.delivery_thread) {
+    problems.push({
+      path: "delivery_thread",
+      message: "is not supported with postgres_url_env",
+      fix: 'remove "delivery_thread": run more replicas to use more cores',
+    });
+  }
   return problems;
 }
 

@@ -7,6 +7,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   invalid_json: "Invalid JSON",
   invalid_message: "Invalid Message",
   buffer_full: "Inbound Buffer Full",
+  state_unavailable: "State Unavailable",
   shutting_down: "Shutting Down",
   request_in_progress: "Request In Progress",
   too_many_requests: "Too Many Requests",

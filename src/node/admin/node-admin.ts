@@ -5,6 +5,9 @@ import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import type { DeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
 import { warnOverBound } from "../../core/dead-letters/keep-dead-letter.js";
 import type { Logger } from "../../core/log/logger.js";
+import type { JobQueue } from "../queue/job-queue.js";
+import type { ConsoleTally } from "./console-tally.js";
+import { createNodeStatus } from "./node-status.js";
 
 /** The admin API of a Node service, and the hook its job queues call on each dead letter. */
 export interface NodeAdmin {
@@ -12,6 +15,8 @@ export interface NodeAdmin {
   readonly deps: AdminDeps | undefined;
   /** Keeps (in memory mode) and bounds the dead letters of the letter's channel. */
   readonly onDeadLetter: (letter: DeadLetter) => unknown;
+  /** The console's counts, which every job queue's events go to (counting nothing without `admin`). */
+  readonly tally: ConsoleTally;
 }
 
 /** What {@link createNodeAdmin} needs. */
@@ -28,6 +33,12 @@ export interface NodeAdminOptions {
    */
   readonly secret: () => string;
   readonly logger: Logger;
+  /** What `GET /admin/status` reads: the counts, every channel's job queue, the time. */
+  readonly status: {
+    readonly tally: ConsoleTally;
+    readonly queues: ReadonlyMap<string, JobQueue>;
+    readonly now: () => number;
+  };
 }
 
 /**
@@ -38,11 +49,21 @@ export interface NodeAdminOptions {
  */
 export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
   const { admin } = options.config;
-  if (admin === undefined) return { deps: undefined, onDeadLetter: () => undefined };
+  const { tally } = options.status;
+  if (admin === undefined) return { deps: undefined, onDeadLetter: () => undefined, tally };
   const store = options.deadLetterStore();
   const bound = { max: admin.max_dead_letters, logger: options.logger };
   return {
-    deps: { secret: options.secret, deadLetters: createAdminDeadLetters(store) },
+    tally,
+    deps: {
+      secret: options.secret,
+      deadLetters: createAdminDeadLetters(store),
+      status: createNodeStatus({
+        ...options.status,
+        deadLetters: store,
+        brainsVisible: !options.config.delivery_thread || options.config.observability.metrics,
+      }),
+    },
     onDeadLetter: (letter) => {
       const kept = store.keep(letter, bound.max);
       if (kept instanceof Promise) return kept.then((answer) => warnOverBound(answer, letter, bound));

@@ -41,7 +41,8 @@ try {
   // A backend of its own (with state_dir a connection of its own: better-sqlite3 connections
   // cannot cross threads, and WAL lets this one write conversations while the main thread
   // writes the journal).
-  state = openStateBackend(config, systemClock, logger);
+  // Never Postgres: config check refuses delivery_thread with postgres_url_env.
+  state = await openStateBackend(config, systemClock, logger, (name) => process.env[name]);
   built = await createNodeConsumer({
     config,
     logger,
@@ -50,7 +51,7 @@ try {
     metrics,
   });
 } catch (error) {
-  state?.close();
+  await state?.close();
   outbox.push({
     kind: "failed",
     code: isChannelError(error) ? error.code : "internal_error",
@@ -78,7 +79,8 @@ let inFlight = 0;
 let closing = false;
 let poolsClosed = false;
 const finish = (): void => {
-  state?.close();
+  // SQLite or memory here (config check refuses the thread with Postgres): closed at once.
+  void state?.close();
   outbox.push({ kind: "closed" });
   outbox.flush();
   port.close();

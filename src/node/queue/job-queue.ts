@@ -20,6 +20,7 @@ import { jobKey, type PendingJobStore } from "../../core/sequencer/pending-job-s
 import { type Settlement, settleOutcome, unstoredSettlement } from "../../core/sequencer/settle-outcome.js";
 import { createVolatileJobStore } from "../../core/sequencer/volatile-job-store.js";
 import { CrashQuarantine } from "./crash-quarantine.js";
+import type { LaneOwnership } from "./lane-ownership.js";
 import { LaneSchedule } from "./lane-schedule.js";
 import { ReceiverGate, type ReceiverView } from "./receiver-gate.js";
 import { NOT_KEPT } from "./replay-hint.js";
@@ -56,6 +57,8 @@ export interface JobQueueOptions {
   readonly onDeadLetter?: (letter: DeadLetter) => unknown;
   /** Counts dead letters as they are stored, and the receiver's changes of state. */
   readonly metrics?: Metrics;
+  /** With several replicas (Postgres): which conversations this one runs. Default: all it holds. */
+  readonly ownership?: LaneOwnership;
 }
 
 /** What the queue tells {@link JobQueueOptions.onEvent}: a message accepted, or how a run ended. */
@@ -78,8 +81,15 @@ export interface JobQueue extends InboundQueue {
   readonly storeError: string | undefined;
   /** How the channel's receiver stands; undefined without a receiver circuit. */
   receiver(): ReceiverView | undefined;
-  /** Adds jobs recovered from the store (after a restart, or replayed dead letters) at the end of their lanes. */
+  /**
+   * Adds jobs recovered from the store (after a restart, replayed dead letters, a conversation
+   * taken over from another replica) at the end of their lanes; one it holds already is skipped.
+   */
   restore(jobs: readonly Job[]): void;
+  /** Starts what may start: this replica's lease is valid again. */
+  wake(): void;
+  /** True while the job `id` is in a lane here, or finished here lately (its delete may not have committed). */
+  knows(id: string): boolean;
   /**
    * Resolves when every job is finished or after `timeoutMs`, then stops retry timers and
    * returns the ids of the messages still unfinished.
@@ -129,8 +139,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   let storeError: string | undefined;
 
   const mayStart = (job: Job): boolean => quarantine.mayStart(quarantine.isSuspect(job.message.id));
+  const { ownership } = options;
   const pump = (): void => {
-    if (lanes.isStopped || running >= concurrency) return;
+    if (lanes.isStopped || running >= concurrency || ownership?.mayRun() === false) return;
     for (const { key, job } of lanes.startable(mayStart)) {
       start(key, job, quarantine.isSuspect(job.message.id));
       if (running >= concurrency) return;
@@ -157,11 +168,22 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     );
   };
 
+  /** The job left its lane: with replicas, an emptied conversation is given up once `removed` settles. */
+  const left = (job: Job, removed: void | Promise<void>): void => {
+    if (ownership === undefined) return;
+    const { channel } = job.message;
+    const key = conversationKey(channel, job.message.message.conversationId);
+    if (lanes.head(key) === undefined)
+      ownership.released(key, channel, removed instanceof Promise ? removed : undefined);
+  };
+
   // Store first, lanes second: a store that throws leaves the lanes as they were.
   const ledger: JobLedger = {
     finish(job) {
-      written(store.remove(jobKey(job)), "a finished job", job.message.id);
+      const removed = store.remove(jobKey(job));
+      written(removed, "a finished job", job.message.id);
       lanes.leave(job);
+      left(job, removed);
     },
     postpone(job, dueAt) {
       written(store.update(job), "a job's progress", job.message.id);
@@ -173,7 +195,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       gate?.hold(conversationKey(job.message.channel, job.message.message.conversationId));
     },
     bury(letter) {
-      written(store.bury(letter), "a dead letter", letter.job.message.id);
+      const buried = store.bury(letter);
+      written(buried, "a dead letter", letter.job.message.id);
       deadLetters += 1;
       metrics.deadLetter(letter.job.message.channel);
       // The letter is stored (or, in memory, logged next): a hook that fails must not put
@@ -189,7 +212,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       } catch (error) {
         cannotKeep(error);
       }
-      lanes.leave(letter.job);
+      lanes.leave(letter.job, false);
+      left(letter.job, buried);
     },
   };
 
@@ -289,6 +313,27 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     pump();
   };
 
+  /** With replicas, a stored job runs where its conversation runs (see {@link LaneOwnership}). */
+  const placed = (job: Job, owner: LaneOwnership): Promise<void> =>
+    owner.place(job).then(
+      (place) => {
+        if (place === "here") {
+          accepted(job);
+          return;
+        }
+        lanes.release();
+        onEvent("accepted");
+      },
+      (error: unknown) => {
+        // Stored, so accepted: a replica's sweep finds a job no replica runs.
+        lanes.release();
+        onEvent("accepted");
+        logger.warn(`an accepted message waits for a replica to take its conversation: ${errorMessage(error)}`, {
+          message_id: job.message.id,
+        });
+      },
+    );
+
   return {
     get size() {
       return lanes.size;
@@ -315,11 +360,12 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         throw error;
       }
       if (added === undefined) {
+        if (ownership !== undefined) return placed(job, ownership);
         accepted(job);
         return undefined;
       }
       return added.then(
-        () => accepted(job),
+        () => (ownership === undefined ? accepted(job) : placed(job, ownership)),
         (error: unknown) => {
           lanes.release();
           storeError = errorMessage(error);
@@ -331,6 +377,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       for (const job of jobs) lanes.add(job);
       pump();
     },
+    wake: pump,
+    knows: (id) => lanes.knows(id),
     async drain(timeoutMs) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([

@@ -14,6 +14,13 @@ export class LaneSchedule {
   /** Lanes whose head job may run now; a Set keeps insertion order. */
   private readonly ready = new Set<string>();
   private idleWaiters: (() => void)[] = [];
+  /** Ids of the jobs in the lanes: a job given again (replicas loading a conversation) is not added twice. */
+  private readonly ids = new Set<string>();
+  /**
+   * Ids of the last jobs that finished here, whose delete may not have committed: a replica
+   * that loads their conversation from the store meanwhile must not run them again.
+   */
+  private readonly finished = new Set<string>();
   /** Jobs in the lanes (waiting, running or waiting to retry). */
   private unfinished = 0;
   /** Accepted jobs whose store write has not committed yet: they count, and a drain waits for them. */
@@ -47,12 +54,22 @@ export class LaneSchedule {
     return this.stopped;
   }
 
-  /** Adds a job at the end of its conversation's lane; `reserved` when {@link reserve} counted it. */
-  add(job: Job, reserved = false): void {
+  /**
+   * Adds a job at the end of its conversation's lane; `reserved` when {@link reserve} counted it.
+   * False, adding nothing, for a job that is in a lane already or has just finished here.
+   */
+  add(job: Job, reserved = false): boolean {
     if (reserved) this.committing -= 1;
+    const id = job.message.id;
+    if (this.ids.has(id) || this.finished.has(id)) {
+      if (reserved) this.wakeIdle();
+      return false;
+    }
+    this.ids.add(id);
     this.unfinished += 1;
     const key = keyOf(job);
     if (this.lanes.push(key, job)) this.ready.add(key);
+    return true;
   }
 
   /**
@@ -72,6 +89,11 @@ export class LaneSchedule {
     }
   }
 
+  /** True while the job `id` is in a lane, or finished lately (see {@link add}). */
+  knows(id: string): boolean {
+    return this.ids.has(id) || this.finished.has(id);
+  }
+
   /** The head of a lane (the job running or waiting there). */
   head(key: string): Job | undefined {
     return this.lanes.head(key);
@@ -87,9 +109,21 @@ export class LaneSchedule {
     return this.lanes.head(keyOf(job))?.message.id === job.message.id;
   }
 
-  /** The job leaves its lane (finished or dead); the next one of the lane becomes ready. */
-  leave(job: Job): void {
+  /**
+   * The job leaves its lane (finished, or dead when `finished` is false: a replayed dead letter
+   * comes back with its id); the next one of the lane becomes ready.
+   */
+  leave(job: Job, finished = true): void {
     const key = keyOf(job);
+    const id = job.message.id;
+    this.ids.delete(id);
+    if (finished) {
+      this.finished.add(id);
+      if (this.finished.size > FINISHED_KEPT) {
+        const oldest = this.finished.values().next();
+        if (oldest.done !== true) this.finished.delete(oldest.value);
+      }
+    }
     this.unfinished -= 1;
     if (this.lanes.shift(key) !== undefined) this.ready.add(key);
     this.wakeIdle();
@@ -161,6 +195,9 @@ export class LaneSchedule {
     return left;
   }
 }
+
+/** Finished ids remembered: far more than finish while one delete commits. */
+const FINISHED_KEPT = 4_096;
 
 /** The longest delay `setTimeout` takes (about 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;

@@ -36,4 +36,9 @@ export interface ServiceOptions {
   readonly configPath?: string;
   /** Between two `progress` lines; 10 s unless a test shortens it. */
   readonly progressIntervalMs?: number;
+  /**
+   * With `postgres_url_env`: how long a replica's lease lasts, the time before others take over
+   * the conversations of a replica that stopped renewing it. 5 s unless a test changes it.
+   */
+  readonly replicaLeaseMs?: number;
 }

@@ -5,6 +5,7 @@ import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import { circuitPolicyOf } from "../../core/receiver/receiver-circuit.js";
 import type { Job } from "../../core/sequencer/job.js";
 import { readAdminSecret } from "../admin/admin-secret.js";
+import { createConsoleTally } from "../admin/console-tally.js";
 import { createNodeAdmin, type NodeAdmin } from "../admin/node-admin.js";
 import { buildListeners, type PlannedListener } from "../listener/build-listeners.js";
 import { closeServer } from "../listener/listen.js";
@@ -14,6 +15,7 @@ import type { PrometheusMetrics } from "../metrics/prometheus-metrics.js";
 import { createServiceMetrics } from "../metrics/service-metrics.js";
 import { createJobQueue, type JobQueue } from "../queue/job-queue.js";
 import { replayHintFor } from "../queue/replay-hint.js";
+import { createReplicaLanes, type ReplicaLanes } from "../replicas/replica-lanes.js";
 import { openStateBackend } from "../state/open-state-backend.js";
 import type { StateBackend } from "../state/state-backend.js";
 import { channelSecrets } from "./channel-secrets.js";
@@ -52,6 +54,9 @@ export interface RunningService {
   reload(next: ReloadInputs): Promise<ReloadResult>;
 }
 
+/** A replica's lease on Postgres: others take over its conversations this long after it stopped renewing. */
+const DEFAULT_LEASE_MS = 5_000;
+
 /** The least time the delivery thread gets to end on its own before it is stopped. */
 const THREAD_CLOSE_GRACE_MS = 1_000;
 
@@ -73,6 +78,8 @@ interface Parts {
   replayTimer?: ReturnType<typeof setInterval>;
   /** The `progress` line every 10 s while there is traffic. */
   progress?: ProgressLog;
+  /** With `postgres_url_env`: this replica's lease and conversations. */
+  replicas?: ReplicaLanes;
   shuttingDown: boolean;
 }
 
@@ -98,12 +105,29 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let served: Listener[];
   let consumer: RunningConsumer;
   try {
-    const state = openStateBackend(config, clock, logger);
+    const state = await openStateBackend(config, clock, logger, env);
     parts.state = state;
     logger.info("state", state.describe());
+    if (state.postgres !== undefined) {
+      const { pool, jobs, sequences } = state.postgres;
+      const replica = `r${crypto.randomUUID().replaceAll("-", "").slice(0, 15)}`;
+      parts.replicas = createReplicaLanes({
+        url: env(config.postgres_url_env ?? "") ?? "",
+        pool,
+        jobs,
+        sequences,
+        replica,
+        leaseMs: options.replicaLeaseMs ?? DEFAULT_LEASE_MS,
+        logger,
+        queues: () => parts.queues,
+      });
+      logger.info("replica", { id: replica, lease_ms: options.replicaLeaseMs ?? DEFAULT_LEASE_MS });
+    }
     state.prune(clock.now());
-    parts.metrics = createServiceMetrics(config, parts.queues, state, clock);
-    consumer = await startConsumer(options, state, parts.metrics);
+    parts.metrics = createServiceMetrics(config, parts.queues, state, clock, parts.replicas);
+    // The console's counts and the brains' state (admin only; otherwise the metrics pass untouched).
+    const tally = createConsoleTally(config.admin !== undefined, () => clock.now());
+    consumer = await startConsumer(options, state, tally.watching(parts.metrics));
     parts.consumer = consumer;
     parts.progress = startProgressLog({
       logger,
@@ -120,10 +144,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     // Through `parts`, so that a reload's admin secret is the one checked. Never undefined
     // while the routes are mounted (only a restart turns admin on or off); "" matches no token.
     const secret = (): string => parts.live.adminSecret ?? "";
-    const admin = createNodeAdmin({ config, deadLetterStore: () => state.deadLetterStore(restore), secret, logger });
+    const admin = createNodeAdmin({
+      config,
+      deadLetterStore: () => state.deadLetterStore(restore),
+      secret,
+      logger,
+      status: { tally, queues: parts.queues, now: () => clock.now() },
+    });
     buildQueues(parts, options, clock, state, consumer, admin);
-    // Step 4, with state_dir: unfinished work of the last run, and replayed dead letters.
+    // Step 4, with state_dir: unfinished work of the last run, and replayed dead letters; with
+    // Postgres: the lease, and the conversations no replica runs.
     if (state.sqlite !== undefined) parts.replayTimer = resumeJobs(state.sqlite.jobs, parts.queues, logger);
+    await parts.replicas?.start();
     parts.listeners = buildListeners(
       config.channels,
       {
@@ -134,6 +166,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         newId: options.newId ?? randomId,
         logger,
         idempotency: state.idempotency,
+        ...(state.postgres === undefined ? {} : { authFailures: state.postgres.authFailures }),
         metrics: parts.metrics,
         metricsEndpoint: parts.metrics?.respond,
         isShuttingDown: () => parts.shuttingDown,
@@ -201,9 +234,13 @@ function buildQueues(
         policy: () => circuitPolicyOf(liveChannel(parts, channel).webhook),
       },
       store: state.jobs,
+      ...(parts.replicas === undefined ? {} : { ownership: parts.replicas.ownership }),
       logger: options.logger,
       now: () => clock.now(),
-      onEvent: (event) => parts.progress?.record(event),
+      onEvent: (event) => {
+        parts.progress?.record(event);
+        admin.tally.record(channelName(channel), event);
+      },
       onDeadLetter: admin.onDeadLetter,
       replayHint,
       metrics: parts.metrics ?? noopMetrics,
@@ -250,6 +287,8 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   await parts.consumer?.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now()));
   // Give finished-job deletes queued for this turn their commit before closing.
   await new Promise((resolve) => setImmediate(resolve));
-  parts.state?.close();
-  return { left, fate: parts.state?.mode === "sqlite" ? "kept" : "lost" };
+  // Other replicas take what is left here at once, rather than when the lease runs out.
+  await parts.replicas?.leave();
+  await parts.state?.close();
+  return { left, fate: parts.state === undefined || parts.state.mode === "memory" ? "lost" : "kept" };
 }

@@ -18,6 +18,7 @@ export function createMemoryBackend(clock: Clock): StateBackend {
     conversations: createMemoryConversationStore({ now: () => clock.now() }),
     sequences: createMemorySequenceCounter(),
     sqlite: undefined,
+    postgres: undefined,
     deadLetterStore: (restore) => createMemoryDeadLetterStore(restore),
     storedDeadLetters: () => undefined,
     writeProblem: () => undefined,

@@ -2,14 +2,31 @@ import type { Clock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { Logger } from "../../core/log/logger.js";
 import { createMemoryBackend } from "./memory-backend.js";
+import { openPostgresBackend } from "./postgres/postgres-backend.js";
 import { openSqliteBackend } from "./sqlite-backend.js";
 import type { StateBackend } from "./state-backend.js";
 
 /**
- * Opens the state backend the configuration names: SQLite with `state_dir` (creating the
+ * Opens the state backend the configuration names: Postgres with `postgres_url_env` (the URL
+ * read from that variable; the schema is migrated first), SQLite with `state_dir` (creating the
  * folder and its database), memory otherwise. The delivery thread opens its own, over its own
  * connection: better-sqlite3 connections cannot cross threads.
  */
-export function openStateBackend(config: Config, clock: Clock, logger: Logger): StateBackend {
+export async function openStateBackend(
+  config: Config,
+  clock: Clock,
+  logger: Logger,
+  env: (name: string) => string | undefined,
+): Promise<StateBackend> {
+  const variable = config.postgres_url_env;
+  if (variable !== undefined) {
+    const url = env(variable);
+    if (url === undefined || url === "") {
+      throw new Error(
+        `postgres_url_env names ${variable}, which is not set: export ${variable}="postgres://<user>:<password>@<host>:5432/<database>"`,
+      );
+    }
+    return openPostgresBackend(url, logger, clock);
+  }
   return config.state_dir === undefined ? createMemoryBackend(clock) : openSqliteBackend(config.state_dir, logger);
 }

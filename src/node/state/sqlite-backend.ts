@@ -30,6 +30,7 @@ export function openSqliteBackend(stateDir: string, logger: Logger): StateBacken
     conversations: createSqliteConversationStore(db, undefined, group),
     sequences: createSqliteSequenceCounter(db),
     sqlite: { db, jobs },
+    postgres: undefined,
     deadLetterStore: () => createSqliteDeadLetterStore(db),
     storedDeadLetters: () => new Map(countByChannel.all().map(({ channel, n }) => [channel, n])),
     writeProblem: () => probeWrite(db),

@@ -14,6 +14,7 @@ const CODES: Readonly<Record<ErrorCode, true>> = {
   invalid_json: true,
   invalid_message: true,
   buffer_full: true,
+  state_unavailable: true,
   shutting_down: true,
   request_in_progress: true,
   too_many_requests: true,

@@ -141,7 +141,7 @@ async function harness(): Promise<Harness> {
       metered.restore();
       await queue.drain(0);
       await built.close();
-      state.close();
+      await state.close();
       await receiver.close();
       await rm(stateDir, { recursive: true, force: true });
     },

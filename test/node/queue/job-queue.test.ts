@@ -150,7 +150,7 @@ describe("createJobQueue", () => {
     expect(queue.size).toBe(0);
     expect(queue.deadLetters).toBe(1);
     expect((db.prepare("SELECT id FROM dead_letters").all() as { id: string }[]).map((row) => row.id)).toEqual(["bad"]);
-    state.close();
+    await state.close();
   });
 
   it("goes on with the next job when the dead-letter hook fails, without running the dead one again", async () => {
@@ -199,7 +199,7 @@ describe("createJobQueue", () => {
     expect(await queue.drain(5_000)).toEqual([]);
     await accepted;
     expect(runs).toEqual(["last"]);
-    state.close();
+    await state.close();
   });
 
   it("limits how many jobs run at once", async () => {

@@ -88,7 +88,7 @@ describe("createNodeReadiness", () => {
       now: () => 0,
     });
     expect(await readiness.report()).toMatchObject({ status: "ready", state: "sqlite" });
-    state.close();
+    await state.close();
     expect(await readiness.report()).toMatchObject({ status: "unavailable" });
   });
 });

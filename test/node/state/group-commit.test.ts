@@ -120,7 +120,7 @@ describe("the group commit of state_dir", () => {
     const finished = job();
     await state.jobs.add(finished);
     await state.jobs.remove(jobKey(finished));
-    state.close();
+    await state.close();
     backends.splice(backends.indexOf(state), 1);
     expect(storedIds(other(dir))).toEqual([]);
   });

@@ -16,7 +16,7 @@ import type { DeadLetterItem } from "../../../src/core/admin/dead-letter-item.js
 import { createAdminDeadLetters } from "../../../src/core/dead-letters/create-admin-dead-letters.js";
 import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
 import type { DeadLetterStore, ImmediateDeadLetterStore } from "../../../src/core/dead-letters/dead-letter-store.js";
-import { keepDeadLetter } from "../../../src/core/dead-letters/keep-dead-letter.js";
+import { keepDeadLetter, warnOverBound } from "../../../src/core/dead-letters/keep-dead-letter.js";
 import { createJsonLogger } from "../../../src/core/log/logger.js";
 
 /** A store to hold to the contract, and how its runtime keeps a letter with the bound's warning. */
@@ -40,6 +40,22 @@ export function keptThroughCore(store: ImmediateDeadLetterStore): DeadLetterStor
       const lines: Record<string, unknown>[] = [];
       const logger = createJsonLogger((line) => lines.push(JSON.parse(line) as Record<string, unknown>), "debug");
       keepDeadLetter(store, letter, { max, logger });
+      return lines;
+    },
+  };
+}
+
+/**
+ * A store that answers with a promise (Postgres), kept as Node's admin keeps such a store: the
+ * core's `warnOverBound` on the answer, with a logger of its own.
+ */
+export function keptThroughCoreAsync(store: DeadLetterStore): DeadLetterStoreUnderTest {
+  return {
+    store,
+    async keepLogged(letter, max) {
+      const lines: Record<string, unknown>[] = [];
+      const logger = createJsonLogger((line) => lines.push(JSON.parse(line) as Record<string, unknown>), "debug");
+      warnOverBound(await store.keep(letter, max), letter, { max, logger });
       return lines;
     },
   };

@@ -1,0 +1,18 @@
+/** A running private cluster (see postgres-cluster.mjs). */
+export interface PostgresCluster {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres`, trust authentication. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops the server (fast shutdown: connections are cut) and keeps its data, for `resume`. */
+  halt(): Promise<void>;
+  /** Starts a halted server again, on the same port with the same data. */
+  resume(): Promise<void>;
+  /** Stops the server and removes its data. */
+  stop(): Promise<void>;
+}
+
+/** The folder of `initdb` and `pg_ctl`, or undefined when Postgres is not installed. */
+export function postgresBinDir(): string | undefined;
+
+/** Starts a cluster; `durable: false` (the default, for tests) turns fsync off. */
+export function startPostgresCluster(options?: { durable?: boolean }): Promise<PostgresCluster>;

@@ -1,0 +1,153 @@
+import pg from "pg";
+import { errorMessage } from "../../core/channel-error.js";
+import type { Logger } from "../../core/log/logger.js";
+import { notifyChannel } from "./lane-statements.js";
+
+/** What {@link ReplicaLease} needs. */
+export interface ReplicaLeaseOptions {
+  /** The `postgres://` URL the pool uses; the lease has a connection of its own. */
+  readonly url: string;
+  readonly replica: string;
+  /** How long a lease lasts without renewal: the time others wait before taking over. */
+  readonly leaseMs: number;
+  readonly logger: Logger;
+  /** A conversation of this replica has a job stored by another replica. */
+  readonly onNotify: (conversation: string) => void;
+  /**
+   * The connection is (again) up and listening: notifications may have been missed, so the
+   * replica looks for jobs it was not told of.
+   */
+  readonly onConnected: () => void;
+  /** The lease became valid again after it was not, or stopped being valid. */
+  readonly onValidity: (valid: boolean) => void;
+}
+
+/**
+ * One replica's lease, on a connection of its own (a busy pool must not delay the renewal):
+ * it LISTENs for jobs stored by other replicas in its conversations, and renews its row in
+ * `replicas` every fifth of the lease, with the database's clock. The replica may start jobs
+ * only while the lease is known valid: until `leaseMs` after the last renewal was sent. Others
+ * take over its conversations only once the row's lease ran out, so the two never run together
+ * (unless a run started before the end of the lease outlasts it: at most that job runs twice).
+ */
+export class ReplicaLease {
+  private client: pg.Client | undefined;
+  private validUntil = 0;
+  private wasValid = false;
+  /** Since when the connection has been up without a break (0: it is not). */
+  private upSince = 0;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private stopped = false;
+  private connecting: Promise<void> | undefined;
+
+  constructor(private readonly options: ReplicaLeaseOptions) {}
+
+  /** Connects and takes the first lease; rejects when the database cannot be reached. */
+  async start(): Promise<void> {
+    await this.connect();
+    this.timer = setInterval(() => this.tick(), Math.max(100, Math.floor(this.options.leaseMs / 5)));
+    this.timer.unref();
+  }
+
+  /** True while this replica may start jobs. */
+  isValid(): boolean {
+    return Date.now() < this.validUntil;
+  }
+
+  /**
+   * Whether this replica may take over conversations of replicas whose lease ran out: only
+   * once its own connection has been up for a whole lease, so that after an outage of the
+   * database every live replica had the time to renew before any of them is taken over.
+   */
+  mayTakeOver(): boolean {
+    return this.upSince > 0 && Date.now() - this.upSince >= this.options.leaseMs;
+  }
+
+  /** Stops renewing and closes the connection (the row is removed by the caller's leave). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    const valid = this.isValid();
+    if (valid !== this.wasValid) {
+      this.wasValid = valid;
+      if (!valid) this.options.logger.warn("replica lease lapsed: no job starts here until it is renewed");
+      this.options.onValidity(valid);
+    }
+    if (this.client === undefined) {
+      this.connect().catch(() => undefined);
+      return;
+    }
+    const client = this.client;
+    // A renewal that fails or hangs (query_timeout) takes a new connection at the next tick.
+    this.renew(client).catch((error: unknown) => this.drop(client, error));
+  }
+
+  private drop(client: pg.Client, error: unknown): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    this.upSince = 0;
+    this.options.logger.warn("replica lease connection lost; reconnecting", { error: errorMessage(error) });
+    client.end().catch(() => undefined);
+  }
+
+  private connect(): Promise<void> {
+    this.connecting ??= this.open().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  private async open(): Promise<void> {
+    const { url, replica } = this.options;
+    const client = new pg.Client({
+      connectionString: url,
+      application_name: "webhook-channel lease",
+      keepAlive: true,
+      connectionTimeoutMillis: this.options.leaseMs,
+      query_timeout: this.options.leaseMs,
+    });
+    client.on("error", (error) => this.drop(client, error));
+    client.on("end", () => this.drop(client, new Error("connection ended")));
+    client.on("notification", (message) => {
+      if (message.payload !== undefined && message.payload !== "") this.options.onNotify(message.payload);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${notifyChannel(replica)}"`);
+      await this.renew(client);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (this.stopped) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+    this.upSince = Date.now();
+    this.options.onConnected();
+  }
+
+  private async renew(client: pg.Client): Promise<void> {
+    const sentAt = Date.now();
+    const { leaseMs, replica } = this.options;
+    await client.query(
+      `INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ($1, now() + make_interval(secs => $2))
+       ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until`,
+      [replica, leaseMs / 1000],
+    );
+    // From when it was sent: the database's lease_until is never earlier than this.
+    this.validUntil = sentAt + leaseMs;
+    if (!this.wasValid) {
+      this.wasValid = true;
+      this.options.onValidity(true);
+    }
+  }
+}

@@ -1,0 +1,105 @@
+import pg from "pg";
+import type { Clock } from "../../../core/clock.js";
+import type { Logger } from "../../../core/log/logger.js";
+import type { PostgresParts, StateBackend } from "../state-backend.js";
+import { createPostgresAuthFailureLimiter } from "./postgres-auth-failure-limiter.js";
+import { createPostgresConversationStore } from "./postgres-conversation-store.js";
+import { createPostgresDeadLetterStore } from "./postgres-dead-letter-store.js";
+import { createPostgresHealth } from "./postgres-health.js";
+import { createPostgresIdempotencyStore, pruneIdempotencyKeys } from "./postgres-idempotency-store.js";
+import { migratePostgres } from "./postgres-migrations.js";
+import { createPostgresPendingJobStore } from "./postgres-pending-job-store.js";
+import { APPLICATION_NAME, describePostgres, openPostgresPool } from "./postgres-pool.js";
+import { createPostgresSequenceCounter } from "./postgres-sequence-counter.js";
+import { postgresErrorMessage } from "./postgres-state-error.js";
+
+/** The state backend of `postgres_url_env`. */
+export interface PostgresBackend extends StateBackend {
+  readonly mode: "postgres";
+  readonly postgres: PostgresParts;
+}
+
+/**
+ * The Postgres mode (`postgres_url_env`): one database, in the `webhook_channel` schema, holds
+ * what `state_dir` holds (accepted jobs, conversations, sequences, idempotency keys, dead
+ * letters) plus the auth-failure windows and the replicas' lanes, shared by every replica.
+ * Connects and migrates before it returns (several replicas starting at once migrate once);
+ * throws when the database cannot be reached or was written by a newer webhook-channel.
+ */
+export async function openPostgresBackend(url: string, logger: Logger, clock: Clock): Promise<PostgresBackend> {
+  const where = describePostgres(url);
+  const pool = openPostgresPool(url, { logger });
+  try {
+    await migratePostgres(pool);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    const place = `${where.user}@${where.host}:${where.port}/${where.database}`;
+    throw new Error(`cannot open the postgres state (${place}): ${postgresErrorMessage(error)}`, { cause: error });
+  }
+  const jobs = createPostgresPendingJobStore(pool, logger);
+  const conversations = createPostgresConversationStore(pool, undefined, logger);
+  const sequences = createPostgresSequenceCounter(pool);
+  const authFailures = createPostgresAuthFailureLimiter(pool, clock);
+  const deadLetters = createPostgresDeadLetterStore(pool);
+  const health = createPostgresHealth(pool, authFailures, logger, where);
+  await health.probe();
+  let closed: Promise<void> | undefined;
+
+  const prune = async (now: number): Promise<void> => {
+    const [keys, windows] = await Promise.all([pruneIdempotencyKeys(pool, now), authFailures.prune(now)]);
+    if (keys + windows > 0) logger.debug("pruned postgres state", { idempotency_keys: keys, auth_failures: windows });
+  };
+
+  return {
+    mode: "postgres",
+    jobs,
+    idempotency: createPostgresIdempotencyStore(pool),
+    conversations,
+    sequences,
+    sqlite: undefined,
+    postgres: { pool, jobs, sequences, authFailures },
+    // Every replica's letters, in the one table: `restore` is for memory mode's queues.
+    deadLetterStore: () => deadLetters,
+    storedDeadLetters: () => health.deadLetters(),
+    writeProblem: () => health.problem(),
+    describe: () => ({ mode: "postgres", ...where }),
+    prune(now) {
+      prune(now).catch((error: unknown) => {
+        logger.error("cannot prune the postgres state", { error: postgresErrorMessage(error) });
+      });
+    },
+    close() {
+      closed ??= (async () => {
+        health.stop();
+        // What waits for its group (finished jobs' deletes above all) is committed first.
+        await Promise.all([jobs.flush(), conversations.flush()]);
+        await pool.end();
+      })();
+      return closed;
+    },
+  };
+}
+
+/**
+ * The server version at `url` (`SHOW server_version`), for `config check --preflight`: one
+ * connection, closed again. Throws with pg's reason (never the URL's password) when it
+ * cannot connect.
+ */
+export async function postgresServerVersion(url: string): Promise<string> {
+  const client = new pg.Client({
+    connectionString: url,
+    application_name: APPLICATION_NAME,
+    connectionTimeoutMillis: 5_000,
+  });
+  // A connection that fails after connect() resolved emits `error`; the query below reports it.
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    const result = await client.query<{ server_version: string }>("SHOW server_version");
+    return result.rows[0]?.server_version ?? "(unknown)";
+  } catch (error) {
+    throw new Error(postgresErrorMessage(error), { cause: error });
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,81 @@
+import type pg from "pg";
+import type { Logger } from "../../../core/log/logger.js";
+import type { PostgresAuthFailureLimiter } from "./postgres-auth-failure-limiter.js";
+import { countDeadLetters } from "./postgres-dead-letter-store.js";
+import { postgresErrorMessage } from "./postgres-state-error.js";
+
+/** How often the background probe asks the database. */
+export const POSTGRES_PROBE_INTERVAL_MS = 1_000;
+
+/**
+ * What the synchronous questions of the state backend (`writeProblem`, `storedDeadLetters`)
+ * are answered from: values a background probe refreshes, since `/readyz` and `/metrics`
+ * cannot wait for a round trip (nor hang on a database that does not answer).
+ */
+export interface PostgresHealth {
+  /** "postgres unreachable: …" (or read-only) since the last probe failed; undefined once one succeeds. */
+  problem(): string | undefined;
+  /** Dead letters per channel at the last successful probe. */
+  deadLetters(): ReadonlyMap<string, number>;
+  /** Probes once now (at start, so that the first answers are real). */
+  probe(): Promise<void>;
+  /** Stops the timer; a probe under way ends by itself. */
+  stop(): void;
+}
+
+/**
+ * Probes every {@link POSTGRES_PROBE_INTERVAL_MS} on an unref'd timer, one probe at a time: a
+ * write check (a server in recovery or read-only, as after a failover to a standby, takes no
+ * write), the dead-letter counts, and the auth-failure limiter's refresh. A change of state is
+ * logged once, not every second.
+ */
+export function createPostgresHealth(
+  pool: pg.Pool,
+  authFailures: PostgresAuthFailureLimiter,
+  logger: Logger,
+  describe: Readonly<Record<string, string>>,
+): PostgresHealth {
+  let problem: string | undefined;
+  let deadLetters: ReadonlyMap<string, number> = new Map();
+  let probing: Promise<void> | undefined;
+
+  const check = async (): Promise<void> => {
+    let found: string | undefined;
+    try {
+      const result = await pool.query<{ read_only: string }>(
+        "SELECT current_setting('transaction_read_only') AS read_only",
+      );
+      if (result.rows[0]?.read_only === "on")
+        found = "postgres is read-only (a standby, or default_transaction_read_only)";
+      deadLetters = await countDeadLetters(pool);
+      await authFailures.refresh();
+    } catch (error) {
+      found = `postgres unreachable: ${postgresErrorMessage(error)}`;
+    }
+    if (found !== problem) {
+      if (found === undefined) logger.info("postgres answers again", describe);
+      else logger.error("postgres cannot take writes", { ...describe, problem: found });
+    }
+    problem = found;
+  };
+
+  const probe = (): Promise<void> => {
+    probing ??= check().finally(() => {
+      probing = undefined;
+    });
+    return probing;
+  };
+
+  const timer = setInterval(() => {
+    // Never rejects: check() turns every failure into the problem it reports.
+    void probe();
+  }, POSTGRES_PROBE_INTERVAL_MS);
+  timer.unref();
+
+  return {
+    problem: () => problem,
+    deadLetters: () => deadLetters,
+    probe,
+    stop: () => clearInterval(timer),
+  };
+}

@@ -1,0 +1,108 @@
+import type pg from "pg";
+import {
+  IDEMPOTENCY_TTL_MS,
+  type IdempotencyStore,
+  PENDING_LEASE_MS,
+  type Reservation,
+} from "../../../core/idempotency/idempotency-store.js";
+import { asStateError } from "./postgres-state-error.js";
+
+/**
+ * Claims a key: a new row, or the row of an expired reservation (pending past its lease,
+ * committed past its 24 h), pending for `record`. A live row is left alone (the WHERE of the
+ * upsert), and no row comes back then.
+ */
+const CLAIM = `INSERT INTO webhook_channel.idempotency AS i (channel, key, message_id, conversation_id, committed, expires_at)
+VALUES ($1, $2, $3, $4, false, $5)
+ON CONFLICT (channel, key) DO UPDATE SET message_id = excluded.message_id,
+  conversation_id = excluded.conversation_id, committed = false, expires_at = excluded.expires_at
+WHERE i.expires_at <= $6
+RETURNING 1`;
+
+const LIVE = `SELECT message_id, conversation_id, committed FROM webhook_channel.idempotency
+WHERE channel = $1 AND key = $2 AND expires_at > $3`;
+
+/** Claims before giving up: each lost race means another request changed the key meanwhile. */
+const CLAIM_TRIES = 5;
+
+/**
+ * Idempotency keys with `postgres_url_env`, atomic across replicas: the `idempotency` row is the
+ * reservation, so a retry sent to another replica finds it. `reserve` is one upsert that only
+ * a new or expired key lets through; when it claims nothing, the live row is read and answered
+ * (pending or committed). A reservation released or expired between the two is claimed again.
+ *
+ * The job store writes a key committed in the statement that stores its message (with
+ * `expires_at` 24 h from receipt), so a key never answers for a message that was lost; `commit`
+ * then moves the 24 h to start at `now`, as the other stores count them, and marks the row
+ * committed for a caller that queues elsewhere. Times are the callers' `now`, never the
+ * database's, so that replicas and tests agree with the memory store.
+ */
+export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore {
+  const reserve = async (
+    channel: string,
+    key: string,
+    record: { readonly messageId: string; readonly conversationId: string },
+    now: number,
+  ): Promise<Reservation | undefined> => {
+    for (let tries = 0; tries < CLAIM_TRIES; tries += 1) {
+      const claimed = await pool.query(CLAIM, [
+        channel,
+        key,
+        record.messageId,
+        record.conversationId,
+        now + PENDING_LEASE_MS,
+        now,
+      ]);
+      if ((claimed.rowCount ?? 0) > 0) return undefined;
+      // Read in a snapshot of its own (READ COMMITTED), so a row committed by the request that
+      // beat the claim is seen here.
+      const live = await pool.query<{ message_id: string; conversation_id: string; committed: boolean }>(LIVE, [
+        channel,
+        key,
+        now,
+      ]);
+      const row = live.rows[0];
+      if (row !== undefined) {
+        return { record: { messageId: row.message_id, conversationId: row.conversation_id }, committed: row.committed };
+      }
+    }
+    throw new Error(`the Idempotency-Key of channel ${channel} changed hands ${CLAIM_TRIES} times during one request`);
+  };
+
+  return {
+    async reserve(channel, key, record, now) {
+      try {
+        return await reserve(channel, key, record, now);
+      } catch (error) {
+        throw asStateError(error);
+      }
+    },
+    async commit(channel, key, now) {
+      try {
+        await pool.query(
+          "UPDATE webhook_channel.idempotency SET committed = true, expires_at = $3 WHERE channel = $1 AND key = $2",
+          [channel, key, now + IDEMPOTENCY_TTL_MS],
+        );
+      } catch (error) {
+        throw asStateError(error);
+      }
+    },
+    async release(channel, key) {
+      try {
+        // Only a pending key: a committed one answers for its message, whoever releases.
+        await pool.query("DELETE FROM webhook_channel.idempotency WHERE channel = $1 AND key = $2 AND NOT committed", [
+          channel,
+          key,
+        ]);
+      } catch (error) {
+        throw asStateError(error);
+      }
+    },
+  };
+}
+
+/** Drops idempotency keys past their time (pending past the lease, committed past 24 h); returns how many. */
+export async function pruneIdempotencyKeys(pool: pg.Pool, now: number): Promise<number> {
+  const result = await pool.query("DELETE FROM webhook_channel.idempotency WHERE expires_at <= $1", [now]);
+  return result.rowCount ?? 0;
+}

@@ -1,0 +1,159 @@
+import type pg from "pg";
+import { inTransaction } from "./postgres-pool.js";
+
+/** One step of the Postgres schema, applied once, in order, to every database. */
+export interface PostgresMigration {
+  /** The schema version once this migration ran: 1, 2, 3… without gaps. */
+  readonly version: number;
+  readonly description: string;
+  /** The statements, run in the migration transaction (no parameters). */
+  readonly sql: string;
+}
+
+/** The schema every table lives in, so that the service shares a database with anything else. */
+export const POSTGRES_SCHEMA = "webhook_channel";
+
+/**
+ * Every schema change, oldest first. A released migration never changes: databases in the
+ * field already ran it, so a new layout is a new entry at the end.
+ */
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  {
+    version: 1,
+    description: "jobs, sequences, idempotency keys, turns, dead letters, auth failures, replicas and lanes",
+    // JSON is kept as text: nothing queries inside it, and text is parsed once, in the service.
+    // Times the service compares with its clock are epoch ms (bigint); the replicas' lease
+    // times are the database's own (timestamptz), so that replicas need not agree on a clock.
+    // dead_letters.id is COLLATE "C": the admin list's order (died_at, id) and its cursor
+    // compare ids bytewise, as SQLite and the Durable Object do, whatever the database's locale.
+    // auth_failures holds one row per channel and address: its failure times within the
+    // window (at most `max`), so that a check is one primary-key read and a failure one upsert.
+    sql: `
+CREATE TABLE webhook_channel.jobs (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id text NOT NULL UNIQUE,
+  channel text NOT NULL,
+  conversation text NOT NULL,
+  job text NOT NULL,
+  state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'replay'))
+);
+CREATE INDEX jobs_conversation ON webhook_channel.jobs (conversation, seq);
+CREATE INDEX jobs_replay ON webhook_channel.jobs (seq) WHERE state = 'replay';
+CREATE TABLE webhook_channel.sequences (
+  conversation text PRIMARY KEY,
+  last bigint NOT NULL
+);
+CREATE TABLE webhook_channel.idempotency (
+  channel text,
+  key text,
+  message_id text NOT NULL,
+  conversation_id text NOT NULL,
+  committed boolean NOT NULL DEFAULT false,
+  expires_at bigint NOT NULL,
+  PRIMARY KEY (channel, key)
+);
+CREATE INDEX idempotency_expires ON webhook_channel.idempotency (expires_at);
+CREATE TABLE webhook_channel.turns (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  conversation text NOT NULL,
+  turn text NOT NULL,
+  at bigint NOT NULL
+);
+CREATE INDEX turns_conversation ON webhook_channel.turns (conversation, seq);
+CREATE TABLE webhook_channel.dead_letters (
+  id text COLLATE "C" PRIMARY KEY,
+  channel text NOT NULL,
+  letter text NOT NULL,
+  died_at bigint NOT NULL
+);
+CREATE INDEX dead_letters_channel ON webhook_channel.dead_letters (channel, died_at, id);
+CREATE INDEX dead_letters_died ON webhook_channel.dead_letters (died_at, id);
+CREATE TABLE webhook_channel.auth_failures (
+  key text PRIMARY KEY,
+  times bigint[] NOT NULL,
+  warned_at bigint,
+  expires_at bigint NOT NULL
+);
+CREATE INDEX auth_failures_expires ON webhook_channel.auth_failures (expires_at);
+CREATE TABLE webhook_channel.replicas (
+  id text PRIMARY KEY,
+  started_at timestamptz NOT NULL DEFAULT now(),
+  lease_until timestamptz NOT NULL
+);
+CREATE TABLE webhook_channel.lanes (
+  conversation text PRIMARY KEY,
+  channel text NOT NULL,
+  owner text NOT NULL
+);
+`,
+  },
+];
+
+/** The schema version this code writes: the version of the last migration. */
+export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.reduce((latest, migration) => {
+  // A gap or a reordering would skip a migration on some databases; fail at load, not in the field.
+  if (migration.version !== latest + 1) {
+    throw new Error(`postgres migration ${migration.version} follows ${latest}: versions must run 1, 2, 3… in order`);
+  }
+  return migration.version;
+}, 0);
+
+/**
+ * The advisory lock the migration transaction holds ("whchstat" as a 64-bit number): replicas
+ * that start at once queue on it, and each one after the first finds the schema up to date.
+ */
+export const MIGRATION_LOCK_KEY = "8604236388356088180";
+
+/**
+ * Brings the database up to {@link POSTGRES_SCHEMA_VERSION} in one transaction under
+ * {@link MIGRATION_LOCK_KEY}, and throws, migrating nothing, when the database was written by a
+ * newer webhook-channel. An up-to-date database is only read (no DDL, no lock), so a role
+ * without CREATE rights can run a database an administrator migrated. Returns the version.
+ */
+export async function migratePostgres(pool: pg.Pool): Promise<number> {
+  const found = await schemaVersion(pool);
+  if (found !== undefined) {
+    assertSupported(found);
+    if (found === POSTGRES_SCHEMA_VERSION) return found;
+  }
+  await inTransaction(pool, async (client) => {
+    await client.query("SELECT pg_advisory_xact_lock($1::bigint)", [MIGRATION_LOCK_KEY]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${POSTGRES_SCHEMA}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${POSTGRES_SCHEMA}.schema_migrations (
+      version int PRIMARY KEY,
+      description text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const locked = (await schemaVersion(client)) ?? 0;
+    assertSupported(locked);
+    for (const migration of POSTGRES_MIGRATIONS.filter((entry) => entry.version > locked)) {
+      await client.query(migration.sql);
+      await client.query(`INSERT INTO ${POSTGRES_SCHEMA}.schema_migrations (version, description) VALUES ($1, $2)`, [
+        migration.version,
+        migration.description,
+      ]);
+    }
+  });
+  return POSTGRES_SCHEMA_VERSION;
+}
+
+/** The database's schema version, or undefined before the first migration created the table. */
+async function schemaVersion(db: pg.Pool | pg.PoolClient): Promise<number | undefined> {
+  const table = await db.query<{ found: string | null }>("SELECT to_regclass($1) AS found", [
+    `${POSTGRES_SCHEMA}.schema_migrations`,
+  ]);
+  if (table.rows[0]?.found == null) return undefined;
+  const version = await db.query<{ version: number | null }>(
+    `SELECT max(version) AS version FROM ${POSTGRES_SCHEMA}.schema_migrations`,
+  );
+  return version.rows[0]?.version ?? 0;
+}
+
+function assertSupported(version: number): void {
+  // Older code cannot know what a newer layout means; writing to it could lose jobs.
+  if (version > POSTGRES_SCHEMA_VERSION) {
+    throw new Error(
+      `the postgres database has webhook-channel schema version ${version}, but this webhook-channel supports up to version ${POSTGRES_SCHEMA_VERSION}: it was written by a newer webhook-channel; upgrade webhook-channel to use it`,
+    );
+  }
+}

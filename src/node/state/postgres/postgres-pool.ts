@@ -1,0 +1,96 @@
+import pg from "pg";
+import { type Logger, silentLogger } from "../../../core/log/logger.js";
+import { postgresErrorMessage } from "./postgres-state-error.js";
+
+/** How a pool connects; every field has a default fit for one replica of the service. */
+export interface PostgresPoolOptions {
+  /** Connections at most (default 10): the grouped writes need few, the reads and leases the rest. */
+  readonly max?: number;
+  /** How long a new connection may take (default 5 s) before the write waiting for it fails. */
+  readonly connectionTimeoutMillis?: number;
+  /**
+   * How long one statement may go unanswered (default 30 s): a database behind a dead network
+   * path never answers, and a write must fail (503, `/readyz`) rather than wait for ever.
+   */
+  readonly queryTimeoutMillis?: number;
+  /** Where a connection lost while idle is reported. */
+  readonly logger?: Logger;
+}
+
+/** The `application_name` the service's sessions show in `pg_stat_activity`. */
+export const APPLICATION_NAME = "webhook-channel";
+
+/**
+ * A connection pool over `url`. pg parses the URL itself (pg-connection-string): its TLS
+ * parameters (`sslmode`, `sslrootcert`, `sslcert`, `sslkey`) are honoured, and so is an
+ * `application_name` in it, which wins over ours. A connection that dies while idle (the
+ * server restarted, a proxy cut it) makes the pool emit `error`: without a listener that
+ * would end the process, so it is logged and the pool opens a new one when next asked.
+ */
+export function openPostgresPool(url: string, options: PostgresPoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    application_name: APPLICATION_NAME,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
+    query_timeout: options.queryTimeoutMillis ?? 30_000,
+    idleTimeoutMillis: 30_000,
+    // TCP keep-alive, so that a connection to a vanished server is found dead in seconds, not hours.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+  const logger = options.logger ?? silentLogger;
+  pool.on("error", (error) => {
+    logger.warn("a postgres connection was lost; the pool opens another when needed", {
+      ...describePostgres(url),
+      error: postgresErrorMessage(error),
+    });
+  });
+  return pool;
+}
+
+/**
+ * Where `url` points, safe to log: host, port, database and user, never the password (nor
+ * the query string, whose TLS file paths say nothing an operator needs here). Read as
+ * pg-connection-string reads it: `host`, `port`, `user` and `dbname` parameters win.
+ */
+export function describePostgres(url: string): Readonly<Record<string, string>> {
+  if (!URL.canParse(url)) return { host: "(invalid url)" };
+  const parsed = new URL(url);
+  const param = (name: string): string | undefined => parsed.searchParams.get(name) ?? undefined;
+  const decode = (text: string): string => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      return text;
+    }
+  };
+  return {
+    host: param("host") ?? (decode(parsed.hostname.replace(/^\[(.+)\]$/, "$1")) || "localhost"),
+    port: param("port") ?? (parsed.port || "5432"),
+    database: param("dbname") ?? (decode(parsed.pathname.slice(1)) || "(default)"),
+    user: param("user") ?? (decode(parsed.username) || "(default)"),
+  };
+}
+
+/**
+ * Runs `work` in one transaction on one connection of `pool`: committed when it resolves,
+ * rolled back when it throws. A connection whose rollback failed too is dropped, not reused.
+ */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await work(client);
+    await client.query("COMMIT");
+    client.release();
+    return result;
+  } catch (error) {
+    const broken = await client.query("ROLLBACK").then(
+      () => false,
+      () => true,
+    );
+    client.release(broken);
+    throw error;
+  }
+}
