@@ -34,6 +34,7 @@ export function createAnalyticsEngineMetrics(dataset: DataPointWriter): Metrics 
       // See above: metrics are best effort.
     }
   };
+  const pausedBrains = new Set<string>();
   return {
     request: (channel, code) => write("request", channel, 0, String(code)),
     accepted: (channel) => write("accepted", channel),
@@ -45,7 +46,15 @@ export function createAnalyticsEngineMetrics(dataset: DataPointWriter): Metrics 
     receiverState: (channel, up) => write("receiver_state", channel, 0, "", up ? "up" : "down"),
     // A gauge that changes on every call is no event worth a data point; the pause is.
     brainInFlight: () => undefined,
-    brainPaused: (brain, paused) => write("brain_paused", "", 0, brain, paused ? "paused" : "resumed"),
+    brainPaused: (brain, paused) => {
+      // A pause that a call in flight lengthened is reported again; one pause stays one
+      // `paused` point, or summing them would count it twice. Its end is not written: the
+      // `resumed` point says when it ended.
+      if (paused && pausedBrains.has(brain)) return;
+      if (paused) pausedBrains.add(brain);
+      else pausedBrains.delete(brain);
+      write("brain_paused", "", 0, brain, paused ? "paused" : "resumed");
+    },
     brainTokens: (channel, brain, prompt, completion) => {
       if (prompt > 0) write("brain_tokens", channel, 0, brain, "prompt", prompt);
       if (completion > 0) write("brain_tokens", channel, 0, brain, "completion", completion);

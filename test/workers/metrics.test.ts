@@ -3,6 +3,7 @@ import { createMemoryConversationStore } from "../../src/core/conversation/memor
 import { createMemorySequenceCounter } from "../../src/core/conversation/memory-sequence-counter.js";
 import { ruleOn } from "../../src/core/receiver/pass-circuit.js";
 import { newJob } from "../../src/core/sequencer/job.js";
+import { createAnalyticsEngineMetrics } from "../../src/workers/analytics-engine-metrics.js";
 import { createObjectConsumer } from "../../src/workers/conversation/object-consumer.js";
 import { partsFor } from "../../src/workers/environment-parts.js";
 import worker from "../../src/workers/index.js";
@@ -80,6 +81,22 @@ describe("Workers metrics to Analytics Engine", () => {
     const dataset = fakeDataset();
     expect(await runOneJob(dataset, 503)).toBe("retry");
     expect(dataset.points.map((point) => point.blobs?.[0])).toEqual(["brain_call", "retry"]);
+  });
+
+  it("writes one paused point per pause, though a lengthened pause is reported again, and one resumed point", () => {
+    const dataset = fakeDataset();
+    const metrics = createAnalyticsEngineMetrics(dataset);
+    metrics.brainPaused("bot", true, 2_000);
+    metrics.brainPaused("bot", true, 9_000);
+    metrics.brainPaused("bot", false);
+    metrics.brainPaused("bot", true, 20_000);
+    expect(dataset.points).toEqual(
+      ["paused", "resumed", "paused"].map((state) => ({
+        blobs: ["brain_paused", "", "bot", state],
+        doubles: [1, 0],
+        indexes: [""],
+      })),
+    );
   });
 
   it("records nothing, and serves no /metrics, without the METRICS binding", async () => {

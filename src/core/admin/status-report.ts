@@ -39,6 +39,11 @@ export interface BrainStatus {
   readonly paused: boolean;
   /** When the pause began, RFC 3339; null while not paused. */
   readonly paused_since: string | null;
+  /**
+   * When the pause ends, RFC 3339; null while not paused. It may move later while paused: a
+   * call that was in flight when the pause began can lengthen it to its own `Retry-After`.
+   */
+  readonly paused_until: string | null;
 }
 
 /**

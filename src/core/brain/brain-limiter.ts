@@ -32,7 +32,7 @@ export interface BrainLimiterOptions {
   readonly clock?: Clock | undefined;
   /** A `warn` line when the brain is paused, `info` when it resumes; default none. */
   readonly logger?: Logger | undefined;
-  /** Where the in-flight count and the pause go; default nowhere. */
+  /** Where the in-flight count and the pause (with its end) go; default nowhere. */
   readonly metrics?: Pick<Metrics, "brainInFlight" | "brainPaused"> | undefined;
   /** The timers (end of a pause, end of a lease); default `setTimeout`, not holding a Node process open. */
   readonly schedule?: Schedule | undefined;
@@ -109,9 +109,9 @@ export function backoffPauseMs(pauses: number): number {
  * count), at most {@link MAX_PAUSE_MS}. The pause starts before the failed call gives its slot
  * back, so no waiting call slips through: during a pause the server sees only the calls that
  * were in flight when it began. Those finish; a later 429 among them can only lengthen the
- * pause to its own `Retry-After`. The pause ends by the clock: calls go through again, at most
- * `maxConcurrency` at once, and a timer reports the end (metric and log line) even when no call
- * comes.
+ * pause to its own `Retry-After` (the metrics hear the new end). The pause ends by the clock:
+ * calls go through again, at most `maxConcurrency` at once, and a timer reports the end (metric
+ * and log line) even when no call comes.
  */
 export function createBrainLimiter(name: string, options: BrainLimiterOptions = {}): BrainLimiter {
   const clock = options.clock ?? systemClock;
@@ -167,7 +167,12 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
     const asked = error.retryAfterMs !== undefined && error.retryAfterMs > 0 ? error.retryAfterMs : undefined;
     if (paused(now) && pausedUntil !== undefined) {
       // A call that was in flight when the pause began: only its own Retry-After may lengthen it.
-      if (asked !== undefined) pausedUntil = Math.max(pausedUntil, now + Math.min(asked, MAX_PAUSE_MS));
+      const until = asked === undefined ? pausedUntil : now + Math.min(asked, MAX_PAUSE_MS);
+      if (until > pausedUntil) {
+        pausedUntil = until;
+        // Reported again so that whoever shows the end (the console) does not show the old one.
+        metrics.brainPaused(name, true, pausedUntil);
+      }
       return;
     }
     pauses += 1;
@@ -176,7 +181,7 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
     pausedUntil = now + pauseMs;
     pauseStatus = error.upstreamStatus ?? 0;
     const refused = queue.drain();
-    metrics.brainPaused(name, true);
+    metrics.brainPaused(name, true, pausedUntil);
     logger.warn(`brain "${name}" paused for ${pauseMs} ms: its server answered ${pauseStatus}`, {
       brain: name,
       upstream_status: pauseStatus,

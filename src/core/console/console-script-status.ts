@@ -43,13 +43,23 @@ function channelRow(channel, now) {
   ]);
 }
 
+/** The end first: it says when calls go through again; the start only how long it has lasted. */
+function pausedCell(brain) {
+  if (!brain.paused) return el("td", { text: "no" });
+  // A pause reported without its end (the status field is null then) still shows its start.
+  if (brain.paused_until === null) {
+    return el("td", { className: "state-down" }, ["paused since ", timeEl(brain.paused_since)]);
+  }
+  return el("td", { className: "state-down" }, [
+    "paused until ", timeEl(brain.paused_until), " (since ", timeEl(brain.paused_since), ")",
+  ]);
+}
+
 function brainRow(brain) {
   return el("tr", {}, [
     el("th", { scope: "row", text: brain.brain }),
     numberCell(brain.in_flight),
-    brain.paused
-      ? el("td", { className: "state-down" }, ["paused since ", timeEl(brain.paused_since)])
-      : el("td", { text: "no" }),
+    pausedCell(brain),
   ]);
 }
 

@@ -22,8 +22,12 @@ export interface Metrics {
   receiverState(channel: string, up: boolean): void;
   /** Calls to a brain in flight now, across all conversations (after each change). */
   brainInFlight(brain: string, calls: number): void;
-  /** A brain was paused for everyone (a 429 or 503), or resumed. */
-  brainPaused(brain: string, paused: boolean): void;
+  /**
+   * A brain was paused for everyone (a 429 or 503), or resumed. `untilMs` (epoch ms) is when
+   * the pause ends, given with every `paused` true; a pause that a call in flight lengthened is
+   * reported again with its new end.
+   */
+  brainPaused(brain: string, paused: boolean, untilMs?: number): void;
   /** The tokens a brain reported for one call. */
   brainTokens(channel: string, brain: string, prompt: number, completion: number): void;
 }

@@ -45,4 +45,15 @@ export class ConversationLanes<T> {
   all(): IterableIterator<readonly T[]> {
     return this.lanes.values();
   }
+
+  /** Every lane with its key. */
+  entries(): IterableIterator<[string, readonly T[]]> {
+    return this.lanes.entries();
+  }
+
+  /** Replaces a lane's items (none: the lane goes). */
+  keep(key: string, items: readonly T[]): void {
+    if (items.length === 0) this.lanes.delete(key);
+    else this.lanes.set(key, [...items]);
+  }
 }

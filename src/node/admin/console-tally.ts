@@ -26,17 +26,20 @@ const NO_COUNTS: ChannelCounts = { accepted: 0, delivered: 0, retrying: 0, dead_
 /**
  * The console's counts since start, per channel: messages accepted, delivered (every reply
  * delivered), retrying (attempts that will be tried again) and dead-lettered; and per brain the
- * calls in flight and when its pause began. Without `admin` (`enabled` false) it counts nothing
- * and hands the metrics through untouched, so the hot path is as it was.
+ * calls in flight, and when its pause began and when it ends. Without `admin` (`enabled` false)
+ * it counts nothing and hands the metrics through untouched, so the hot path is as it was.
  */
 export function createConsoleTally(enabled: boolean, now: () => number): ConsoleTally {
   const since = now();
   const channels = new Map<string, { accepted: number; delivered: number; retrying: number; dead_lettered: number }>();
-  const brains = new Map<string, { inFlight: number; pausedSince: number | undefined }>();
+  const brains = new Map<
+    string,
+    { inFlight: number; pausedSince: number | undefined; pausedUntil: number | undefined }
+  >();
   const brain = (name: string) => {
     let entry = brains.get(name);
     if (entry === undefined) {
-      entry = { inFlight: 0, pausedSince: undefined };
+      entry = { inFlight: 0, pausedSince: undefined, pausedUntil: undefined };
       brains.set(name, entry);
     }
     return entry;
@@ -64,11 +67,17 @@ export function createConsoleTally(enabled: boolean, now: () => number): Console
           brain(name).inFlight = calls;
           inner.brainInFlight(name, calls);
         },
-        brainPaused(name, paused) {
+        brainPaused(name, paused, untilMs) {
           const entry = brain(name);
-          if (!paused) entry.pausedSince = undefined;
-          else entry.pausedSince ??= now();
-          inner.brainPaused(name, paused);
+          if (!paused) {
+            entry.pausedSince = undefined;
+            entry.pausedUntil = undefined;
+          } else {
+            // A lengthened pause is reported again: it keeps its start and takes the new end.
+            entry.pausedSince ??= now();
+            entry.pausedUntil = untilMs ?? entry.pausedUntil;
+          }
+          inner.brainPaused(name, paused, untilMs);
         },
       };
     },
@@ -79,6 +88,7 @@ export function createConsoleTally(enabled: boolean, now: () => number): Console
         in_flight: entry.inFlight,
         paused: entry.pausedSince !== undefined,
         paused_since: isoOrNull(entry.pausedSince),
+        paused_until: isoOrNull(entry.pausedUntil),
       })),
   };
 }
@@ -95,7 +105,7 @@ function bound(metrics: Metrics): Metrics {
     endToEnd: (channel, seconds) => metrics.endToEnd(channel, seconds),
     receiverState: (channel, up) => metrics.receiverState(channel, up),
     brainInFlight: (name, calls) => metrics.brainInFlight(name, calls),
-    brainPaused: (name, paused) => metrics.brainPaused(name, paused),
+    brainPaused: (name, paused, untilMs) => metrics.brainPaused(name, paused, untilMs),
     brainTokens: (channel, name, prompt, completion) => metrics.brainTokens(channel, name, prompt, completion),
   };
 }

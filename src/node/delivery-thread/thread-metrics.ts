@@ -12,7 +12,7 @@ export type MetricEvent =
   | readonly ["e", string, number]
   | readonly ["u", string, boolean]
   | readonly ["f", string, number]
-  | readonly ["p", string, boolean]
+  | readonly ["p", string, boolean, number | undefined]
   | readonly ["t", string, string, number, number];
 
 /**
@@ -31,7 +31,8 @@ export function createThreadMetrics(push: (event: MetricEvent) => void): Metrics
     endToEnd: (channel, seconds) => push(["e", channel, seconds]),
     receiverState: (channel, up) => push(["u", channel, up]),
     brainInFlight: (brain, calls) => push(["f", brain, calls]),
-    brainPaused: (brain, paused) => push(["p", brain, paused]),
+    // The pause's end crosses too: the console on the main thread shows it.
+    brainPaused: (brain, paused, untilMs) => push(["p", brain, paused, untilMs]),
     brainTokens: (channel, brain, prompt, completion) => push(["t", channel, brain, prompt, completion]),
   };
 }
@@ -62,7 +63,7 @@ export function applyMetricEvents(metrics: Metrics, events: readonly MetricEvent
         metrics.brainInFlight(event[1], event[2]);
         break;
       case "p":
-        metrics.brainPaused(event[1], event[2]);
+        metrics.brainPaused(event[1], event[2], event[3]);
         break;
       case "t":
         metrics.brainTokens(event[1], event[2], event[3], event[4]);

@@ -316,6 +316,8 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
     brainInFlight(brain, calls) {
       brainsInFlight.set(brain, calls);
     },
+    // The gauge says only whether: when a pause ends is the console's to show (GET /admin/status),
+    // and a timestamp as a value would be one more series for nothing an alert needs.
     brainPaused(brain, paused) {
       brainsPaused.set(brain, paused ? 1 : 0);
       if (!brainsInFlight.has(brain)) brainsInFlight.set(brain, 0);

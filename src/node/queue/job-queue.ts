@@ -84,10 +84,16 @@ export interface JobQueue extends InboundQueue {
   /**
    * Adds jobs recovered from the store (after a restart, replayed dead letters, a conversation
    * taken over from another replica) at the end of their lanes; one it holds already is skipped.
+   * Returns how many were added.
    */
-  restore(jobs: readonly Job[]): void;
+  restore(jobs: readonly Job[]): number;
   /** Starts what may start: this replica's lease is valid again. */
   wake(): void;
+  /**
+   * Drops the jobs that are not running, leaving them stored: this replica's lease ran out, and
+   * their conversations may run elsewhere now. Returns how many were dropped.
+   */
+  forsake(): number;
   /** True while the job `id` is in a lane here, or finished here lately (its delete may not have committed). */
   knows(id: string): boolean;
   /**
@@ -212,7 +218,12 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       } catch (error) {
         cannotKeep(error);
       }
-      lanes.leave(letter.job, false);
+      lanes.leave(letter.job);
+      // Known as finished until the burial commits (a replica loading the conversation meanwhile
+      // must not run it again), then forgotten, so that a replay of the letter runs.
+      const id = letter.job.message.id;
+      if (buried instanceof Promise) buried.finally(() => lanes.forgetFinished(id)).catch(() => undefined);
+      else lanes.forgetFinished(id);
       left(letter.job, buried);
     },
   };
@@ -313,8 +324,16 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     pump();
   };
 
-  /** With replicas, a stored job runs where its conversation runs (see {@link LaneOwnership}). */
-  const placed = (job: Job, owner: LaneOwnership): Promise<void> =>
+  /**
+   * With replicas, a stored job runs where its conversation runs (see {@link LaneOwnership}).
+   * Placing is not waited for: the job is stored, so its 200 goes at once, and what decides
+   * its place (the conversation's stored jobs, in acceptance order) is in the database. Its
+   * reservation counts it until it is placed, so a drain waits for it.
+   */
+  const placed = (job: Job, owner: LaneOwnership): void => {
+    void placeNow(job, owner);
+  };
+  const placeNow = (job: Job, owner: LaneOwnership): Promise<void> =>
     owner.place(job).then(
       (place) => {
         if (place === "here") {
@@ -360,8 +379,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         throw error;
       }
       if (added === undefined) {
-        if (ownership !== undefined) return placed(job, ownership);
-        accepted(job);
+        if (ownership === undefined) accepted(job);
+        else placed(job, ownership);
         return undefined;
       }
       return added.then(
@@ -374,9 +393,12 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       );
     },
     restore(jobs) {
-      for (const job of jobs) lanes.add(job);
+      let added = 0;
+      for (const job of jobs) if (lanes.add(job)) added += 1;
       pump();
+      return added;
     },
+    forsake: () => lanes.forsake(),
     wake: pump,
     knows: (id) => lanes.knows(id),
     async drain(timeoutMs) {

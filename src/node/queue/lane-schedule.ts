@@ -89,6 +89,33 @@ export class LaneSchedule {
     }
   }
 
+  /** Forgets a finished id: a dead letter's, once its burial committed, so that its replay runs. */
+  forgetFinished(id: string): void {
+    this.finished.delete(id);
+  }
+
+  /**
+   * Drops every job that is not running: this replica no longer runs their conversations (its
+   * lease ran out, and another replica may have taken them). A running head stays until it
+   * settles. Returns how many jobs were dropped; they stay stored for their conversation's runner.
+   */
+  forsake(): number {
+    let dropped = 0;
+    for (const [key, lane] of [...this.lanes.entries()]) {
+      const running = !this.ready.has(key) && !this.timers.has(key);
+      clearTimeout(this.timers.get(key));
+      this.timers.delete(key);
+      this.ready.delete(key);
+      const kept = running ? lane.slice(0, 1) : [];
+      for (const job of lane.slice(kept.length)) this.ids.delete(job.message.id);
+      dropped += lane.length - kept.length;
+      this.lanes.keep(key, kept);
+    }
+    this.unfinished -= dropped;
+    this.wakeIdle();
+    return dropped;
+  }
+
   /** True while the job `id` is in a lane, or finished lately (see {@link add}). */
   knows(id: string): boolean {
     return this.ids.has(id) || this.finished.has(id);
@@ -110,19 +137,18 @@ export class LaneSchedule {
   }
 
   /**
-   * The job leaves its lane (finished, or dead when `finished` is false: a replayed dead letter
-   * comes back with its id); the next one of the lane becomes ready.
+   * The job leaves its lane (finished or dead); the next one of the lane becomes ready. Its id
+   * is remembered as finished (see {@link add}); a dead one's until {@link forgetFinished}, since
+   * a replayed dead letter comes back with its id.
    */
-  leave(job: Job, finished = true): void {
+  leave(job: Job): void {
     const key = keyOf(job);
     const id = job.message.id;
     this.ids.delete(id);
-    if (finished) {
-      this.finished.add(id);
-      if (this.finished.size > FINISHED_KEPT) {
-        const oldest = this.finished.values().next();
-        if (oldest.done !== true) this.finished.delete(oldest.value);
-      }
+    this.finished.add(id);
+    if (this.finished.size > FINISHED_KEPT) {
+      const oldest = this.finished.values().next();
+      if (oldest.done !== true) this.finished.delete(oldest.value);
     }
     this.unfinished -= 1;
     if (this.lanes.shift(key) !== undefined) this.ready.add(key);

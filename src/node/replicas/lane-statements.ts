@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import type { Job } from "../../core/sequencer/job.js";
 
 /** A conversation with stored jobs that no live replica runs. */
 export interface Orphan {
@@ -14,6 +15,8 @@ export interface Claim {
   readonly previous: string | null;
   /** Ids of the conversation's stored jobs accepted before this one, oldest first. */
   readonly before: readonly string[];
+  /** The conversation's highest stored reply `sequence` (0: none yet). */
+  readonly lastSequence: number;
 }
 
 /** The channel a replica LISTENs on: Postgres identifiers, so ids are kept to [a-z0-9]. */
@@ -51,7 +54,8 @@ SELECT (EXISTS (SELECT 1 FROM claimed c WHERE c.conversation = i.conversation) O
        ARRAY(SELECT j.id FROM webhook_channel.jobs j
              WHERE j.conversation = i.conversation AND j.state = 'pending'
                AND j.seq < coalesce((SELECT seq FROM webhook_channel.jobs WHERE id = i.job_id), 9223372036854775807)
-             ORDER BY j.seq) AS before
+             ORDER BY j.seq) AS before,
+       coalesce((SELECT s.last FROM webhook_channel.sequences s WHERE s.conversation = i.conversation), 0) AS last_sequence
 FROM input i LEFT JOIN webhook_channel.lanes l ON l.conversation = i.conversation
 ORDER BY i.n`;
 
@@ -65,14 +69,22 @@ export async function claimLanes(
   takeover: boolean,
   requests: readonly ClaimRequest[],
 ): Promise<Claim[]> {
-  const result = await pool.query<{ mine: boolean; previous: string | null; before: string[] }>(CLAIM, [
-    requests.map((request) => request.conversation),
-    requests.map((request) => request.channel),
-    requests.map((request) => request.jobId),
-    replica,
-    takeover,
-  ]);
-  const claims: Claim[] = result.rows;
+  const result = await pool.query<{ mine: boolean; previous: string | null; before: string[]; last_sequence: string }>(
+    CLAIM,
+    [
+      requests.map((request) => request.conversation),
+      requests.map((request) => request.channel),
+      requests.map((request) => request.jobId),
+      replica,
+      takeover,
+    ],
+  );
+  const claims: Claim[] = result.rows.map((row) => ({
+    mine: row.mine,
+    previous: row.previous,
+    before: row.before,
+    lastSequence: Number(row.last_sequence),
+  }));
   if (claims.every((claim) => claim.mine || claim.previous !== null)) return claims;
   // Inserted by another replica after this statement's snapshot: ask who won.
   const owners = await pool.query<{ conversation: string; owner: string }>(
@@ -98,38 +110,65 @@ export async function notifyOwners(
   ]);
 }
 
+/** What giving up a conversation did: `released`, `kept` (a job was stored meanwhile), or `gone` (not this replica's any more). */
+export type Release = "released" | "kept" | "gone";
+
 /**
- * Gives up the conversations `conversations` that have no stored job left, in one statement;
- * answers, in order, whether each was given up (false: still owned, a job was stored meanwhile).
+ * Gives up the conversations `conversations` that have no stored job left, in one statement,
+ * answering each in order (see {@link Release}).
  */
-export async function releaseLanes(pool: Pool, replica: string, conversations: readonly string[]): Promise<boolean[]> {
-  const result = await pool.query<{ conversation: string }>(
-    `DELETE FROM webhook_channel.lanes l
-     WHERE l.conversation IN (
+export async function releaseLanes(pool: Pool, replica: string, conversations: readonly string[]): Promise<Release[]> {
+  const result = await pool.query<{ conversation: string; released: boolean }>(
+    `WITH mine AS (
        SELECT conversation FROM webhook_channel.lanes
-       WHERE owner = $1 AND conversation = ANY($2) ORDER BY conversation FOR UPDATE)
-       AND NOT EXISTS (
-         SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
-     RETURNING l.conversation`,
+       WHERE owner = $1 AND conversation = ANY($2) ORDER BY conversation FOR UPDATE
+     ), gone AS (
+       DELETE FROM webhook_channel.lanes l USING mine
+       WHERE l.conversation = mine.conversation
+         AND NOT EXISTS (
+           SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
+       RETURNING l.conversation
+     )
+     SELECT m.conversation, EXISTS (SELECT 1 FROM gone g WHERE g.conversation = m.conversation) AS released
+     FROM mine m`,
     [replica, conversations],
   );
-  const released = new Set(result.rows.map((row) => row.conversation));
-  return conversations.map((conversation) => released.has(conversation));
+  const answers = new Map(result.rows.map((row) => [row.conversation, row.released ? "released" : "kept"] as const));
+  return conversations.map((conversation) => answers.get(conversation) ?? "gone");
+}
+
+/** The stored jobs of `conversations`, each conversation's in acceptance order, in one statement. */
+export async function jobsOfLanes(pool: Pool, conversations: readonly string[]): Promise<Job[][]> {
+  const result = await pool.query<{ conversation: string; job: string }>(
+    `SELECT conversation, job FROM webhook_channel.jobs
+     WHERE conversation = ANY($1) AND state = 'pending' ORDER BY seq`,
+    [conversations],
+  );
+  const byLane = new Map<string, Job[]>(conversations.map((conversation) => [conversation, []]));
+  for (const row of result.rows) byLane.get(row.conversation)?.push(JSON.parse(row.job) as Job);
+  return conversations.map((conversation) => byLane.get(conversation) ?? []);
 }
 
 /**
  * Conversations with stored jobs and no live owner: no lane row (a claim that has not run yet
  * or failed), or, with `takeover`, an owner whose lease ran out.
  */
-export async function findOrphans(pool: Pool, takeover: boolean, limit: number): Promise<Orphan[]> {
+export async function findOrphans(
+  pool: Pool,
+  takeover: boolean,
+  channels: readonly string[],
+  limit: number,
+): Promise<Orphan[]> {
+  // Only the channels this replica has: during a rolling change of channels, a replica without
+  // one must not hold its conversations.
   const result = await pool.query<Orphan>(
     `SELECT DISTINCT j.conversation, j.channel FROM webhook_channel.jobs j
        LEFT JOIN webhook_channel.lanes l ON l.conversation = j.conversation
-     WHERE j.state = 'pending'
+     WHERE j.state = 'pending' AND j.channel = ANY($3)
        AND (l.owner IS NULL OR ($1 AND NOT EXISTS (
          SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.lease_until > now())))
      LIMIT $2`,
-    [takeover, limit],
+    [takeover, limit, channels],
   );
   return result.rows;
 }
@@ -150,16 +189,23 @@ export async function jobsOfOwner(
 
 /** Gives up every conversation of `replica` and its lease (a graceful stop): others take them at once. */
 export async function leaveReplicas(pool: Pool, replica: string): Promise<void> {
-  await pool.query("DELETE FROM webhook_channel.lanes WHERE owner = $1", [replica]);
+  // In conversation order, as claims lock them, so that the two never deadlock.
+  await pool.query(
+    `DELETE FROM webhook_channel.lanes WHERE conversation IN (
+       SELECT conversation FROM webhook_channel.lanes WHERE owner = $1 ORDER BY conversation FOR UPDATE)`,
+    [replica],
+  );
   await pool.query("DELETE FROM webhook_channel.replicas WHERE id = $1", [replica]);
 }
 
 /** Forgets replicas whose lease ran out an hour ago, and their conversations with no stored job. */
 export async function forgetDeadReplicas(pool: Pool): Promise<void> {
   await pool.query(
-    `DELETE FROM webhook_channel.lanes l
-     WHERE NOT EXISTS (SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.lease_until > now())
-       AND NOT EXISTS (SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')`,
+    `DELETE FROM webhook_channel.lanes WHERE conversation IN (
+       SELECT l.conversation FROM webhook_channel.lanes l
+       WHERE NOT EXISTS (SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.lease_until > now())
+         AND NOT EXISTS (SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
+       ORDER BY l.conversation FOR UPDATE SKIP LOCKED)`,
   );
   await pool.query("DELETE FROM webhook_channel.replicas WHERE lease_until < now() - interval '1 hour'");
 }

@@ -14,9 +14,11 @@ import {
   claimLanes,
   findOrphans,
   forgetDeadReplicas,
+  jobsOfLanes,
   jobsOfOwner,
   leaveReplicas,
   notifyOwners,
+  type Release,
   releaseLanes,
   sharedBacklogIfReporter,
 } from "./lane-statements.js";
@@ -84,6 +86,8 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   let sweeping = false;
   let sweeps = 0;
   let stopped = false;
+  /** While set, no job starts and nothing is claimed: see `rejoin`. */
+  let rejoining = false;
   let shared: ReadonlyMap<string, number> | undefined;
 
   const claim = createStatementBatch<ClaimRequest, Claim>((requests) =>
@@ -93,7 +97,8 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     await notifyOwners(pool, notices);
     return notices.map(() => true as const);
   });
-  const release = createStatementBatch<string, boolean>((conversations) => releaseLanes(pool, replica, conversations));
+  const release = createStatementBatch<string, Release>((conversations) => releaseLanes(pool, replica, conversations));
+  const readLane = createStatementBatch<string, Job[]>((conversations) => jobsOfLanes(pool, conversations));
 
   /** Runs `step` after the steps of the conversation already under way. */
   const serial = <T>(key: string, step: () => Promise<T>): Promise<T> => {
@@ -117,30 +122,40 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     return queue;
   };
 
-  /** The conversation's stored jobs, into its queue (those it holds are skipped). */
-  const load = async (key: string, channel: string): Promise<void> => {
+  /** The conversation's stored jobs, into its queue (those it holds are skipped); how many were new. */
+  const load = async (key: string, channel: string): Promise<number> => {
     const queue = queueOf(channel);
-    if (queue === undefined) return;
-    queue.restore(await jobs.lane(key));
+    if (queue === undefined) return 0;
+    // A job finished here whose delete has not committed is read again: the queue skips it.
+    return queue.restore(await readLane(key));
   };
 
-  /** Records that this replica now runs `key`; another may have numbered its replies since. */
-  const own = (key: string): void => {
-    if (owned.has(key)) return;
+  /**
+   * Records that this replica runs `key`. When it did not before (or the row named another, or
+   * none), another may have numbered its replies meanwhile: the claim's last number stands.
+   */
+  const own = (key: string, answer: Claim): void => {
+    if (owned.has(key) && answer.previous === replica) return;
     owned.add(key);
-    sequences.forget(key);
+    sequences.prime(key, answer.lastSequence);
   };
 
-  /** Claims a conversation found by a sweep or a notification, and loads its jobs when it is ours. */
+  /**
+   * Claims a conversation found by a sweep or a notification, and loads its jobs when it is
+   * ours. One this replica runs already is only loaded: while its lease holds, nobody took it.
+   */
   const take = (key: string, channel: string): Promise<void> =>
     serial(key, async () => {
+      if (stopped || rejoining) return;
       idle.delete(key);
-      const answer = await claim({ conversation: key, channel, jobId: "" });
-      if (!answer.mine) {
-        owned.delete(key);
-        return;
+      if (!owned.has(key) || !lease.isValid()) {
+        const answer = await claim({ conversation: key, channel, jobId: "" });
+        if (!answer.mine) {
+          owned.delete(key);
+          return;
+        }
+        own(key, answer);
       }
-      own(key);
       await load(key, channel);
     });
 
@@ -155,7 +170,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
         if (answer.previous !== null) await notify({ owner: answer.previous, conversation: key });
         return "elsewhere";
       }
-      own(key);
+      own(key, answer);
       // Jobs stored earlier (by other replicas, or before a takeover) go first.
       const queue = queueOf(channel);
       if (queue !== undefined && answer.before.some((id) => !queue.knows(id))) {
@@ -167,32 +182,55 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   };
 
   const released = (key: string, channel: string, removed: Promise<void> | undefined): void => {
+    // Once the delete settled. One that failed leaves the job stored (the store tries again):
+    // the give-up then finds it and keeps the conversation, and tries again at the next sweep.
     serial(key, async () => {
-      // A job whose delete failed is still stored: keep the conversation rather than let
-      // another replica run it again.
-      await removed;
+      await removed?.catch(() => undefined);
       idle.set(key, channel);
     }).catch(() => undefined);
   };
 
-  /** Gives up the idle conversations; one that got a job meanwhile is loaded instead. */
+  /**
+   * Gives up the idle conversations. One that got a job meanwhile is loaded; one whose only
+   * stored jobs finished here (a delete not yet committed) stays idle for the next sweep; one
+   * that is no longer this replica's is forgotten.
+   */
   const giveUpIdle = async (): Promise<void> => {
-    const keys = [...idle];
-    await Promise.all(
-      keys.map(([key, channel]) =>
+    await Promise.allSettled(
+      [...idle].map(([key, channel]) =>
         serial(key, async () => {
           if (!idle.has(key)) return;
-          if (await release(key)) {
-            idle.delete(key);
+          idle.delete(key);
+          const answer = await release(key);
+          if (answer !== "kept") {
             owned.delete(key);
             sequences.forget(key);
-          } else {
-            idle.delete(key);
-            await load(key, channel);
-          }
+          } else if ((await load(key, channel)) === 0) idle.set(key, channel);
         }),
       ),
     );
+  };
+
+  /**
+   * The lease had run out: other replicas may run some of this one's conversations now. Drop
+   * every job not running (they stay stored), forget what this replica owned, and take stock
+   * again from the lanes table (the catch-up takes back what is still its own).
+   */
+  const rejoin = async (): Promise<void> => {
+    rejoining = true;
+    try {
+      await Promise.allSettled([...chains.values()]);
+      let dropped = 0;
+      for (const queue of options.queues().values()) dropped += queue.forsake();
+      for (const key of owned) sequences.forget(key);
+      owned.clear();
+      idle.clear();
+      logger.info("replica taking stock after its lease ran out", { dropped });
+    } finally {
+      rejoining = false;
+    }
+    await sweep();
+    for (const queue of options.queues().values()) queue.wake();
   };
 
   const sweep = async (): Promise<void> => {
@@ -201,8 +239,9 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     try {
       sweeps += 1;
       await giveUpIdle();
-      const orphans = await findOrphans(pool, lease.mayTakeOver(), ORPHANS_PER_SWEEP);
-      await Promise.all(orphans.map((orphan) => take(orphan.conversation, orphan.channel)));
+      const channels = [...options.queues().keys()];
+      const orphans = await findOrphans(pool, lease.mayTakeOver(), channels, ORPHANS_PER_SWEEP);
+      await Promise.allSettled(orphans.map((orphan) => take(orphan.conversation, orphan.channel)));
       await catchUp();
       await takeReplayed();
       if (sweeps % COUNT_EVERY === 1) shared = await sharedBacklogIfReporter(pool, replica);
@@ -220,7 +259,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     for (const row of await jobsOfOwner(pool, replica)) {
       if (options.queues().get(row.channel)?.knows(row.id) !== true) missed.set(row.conversation, row.channel);
     }
-    await Promise.all([...missed].map(([key, channel]) => take(key, channel)));
+    await Promise.allSettled([...missed].map(([key, channel]) => take(key, channel)));
   };
 
   /** Dead letters replayed through any replica, as far as the queues have room. */
@@ -230,7 +269,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       return queue === undefined ? Number.POSITIVE_INFINITY : roomIn(queue);
     };
     const replayed = await jobs.takeReplayed(room);
-    await Promise.all(
+    await Promise.allSettled(
       replayed.map(async (job) => {
         if ((await place(job)) === "here") options.queues().get(job.message.channel)?.restore([job]);
       }),
@@ -244,7 +283,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     logger,
     onNotify: (key) => {
       const channel = channelOfKey(key);
-      if (channel === undefined) return;
+      if (channel === undefined || stopped) return;
       take(key, channel).catch((error: unknown) => {
         logger.warn("cannot take a job another replica stored; the next sweep will", { error: errorMessage(error) });
       });
@@ -255,10 +294,15 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     onValidity: (valid) => {
       if (valid) for (const queue of options.queues().values()) queue.wake();
     },
+    onLapsed: () => {
+      rejoin().catch((error: unknown) => {
+        logger.warn("cannot take stock after the lease ran out", { error: errorMessage(error) });
+      });
+    },
   });
 
   return {
-    ownership: { place, released, mayRun: () => lease.isValid() },
+    ownership: { place, released, mayRun: () => lease.isValid() && !rejoining },
     sharedBacklog: () => shared,
     async start() {
       await lease.start();
@@ -267,9 +311,12 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       await sweep();
     },
     async leave() {
+      // No renewal and no notification from here on: a renewal after the delete would
+      // advertise this replica for another lease, and a notification would claim again.
       stopped = true;
       clearInterval(timer);
-      await Promise.all([...chains.values()]);
+      await lease.stop();
+      await Promise.allSettled([...chains.values()]);
       try {
         await leaveReplicas(pool, replica);
       } catch (error) {
@@ -277,7 +324,6 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
           error: errorMessage(error),
         });
       }
-      await lease.stop();
     },
   };
 }

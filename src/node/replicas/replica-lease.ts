@@ -20,6 +20,11 @@ export interface ReplicaLeaseOptions {
   readonly onConnected: () => void;
   /** The lease became valid again after it was not, or stopped being valid. */
   readonly onValidity: (valid: boolean) => void;
+  /**
+   * A renewal found the lease already run out in the database (an outage, a stalled process):
+   * other replicas may have taken this one's conversations meanwhile.
+   */
+  readonly onLapsed: () => void;
 }
 
 /**
@@ -51,7 +56,7 @@ export class ReplicaLease {
 
   /** True while this replica may start jobs. */
   isValid(): boolean {
-    return Date.now() < this.validUntil;
+    return performance.now() < this.validUntil;
   }
 
   /**
@@ -60,7 +65,7 @@ export class ReplicaLease {
    * database every live replica had the time to renew before any of them is taken over.
    */
   mayTakeOver(): boolean {
-    return this.upSince > 0 && Date.now() - this.upSince >= this.options.leaseMs;
+    return this.upSince > 0 && performance.now() - this.upSince >= this.options.leaseMs;
   }
 
   /** Stops renewing and closes the connection (the row is removed by the caller's leave). */
@@ -131,20 +136,30 @@ export class ReplicaLease {
       return;
     }
     this.client = client;
-    this.upSince = Date.now();
+    this.upSince = performance.now();
     this.options.onConnected();
   }
 
   private async renew(client: pg.Client): Promise<void> {
-    const sentAt = Date.now();
+    // Monotonic: a wall clock stepped back must not stretch the lease.
+    const sentAt = performance.now();
     const { leaseMs, replica } = this.options;
-    await client.query(
-      `INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ($1, now() + make_interval(secs => $2))
-       ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until`,
+    // `old` is read in the statement's snapshot, before the upsert: the lease as it was.
+    const result = await client.query<{ lapsed: boolean }>(
+      `WITH old AS (SELECT lease_until FROM webhook_channel.replicas WHERE id = $1)
+       INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ($1, now() + make_interval(secs => $2))
+       ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until
+       RETURNING coalesce((SELECT lease_until < now() FROM old), false) AS lapsed`,
       [replica, leaseMs / 1000],
     );
     // From when it was sent: the database's lease_until is never earlier than this.
     this.validUntil = sentAt + leaseMs;
+    if (result.rows[0]?.lapsed === true) {
+      this.options.logger.warn(
+        "replica lease had run out: other replicas may have taken its conversations; taking stock",
+      );
+      this.options.onLapsed();
+    }
     if (!this.wasValid) {
       this.wasValid = true;
       this.options.onValidity(true);

@@ -287,7 +287,9 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   await parts.consumer?.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now()));
   // Give finished-job deletes queued for this turn their commit before closing.
   await new Promise((resolve) => setImmediate(resolve));
-  // Other replicas take what is left here at once, rather than when the lease runs out.
+  // Other replicas take what is left here at once, rather than when the lease runs out; the
+  // deletes of finished jobs commit first, or the next replica would run those jobs again.
+  await parts.state?.postgres?.jobs.flush().catch(() => undefined);
   await parts.replicas?.leave();
   await parts.state?.close();
   return { left, fate: parts.state === undefined || parts.state.mode === "memory" ? "lost" : "kept" };

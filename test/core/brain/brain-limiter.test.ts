@@ -96,6 +96,50 @@ describe("brain limiter", () => {
     expect(limiter.pausedUntil()).toBe(start + 9_000);
   });
 
+  it("reports when a pause ends, and again with the new end only when a call in flight lengthens it", async () => {
+    const clock = manualClock();
+    const timers = manualTimers();
+    const reported: [boolean, number | undefined][] = [];
+    const limiter = createBrainLimiter("bot", {
+      clock,
+      schedule: timers.schedule,
+      metrics: {
+        brainInFlight: () => undefined,
+        brainPaused: (_brain, paused, untilMs) => reported.push([paused, untilMs]),
+      },
+    });
+    const calls = [pendingCall<string>(), pendingCall<string>(), pendingCall<string>(), pendingCall<string>()];
+    const runs = calls.map((call, index) => limiter.run(`c${index}`, { ...limits, maxConcurrency: 4 }, call.call));
+    const start = clock.now();
+
+    calls[0]?.reject(upstream(429, 2_000));
+    await failure(runs[0] ?? Promise.resolve());
+    expect(reported).toEqual([
+      [false, undefined],
+      [true, start + 2_000],
+    ]);
+    // No Retry-After, or a shorter one: the end stands, and nothing is reported.
+    clock.advance(500);
+    calls[1]?.reject(upstream(503));
+    await failure(runs[1] ?? Promise.resolve());
+    calls[2]?.reject(upstream(429, 1_000));
+    await failure(runs[2] ?? Promise.resolve());
+    expect(reported).toHaveLength(2);
+    // A longer one moves the end, and the new end is reported.
+    calls[3]?.reject(upstream(429, 9_000));
+    await failure(runs[3] ?? Promise.resolve());
+    expect(reported.at(-1)).toEqual([true, start + 500 + 9_000]);
+    expect(limiter.pausedUntil()).toBe(start + 500 + 9_000);
+
+    // The first end's timer finds the pause still running; the lengthened end resumes it.
+    clock.advance(1_500);
+    timers.fire();
+    expect(reported).toHaveLength(3);
+    clock.advance(7_500);
+    timers.fire();
+    expect(reported.at(-1)).toEqual([false, undefined]);
+  });
+
   it("does not pause for other failures", async () => {
     const limiter = createBrainLimiter("bot", { clock: manualClock() });
     for (const error of [upstream(500), upstream(502), upstream(401), new Error("boom")]) {

@@ -154,15 +154,19 @@ function errorsOf(results: readonly PromiseSettledResult<unknown>[]): ChannelErr
   });
 }
 
+/** A brain event as {@link recordingMetrics} keeps it; a pause with its end. */
+type BrainEvent = [string, string, number | boolean] | [string, string, boolean, number];
+
 /** Metrics that keep the brain events, in order. */
-function recordingMetrics(): { metrics: Metrics; events: [string, string, number | boolean][] } {
-  const events: [string, string, number | boolean][] = [];
+function recordingMetrics(): { metrics: Metrics; events: BrainEvent[] } {
+  const events: BrainEvent[] = [];
   return {
     events,
     metrics: {
       ...noopMetrics,
       brainInFlight: (brain, calls) => events.push(["in_flight", brain, calls]),
-      brainPaused: (brain, paused) => events.push(["paused", brain, paused]),
+      brainPaused: (brain, paused, untilMs) =>
+        events.push(untilMs === undefined ? ["paused", brain, paused] : ["paused", brain, paused, untilMs]),
     },
   };
 }
@@ -349,7 +353,7 @@ describe("brain limits: a 429 or 503 pauses the brain for everyone", () => {
 });
 
 describe("brain limits: metrics and log lines", () => {
-  it("reports each limited brain's calls in flight and its pause, and logs the pause at warn and the resumption at info", async () => {
+  it("reports each limited brain's calls in flight and its pause with its end, and logs the pause at warn and the resumption at info", async () => {
     let limited = false;
     const server = await startModelServer(() => (limited ? tooMany(1) : completion("ok")), 150);
     const { metrics, events } = recordingMetrics();
@@ -371,8 +375,9 @@ describe("brain limits: metrics and log lines", () => {
     limited = true;
     expect(await ask(chain, "x")).toEqual([{ text: "hi from x" }]); // echo answered
     expect(events.at(-1)).toEqual(["in_flight", "local", 0]);
-    expect(events).toContainEqual(["paused", "local", true]);
     const warn = sink.lines.find((line) => line.level === "warn");
+    // The metric carries the pause's end, the same instant the log line gives.
+    expect(events).toContainEqual(["paused", "local", true, Date.parse(String(warn?.resume_at))]);
     expect(warn).toMatchObject({
       msg: 'brain "local" paused for 1000 ms: its server answered 429',
       brain: "local",

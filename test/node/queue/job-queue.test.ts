@@ -371,3 +371,29 @@ describe("createJobQueue", () => {
     expect(store.deadLetters).toEqual([]);
   });
 });
+
+describe("createJobQueue given the same job again (replicas loading a conversation)", () => {
+  it("skips a job it holds and one that just finished here, and runs the others once", async () => {
+    const ran: string[] = [];
+    const wait = gate();
+    const { queue } = queueWith(async (job) => {
+      ran.push(job.message.id);
+      if (job.message.id === "2") await wait.promise;
+      return done(job);
+    });
+    const job = (id: string): Job => ({ message: message(id, "a"), delivered: 0, attempts: 0 });
+    queue.restore([job("1")]);
+    await vi.waitFor(() => expect(ran).toEqual(["1"]));
+    await vi.waitFor(() => expect(queue.size).toBe(0));
+    // "1" finished (its delete may not have committed), "2" is held while it runs.
+    queue.restore([job("1"), job("2")]);
+    await vi.waitFor(() => expect(ran).toEqual(["1", "2"]));
+    queue.restore([job("1"), job("2"), job("3")]);
+    expect(queue.size).toBe(2);
+    expect(queue.knows("1")).toBe(true);
+    expect(queue.knows("4")).toBe(false);
+    wait.open();
+    await vi.waitFor(() => expect(ran).toEqual(["1", "2", "3"]));
+    await vi.waitFor(() => expect(queue.size).toBe(0));
+  });
+});

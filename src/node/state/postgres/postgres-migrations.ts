@@ -85,6 +85,7 @@ CREATE TABLE webhook_channel.lanes (
   channel text NOT NULL,
   owner text NOT NULL
 );
+CREATE INDEX lanes_owner ON webhook_channel.lanes (owner);
 `,
   },
 ];

@@ -12,6 +12,11 @@ export interface PostgresSequenceCounter extends SequenceCounter {
    * reads `sequences` again.
    */
   forget(conversation: string): void;
+  /**
+   * Sets a conversation's last number as read along with a claim of it (this replica just took
+   * it over), which spares the read of the first reservation.
+   */
+  prime(conversation: string, last: number): void;
 }
 
 /**
@@ -73,6 +78,15 @@ export function createPostgresSequenceCounter(pool: pg.Pool, maxConversations = 
     forget(conversation) {
       last.delete(conversation);
       reads.delete(conversation);
+    },
+    prime(conversation, value) {
+      reads.delete(conversation);
+      last.delete(conversation);
+      last.set(conversation, value);
+      if (last.size > maxConversations) {
+        const oldest = last.keys().next();
+        if (oldest.done !== true) last.delete(oldest.value);
+      }
     },
   };
 }

@@ -56,21 +56,37 @@ describe("GET /admin/status on Node", () => {
 });
 
 describe("the console's tally", () => {
-  it("notes the brains' calls in flight and when a pause began, passing every event on", () => {
+  it("notes the brains' calls in flight and when a pause began and ends, passing every event on", () => {
     let now = 5_000;
     const tally = createConsoleTally(true, () => now);
     const seen: string[] = [];
-    const metrics = tally.watching({ ...noopMetrics, brainPaused: (brain, paused) => seen.push(`${brain}:${paused}`) });
+    const metrics = tally.watching({
+      ...noopMetrics,
+      brainPaused: (brain, paused, untilMs) => seen.push(`${brain}:${paused}:${untilMs}`),
+    });
     metrics?.brainInFlight("bot", 2);
-    metrics?.brainPaused("bot", true);
-    now = 6_000;
-    metrics?.brainPaused("bot", true);
+    metrics?.brainPaused("bot", true, 7_000);
     expect(tally.brains()).toEqual([
-      { brain: "bot", in_flight: 2, paused: true, paused_since: new Date(5_000).toISOString() },
+      {
+        brain: "bot",
+        in_flight: 2,
+        paused: true,
+        paused_since: new Date(5_000).toISOString(),
+        paused_until: new Date(7_000).toISOString(),
+      },
     ]);
+    // A call in flight lengthened the pause: the start stays, the end moves.
+    now = 6_000;
+    metrics?.brainPaused("bot", true, 15_000);
+    expect(tally.brains()[0]).toMatchObject({
+      paused_since: new Date(5_000).toISOString(),
+      paused_until: new Date(15_000).toISOString(),
+    });
     metrics?.brainPaused("bot", false);
-    expect(tally.brains()).toEqual([{ brain: "bot", in_flight: 2, paused: false, paused_since: null }]);
-    expect(seen).toEqual(["bot:true", "bot:true", "bot:false"]);
+    expect(tally.brains()).toEqual([
+      { brain: "bot", in_flight: 2, paused: false, paused_since: null, paused_until: null },
+    ]);
+    expect(seen).toEqual(["bot:true:7000", "bot:true:15000", "bot:false:undefined"]);
   });
 
   it("counts nothing and hands the metrics through untouched without admin", () => {

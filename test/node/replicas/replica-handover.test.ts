@@ -1,0 +1,144 @@
+/**
+ * Two replicas of the service in this process on one Postgres database, each with its own
+ * receiver-facing client: what a graceful stop hands over, and what the replicas share.
+ */
+import pg from "pg";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { type ServiceHarness, startHarness } from "../../support/node-service.js";
+import { createTestDatabase } from "../../support/postgres-cluster.js";
+import { waitFor } from "../../support/wait-for.js";
+
+let harnesses: ServiceHarness[] = [];
+
+afterEach(async () => {
+  await Promise.all(harnesses.map((harness) => harness.close()));
+  harnesses = [];
+});
+
+interface Reply {
+  readonly in_reply_to: string;
+  readonly conversation_id: string;
+  readonly sequence: number;
+}
+
+let databaseUrl = "";
+
+async function twoReplicas(receiverUp: () => boolean): Promise<[ServiceHarness, ServiceHarness]> {
+  const url = await createTestDatabase(inject("postgresUrl"));
+  databaseUrl = url;
+  const start = () =>
+    startHarness(
+      { delivery: { initial_delay_ms: 50, max_delay_ms: 100, max_attempts: 1000, circuit_failures: 0 } },
+      { status: () => (receiverUp() ? 200 : 503) },
+      { postgres_url_env: "DATABASE_URL" },
+      { DATABASE_URL: url },
+    );
+  const first = await start();
+  const second = await start();
+  harnesses = [first, second];
+  return [first, second];
+}
+
+async function accept(harness: ServiceHarness, body: unknown, headers: Record<string, string> = {}): Promise<string> {
+  const response = await harness.post(body, headers);
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { message_id: string }).message_id;
+}
+
+describe("two replicas on one Postgres", () => {
+  it("hands a stopping replica's conversations to the other at once, not after the lease, in order", async () => {
+    let up = false;
+    const [first, second] = await twoReplicas(() => up);
+    // Replies fail while the receiver is down: the first replica holds these conversations.
+    const accepted: string[] = [];
+    for (let index = 0; index < 6; index += 1) {
+      accepted.push(await accept(first, { sender_id: `s${index % 2}`, text: `m${index}` }));
+    }
+    await first.service.stop(0);
+    harnesses = [second];
+    up = true;
+    const stoppedAt = Date.now();
+    await waitFor(
+      () => {
+        const answered = new Set(second.replies.map((reply) => (reply.body as Reply).in_reply_to));
+        return accepted.every((id) => answered.has(id)) ? true : undefined;
+      },
+      10_000,
+      "every message delivered by the second replica",
+    );
+    // The lease is 5 s; a stop gives its conversations up, so the sweep (each second) takes them.
+    expect(Date.now() - stoppedAt).toBeLessThan(4_000);
+    for (const conversation of ["s0", "s1"]) {
+      const bodies = second.replies
+        .map((reply) => reply.body as Reply)
+        .filter((body) => body.conversation_id === conversation);
+      const firstPosts = bodies.filter(
+        (body, index) => bodies.findIndex((other) => other.in_reply_to === body.in_reply_to) === index,
+      );
+      expect(firstPosts.map((body) => body.sequence)).toEqual([1, 2, 3]);
+    }
+  });
+
+  it("answers a retry with the same Idempotency-Key on the other replica with the first message's id", async () => {
+    const [first, second] = await twoReplicas(() => true);
+    const id = await accept(first, { sender_id: "alice", text: "once" }, { "idempotency-key": "order-42" });
+    const again = await accept(second, { sender_id: "alice", text: "once" }, { "idempotency-key": "order-42" });
+    expect(again).toBe(id);
+    await waitFor(() => (first.replies.length + second.replies.length >= 1 ? true : undefined), 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(first.replies.length + second.replies.length).toBe(1);
+  });
+
+  it("keeps one conversation in order with gapless sequences when its messages alternate between the replicas", async () => {
+    const [first, second] = await twoReplicas(() => true);
+    const accepted: string[] = [];
+    for (let index = 0; index < 20; index += 1) {
+      accepted.push(await accept(index % 2 === 0 ? first : second, { sender_id: "bob", text: `m${index}` }));
+    }
+    const all = () => [...first.replies, ...second.replies].map((reply) => reply.body as Reply);
+    await waitFor(() => (all().length >= accepted.length ? true : undefined), 10_000, "every reply");
+    const bySequence = [...all()].sort((a, b) => a.sequence - b.sequence);
+    expect(bySequence.map((body) => body.in_reply_to)).toEqual(accepted);
+    expect(bySequence.map((body) => body.sequence)).toEqual(accepted.map((_, index) => index + 1));
+  });
+
+  it("runs nothing twice when a replica's lease runs out while it lives (a partition), and keeps order", async () => {
+    let up = false;
+    const [first, second] = await twoReplicas(() => up);
+    const accepted: string[] = [];
+    for (let index = 0; index < 6; index += 1) {
+      accepted.push(await accept(first, { sender_id: `p${index % 2}`, text: `m${index}` }));
+    }
+    // As the database sees a replica cut off from it: its lease ends, and the other one (connected
+    // for a whole lease by now) takes its conversations; the first one then finds out and steps back.
+    await new Promise((resolve) => setTimeout(resolve, 5_200));
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const owners = await client.query<{ owner: string }>("SELECT DISTINCT owner FROM webhook_channel.lanes");
+      const firstOwner = owners.rows[0]?.owner ?? "";
+      await client.query(
+        "UPDATE webhook_channel.replicas SET lease_until = now() - interval '1 second' WHERE id = $1",
+        [firstOwner],
+      );
+    } finally {
+      await client.end();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    // The receiver sees every attempt; from here on it answers 200, so each message is posted once.
+    const cut = [first.replies.length, second.replies.length];
+    up = true;
+    const bodies = () =>
+      [...first.replies.slice(cut[0]), ...second.replies.slice(cut[1])].map((reply) => reply.body as Reply);
+    await waitFor(
+      () => (accepted.every((id) => bodies().some((body) => body.in_reply_to === id)) ? true : undefined),
+      10_000,
+      "every message delivered",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const conversation of ["p0", "p1"]) {
+      const posted = bodies().filter((body) => body.conversation_id === conversation);
+      expect(posted.map((body) => body.sequence)).toEqual([1, 2, 3]);
+    }
+  }, 30_000);
+});
