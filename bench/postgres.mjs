@@ -5,25 +5,11 @@
 // With two replicas the sender sends each message to the next replica in turn, as a
 // round-robin load balancer does, so every conversation crosses replicas: the worst case for
 // handing a conversation's messages to the replica that runs it.
-import pg from "pg";
-import { postgresBinDir, startPostgresCluster } from "../scripts/postgres-cluster.mjs";
+import { createDatabase, postgresBinDir, startPostgresCluster } from "../scripts/postgres-cluster.mjs";
 import { runEndToEnd } from "./end-to-end.mjs";
 import { startService } from "./service.mjs";
 
 const mean = (values) => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);
-
-async function freshDatabase(clusterUrl, name) {
-  const client = new pg.Client({ connectionString: clusterUrl });
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(clusterUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 /**
  * Runs the Postgres end-to-end runs, 1 then 2 replicas, stepping through `options.durableRates`;
@@ -36,7 +22,7 @@ export async function runPostgresPhase({ options, secret, withReceiver, log }) {
     const runs = {};
     for (const replicas of [1, 2]) {
       log(`end to end, postgres_url_env with ${replicas} replica(s): ${options.stepSeconds} s per step`);
-      const databaseUrl = await freshDatabase(cluster.url, `bench_${replicas}_${Date.now().toString(36)}`);
+      const databaseUrl = await createDatabase(cluster.url, `bench_${replicas}_${Date.now().toString(36)}`);
       runs[replicas] = await withReceiver("answer", async (receiver) => {
         const services = [];
         try {

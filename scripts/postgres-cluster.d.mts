@@ -16,3 +16,6 @@ export function postgresBinDir(): string | undefined;
 
 /** Starts a cluster; `durable: false` (the default, for tests) turns fsync off. */
 export function startPostgresCluster(options?: { durable?: boolean }): Promise<PostgresCluster>;
+
+/** Creates the empty database `name` (letters, digits, underscores) in the cluster of `clusterUrl`; returns its URL. */
+export function createDatabase(clusterUrl: string, name: string): Promise<string>;

@@ -9,6 +9,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import pg from "pg";
 
 const run = promisify(execFile);
 
@@ -77,4 +78,18 @@ export async function startPostgresCluster({ durable = false } = {}) {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Creates the empty database `name` in the cluster of `clusterUrl`; returns its URL. */
+export async function createDatabase(clusterUrl, name) {
+  const client = new pg.Client({ connectionString: clusterUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(clusterUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }

@@ -4,7 +4,7 @@
 // Over 300 lines on purpose: the run slots, the ledger, the store writes' error state and the
 // unexpected-failure path share one closure's state (running count, store error, dead letters
 // made), and each of them is already the thin side of a part with a file of its own
-// (LaneSchedule, ReceiverGate, CrashQuarantine, the store).
+// (LaneSchedule, ReceiverGate, CrashQuarantine, the store, and with replicas LaneOwnership).
 import type { InboundQueue } from "../../core/app/inbound-queue.js";
 import { bufferFullError } from "../../core/app/refusals.js";
 import { errorMessage } from "../../core/channel-error.js";

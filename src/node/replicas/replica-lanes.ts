@@ -1,3 +1,8 @@
+// Over 300 lines on purpose: claiming, handing over, giving up, taking stock after a lapsed
+// lease and the sweep all read and change the same three things (the conversations owned, the
+// idle ones, and the per-conversation chain that keeps each conversation's steps in order);
+// split, each part would need all three handed to it. The SQL is in lane-statements.ts, the
+// lease in replica-lease.ts, the grouping in statement-batch.ts.
 import type { Pool } from "pg";
 import { errorMessage } from "../../core/channel-error.js";
 import { conversationKey } from "../../core/conversation/conversation-store.js";

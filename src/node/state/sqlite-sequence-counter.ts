@@ -1,6 +1,6 @@
-import { conversationKey } from "../../core/conversation/conversation-store.js";
 import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
 import type { Job } from "../../core/sequencer/job.js";
+import { createSequenceNotes } from "./sequence-notes.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /**
@@ -58,30 +58,12 @@ export function createSequenceRecord(db: StateDb, maxConversations = 100_000): S
     `INSERT INTO sequences (conversation, last) SELECT key, value FROM json_each(?) WHERE true
      ON CONFLICT (conversation) DO UPDATE SET last = max(last, excluded.last)`,
   );
-  const written = new Map<string, number>();
+  const notes = createSequenceNotes(maxConversations);
   return {
-    note(job, into) {
-      const replies = job.replies;
-      if (replies === undefined || replies.length === 0) return;
-      let highest = 0;
-      for (const reply of replies) highest = Math.max(highest, reply.sequence);
-      const key = conversationKey(job.message.channel, job.message.message.conversationId);
-      if ((written.get(key) ?? 0) >= highest || (into.get(key) ?? 0) >= highest) return;
-      into.set(key, highest);
-    },
+    note: notes.note,
     write(noted) {
       if (noted.size > 0) upsert.run(JSON.stringify(Object.fromEntries(noted)));
     },
-    committed(noted) {
-      for (const [key, highest] of noted) {
-        written.delete(key);
-        written.set(key, highest);
-      }
-      while (written.size > maxConversations) {
-        const oldest = written.keys().next();
-        if (oldest.done === true) break;
-        written.delete(oldest.value);
-      }
-    },
+    committed: notes.committed,
   };
 }

@@ -1,11 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
-import { createRequire } from "node:module";
-import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   DELIVERY_CASES_SECRET,
@@ -23,15 +20,14 @@ import {
   INBOUND_CASES_SECRET,
   INBOUND_CASES_SECRET_ENV,
 } from "../../shared/inbound-cases.js";
+import { freePort } from "../../support/free-port.js";
 import { runCliCaptured } from "../../support/run-cli-captured.js";
+import { spawnWranglerDev, stopWranglerDev } from "../../support/spawn-wrangler-dev.js";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..");
 /** The admin API's secret in this wrangler dev, and the variable the CLI reads it from. */
 const ADMIN_SECRET = "wrangler-dev-admin-secret-0123456789abcdefghijkl";
 /** A channel whose receiver refuses each message's first reply with a 400: a dead letter at once. */
 const REFUSING_PATH = "/refused-once";
-
-const WRANGLER = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin/wrangler.js");
 
 /** One POST the receiver got. */
 interface Received {
@@ -46,7 +42,8 @@ const received: Received[] = [];
 /** Messages whose first reply the refusing receiver already turned down. */
 const refused = new Set<string>();
 let wrangler: ChildProcess | undefined;
-let output = "";
+/** What the current wrangler dev printed so far. */
+let printed: () => string = () => "";
 let origin = "";
 let workDir = "";
 let startWrangler: () => Promise<void> = () => Promise.resolve();
@@ -56,24 +53,11 @@ let harness: DeliveryHarness;
  * consumer, as its log lines count them (`POST /path 200 OK`, `QUEUE <inbound> acked/total`).
  */
 const queueDrained = (): boolean => {
-  const accepted = output.match(/POST \S+ 200 OK/g)?.length ?? 0;
+  const accepted = printed().match(/POST \S+ 200 OK/g)?.length ?? 0;
   let consumed = 0;
-  for (const match of output.matchAll(/QUEUE webhook-channel-inbound \d+\/(\d+)/g)) consumed += Number(match[1]);
+  for (const match of printed().matchAll(/QUEUE webhook-channel-inbound \d+\/(\d+)/g)) consumed += Number(match[1]);
   return consumed >= accepted;
 };
-
-/** A port that was free a moment ago (wrangler needs a number, not 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitFor<T>(
   what: string,
@@ -83,39 +67,17 @@ async function waitFor<T>(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (wrangler?.exitCode !== null && wrangler?.exitCode !== undefined) {
-      throw new Error(`wrangler dev exited (${wrangler.exitCode}) while waiting for ${what}:\n${output}`);
+      throw new Error(`wrangler dev exited (${wrangler.exitCode}) while waiting for ${what}:\n${printed()}`);
     }
     const value = await probe();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; wrangler dev said:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; wrangler dev said:\n${printed()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
 function stopWrangler(): Promise<void> {
-  const child = wrangler;
-  if (child?.pid === undefined || child.exitCode !== null) return Promise.resolve();
-  const pid = child.pid;
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => {
-      try {
-        process.kill(-pid, "SIGKILL");
-      } catch {
-        // Already gone.
-      }
-    }, 5000);
-    child.once("exit", () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    // The whole process group: wrangler and the workerd it started.
-    try {
-      process.kill(-pid, "SIGTERM");
-    } catch {
-      clearTimeout(kill);
-      resolve();
-    }
-  });
+  return wrangler === undefined ? Promise.resolve() : stopWranglerDev(wrangler);
 }
 
 beforeAll(async () => {
@@ -182,48 +144,9 @@ beforeAll(async () => {
   const inspectorPort = await freePort();
   origin = `http://127.0.0.1:${port}`;
   startWrangler = async () => {
-    output = "";
-    wrangler = spawn(
-      process.execPath,
-      [
-        WRANGLER,
-        "dev",
-        "--config",
-        join(ROOT, "wrangler.toml"),
-        "--ip",
-        "127.0.0.1",
-        "--port",
-        String(port),
-        "--inspector-port",
-        String(inspectorPort),
-        "--persist-to",
-        join(workDir, "state"),
-        "--env-file",
-        envFile,
-        "--show-interactive-dev-session=false",
-      ],
-      {
-        cwd: ROOT,
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-        env: {
-          ...process.env,
-          CI: "true",
-          NO_COLOR: "1",
-          WRANGLER_SEND_METRICS: "false",
-          WRANGLER_HIDE_BANNER: "true",
-          WRANGLER_LOG_PATH: join(workDir, "logs"),
-          // No network in CI: do not try to download the Request.cf data.
-          CLOUDFLARE_CF_FETCH_ENABLED: "false",
-        },
-      },
-    );
-    wrangler.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString("utf8");
-    });
-    wrangler.stderr?.on("data", (chunk: Buffer) => {
-      output += chunk.toString("utf8");
-    });
+    const spawned = spawnWranglerDev({ port, inspectorPort, workDir, envFile });
+    wrangler = spawned.child;
+    printed = spawned.output;
 
     await waitFor(
       "GET /healthz",

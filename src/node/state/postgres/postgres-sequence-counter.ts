@@ -1,7 +1,7 @@
 import type pg from "pg";
-import { conversationKey } from "../../../core/conversation/conversation-store.js";
 import type { SequenceCounter } from "../../../core/conversation/sequence-counter.js";
 import type { Job } from "../../../core/sequencer/job.js";
+import { createSequenceNotes } from "../sequence-notes.js";
 import { asStateError } from "./postgres-state-error.js";
 
 /** The Postgres sequence counter, which the replica coordination tells what it no longer numbers. */
@@ -106,27 +106,5 @@ export interface PostgresSequenceRecord {
  * remembers (`maxConversations`; beyond that one upsert too many, never one too few).
  */
 export function createPostgresSequenceRecord(maxConversations = 100_000): PostgresSequenceRecord {
-  const written = new Map<string, number>();
-  return {
-    note(job, into) {
-      const replies = job.replies;
-      if (replies === undefined || replies.length === 0) return;
-      let highest = 0;
-      for (const reply of replies) highest = Math.max(highest, reply.sequence);
-      const key = conversationKey(job.message.channel, job.message.message.conversationId);
-      if ((written.get(key) ?? 0) >= highest || (into.get(key) ?? 0) >= highest) return;
-      into.set(key, highest);
-    },
-    committed(noted) {
-      for (const [key, highest] of noted) {
-        written.delete(key);
-        written.set(key, highest);
-      }
-      while (written.size > maxConversations) {
-        const oldest = written.keys().next();
-        if (oldest.done === true) break;
-        written.delete(oldest.value);
-      }
-    },
-  };
+  return createSequenceNotes(maxConversations);
 }
