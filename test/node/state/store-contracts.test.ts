@@ -14,7 +14,10 @@ import { createSqliteSequenceCounter } from "../../../src/node/state/sqlite-sequ
 import { openStateDb, type StateDb } from "../../../src/node/state/sqlite-state.js";
 import { conversationStoreContract } from "../../shared/store-contracts/conversation-store-contract.js";
 import { deadLetterStoreContract, keptThroughCore } from "../../shared/store-contracts/dead-letter-store-contract.js";
-import { idempotencyStoreContract } from "../../shared/store-contracts/idempotency-store-contract.js";
+import {
+  idempotencyStoreContract,
+  queuedThroughJobStore,
+} from "../../shared/store-contracts/idempotency-store-contract.js";
 import { pendingJobStoreContract } from "../../shared/store-contracts/pending-job-store-contract.js";
 import { sequenceCounterContract } from "../../shared/store-contracts/sequence-counter-contract.js";
 import { createLogSink } from "../../support/log-sink.js";
@@ -47,19 +50,7 @@ idempotencyStoreContract("SQLite", async () => {
   const jobs = createSqlitePendingJobStore(db, createLogSink().logger);
   return {
     store: createSqliteIdempotencyStore(db),
-    queue: async (channel, key, record, now) => {
-      await jobs.add({
-        message: {
-          id: record.messageId,
-          channel,
-          receivedAt: now,
-          idempotencyKey: key,
-          message: { senderId: "u1", conversationId: record.conversationId, text: "hello" },
-        },
-        delivered: 0,
-        attempts: 0,
-      });
-    },
+    queue: queuedThroughJobStore(jobs),
   };
 });
 pendingJobStoreContract("SQLite", async () => createSqlitePendingJobStore(await freshDb(), createLogSink().logger));

@@ -15,6 +15,7 @@ import {
   type IdempotencyStore,
   PENDING_LEASE_MS,
 } from "../../../src/core/idempotency/idempotency-store.js";
+import type { PendingJobStore } from "../../../src/core/sequencer/pending-job-store.js";
 
 /** An idempotency store under test, with how its message gets queued. */
 export interface IdempotencyStoreSubject {
@@ -24,6 +25,26 @@ export interface IdempotencyStoreSubject {
    * does at `now`. Omitted when queueing does not touch the store.
    */
   readonly queue?: (channel: string, key: string, record: IdempotencyRecord, now: number) => Promise<void>;
+}
+
+/**
+ * The `queue` of a durable store whose key is committed with its message, by the job store's
+ * `add` (SQLite, Postgres): it stores the reservation's message with its key.
+ */
+export function queuedThroughJobStore(jobs: PendingJobStore): NonNullable<IdempotencyStoreSubject["queue"]> {
+  return async (channel, key, record, now) => {
+    await jobs.add({
+      message: {
+        id: record.messageId,
+        channel,
+        receivedAt: now,
+        idempotencyKey: key,
+        message: { senderId: "u1", conversationId: record.conversationId, text: "hello" },
+      },
+      delivered: 0,
+      attempts: 0,
+    });
+  };
 }
 
 /** A channel and key no other test uses, so durable state from other tests never interferes. */

@@ -15,7 +15,10 @@ import {
   deadLetterStoreContract,
   keptThroughCoreAsync,
 } from "../../../shared/store-contracts/dead-letter-store-contract.js";
-import { idempotencyStoreContract } from "../../../shared/store-contracts/idempotency-store-contract.js";
+import {
+  idempotencyStoreContract,
+  queuedThroughJobStore,
+} from "../../../shared/store-contracts/idempotency-store-contract.js";
 import { pendingJobStoreContract } from "../../../shared/store-contracts/pending-job-store-contract.js";
 import { sequenceCounterContract } from "../../../shared/store-contracts/sequence-counter-contract.js";
 import { createLogSink } from "../../../support/log-sink.js";
@@ -34,19 +37,7 @@ idempotencyStoreContract("Postgres", () => {
   const jobs = createPostgresPendingJobStore(pool, createLogSink().logger);
   return {
     store: createPostgresIdempotencyStore(pool),
-    queue: async (channel, key, record, now) => {
-      await jobs.add({
-        message: {
-          id: record.messageId,
-          channel,
-          receivedAt: now,
-          idempotencyKey: key,
-          message: { senderId: "u1", conversationId: record.conversationId, text: "hello" },
-        },
-        delivered: 0,
-        attempts: 0,
-      });
-    },
+    queue: queuedThroughJobStore(jobs),
   };
 });
 pendingJobStoreContract("Postgres", () => createPostgresPendingJobStore(pool, createLogSink().logger));
