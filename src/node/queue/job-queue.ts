@@ -139,6 +139,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
           logger,
           metrics,
           wake: (keys) => lanes.wakeNow(keys),
+          pending: () => lanes.size,
         });
   let running = 0;
   let deadLetters = 0;

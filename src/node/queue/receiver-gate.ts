@@ -25,6 +25,8 @@ export interface ReceiverGateOptions {
    * lane when the receiver comes back up, and with the first one when a probe is due.
    */
   readonly wake: (keys: readonly string[]) => void;
+  /** Messages of the channel not yet finished: what an operator reads as "waiting" when it goes down. */
+  readonly pending: () => number;
 }
 
 /** How a channel's receiver stands, for `/readyz`, with the channel's name. */
@@ -134,6 +136,10 @@ export class ReceiverGate {
       channel,
       failures: this.state.failures,
       next_probe_in_ms: Math.max(0, next - this.options.now()),
+      // Conversations already held, and every message of the channel not yet finished: the
+      // failing runs join the held ones as their retries come due.
+      waiting: this.held.size,
+      pending: this.options.pending(),
     });
     this.scheduleProbe();
   }
@@ -145,7 +151,11 @@ export class ReceiverGate {
     metrics.receiverState(channel, true);
     const keys = [...this.held];
     this.held.clear();
-    logger.info("receiver up: waiting conversations resume", { channel, waiting: keys.length });
+    logger.info("receiver up: waiting conversations resume", {
+      channel,
+      waiting: keys.length,
+      pending: this.options.pending(),
+    });
     this.options.wake(keys);
   }
 

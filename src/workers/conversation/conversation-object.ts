@@ -72,7 +72,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
       store: this.memory.asStore(),
       sequences: this.counters.asSequenceCounter(),
     }));
-    this.receiver = new ReceiverLink(env.RECEIVERS);
+    this.receiver = new ReceiverLink(() => this.environment().RECEIVERS);
     createConversationTables(this.sql);
   }
 

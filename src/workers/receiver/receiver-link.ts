@@ -19,7 +19,8 @@ export const UNREACHABLE_RETRY_MS = 5_000;
 export class ReceiverLink {
   private probeGranted = false;
 
-  constructor(private readonly receivers: WorkerEnv["RECEIVERS"]) {}
+  /** `receivers` is asked at each report: the object answers from the environment it is handed. */
+  constructor(private readonly receivers: () => WorkerEnv["RECEIVERS"]) {}
 
   /** The receiver object woke this conversation as its probe: the next run posts. */
   grantProbe(): void {
@@ -58,7 +59,8 @@ export class ReceiverLink {
     if (!worthTelling) return ruleOn(outcome, false);
     const holdAs = holds ? conversationKey(channel, outcome.job.message.message.conversationId) : null;
     try {
-      const stub = this.receivers.get(this.receivers.idFromName(channel));
+      const receivers = this.receivers();
+      const stub = receivers.get(receivers.idFromName(channel));
       const answer = await stub.report(channel, report ?? null, wasProbe, holdAs);
       learnReceiver(channel, answer);
       // The view was out of date: the receiver is up, so the held job runs again now.

@@ -13,6 +13,7 @@ import {
 } from "../../core/receiver/receiver-circuit.js";
 import type { ReceiverStanding } from "../../core/receiver/receiver-standing.js";
 import { partsFor } from "../environment-parts.js";
+import { MeteredSql, type StorageUsage } from "../metered-sql.js";
 import type { WorkerEnv } from "../worker-env.js";
 import { ReceiverStorage } from "./receiver-storage.js";
 import type { ReceiverView } from "./receiver-views.js";
@@ -36,12 +37,19 @@ const DEFAULT_POLICY = circuitPolicyOf({
  */
 export class ReceiverObject extends DurableObject<WorkerEnv> {
   private readonly store: ReceiverStorage;
+  private readonly sql: MeteredSql;
   /** The alarm as set, null for none, undefined until read: `setAlarm` is billed. */
   private alarmAt: number | null | undefined;
 
   constructor(ctx: DurableObjectState, env: WorkerEnv) {
     super(ctx, env);
-    this.store = new ReceiverStorage(ctx.storage.sql);
+    this.sql = new MeteredSql(ctx.storage.sql);
+    this.store = new ReceiverStorage(this.sql);
+  }
+
+  /** What the object did that is billed, since it was constructed (the cost test reads it). */
+  get usage(): StorageUsage {
+    return { ...this.sql.usage };
   }
 
   /**
@@ -91,6 +99,7 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
    */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
+    this.sql.usage.alarmRuns += 1;
     const channel = this.store.channel();
     if (channel === undefined) return;
     const policy = await this.policy(channel);
@@ -164,6 +173,7 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
         channel,
         failures: state.failures,
         next_probe_in_ms: Math.max(0, (state.down?.probeAt ?? Date.now()) - Date.now()),
+        waiting,
       });
     } else {
       logger.info("receiver up: waiting conversations resume", { channel, waiting });
@@ -190,6 +200,7 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     this.alarmAt ??= await this.ctx.storage.getAlarm();
     if (this.alarmAt !== null && this.alarmAt <= at) return;
     this.alarmAt = at;
+    this.sql.usage.alarmsSet += 1;
     await this.ctx.storage.setAlarm(at);
   }
 

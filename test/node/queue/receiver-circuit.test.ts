@@ -149,7 +149,7 @@ describe("receiver circuit on the Node job queue", () => {
         await realWait(2);
         await vi.advanceTimersByTimeAsync(1_000);
       }
-      // With random() = 0.5, twelve attempts take about 18.5 minutes: every message dies.
+      // With random() = 0.5, the waits between twelve attempts add up to 13.5 minutes: every message dies.
       expect(h.deadLetters.length).toBeGreaterThan(0);
       expect(h.receiverStates).toEqual([]);
     } finally {
