@@ -46,14 +46,24 @@ export function createSqlitePendingJobStore(
   logger: Logger,
   group: GroupCommit = createGroupCommit(db, logger),
 ): SqlitePendingJobStore {
-  // An upsert, like the other stores: one duplicate id must not fail the group it was committed with.
-  const insertJob = db.prepare(
-    "INSERT INTO jobs (id, job) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET job = excluded.job",
+  // Each write of a group is one statement, whatever the number of jobs: the jobs go in as one
+  // JSON array (each element's text is the stored job), read with json_each in array order, so
+  // that `seq` keeps acceptance order. An upsert, like the other stores: one duplicate id must
+  // not fail the group it was committed with.
+  const insertJobs = db.prepare(
+    `INSERT INTO jobs (id, job) SELECT json_extract(value, '$.message.id'), value FROM json_each(?) WHERE true
+      ON CONFLICT (id) DO UPDATE SET job = excluded.job`,
   );
-  const insertKey = db.prepare(
-    "INSERT OR REPLACE INTO idempotency (channel, key, message_id, conversation_id, expires_at) VALUES (?, ?, ?, ?, ?)",
+  const insertKeys = db.prepare(
+    `INSERT OR REPLACE INTO idempotency (channel, key, message_id, conversation_id, expires_at)
+      SELECT json_extract(value, '$.message.channel'), json_extract(value, '$.message.idempotencyKey'),
+        json_extract(value, '$.message.id'), json_extract(value, '$.message.message.conversationId'),
+        json_extract(value, '$.message.receivedAt') + ?
+      FROM json_each(?) WHERE json_extract(value, '$.message.idempotencyKey') IS NOT NULL`,
   );
-  const updateJob = db.prepare("UPDATE jobs SET job = ? WHERE id = ?");
+  const updateJobs = db.prepare(
+    "UPDATE jobs SET job = progress.value FROM json_each(?) AS progress WHERE jobs.id = json_extract(progress.value, '$.message.id')",
+  );
   // The finished jobs of a group in one statement.
   const deleteJobs = db.prepare("DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?))");
   const selectJob = db.prepare("SELECT job FROM jobs WHERE id = ? AND state = 'pending'");
@@ -104,25 +114,23 @@ export function createSqlitePendingJobStore(
     updated = new Map();
     finished = new Set();
     const noted = new Map<string, number>();
-    for (const { job } of adds.values()) sequences.note(job, noted);
+    let withKeys = false;
+    for (const { job } of adds.values()) {
+      sequences.note(job, noted);
+      if (job.message.idempotencyKey !== undefined) withKeys = true;
+    }
     for (const { job } of updates.values()) sequences.note(job, noted);
     return {
       write() {
-        for (const { job } of adds.values()) {
-          insertJob.run(job.message.id, JSON.stringify(job));
-          const key = job.message.idempotencyKey;
-          if (key !== undefined) {
-            insertKey.run(
-              job.message.channel,
-              key,
-              job.message.id,
-              job.message.message.conversationId,
-              job.message.receivedAt + IDEMPOTENCY_TTL_MS,
-            );
-          }
+        if (adds.size > 0) {
+          const jobs = JSON.stringify(Array.from(adds.values(), ({ job }) => job));
+          insertJobs.run(jobs);
+          if (withKeys) insertKeys.run(IDEMPOTENCY_TTL_MS, jobs);
         }
         // A job finished since is deleted in this transaction: its progress need not be written.
-        for (const [id, { job }] of updates) if (!removes.has(id)) updateJob.run(JSON.stringify(job), id);
+        const progress: Job[] = [];
+        for (const [id, { job }] of updates) if (!removes.has(id)) progress.push(job);
+        if (progress.length > 0) updateJobs.run(JSON.stringify(progress));
         sequences.write(noted);
         if (removes.size > 0) deleteJobs.run(JSON.stringify([...removes]));
       },
