@@ -133,14 +133,21 @@ describe("state_dir on Node", () => {
     await spawned.exited;
     await Promise.all(clients);
 
+    const answered = () => new Set(replies.map((reply) => (reply.body as { in_reply_to: string }).in_reply_to));
+
     spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
     await listeningUrl(spawned);
-    const answered = () => new Set(replies.map((reply) => (reply.body as { in_reply_to: string }).in_reply_to));
+    // The kill caught work under way: the restart found unfinished messages to resume.
+    const resumed = spawned.lines
+      .map((line) => JSON.parse(line) as { msg: string; count?: number })
+      .find((line) => line.msg === "resumed unfinished messages from state_dir");
+    expect(resumed?.count ?? 0).toBeGreaterThan(0);
     await waitFor(
       () => (answered200.every((id) => answered().has(id)) ? true : undefined),
       20_000,
       "every message answered 200 delivered",
     );
+
     // A message may be posted twice (its removal was not committed yet), never with two ids.
     expectOneIdPerMessage(replies);
     spawned.child.kill("SIGTERM");
