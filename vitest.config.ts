@@ -77,6 +77,9 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/*.test.ts"],
+          // A real HTTP upstream on Node (receivers, brains' servers) that the tests inside
+          // workerd script over HTTP: test/workers/support/scripted-upstream-client.ts.
+          globalSetup: ["test/support/scripted-upstream-global-setup.ts"],
           testTimeout: 20_000,
           hookTimeout: 20_000,
         },

@@ -15,6 +15,12 @@ import { loadWorkerConfig, type WorkerConfig } from "./load-worker-config.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
 import { createWorkerRuntime, type WorkerRuntime } from "./worker-runtime.js";
 
+/**
+ * How often a brain call waiting for a slot looks whether it got one (see `waiterPollMs`):
+ * short next to a brain call, and a timer only while calls wait.
+ */
+const WAITER_POLL_MS = 20;
+
 /** What answering messages is built from, out of one Worker environment. */
 export interface EnvironmentParts {
   readonly config: Config;
@@ -96,7 +102,8 @@ async function buildParts(env: WorkerEnv): Promise<BuiltParts> {
   const metrics = metricsOf(env);
   try {
     // Built once per isolate: the brains' limits (max_concurrency, a pause after a 429 or 503)
-    // hold for the calls of this isolate, shared by the Worker and every Durable Object in it.
+    // hold for the calls of this isolate, shared by the Worker and every Durable Object in it;
+    // so a call waiting for a slot learns it on a timer of its own object (WAITER_POLL_MS).
     const brains = createBrains(config, {
       fetch: lateFetch,
       env: lookup,
@@ -104,6 +111,7 @@ async function buildParts(env: WorkerEnv): Promise<BuiltParts> {
       clock: systemClock,
       logger,
       metrics,
+      waiterPollMs: WAITER_POLL_MS,
     });
     await createChannelRoutes(config, brains, lookup);
     const poster = createFetchPoster(lateFetch);

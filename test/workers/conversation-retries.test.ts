@@ -143,6 +143,34 @@ describe("retries in the conversation's Durable Object", () => {
     expect(env.DEAD_LETTERS.sent).toEqual([]);
   });
 
+  it("delivers a reply an earlier version saved in the lane row itself, once, with its number, and remembers its id", async () => {
+    captureLogs();
+    const { deliveries } = fakeReceiver((_delivery, index) =>
+      index === 0 ? new Response(null, { status: 503, headers: { "retry-after": "1" } }) : new Response(null),
+    );
+    const env = objectsUse(testEnv(channelConfig({ delivery: { initial_delay_ms: 20 } }), { WEBHOOK_SECRET: SECRET }));
+    const queued = queuedMessage({ conversationId: freshConversation() });
+    const stub = conversation(queued.message.conversationId);
+    await handOver(env, [delivered(queued)]);
+    await eventually(() => expect(deliveries).toHaveLength(1));
+    // As versions before 0.2 kept a job with replies: in its lane row, marked started, and no
+    // `answered` row until it was answered.
+    await runInDurableObject(stub, (_instance, state) => {
+      const progress = state.storage.sql.exec<{ job: string }>("SELECT job FROM answered").one().job;
+      state.storage.sql.exec("DELETE FROM answered");
+      state.storage.sql.exec("UPDATE lane SET job = ?, started = 1", progress);
+    });
+
+    await eventually(() => expect(deliveries).toHaveLength(2), 5_000);
+    expect(deliveries[1]?.body).toEqual(deliveries[0]?.body);
+    expect(deliveries[1]?.headers["webhook-id"]).toBe(deliveries[0]?.headers["webhook-id"]);
+    await eventually(async () => expect(await waiting(stub)).toBe(0));
+    const answered = await runInDurableObject(stub, (_instance, state) =>
+      state.storage.sql.exec<{ id: string; last_seq: number }>("SELECT id, last_seq FROM answered").toArray(),
+    );
+    expect(answered).toEqual([{ id: queued.id, last_seq: deliveries[0]?.body.sequence }]);
+  });
+
   it("dead-letters a reply whose delivery has been failing longer than max_age_ms", async () => {
     captureLogs();
     const { deliveries } = fakeReceiver((_delivery, index) =>
@@ -159,7 +187,11 @@ describe("retries in the conversation's Durable Object", () => {
     await eventually(() => expect(deliveries).toHaveLength(1));
     // While it waits a second for its retry, its delivery step is made an hour old.
     await runInDurableObject(stub, (_instance, state) => {
-      state.storage.sql.exec("UPDATE lane SET job = json_set(job, '$.stepStartedAt', ?)", Date.now() - 3_600_000);
+      // Its progress (it has a reply) is kept with its id in `answered`.
+      state.storage.sql.exec(
+        "UPDATE answered SET job = json_set(job, '$.stepStartedAt', ?) WHERE job IS NOT NULL",
+        Date.now() - 3_600_000,
+      );
     });
 
     await eventually(() => expect(env.DEAD_LETTERS.sent).toHaveLength(1), 5_000);

@@ -82,7 +82,10 @@ const restore = (stub: DurableObjectStub<ConversationObject>, job: Job, markedAt
 const laneOrder = (stub: DurableObjectStub<ConversationObject>) =>
   runInDurableObject(stub, (_instance, state) =>
     state.storage.sql
-      .exec<{ id: string }>("SELECT id FROM lane ORDER BY started DESC, received_at, arrival")
+      .exec<{ id: string }>(
+        `SELECT lane.id AS id FROM lane LEFT JOIN answered AS progress ON progress.id = lane.id
+          ORDER BY (lane.started = 1 OR progress.job IS NOT NULL) DESC, lane.received_at, lane.arrival`,
+      )
       .toArray()
       .map((row) => row.id),
   );

@@ -33,6 +33,8 @@ export interface BrainDeps {
    * unchanged carry over. Default new limiters for this build.
    */
   readonly limiters?: BrainLimiters;
+  /** See `BrainLimiterOptions.waiterPollMs`: set on Workers, where one limiter serves many Durable Objects. */
+  readonly waiterPollMs?: number;
 }
 
 /**

@@ -38,6 +38,14 @@ export interface BrainLimiterOptions {
   readonly schedule?: Schedule | undefined;
   /** False: the limiter does not report its zero in-flight count and `paused false` when built. Default true. */
   readonly reportAtStart?: boolean | undefined;
+  /**
+   * When set, a waiting call finds out that it was given a slot, or refused by a pause, on a
+   * timer of its own that looks every this many ms, instead of being settled by the call that
+   * freed the slot or began the pause. Workers needs it: one limiter serves every Durable
+   * Object of an isolate, and workerd refuses to settle a promise of one object from another
+   * ("Cannot perform I/O on behalf of a different Durable Object"). Default: settled at once.
+   */
+  readonly waiterPollMs?: number | undefined;
 }
 
 /** The limits a call is run with: its brain's, so that a reload's new values apply to new calls. */
@@ -259,9 +267,33 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
       if (leases.size < limits.maxConcurrency) return Promise.resolve(take(limits, now));
     }
     return new Promise((admit, refuse) => {
-      queue.push(key, { limits, admit, refuse });
+      queue.push(key, options.waiterPollMs === undefined ? { limits, admit, refuse } : polled(limits, admit, refuse));
       armLeaseTimer();
     });
+  };
+
+  /**
+   * A waiter whose verdict is only noted, then read by its own timer (see `waiterPollMs`):
+   * the timer runs where the waiting call was made, so that is where its promise settles.
+   */
+  const polled = (limits: CallLimits, admit: (lease: Lease) => void, refuse: (error: ChannelError) => void): Waiter => {
+    const every = options.waiterPollMs ?? 0;
+    let verdict: { readonly lease: Lease } | { readonly error: ChannelError } | undefined;
+    const look = (): void => {
+      if (verdict === undefined) schedule(look, every);
+      else if ("lease" in verdict) admit(verdict.lease);
+      else refuse(verdict.error);
+    };
+    schedule(look, every);
+    return {
+      limits,
+      admit: (lease) => {
+        verdict = { lease };
+      },
+      refuse: (error) => {
+        verdict = { error };
+      },
+    };
   };
 
   const release = (lease: Lease): void => {

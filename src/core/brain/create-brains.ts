@@ -38,7 +38,12 @@ export function createBrains(config: Config, deps: BrainDeps): ReadonlyMap<strin
   // shared with a Worker) must not stop the service.
   const inUse = brainsInUse(config);
   const limiters = deps.limiters ?? createBrainLimiters();
-  const limiterOptions = { clock: deps.clock, logger: deps.logger, metrics: deps.metrics };
+  const limiterOptions = {
+    clock: deps.clock,
+    logger: deps.logger,
+    metrics: deps.metrics,
+    waiterPollMs: deps.waiterPollMs,
+  };
   for (const [name, definition] of Object.entries(definitions)) {
     if (!inUse.has(name)) continue;
     const brain = createBrain(name, definition, deps);

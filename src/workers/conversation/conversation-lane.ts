@@ -39,11 +39,18 @@ export interface LaneHead {
 
 type HeadRow = { id: string; job: string; next_at: number; letter: string | null };
 
+// A waiting job's progress, once it has replies, is kept in its `answered` row (see `save`),
+// so each lane row is read with that row, if any.
+const WITH_PROGRESS = "FROM lane LEFT JOIN answered AS progress ON progress.id = lane.id";
+
 // Started jobs first (at most one: the head keeps running until it is done or dead), then
 // acceptance order, then arrival here (messages accepted within one millisecond, which the
 // queue hands over in order). A job is started once its replies exist: their sequence
-// numbers are taken, so no other job of the conversation may be delivered before it.
-const HEAD_ORDER = "ORDER BY started DESC, received_at, arrival LIMIT 1";
+// numbers are taken, so no other job of the conversation may be delivered before it. Its
+// replies are in its progress row (`lane.started` marks those an earlier version saved in
+// the lane row itself).
+const HEAD_ORDER =
+  "ORDER BY (lane.started = 1 OR progress.job IS NOT NULL) DESC, lane.received_at, lane.arrival LIMIT 1";
 
 /**
  * The pending jobs of one conversation, in its Durable Object's SQLite (the `lane` and
@@ -63,6 +70,7 @@ export class ConversationLane {
   constructor(
     private readonly sql: MeteredSql,
     private readonly parked: ParkedJobs,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /**
@@ -129,14 +137,18 @@ export class ConversationLane {
 
   /** The job that may run next, if any. */
   head(): LaneHead | undefined {
-    const row = this.sql.first<HeadRow>(`SELECT id, job, next_at, letter FROM lane ${HEAD_ORDER}`);
+    const row = this.sql.first<HeadRow>(
+      `SELECT lane.id AS id, COALESCE(progress.job, lane.job) AS job, lane.next_at AS next_at, lane.letter AS letter
+        ${WITH_PROGRESS} ${HEAD_ORDER}`,
+    );
     if (row === undefined) return undefined;
     return { id: row.id, job: readStoredJob(row.job), nextAt: row.next_at, letter: row.letter ?? undefined };
   }
 
   /** When the head may run, or undefined when nothing waits. */
   nextRunAt(): number | undefined {
-    return this.sql.first<{ next_at: number }>(`SELECT next_at FROM lane ${HEAD_ORDER}`)?.next_at;
+    return this.sql.first<{ next_at: number }>(`SELECT lane.next_at AS next_at ${WITH_PROGRESS} ${HEAD_ORDER}`)
+      ?.next_at;
   }
 
   /** Jobs waiting, the head included. */
@@ -144,20 +156,30 @@ export class ConversationLane {
     return this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM lane")?.n ?? 0;
   }
 
-  /** Saves a job's progress; `nextAt` postpones it (a retry). */
+  /**
+   * Saves a job's progress; `nextAt` postpones it (a retry). A job with replies keeps its
+   * progress in its `answered` row, which then also holds its id once it is answered, and the
+   * highest `sequence` of its replies: answering it only deletes its lane row, so an echo
+   * message costs three rows written, not five. Before it has replies (a brain's failed
+   * attempt), its lane row keeps it.
+   */
   save(job: Job, nextAt?: number): void {
-    const started = job.replies === undefined ? 0 : 1;
-    if (nextAt === undefined) {
-      this.sql.run("UPDATE lane SET job = ?, started = ? WHERE id = ?", JSON.stringify(job), started, job.message.id);
-    } else {
-      this.sql.run(
-        "UPDATE lane SET job = ?, started = ?, next_at = ? WHERE id = ?",
-        JSON.stringify(job),
-        started,
-        nextAt,
-        job.message.id,
-      );
+    const { id } = job.message;
+    if (job.replies === undefined) {
+      if (nextAt === undefined) this.sql.run("UPDATE lane SET job = ? WHERE id = ?", JSON.stringify(job), id);
+      else this.sql.run("UPDATE lane SET job = ?, next_at = ? WHERE id = ?", JSON.stringify(job), nextAt, id);
+      return;
     }
+    const lastSeq = job.replies.reduce((last, reply) => Math.max(last, reply.sequence), 0);
+    this.sql.run(
+      `INSERT INTO answered (id, at, last_seq, job) VALUES (?1, ?2, ?3, ?4)
+        ON CONFLICT (id) DO UPDATE SET job = excluded.job, last_seq = MAX(COALESCE(last_seq, 0), excluded.last_seq)`,
+      id,
+      this.now(),
+      lastSeq,
+      JSON.stringify(job),
+    );
+    if (nextAt !== undefined) this.postpone(id, nextAt);
   }
 
   /** Keeps a dead job at the head until its letter is in the dead-letter queue. */
@@ -173,12 +195,14 @@ export class ConversationLane {
   /**
    * Removes a finished job (answered or dead-lettered) and remembers its id, with the last
    * `sequence` its replies took: the conversation's counter is read from these rows (see
-   * `ConversationCounters`), so a reply's number costs no write of its own.
+   * `ConversationCounters`), so a reply's number costs no write of its own. A job whose
+   * replies were saved has its `answered` row already (see `save`): only its lane row goes.
    */
   finish(id: string, now: number): void {
     this.sql.run(
-      `INSERT OR REPLACE INTO answered (id, at, last_seq) VALUES (?1, ?2,
-        (SELECT MAX(json_extract(reply.value, '$.sequence')) FROM lane, json_each(lane.job, '$.replies') AS reply WHERE lane.id = ?1))`,
+      `INSERT INTO answered (id, at, last_seq) SELECT ?1, ?2,
+        (SELECT MAX(json_extract(reply.value, '$.sequence')) FROM lane, json_each(lane.job, '$.replies') AS reply WHERE lane.id = ?1)
+        WHERE NOT EXISTS (SELECT 1 FROM answered WHERE id = ?1)`,
       id,
       now,
     );
@@ -203,13 +227,14 @@ export class ConversationLane {
     if (now - this.prunedAt < PRUNE_EVERY_MS) return;
     this.prunedAt = now;
     const cutoff = now - ANSWERED_KEPT_MS;
-    const old = this.sql.first<{ last: number | null }>(
-      "SELECT MAX(last_seq) AS last FROM answered WHERE at < ?",
+    // The progress of a job still waiting (retried for longer than a day) is not an old id.
+    const old = this.sql.first<{ last: number | null; n: number }>(
+      "SELECT MAX(last_seq) AS last, COUNT(*) AS n FROM answered WHERE at < ? AND id NOT IN (SELECT id FROM lane)",
       cutoff,
     );
-    if (old?.last === null || old?.last === undefined) return;
-    keepSequence(old.last);
-    this.sql.run("DELETE FROM answered WHERE at < ?", cutoff);
+    if (old === undefined || old.n === 0) return;
+    if (old.last !== null) keepSequence(old.last);
+    this.sql.run("DELETE FROM answered WHERE at < ? AND id NOT IN (SELECT id FROM lane)", cutoff);
   }
 
   /** Forgets every answered id (the conversation expired, with nothing waiting). */

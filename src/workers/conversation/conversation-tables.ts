@@ -18,7 +18,8 @@ import type { MeteredSql } from "../metered-sql.js";
  *   acceptance order.
  * - `answered` (`ConversationLane`): ids of messages recently answered or dead-lettered, so
  *   that a queue message delivered again is not answered twice, with the last `sequence` of
- *   their replies (the counter reads it).
+ *   their replies (the counter reads it); and the progress of a waiting job once it has
+ *   replies (`job`), kept until the id is forgotten, so that answering it writes one row.
  * - `dead_letters` (`OldDeadLetters`): where version 0.1.0 kept the conversation's dead
  *   letters; emptied into the dead-letter store, and no longer written.
  *
@@ -46,13 +47,14 @@ export function createConversationTables(sql: MeteredSql): void {
     letter TEXT
   ) WITHOUT ROWID`);
   sql.run(
-    "CREATE TABLE IF NOT EXISTS answered (id TEXT PRIMARY KEY, at INTEGER NOT NULL, last_seq INTEGER) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS answered (id TEXT PRIMARY KEY, at INTEGER NOT NULL, last_seq INTEGER, job TEXT) WITHOUT ROWID",
   );
-  // An object of an earlier version has `answered` without `last_seq`; reading the columns is
-  // one small read per construction, and the column is added once.
+  // An object of an earlier version has `answered` without `last_seq` or `job`; reading the
+  // columns is one small read per construction, and each column is added once.
   const columns = sql.all<{ name: string }>("SELECT name FROM pragma_table_info('answered')");
   if (!columns.some((column) => column.name === "last_seq"))
     sql.run("ALTER TABLE answered ADD COLUMN last_seq INTEGER");
+  if (!columns.some((column) => column.name === "job")) sql.run("ALTER TABLE answered ADD COLUMN job TEXT");
   sql.run(
     "CREATE TABLE IF NOT EXISTS dead_letters (id TEXT PRIMARY KEY, letter TEXT NOT NULL, died_at INTEGER NOT NULL)",
   );

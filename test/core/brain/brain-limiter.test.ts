@@ -51,6 +51,38 @@ describe("brain limiter", () => {
     ]);
   });
 
+  it("with waiterPollMs, settles a waiting call on its own timer, not from the call that freed the slot or began the pause", async () => {
+    const clock = manualClock();
+    const timers = manualTimers();
+    const one = { maxConcurrency: 1, leaseMs: 10_000 };
+    const limiter = createBrainLimiter("bot", { clock, schedule: timers.schedule, waiterPollMs: 20 });
+    const first = pendingCall<string>();
+    const running = limiter.run("a", one, first.call);
+    let settled = "";
+    const admitted = limiter
+      .run("b", one, async () => "b answered")
+      .then((value) => {
+        settled = value;
+      });
+    first.resolve("a answered");
+    expect(await running).toBe("a answered");
+    // The slot is b's, but b hears it only when its own timer looks.
+    expect(limiter.inFlight()).toBe(1);
+    await Promise.resolve();
+    expect(settled).toBe("");
+    timers.fire();
+    await admitted;
+    expect(settled).toBe("b answered");
+
+    const second = pendingCall<string>();
+    const inFlight = limiter.run("c", one, second.call);
+    const refused = failure(limiter.run("d", one, async () => "never"));
+    second.reject(upstream(429, 5_000));
+    await failure(inFlight);
+    timers.fire();
+    expect((await refused).message).toContain("is paused");
+  });
+
   it("refuses the calls waiting for a slot when a pause begins, and lets the calls in flight finish", async () => {
     const clock = manualClock();
     const limiter = createBrainLimiter("bot", { clock, schedule: manualTimers().schedule });
