@@ -89,7 +89,18 @@ interface Waiter {
   readonly limits: CallLimits;
   readonly admit: (lease: Lease) => void;
   readonly refuse: (error: ChannelError) => void;
+  /**
+   * False when the waiter stopped looking for its verdict (a polled waiter whose Durable
+   * Object is gone): it is refused instead of given a slot nobody would use. Absent: alive.
+   */
+  readonly alive?: (now: number) => boolean;
 }
+
+/**
+ * A polled waiter that has not looked for this long is taken for gone. Generous: a live one
+ * wrongly taken for gone is only refused with a retryable error, and its job retries.
+ */
+const GONE_AFTER_MS = 10_000;
 
 interface Lease {
   readonly expiresAt: number;
@@ -146,6 +157,13 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
     logger.info(`brain "${name}" resumed`, { brain: name, paused_ms: now - pausedAt, in_flight: leases.size });
     return false;
   };
+
+  const goneError = (): ChannelError =>
+    new ChannelError("brain_failed", `brain "${name}": the call stopped waiting for a slot; not asked`, {
+      status: 503,
+      retryable: true,
+      brain: name,
+    });
 
   const pausedError = (now: number): ChannelError => {
     const left = Math.max(1, (pausedUntil ?? now) - now);
@@ -235,6 +253,11 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
     const now = clock.now();
     if (paused(now)) return;
     for (let head = queue.peek(); head !== undefined; head = queue.peek()) {
+      if (head.alive?.(now) === false) {
+        queue.shift();
+        head.refuse(goneError());
+        continue;
+      }
       if (leases.size >= head.limits.maxConcurrency) reclaim(now);
       if (leases.size >= head.limits.maxConcurrency) break;
       queue.shift();
@@ -279,7 +302,12 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
   const polled = (limits: CallLimits, admit: (lease: Lease) => void, refuse: (error: ChannelError) => void): Waiter => {
     const every = options.waiterPollMs ?? 0;
     let verdict: { readonly lease: Lease } | { readonly error: ChannelError } | undefined;
+    let lookedAt = clock.now();
     const look = (): void => {
+      lookedAt = clock.now();
+      // Each look also hands out what is free, from a context that is alive: the lease timer
+      // may have been set by an object that is gone since, and then never fires.
+      if (verdict === undefined) admitWaiting();
       if (verdict === undefined) schedule(look, every);
       else if ("lease" in verdict) admit(verdict.lease);
       else refuse(verdict.error);
@@ -293,6 +321,7 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
       refuse: (error) => {
         verdict = { error };
       },
+      alive: (now) => now - lookedAt < Math.max(GONE_AFTER_MS, every * 10),
     };
   };
 

@@ -75,7 +75,8 @@ export class ConversationLane {
 
   /**
    * Takes a message the inbound consumer hands over. Idempotent by message id: a message
-   * already waiting here, or answered within {@link ANSWERED_KEPT_MS}, is a duplicate. A
+   * already waiting here, or answered (its `answered` row kept {@link ANSWERED_KEPT_MS} from
+   * its first saved reply, or from its end when it had none), is a duplicate. A
    * message parked (too large for a queue message, or with progress saved by an earlier
    * version) comes with what is stored there, and leaves the parked jobs; a reference to
    * nothing is `missing`.
@@ -99,8 +100,9 @@ export class ConversationLane {
    * Takes a replayed dead letter's job: it runs again even though its id was answered (dead-
    * lettered) before. It joins the end of the lane as if accepted at `now`, behind every job
    * already waiting, as on Node (docs/delivery.md, "Replay"). The
-   * hand-back is idempotent: a job of that id still waiting here, or answered at or after
-   * `markedAt` (the replay that asked for it already ran), is a duplicate, so a hand-back
+   * hand-back is idempotent: a job of that id still waiting here, or with an `answered` row
+   * written at or after `markedAt` (the replay that asked for it already ran: its first saved
+   * reply, or its end), is a duplicate, so a hand-back
    * repeated after a lost answer never runs the message twice.
    */
   restore(job: Job, now: number, markedAt: number): HandOver {
@@ -160,8 +162,9 @@ export class ConversationLane {
    * Saves a job's progress; `nextAt` postpones it (a retry). A job with replies keeps its
    * progress in its `answered` row, which then also holds its id once it is answered, and the
    * highest `sequence` of its replies: answering it only deletes its lane row, so an echo
-   * message costs three rows written, not five. Before it has replies (a brain's failed
-   * attempt), its lane row keeps it.
+   * message costs three rows written, not four. Before it has replies (a brain's failed
+   * attempt), its lane row keeps it. With replies and `nextAt`, the two writes are two
+   * statements of one synchronous turn, which the object commits together.
    */
   save(job: Job, nextAt?: number): void {
     const { id } = job.message;

@@ -83,6 +83,39 @@ describe("brain limiter", () => {
     expect((await refused).message).toContain("is paused");
   });
 
+  it("with waiterPollMs, refuses a waiter that stopped looking instead of giving it a slot", async () => {
+    const clock = manualClock();
+    const timers = manualTimers();
+    const one = { maxConcurrency: 1, leaseMs: 60_000 };
+    const limiter = createBrainLimiter("bot", { clock, schedule: timers.schedule, waiterPollMs: 20 });
+    const first = pendingCall<string>();
+    const running = limiter.run("a", one, first.call);
+    const gone = failure(limiter.run("b", one, async () => "never"));
+    // b's object is gone: its timer does not fire for longer than a waiter may go without looking.
+    clock.advance(11_000);
+    first.resolve("a answered");
+    await running;
+    expect(limiter.inFlight()).toBe(0);
+    timers.fire();
+    expect((await gone).message).toContain("stopped waiting for a slot");
+  });
+
+  it("with waiterPollMs, a waiting call's own look takes back a lost call's slot when the lease timer never fires", async () => {
+    const clock = manualClock();
+    const polls: (() => void)[] = [];
+    // The lease timer was set in an object that is gone since: only the waiter's looks run.
+    const schedule: Schedule = (callback, ms) => {
+      if (ms <= 20) polls.push(callback);
+    };
+    const one = { maxConcurrency: 1, leaseMs: 1_000 };
+    const limiter = createBrainLimiter("bot", { clock, schedule, waiterPollMs: 20 });
+    void limiter.run("lost", one, () => new Promise<string>(() => undefined));
+    const waiting = limiter.run("b", one, async () => "b answered");
+    clock.advance(1_001);
+    for (const poll of polls.splice(0)) poll();
+    expect(await waiting).toBe("b answered");
+  });
+
   it("refuses the calls waiting for a slot when a pause begins, and lets the calls in flight finish", async () => {
     const clock = manualClock();
     const limiter = createBrainLimiter("bot", { clock, schedule: manualTimers().schedule });
