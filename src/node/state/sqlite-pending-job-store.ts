@@ -4,6 +4,7 @@ import type { Logger } from "../../core/log/logger.js";
 import type { Job } from "../../core/sequencer/job.js";
 import type { PendingJobStore } from "../../core/sequencer/pending-job-store.js";
 import { createGroupCommit, type GroupBatch, type GroupCommit, type GroupPart } from "./sqlite-group-commit.js";
+import { createRowBatch } from "./sqlite-row-batch.js";
 import { createSequenceRecord } from "./sqlite-sequence-counter.js";
 import type { StateDb } from "./sqlite-state.js";
 
@@ -46,23 +47,25 @@ export function createSqlitePendingJobStore(
   logger: Logger,
   group: GroupCommit = createGroupCommit(db, logger),
 ): SqlitePendingJobStore {
-  // Each write of a group is one statement, whatever the number of jobs: the jobs go in as one
-  // JSON array (each element's text is the stored job), read with json_each in array order, so
-  // that `seq` keeps acceptance order. An upsert, like the other stores: one duplicate id must
-  // not fail the group it was committed with.
-  const insertJobs = db.prepare(
-    `INSERT INTO jobs (id, job) SELECT json_extract(value, '$.message.id'), value FROM json_each(?) WHERE true
-      ON CONFLICT (id) DO UPDATE SET job = excluded.job`,
+  // Each write of a group is one statement for all of its jobs (up to 64 rows; see
+  // createRowBatch), the rows in acceptance order, so that `seq` keeps it. An upsert, like the
+  // other stores: one duplicate id must not fail the group it was committed with.
+  const insertJobs = createRowBatch(
+    db,
+    2,
+    (values) => `INSERT INTO jobs (id, job) VALUES ${values} ON CONFLICT (id) DO UPDATE SET job = excluded.job`,
   );
-  const insertKeys = db.prepare(
-    `INSERT OR REPLACE INTO idempotency (channel, key, message_id, conversation_id, expires_at)
-      SELECT json_extract(value, '$.message.channel'), json_extract(value, '$.message.idempotencyKey'),
-        json_extract(value, '$.message.id'), json_extract(value, '$.message.message.conversationId'),
-        json_extract(value, '$.message.receivedAt') + ?
-      FROM json_each(?) WHERE json_extract(value, '$.message.idempotencyKey') IS NOT NULL`,
+  const insertKeys = createRowBatch(
+    db,
+    5,
+    (values) =>
+      `INSERT OR REPLACE INTO idempotency (channel, key, message_id, conversation_id, expires_at) VALUES ${values}`,
   );
-  const updateJobs = db.prepare(
-    "UPDATE jobs SET job = progress.value FROM json_each(?) AS progress WHERE jobs.id = json_extract(progress.value, '$.message.id')",
+  const updateJobs = createRowBatch(
+    db,
+    2,
+    (values) =>
+      `WITH progress (id, job) AS (VALUES ${values}) UPDATE jobs SET job = progress.job FROM progress WHERE jobs.id = progress.id`,
   );
   // The finished jobs of a group in one statement.
   const deleteJobs = db.prepare("DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?))");
@@ -114,23 +117,26 @@ export function createSqlitePendingJobStore(
     updated = new Map();
     finished = new Set();
     const noted = new Map<string, number>();
-    let withKeys = false;
-    for (const { job } of adds.values()) {
-      sequences.note(job, noted);
-      if (job.message.idempotencyKey !== undefined) withKeys = true;
-    }
+    for (const { job } of adds.values()) sequences.note(job, noted);
     for (const { job } of updates.values()) sequences.note(job, noted);
     return {
       write() {
-        if (adds.size > 0) {
-          const jobs = JSON.stringify(Array.from(adds.values(), ({ job }) => job));
-          insertJobs.run(jobs);
-          if (withKeys) insertKeys.run(IDEMPOTENCY_TTL_MS, jobs);
+        const jobs: [string, string][] = [];
+        const keys: [string, string, string, string, number][] = [];
+        for (const { job } of adds.values()) {
+          const { message } = job;
+          jobs.push([message.id, JSON.stringify(job)]);
+          if (message.idempotencyKey !== undefined) {
+            const expiresAt = message.receivedAt + IDEMPOTENCY_TTL_MS;
+            keys.push([message.channel, message.idempotencyKey, message.id, message.message.conversationId, expiresAt]);
+          }
         }
+        if (jobs.length > 0) insertJobs(jobs);
+        if (keys.length > 0) insertKeys(keys);
         // A job finished since is deleted in this transaction: its progress need not be written.
-        const progress: Job[] = [];
-        for (const [id, { job }] of updates) if (!removes.has(id)) progress.push(job);
-        if (progress.length > 0) updateJobs.run(JSON.stringify(progress));
+        const progress: [string, string][] = [];
+        for (const [id, { job }] of updates) if (!removes.has(id)) progress.push([id, JSON.stringify(job)]);
+        if (progress.length > 0) updateJobs(progress);
         sequences.write(noted);
         if (removes.size > 0) deleteJobs.run(JSON.stringify([...removes]));
       },
