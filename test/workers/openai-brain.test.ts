@@ -31,6 +31,14 @@ function openAiConfig(outboundUrl: string, baseUrl: string, local: Record<string
   });
 }
 
+/** The first message of each conversation, as the inbound queue delivers it; the objects are cleaned up after the test. */
+function firstMessages(conversations: readonly string[]) {
+  return conversations.map((conversationId) => {
+    conversation(conversationId);
+    return delivered(queuedMessage({ conversationId, text: conversationId }));
+  });
+}
+
 describe("an OpenAI-compatible brain inside workerd", () => {
   it("pauses for every conversation object of the isolate after a 429: calls during the pause are refused without reaching the server, and answered after it", async () => {
     const { lines } = captureLogs();
@@ -44,10 +52,7 @@ describe("an OpenAI-compatible brain inside workerd", () => {
     );
     // Each conversation is a Durable Object of its own; all of them call the brain of this isolate.
     const conversations = Array.from({ length: 12 }, () => freshConversation());
-    const messages = conversations.map((conversationId) => {
-      conversation(conversationId);
-      return delivered(queuedMessage({ conversationId, text: conversationId }));
-    });
+    const messages = firstMessages(conversations);
     const [first, ...rest] = messages;
     if (first === undefined) throw new Error("no messages");
     await handOver(env, [first]);
@@ -89,13 +94,7 @@ describe("an OpenAI-compatible brain inside workerd", () => {
     // A call waiting in one object is given its slot when another object's call ends: workerd
     // refuses to settle a promise across objects, so the waiting call learns it on its own timer.
     const conversations = Array.from({ length: 3 }, () => freshConversation());
-    await handOver(
-      env,
-      conversations.map((conversationId) => {
-        conversation(conversationId);
-        return delivered(queuedMessage({ conversationId }));
-      }),
-    );
+    await handOver(env, firstMessages(conversations));
     await eventually(async () => expect(await receiver.requests()).toHaveLength(3), 10_000);
     expect(await llm.maxInFlight()).toBe(1);
     expect(env.DEAD_LETTERS.sent).toEqual([]);
@@ -112,13 +111,7 @@ describe("an OpenAI-compatible brain inside workerd", () => {
       }),
     );
     const conversations = Array.from({ length: 12 }, () => freshConversation());
-    await handOver(
-      env,
-      conversations.map((conversationId) => {
-        conversation(conversationId);
-        return delivered(queuedMessage({ conversationId, text: conversationId }));
-      }),
-    );
+    await handOver(env, firstMessages(conversations));
     const pauses = () => lines.filter((line) => String(line.msg).startsWith('brain "local" paused for')).length;
     await eventually(() => expect(pauses()).toBeGreaterThanOrEqual(2), 10_000);
     await llm.script(openAiCompletion("after the storm"));
