@@ -1,10 +1,10 @@
 import type { InboundQueue } from "../core/app/inbound-queue.js";
 import { unavailableError } from "../core/app/refusals.js";
 import { errorMessage } from "../core/channel-error.js";
+import { newJob } from "../core/lifecycle/job.js";
+import { jobKey, type PendingJobStore } from "../core/lifecycle/pending-job-store.js";
 import type { Logger } from "../core/log/logger.js";
 import type { QueuedMessage } from "../core/message/inbound-message.js";
-import { newJob } from "../core/sequencer/job.js";
-import { jobKey, type PendingJobStore } from "../core/sequencer/pending-job-store.js";
 import { fitsInline, type InboundBody } from "./queue-body.js";
 
 /** What the Cloudflare queue adapter is built from. */

@@ -1,8 +1,8 @@
 import { errorMessage } from "../core/channel-error.js";
 import { conversationKey } from "../core/conversation/conversation-store.js";
+import { ConversationLanes } from "../core/lifecycle/conversation-lanes.js";
+import { DEFAULT_RETRY_POLICY, nextDelayMs } from "../core/lifecycle/retry-policy.js";
 import type { Logger } from "../core/log/logger.js";
-import { ConversationLanes } from "../core/sequencer/conversation-lanes.js";
-import { DEFAULT_RETRY_POLICY, nextDelayMs } from "../core/sequencer/retry-policy.js";
 import type { ConversationObject } from "./conversation/conversation-object.js";
 import { bodyRef, type InboundBody, readInboundBody } from "./queue-body.js";
 

@@ -1,8 +1,8 @@
 import { readTraceContext } from "../core/http/trace-context.js";
 import { isRecord } from "../core/is-record.js";
+import type { Job, JobError, PendingReply } from "../core/lifecycle/job.js";
+import type { JobKey } from "../core/lifecycle/pending-job-store.js";
 import type { InboundMessage, QueuedMessage } from "../core/message/inbound-message.js";
-import type { Job, JobError, PendingReply } from "../core/sequencer/job.js";
-import type { JobKey } from "../core/sequencer/pending-job-store.js";
 
 /**
  * Where a job waits in the Durable Object of its conversation, under its message id: used

@@ -8,12 +8,12 @@ import { type Consumer, createConsumer } from "../../src/core/consumer/create-co
 import type { ConversationStore } from "../../src/core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../../src/core/conversation/memory-conversation-store.js";
 import { createMemorySequenceCounter } from "../../src/core/conversation/memory-sequence-counter.js";
+import { type JobOutcome, newJob } from "../../src/core/lifecycle/job.js";
 import { type Logger, silentLogger } from "../../src/core/log/logger.js";
 import type { QueuedMessage } from "../../src/core/message/inbound-message.js";
 import type { BrainReply } from "../../src/core/message/outbound-reply.js";
 import type { Metrics } from "../../src/core/metrics/metrics.js";
 import { createFetchPoster } from "../../src/core/outbound/fetch-poster.js";
-import { type JobOutcome, newJob } from "../../src/core/sequencer/job.js";
 import { type ReceivedReply, startReceiver } from "../../src/node/receiver/sample-receiver.js";
 
 /** A clock the test moves by hand. */

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
-import type { Job } from "../../src/core/sequencer/job.js";
+import type { Job } from "../../src/core/lifecycle/job.js";
 import { ConversationLane } from "../../src/workers/conversation/conversation-lane.js";
 import type { ConversationObject } from "../../src/workers/conversation/conversation-object.js";
 import { ParkedJobs } from "../../src/workers/conversation/parked-jobs.js";

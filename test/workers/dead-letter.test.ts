@@ -1,7 +1,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { jobKey } from "../../src/core/sequencer/pending-job-store.js";
+import { jobKey } from "../../src/core/lifecycle/pending-job-store.js";
 import { createDurablePendingJobStore } from "../../src/workers/conversation/durable-pending-job-store.js";
 import worker from "../../src/workers/index.js";
 import { conversation, eventually, forgetConversations, handOver, objectsUse } from "./support/conversations.js";

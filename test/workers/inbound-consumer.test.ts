@@ -1,6 +1,6 @@
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { jobKey } from "../../src/core/sequencer/pending-job-store.js";
+import { jobKey } from "../../src/core/lifecycle/pending-job-store.js";
 import type { ConversationObject } from "../../src/workers/conversation/conversation-object.js";
 import { createDurablePendingJobStore } from "../../src/workers/conversation/durable-pending-job-store.js";
 import {

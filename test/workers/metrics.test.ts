@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createMemoryConversationStore } from "../../src/core/conversation/memory-conversation-store.js";
 import { createMemorySequenceCounter } from "../../src/core/conversation/memory-sequence-counter.js";
+import { newJob } from "../../src/core/lifecycle/job.js";
 import { ruleOn } from "../../src/core/receiver/pass-circuit.js";
-import { newJob } from "../../src/core/sequencer/job.js";
 import { createAnalyticsEngineMetrics } from "../../src/workers/analytics-engine-metrics.js";
 import { createObjectConsumer } from "../../src/workers/conversation/object-consumer.js";
 import { partsFor } from "../../src/workers/environment-parts.js";

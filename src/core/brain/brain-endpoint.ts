@@ -2,9 +2,9 @@ import { ChannelError, errorMessage, isChannelError } from "../channel-error.js"
 import type { Clock } from "../clock.js";
 import { type TraceContext, traceHeaders } from "../http/trace-context.js";
 import { isRecord } from "../is-record.js";
+import { parseRetryAfterMs } from "../lifecycle/retry-policy.js";
 import { redactUrl } from "../log/redact-url.js";
 import { isRetryableStatus } from "../outbound/deliver-reply.js";
-import { parseRetryAfterMs } from "../sequencer/retry-policy.js";
 import { VERSION } from "../version.js";
 
 /**

@@ -3,10 +3,10 @@
 // and split up they would have to share all of their state.
 import { ChannelError, isChannelError } from "../channel-error.js";
 import { type Clock, systemClock } from "../clock.js";
+import { DEFAULT_RETRY_POLICY } from "../lifecycle/retry-policy.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { noopMetrics } from "../metrics/noop-metrics.js";
-import { DEFAULT_RETRY_POLICY } from "../sequencer/retry-policy.js";
 import { createFairQueue } from "./fair-queue.js";
 
 /** Upstream statuses that pause a brain for everyone: it is rate-limited or overloaded. */

@@ -5,11 +5,11 @@ import type { Clock, IdGenerator } from "../clock.js";
 import { type ConversationStore, type ConversationTurn, conversationKey } from "../conversation/conversation-store.js";
 import type { SequenceCounter } from "../conversation/sequence-counter.js";
 import { type TraceContext, traceHeaders } from "../http/trace-context.js";
+import type { Job, PendingReply } from "../lifecycle/job.js";
 import type { InboundMessage, QueuedMessage } from "../message/inbound-message.js";
 import { type BrainReply, renderReplyBody, renumberReplyBody } from "../message/outbound-reply.js";
 import { deliverReply } from "../outbound/deliver-reply.js";
 import type { Poster } from "../outbound/poster.js";
-import type { Job, PendingReply } from "../sequencer/job.js";
 import type { ChannelRoute } from "./channel-routes.js";
 
 /** What asking the brain and posting replies need. */

@@ -4,9 +4,9 @@ import type { Config } from "../config/config-schema.js";
 import { type KeyMapping, resolveMapping } from "../config/message-fields.js";
 import { envValueProblem } from "../config/preflight.js";
 import { channelName } from "../config/validate-config.js";
+import type { RetryPolicy } from "../lifecycle/retry-policy.js";
 import { baseReplyHeaders } from "../outbound/deliver-reply.js";
 import { createReplySigner, type ReplySigner } from "../outbound/reply-signer.js";
-import type { RetryPolicy } from "../sequencer/retry-policy.js";
 
 /** Where and how one channel's messages are answered, worked out at start and again at each reload. */
 export interface ChannelRoute {

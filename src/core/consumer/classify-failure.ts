@@ -1,6 +1,6 @@
 import type { ChannelError } from "../channel-error.js";
-import type { Job, JobError } from "../sequencer/job.js";
-import { nextDelayMs, type RetryPolicy } from "../sequencer/retry-policy.js";
+import type { Job, JobError } from "../lifecycle/job.js";
+import { nextDelayMs, type RetryPolicy } from "../lifecycle/retry-policy.js";
 
 /** Why a job is given up on. */
 export type DeadReason = "not_retryable" | "attempts_exhausted" | "max_age";

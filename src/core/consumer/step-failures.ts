@@ -1,11 +1,11 @@
 import type { ChannelError } from "../channel-error.js";
 import { toChannelError } from "../channel-error.js";
 import type { Clock } from "../clock.js";
+import type { Job, JobError, JobOutcome, VerdictOutcome } from "../lifecycle/job.js";
 import type { Logger } from "../log/logger.js";
 import { redactUrl } from "../log/redact-url.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Admission } from "../receiver/receiver-circuit.js";
-import type { Job, JobError, JobOutcome, VerdictOutcome } from "../sequencer/job.js";
 import type { ChannelRoute } from "./channel-routes.js";
 import { classifyFailure, type FailureVerdict } from "./classify-failure.js";
 

@@ -1,4 +1,4 @@
-import type { Job, JobError } from "../sequencer/job.js";
+import type { Job, JobError } from "../lifecycle/job.js";
 
 /** A message or reply that exhausted its attempts, kept instead of dropped. */
 export interface DeadLetter {

@@ -2,7 +2,7 @@ import type { CursorPosition } from "../admin/dead-letter-cursor.js";
 import type { StoredDeadLetter } from "../admin/dead-letter-item.js";
 import { RETRY_AFTER_SECONDS } from "../app/refusals.js";
 import { ChannelError } from "../channel-error.js";
-import type { Job } from "../sequencer/job.js";
+import type { Job } from "../lifecycle/job.js";
 import { replayableJob } from "./dead-letter.js";
 import type { ImmediateDeadLetterStore, KeptWithin } from "./dead-letter-store.js";
 

@@ -1,7 +1,7 @@
 import { ChannelError } from "../channel-error.js";
 import type { Clock } from "../clock.js";
+import { parseRetryAfterMs } from "../lifecycle/retry-policy.js";
 import { redactUrl } from "../log/redact-url.js";
-import { parseRetryAfterMs } from "../sequencer/retry-policy.js";
 import { VERSION } from "../version.js";
 import type { Poster } from "./poster.js";
 

@@ -1,4 +1,4 @@
-import type { JobOutcome } from "../sequencer/job.js";
+import type { JobOutcome } from "../lifecycle/job.js";
 import {
   type Admission,
   type CircuitChange,

@@ -1,8 +1,8 @@
 import type { ErrorCode } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
+import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
 import type { LogLevel } from "../../core/log/logger.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
-import type { Job, JobOutcome } from "../../core/sequencer/job.js";
 import type { MetricEvent } from "./thread-metrics.js";
 
 /** What the delivery thread is started with (its `workerData`). */

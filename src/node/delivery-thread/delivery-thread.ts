@@ -4,10 +4,10 @@
 import { Worker } from "node:worker_threads";
 import { ChannelError, errorMessage } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
+import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
 import type { LogFields, Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
-import type { Job, JobOutcome } from "../../core/sequencer/job.js";
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
 import { applyMetricEvents } from "./thread-metrics.js";
 import { createTurnBatcher } from "./turn-batcher.js";

@@ -1,4 +1,4 @@
-import type { Job } from "../../core/sequencer/job.js";
+import type { Job } from "../../core/lifecycle/job.js";
 
 /**
  * Where a stored job of this replica's queue runs:

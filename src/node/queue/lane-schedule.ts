@@ -1,6 +1,6 @@
 import { conversationKey } from "../../core/conversation/conversation-store.js";
-import { ConversationLanes } from "../../core/sequencer/conversation-lanes.js";
-import type { Job } from "../../core/sequencer/job.js";
+import { ConversationLanes } from "../../core/lifecycle/conversation-lanes.js";
+import type { Job } from "../../core/lifecycle/job.js";
 
 /**
  * The job queue's bookkeeping of its lanes: which conversation's head may run now (in the

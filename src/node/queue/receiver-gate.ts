@@ -1,3 +1,4 @@
+import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { type CircuitOutcome, passCircuit } from "../../core/receiver/pass-circuit.js";
@@ -10,7 +11,6 @@ import {
   underPolicy,
 } from "../../core/receiver/receiver-circuit.js";
 import type { ReceiverStanding } from "../../core/receiver/receiver-standing.js";
-import type { Job, JobOutcome } from "../../core/sequencer/job.js";
 
 /** What a channel's receiver gate needs. */
 export interface ReceiverGateOptions {

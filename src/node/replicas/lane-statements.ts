@@ -1,5 +1,5 @@
 import type { Pool } from "pg";
-import type { Job } from "../../core/sequencer/job.js";
+import type { Job } from "../../core/lifecycle/job.js";
 
 /** A conversation with stored jobs that no live replica runs. */
 export interface Orphan {

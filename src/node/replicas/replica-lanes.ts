@@ -6,8 +6,8 @@
 import type { Pool } from "pg";
 import { errorMessage } from "../../core/channel-error.js";
 import { conversationKey } from "../../core/conversation/conversation-store.js";
+import type { Job } from "../../core/lifecycle/job.js";
 import type { Logger } from "../../core/log/logger.js";
-import type { Job } from "../../core/sequencer/job.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import type { LaneOwnership, LanePlace } from "../queue/lane-ownership.js";
 import { roomIn } from "../service/resume-jobs.js";

@@ -1,6 +1,6 @@
 import { errorMessage } from "../../core/channel-error.js";
+import type { Job } from "../../core/lifecycle/job.js";
 import type { Logger } from "../../core/log/logger.js";
-import type { Job } from "../../core/sequencer/job.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import type { SqlitePendingJobStore } from "../state/sqlite-pending-job-store.js";
 

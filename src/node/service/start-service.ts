@@ -1,9 +1,9 @@
 import { type Clock, randomId, systemClock } from "../../core/clock.js";
 import type { ChannelConfig } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
+import type { Job } from "../../core/lifecycle/job.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import { circuitPolicyOf } from "../../core/receiver/receiver-circuit.js";
-import type { Job } from "../../core/sequencer/job.js";
 import { readAdminSecret } from "../admin/admin-secret.js";
 import { createConsoleTally } from "../admin/console-tally.js";
 import { createNodeAdmin, type NodeAdmin } from "../admin/node-admin.js";

@@ -3,7 +3,7 @@ import { createMemoryConversationStore } from "../../core/conversation/memory-co
 import { createMemorySequenceCounter } from "../../core/conversation/memory-sequence-counter.js";
 import { createMemoryDeadLetterStore } from "../../core/dead-letters/memory-dead-letter-store.js";
 import { createMemoryIdempotencyStore } from "../../core/idempotency/memory-idempotency-store.js";
-import { createVolatileJobStore } from "../../core/sequencer/volatile-job-store.js";
+import { createVolatileJobStore } from "../../core/lifecycle/volatile-job-store.js";
 import type { StateBackend } from "./state-backend.js";
 
 /**

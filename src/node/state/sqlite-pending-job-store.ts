@@ -1,8 +1,8 @@
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import { IDEMPOTENCY_TTL_MS } from "../../core/idempotency/idempotency-store.js";
+import type { Job } from "../../core/lifecycle/job.js";
+import type { PendingJobStore } from "../../core/lifecycle/pending-job-store.js";
 import type { Logger } from "../../core/log/logger.js";
-import type { Job } from "../../core/sequencer/job.js";
-import type { PendingJobStore } from "../../core/sequencer/pending-job-store.js";
 import { createGroupCommit, type GroupBatch, type GroupCommit, type GroupPart } from "./sqlite-group-commit.js";
 import { createRowBatch } from "./sqlite-row-batch.js";
 import { createSequenceRecord } from "./sqlite-sequence-counter.js";

@@ -1,5 +1,5 @@
 import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
-import type { Job } from "../../core/sequencer/job.js";
+import type { Job } from "../../core/lifecycle/job.js";
 import { createSequenceNotes } from "./sequence-notes.js";
 import type { StateDb } from "./sqlite-state.js";
 

@@ -5,7 +5,7 @@ import type { SequenceCounter } from "../../core/conversation/sequence-counter.j
 import type { DeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
 import type { RestoreJob } from "../../core/dead-letters/memory-dead-letter-store.js";
 import type { IdempotencyStore } from "../../core/idempotency/idempotency-store.js";
-import type { PendingJobStore } from "../../core/sequencer/pending-job-store.js";
+import type { PendingJobStore } from "../../core/lifecycle/pending-job-store.js";
 import type { PostgresPendingJobStore } from "./postgres/postgres-pending-job-store.js";
 import type { PostgresSequenceCounter } from "./postgres/postgres-sequence-counter.js";
 import type { SqlitePendingJobStore } from "./sqlite-pending-job-store.js";

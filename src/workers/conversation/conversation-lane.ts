@@ -1,4 +1,4 @@
-import { type Job, newJob } from "../../core/sequencer/job.js";
+import { type Job, newJob } from "../../core/lifecycle/job.js";
 import type { MeteredSql } from "../metered-sql.js";
 import { bodyRef, type InboundBody, readStoredJob } from "../queue-body.js";
 import type { ParkedJobs } from "./parked-jobs.js";

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ConversationTurn } from "../../core/conversation/conversation-store.js";
+import type { Job } from "../../core/lifecycle/job.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
-import type { Job } from "../../core/sequencer/job.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
 import type { InboundBody } from "../queue-body.js";

@@ -1,5 +1,5 @@
 import { conversationKey } from "../../core/conversation/conversation-store.js";
-import { type JobKey, jobKey, type PendingJobStore } from "../../core/sequencer/pending-job-store.js";
+import { type JobKey, jobKey, type PendingJobStore } from "../../core/lifecycle/pending-job-store.js";
 import type { DeadLetterObject } from "../dead-letters/dead-letter-object.js";
 import { DEAD_LETTER_STORE_NAME } from "../dead-letters/dead-letter-store-name.js";
 import type { ConversationObject } from "./conversation-object.js";

@@ -1,12 +1,12 @@
 import { errorMessage } from "../../core/channel-error.js";
 import type { Consumer } from "../../core/consumer/create-consumer.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
+import type { Job } from "../../core/lifecycle/job.js";
+import { type JobLedger, writeSettlement } from "../../core/lifecycle/job-ledger.js";
+import { jobKey } from "../../core/lifecycle/pending-job-store.js";
+import { settleOutcome } from "../../core/lifecycle/settle-outcome.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
-import type { Job } from "../../core/sequencer/job.js";
-import { type JobLedger, writeSettlement } from "../../core/sequencer/job-ledger.js";
-import { jobKey } from "../../core/sequencer/pending-job-store.js";
-import { settleOutcome } from "../../core/sequencer/settle-outcome.js";
 import { type DeadLetterBody, fitsInline } from "../queue-body.js";
 import type { ReceiverLink } from "../receiver/receiver-link.js";
 import type { ConversationLane } from "./conversation-lane.js";

@@ -1,4 +1,4 @@
-import type { Job } from "../../core/sequencer/job.js";
+import type { Job } from "../../core/lifecycle/job.js";
 import type { MeteredSql } from "../metered-sql.js";
 import { readStoredJob } from "../queue-body.js";
 

@@ -1,7 +1,7 @@
 import { errorMessage } from "../../core/channel-error.js";
+import { type Job, type JobError, newJob } from "../../core/lifecycle/job.js";
+import type { PendingJobStore } from "../../core/lifecycle/pending-job-store.js";
 import type { Logger } from "../../core/log/logger.js";
-import { type Job, type JobError, newJob } from "../../core/sequencer/job.js";
-import type { PendingJobStore } from "../../core/sequencer/pending-job-store.js";
 import { bodyRef, readDeadLetterBody, type StoredJobRef } from "../queue-body.js";
 
 /** Seconds before a dead letter is read again when its stored job could not be read. */

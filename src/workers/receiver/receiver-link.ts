@@ -1,9 +1,9 @@
 import { errorMessage } from "../../core/channel-error.js";
 import { conversationKey } from "../../core/conversation/conversation-store.js";
+import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
 import type { Logger } from "../../core/log/logger.js";
 import { type CircuitOutcome, postReportOf, ruleOn } from "../../core/receiver/pass-circuit.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
-import type { Job, JobOutcome } from "../../core/sequencer/job.js";
 import type { WorkerEnv } from "../worker-env.js";
 import { learnReceiver, receiverView } from "./receiver-views.js";
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ChannelError, type ErrorCode } from "../../../src/core/channel-error.js";
 import { classifyFailure, type DeadReason } from "../../../src/core/consumer/classify-failure.js";
+import type { Job } from "../../../src/core/lifecycle/job.js";
+import type { RetryPolicy } from "../../../src/core/lifecycle/retry-policy.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
-import type { Job } from "../../../src/core/sequencer/job.js";
-import type { RetryPolicy } from "../../../src/core/sequencer/retry-policy.js";
 
 const T0 = Date.UTC(2025, 0, 1, 10, 0, 0);
 

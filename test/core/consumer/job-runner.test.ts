@@ -8,11 +8,11 @@ import { type ConversationStore, conversationKey } from "../../../src/core/conve
 import { createMemoryConversationStore } from "../../../src/core/conversation/memory-conversation-store.js";
 import { createMemorySequenceCounter } from "../../../src/core/conversation/memory-sequence-counter.js";
 import { replayableJob } from "../../../src/core/dead-letters/dead-letter.js";
+import { type Job, type JobOutcome, newJob } from "../../../src/core/lifecycle/job.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
 import type { BrainReply } from "../../../src/core/message/outbound-reply.js";
 import type { Poster, PostResult } from "../../../src/core/outbound/poster.js";
 import { type CircuitOutcome, ruleOn } from "../../../src/core/receiver/pass-circuit.js";
-import { type Job, type JobOutcome, newJob } from "../../../src/core/sequencer/job.js";
 import { configDocument } from "../../support/configs.js";
 import { createLogSink } from "../../support/log-sink.js";
 

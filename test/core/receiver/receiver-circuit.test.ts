@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Job, JobOutcome } from "../../../src/core/lifecycle/job.js";
 import { passCircuit } from "../../../src/core/receiver/pass-circuit.js";
 import {
   admitPost,
@@ -11,7 +12,6 @@ import {
   releaseProbe,
   underPolicy,
 } from "../../../src/core/receiver/receiver-circuit.js";
-import type { Job, JobOutcome } from "../../../src/core/sequencer/job.js";
 
 const POLICY: CircuitPolicy = {
   failuresToOpen: 3,

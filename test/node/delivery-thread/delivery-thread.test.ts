@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/core/config/config-schema.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
-import { type Job, newJob } from "../../../src/core/sequencer/job.js";
+import { type Job, newJob } from "../../../src/core/lifecycle/job.js";
 import { type DeliveryThread, startDeliveryThread } from "../../../src/node/delivery-thread/delivery-thread.js";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
 import { deliveryWorkerEntry } from "../../support/delivery-worker-entry.js";

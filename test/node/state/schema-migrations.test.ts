@@ -4,7 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
-import type { Job } from "../../../src/core/sequencer/job.js";
+import type { Job } from "../../../src/core/lifecycle/job.js";
 import { listDeadLetters } from "../../../src/node/state/dead-letters.js";
 import { SCHEMA_VERSION } from "../../../src/node/state/schema-migrations.js";
 import { createSqliteConversationStore } from "../../../src/node/state/sqlite-conversation-store.js";

@@ -15,7 +15,7 @@ import {
   type IdempotencyStore,
   PENDING_LEASE_MS,
 } from "../../../src/core/idempotency/idempotency-store.js";
-import type { PendingJobStore } from "../../../src/core/sequencer/pending-job-store.js";
+import type { PendingJobStore } from "../../../src/core/lifecycle/pending-job-store.js";
 
 /** An idempotency store under test, with how its message gets queued. */
 export interface IdempotencyStoreSubject {

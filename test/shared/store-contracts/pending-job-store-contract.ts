@@ -9,9 +9,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
+import type { Job } from "../../../src/core/lifecycle/job.js";
+import { jobKey, type PendingJobStore } from "../../../src/core/lifecycle/pending-job-store.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
-import type { Job } from "../../../src/core/sequencer/job.js";
-import { jobKey, type PendingJobStore } from "../../../src/core/sequencer/pending-job-store.js";
 
 /** A freshly accepted job with ids no other test uses, so durable state never interferes. */
 function freshJob(fields: { channel?: string; conversationId?: string; text?: string } = {}): Job {

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { conversationKey } from "../../../core/conversation/conversation-store.js";
 import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
 import { IDEMPOTENCY_TTL_MS, idempotencyId } from "../../../core/idempotency/idempotency-store.js";
-import type { Job } from "../../../core/sequencer/job.js";
+import type { Job } from "../../../core/lifecycle/job.js";
 
 /** What one group writes; the store fills it from what it took. */
 export interface JobGroup {

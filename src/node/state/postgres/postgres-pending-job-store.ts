@@ -1,8 +1,8 @@
 import type pg from "pg";
 import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
+import type { Job } from "../../../core/lifecycle/job.js";
+import type { PendingJobStore } from "../../../core/lifecycle/pending-job-store.js";
 import type { Logger } from "../../../core/log/logger.js";
-import type { Job } from "../../../core/sequencer/job.js";
-import type { PendingJobStore } from "../../../core/sequencer/pending-job-store.js";
 import { writeJobGroup } from "./postgres-job-group.js";
 import { inTransaction } from "./postgres-pool.js";
 import { createPostgresSequenceRecord } from "./postgres-sequence-counter.js";

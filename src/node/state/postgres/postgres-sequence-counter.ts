@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { SequenceCounter } from "../../../core/conversation/sequence-counter.js";
-import type { Job } from "../../../core/sequencer/job.js";
+import type { Job } from "../../../core/lifecycle/job.js";
 import { createSequenceNotes } from "../sequence-notes.js";
 import { asStateError } from "./postgres-state-error.js";
 

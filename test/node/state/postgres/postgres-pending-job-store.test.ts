@@ -1,8 +1,8 @@
 /** What the job store does beyond the contract: grouping, lanes, sequence numbers, deletes. */
 import { describe, expect, it, vi } from "vitest";
 import { conversationKey } from "../../../../src/core/conversation/conversation-store.js";
-import type { Job } from "../../../../src/core/sequencer/job.js";
-import { jobKey } from "../../../../src/core/sequencer/pending-job-store.js";
+import type { Job } from "../../../../src/core/lifecycle/job.js";
+import { jobKey } from "../../../../src/core/lifecycle/pending-job-store.js";
 import { createPostgresConversationStore } from "../../../../src/node/state/postgres/postgres-conversation-store.js";
 import { createPostgresPendingJobStore } from "../../../../src/node/state/postgres/postgres-pending-job-store.js";
 import { createPostgresSequenceCounter } from "../../../../src/node/state/postgres/postgres-sequence-counter.js";

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { AuthFailureLimit } from "../../../../src/core/auth-limit/auth-failure-limiter.js";
 import type { DeadLetter } from "../../../../src/core/dead-letters/dead-letter.js";
-import type { Job } from "../../../../src/core/sequencer/job.js";
+import type { Job } from "../../../../src/core/lifecycle/job.js";
 import { createPostgresAuthFailureLimiter } from "../../../../src/node/state/postgres/postgres-auth-failure-limiter.js";
 import { createPostgresDeadLetterStore } from "../../../../src/node/state/postgres/postgres-dead-letter-store.js";
 import { createPostgresIdempotencyStore } from "../../../../src/node/state/postgres/postgres-idempotency-store.js";

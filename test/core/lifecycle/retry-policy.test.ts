@@ -4,7 +4,7 @@ import {
   DEFAULT_RETRY_POLICY,
   nextDelayMs,
   parseRetryAfterMs,
-} from "../../../src/core/sequencer/retry-policy.js";
+} from "../../../src/core/lifecycle/retry-policy.js";
 
 const policy = { initialDelayMs: 1_000, maxDelayMs: 600_000, maxAttempts: 12, maxAgeMs: 86_400_000 };
 

@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
-import { createLevelLogger, type LogFields, type LogLevel } from "../../../src/core/log/logger.js";
-import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
-import type { Job, JobError, JobOutcome } from "../../../src/core/sequencer/job.js";
-import { type JobLedger, writeSettlement } from "../../../src/core/sequencer/job-ledger.js";
+import type { Job, JobError, JobOutcome } from "../../../src/core/lifecycle/job.js";
+import { type JobLedger, writeSettlement } from "../../../src/core/lifecycle/job-ledger.js";
 import {
   type Settlement,
   settleOutcome,
   UNSTORED_RETRY_MS,
   unstoredSettlement,
-} from "../../../src/core/sequencer/settle-outcome.js";
+} from "../../../src/core/lifecycle/settle-outcome.js";
+import { createLevelLogger, type LogFields, type LogLevel } from "../../../src/core/log/logger.js";
+import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
 
 const NOW = Date.UTC(2026, 10, 25, 10, 0, 0);
 
