@@ -15,7 +15,8 @@ export type ErrorCode =
   | "internal_error"
   | "brain_failed"
   | "delivery_failed"
-  | "config_invalid";
+  | "config_invalid"
+  | "lane_fenced";
 
 /** One field-level problem in an inbound message, named by the JSON key the client sent. */
 export interface FieldError {

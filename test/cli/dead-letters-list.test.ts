@@ -4,11 +4,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { deadLetterItem, formatDeadLetterTable } from "../../src/cli/dead-letters-table.js";
 import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
-import { createSqlitePendingJobStore } from "../../src/node/state/sqlite-pending-job-store.js";
 import { openStateDb } from "../../src/node/state/sqlite-state.js";
-import { createLogSink } from "../support/log-sink.js";
 import { runCliCaptured } from "../support/run-cli-captured.js";
 import { writeTempConfig } from "../support/spawn-node.js";
+import { buryIn, openSqliteLanes } from "../support/sqlite-lanes.js";
 
 const FAILED_AT = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 
@@ -55,8 +54,8 @@ const replyLetter: DeadLetter = {
 async function stateWith(letters: readonly DeadLetter[]): Promise<string> {
   const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-state-"));
   const db = openStateDb(stateDir);
-  const store = createSqlitePendingJobStore(db, createLogSink().logger);
-  for (const letter of letters) await store.bury(letter);
+  const store = openSqliteLanes(db);
+  for (const letter of letters) await buryIn(store, letter);
   db.close();
   return writeTempConfig({
     state_dir: stateDir,

@@ -5,7 +5,9 @@
 import pg from "pg";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { systemClock } from "../../src/core/clock.js";
+import { conversationKey } from "../../src/core/conversation/conversation-store.js";
 import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
+import { claimLanes } from "../../src/node/replicas/lane-statements.js";
 import { openPostgresBackend } from "../../src/node/state/postgres/postgres-backend.js";
 import { createLogSink } from "../support/log-sink.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
@@ -35,11 +37,17 @@ let config = "";
 
 beforeAll(async () => {
   url = await createTestDatabase(inject("postgresUrl"));
-  // Migrated and filled as a replica would: each letter buried by the job store.
+  // Migrated and filled as a replica would: each letter buried by the lane store, under a claim.
   const backend = await openPostgresBackend(url, createLogSink().logger, systemClock);
-  await backend.jobs.bury(letter("msg-1", Date.UTC(2026, 0, 2)));
-  await backend.jobs.bury(letter("msg-2", Date.UTC(2026, 0, 3)));
-  await backend.jobs.bury(letter("msg-3", Date.UTC(2026, 0, 4)));
+  const key = conversationKey("webhook", "c1");
+  const { pool, replica } = backend.postgres;
+  const [claim] = await claimLanes(pool, replica, true, [
+    { conversation: key, channel: "webhook", jobId: "", reclaim: true },
+  ]);
+  const ticket = { key, epoch: claim?.epoch ?? 0 };
+  await backend.lanes.bury(ticket, letter("msg-1", Date.UTC(2026, 0, 2)));
+  await backend.lanes.bury(ticket, letter("msg-2", Date.UTC(2026, 0, 3)));
+  await backend.lanes.bury(ticket, letter("msg-3", Date.UTC(2026, 0, 4)));
   await backend.close();
   config = await writeTempConfig({
     postgres_url_env: "DATABASE_URL",

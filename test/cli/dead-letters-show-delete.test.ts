@@ -3,11 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
-import { createSqlitePendingJobStore } from "../../src/node/state/sqlite-pending-job-store.js";
 import { openStateDb } from "../../src/node/state/sqlite-state.js";
-import { createLogSink } from "../support/log-sink.js";
 import { runCliCaptured } from "../support/run-cli-captured.js";
 import { writeTempConfig } from "../support/spawn-node.js";
+import { buryIn, openSqliteLanes } from "../support/sqlite-lanes.js";
 
 const letter: DeadLetter = {
   job: {
@@ -33,7 +32,7 @@ describe("dead-letters show and delete on state_dir", () => {
   it("shows one dead letter as the admin API's item, then deletes it", async () => {
     const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-state-"));
     const db = openStateDb(stateDir);
-    await createSqlitePendingJobStore(db, createLogSink().logger).bury(letter);
+    await buryIn(openSqliteLanes(db), letter);
     db.close();
     const config = await writeTempConfig({
       state_dir: stateDir,

@@ -6,9 +6,10 @@ import type { Config } from "../../src/core/config/config-schema.js";
 import { validateConfig } from "../../src/core/config/validate-config.js";
 import { type Consumer, createConsumer } from "../../src/core/consumer/create-consumer.js";
 import type { ConversationStore } from "../../src/core/conversation/conversation-store.js";
+import { conversationKey } from "../../src/core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../../src/core/conversation/memory-conversation-store.js";
-import { createMemorySequenceCounter } from "../../src/core/conversation/memory-sequence-counter.js";
-import { type JobOutcome, newJob } from "../../src/core/lifecycle/job.js";
+import { type Job, type JobOutcome, newJob } from "../../src/core/lifecycle/job.js";
+import { createMemoryLaneStore } from "../../src/core/lifecycle/memory-lane-store.js";
 import { type Logger, silentLogger } from "../../src/core/log/logger.js";
 import type { QueuedMessage } from "../../src/core/message/inbound-message.js";
 import type { BrainReply } from "../../src/core/message/outbound-reply.js";
@@ -118,7 +119,6 @@ export async function startBrainHarness(options: BrainHarnessOptions): Promise<B
     brains,
     poster: createFetchPoster(fetch),
     store,
-    sequences: createMemorySequenceCounter(),
     clock,
     // No jitter: a retry's delay is then exactly what Retry-After asked for (or 0).
     random: () => 0,
@@ -130,6 +130,17 @@ export async function startBrainHarness(options: BrainHarnessOptions): Promise<B
     env: (name) => env[name],
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
+  // Runs store their steps in a memory lane, as the service's lane runner has them do: the
+  // brains' history is what those writes kept.
+  const lanes = createMemoryLaneStore(store);
+  const throughLane = async (job: Job): Promise<JobOutcome> => {
+    const ticket = {
+      key: conversationKey(job.message.channel, job.message.message.conversationId),
+      epoch: lanes.epoch,
+    };
+    const firstSequence = (await lanes.lastSequence(ticket)) + 1;
+    return consumer.run(job, { firstSequence, save: (next, answered) => lanes.save(ticket, next, answered) });
+  };
   let messages = 0;
   const message = (text: string | undefined, send: SendOptions = {}): QueuedMessage => {
     messages += 1;
@@ -161,10 +172,10 @@ export async function startBrainHarness(options: BrainHarnessOptions): Promise<B
       const queued = message(text, send);
       return brain.reply({ message: queued.message, history: [], messageId: queued.id, channel: queued.channel });
     },
-    run: (queued) => consumer.run(newJob(queued)),
+    run: (queued) => throughLane(newJob(queued)),
     async send(text, send) {
       const queued = message(text, send);
-      const outcome = await consumer.run(newJob(queued));
+      const outcome = await throughLane(newJob(queued));
       clock.advance(1_000);
       if (outcome.kind !== "done") throw new JobFailed(outcome);
       return queued;

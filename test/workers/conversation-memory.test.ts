@@ -1,10 +1,11 @@
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { conversationKey } from "../../src/core/conversation/conversation-store.js";
+import { newJob } from "../../src/core/lifecycle/job.js";
 import { MAX_TURNS } from "../../src/workers/conversation/conversation-memory.js";
 import { createDurableConversationStore } from "../../src/workers/conversation/durable-conversation-store.js";
-import { createDurableSequenceCounter } from "../../src/workers/conversation/durable-sequence-counter.js";
+import type { DurableLaneStore } from "../../src/workers/conversation/durable-lane-store.js";
 import { readQueuedMessage } from "../../src/workers/queue-body.js";
 import { conversation, eventually, forgetConversations, handOver, objectsUse } from "./support/conversations.js";
 import { captureLogs, type Delivery, fakeReceiver } from "./support/fake-receiver.js";
@@ -159,13 +160,26 @@ describe("conversation memory in the Durable Object", () => {
     ]);
   });
 
-  it("numbers replies 1, 2, 3… per conversation, across restarts", async () => {
-    const counter = createDurableSequenceCounter(poolEnv.CONVERSATIONS);
-    const key = conversationKey("webhook", freshConversation());
-    expect(await counter.reserve(key, 2)).toBe(1);
+  it("keeps a conversation's last reply number across restarts, from the replies its lane saved", async () => {
+    const conversationId = freshConversation();
+    const key = conversationKey("webhook", conversationId);
+    const stub = () => poolEnv.CONVERSATIONS.get(poolEnv.CONVERSATIONS.idFromName(key));
+    const lanes = (instance: unknown) => (instance as { readonly store: DurableLaneStore }).store;
+    const job = newJob(queuedMessage({ conversationId }));
+    await runInDurableObject(stub(), async (instance) => {
+      const store = lanes(instance);
+      const ticket = { key, epoch: store.epoch };
+      expect(await store.lastSequence(ticket)).toBe(0);
+      await store.add(job);
+      const replies = [1, 2].map((sequence) => ({ id: crypto.randomUUID(), sequence, body: "{}" }));
+      await store.save(ticket, { ...job, replies }, { turns: [] });
+    });
     await abortAllDurableObjects();
-    expect(await counter.reserve(key, 1)).toBe(3);
-    expect(await counter.reserve(conversationKey("webhook", freshConversation()), 1)).toBe(1);
+    const last = await runInDurableObject(stub(), (instance) => {
+      const store = lanes(instance);
+      return store.lastSequence({ key, epoch: store.epoch });
+    });
+    expect(last).toBe(2);
   });
 });
 

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createMemoryConversationStore } from "../../src/core/conversation/memory-conversation-store.js";
-import { createMemorySequenceCounter } from "../../src/core/conversation/memory-sequence-counter.js";
 import { newJob } from "../../src/core/lifecycle/job.js";
 import { ruleOn } from "../../src/core/receiver/pass-circuit.js";
 import { createAnalyticsEngineMetrics } from "../../src/workers/analytics-engine-metrics.js";
@@ -32,7 +31,6 @@ async function runOneJob(dataset: ReturnType<typeof fakeDataset>, status: number
   if (!built.ok) throw new Error(built.problems.join("; "));
   const consumer = await createObjectConsumer(built.parts, {
     store: createMemoryConversationStore({ now: () => Date.now() }),
-    sequences: createMemorySequenceCounter(),
   });
   const message = { conversationId: "c1", senderId: "u1", text: "hi" };
   const outcome = await consumer.run(

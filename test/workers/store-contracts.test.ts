@@ -6,11 +6,15 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, vi } from "vitest";
+import { conversationKey } from "../../src/core/conversation/conversation-store.js";
 import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
+import type { Job } from "../../src/core/lifecycle/job.js";
+import type { LaneStore } from "../../src/core/lifecycle/lane-store.js";
+import type { ConversationLane } from "../../src/workers/conversation/conversation-lane.js";
 import type { ConversationObject } from "../../src/workers/conversation/conversation-object.js";
 import { createDurableConversationStore } from "../../src/workers/conversation/durable-conversation-store.js";
+import type { DurableLaneStore } from "../../src/workers/conversation/durable-lane-store.js";
 import { createDurablePendingJobStore } from "../../src/workers/conversation/durable-pending-job-store.js";
-import { createDurableSequenceCounter } from "../../src/workers/conversation/durable-sequence-counter.js";
 import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letters/dead-letter-object.js";
 import { createDurableDeadLetterStore } from "../../src/workers/dead-letters/durable-dead-letter-store.js";
 import { createDurableIdempotencyStore } from "../../src/workers/durable-idempotency-store.js";
@@ -20,18 +24,51 @@ import {
   deadLetterStoreContract,
 } from "../shared/store-contracts/dead-letter-store-contract.js";
 import { idempotencyStoreContract } from "../shared/store-contracts/idempotency-store-contract.js";
+import { type LaneStoreHarness, laneStoreContract } from "../shared/store-contracts/lane-store-contract.js";
 import { pendingJobStoreContract } from "../shared/store-contracts/pending-job-store-contract.js";
-import { sequenceCounterContract } from "../shared/store-contracts/sequence-counter-contract.js";
 import { forgetConversations, objectsUse } from "./support/conversations.js";
 import { captureLogs } from "./support/fake-receiver.js";
 import { channelConfig, SECRET } from "./support/test-config.js";
 import { type TestEnv, testEnv } from "./support/test-env.js";
 
 conversationStoreContract("Durable Object", () => createDurableConversationStore(env.CONVERSATIONS));
-sequenceCounterContract("Durable Object", () => createDurableSequenceCounter(env.CONVERSATIONS));
+laneStoreContract("Durable Object", () => Promise.resolve(objectLanes()), { keepsJobs: true });
 idempotencyStoreContract("Durable Object", () => ({ store: createDurableIdempotencyStore(env.IDEMPOTENCY) }));
 pendingJobStoreContract("Durable Object", () => createDurablePendingJobStore(env.CONVERSATIONS, env.DEAD_LETTER_STORE));
 deadLetterStoreContract("Durable Object", () => durableDeadLetters());
+
+/**
+ * The lane store of each conversation object, reached inside the object (`runInDurableObject`):
+ * every call goes to the object of its lane, as the object's own runner makes it.
+ */
+function objectLanes(): LaneStoreHarness {
+  const inObject = <T>(key: string, work: (store: DurableLaneStore, object: ConversationObject) => T | Promise<T>) =>
+    runInDurableObject(env.CONVERSATIONS.get(env.CONVERSATIONS.idFromName(key)), (object: ConversationObject) =>
+      work((object as unknown as { readonly store: DurableLaneStore }).store, object),
+    );
+  const keyOf = (job: Job): string => conversationKey(job.message.channel, job.message.message.conversationId);
+  const store: LaneStore = {
+    add: (job) => inObject(keyOf(job), (lanes) => lanes.add(job)),
+    lastSequence: (ticket) => inObject(ticket.key, (lanes) => lanes.lastSequence(ticket)),
+    save: (ticket, job, answered) => inObject(ticket.key, (lanes) => lanes.save(ticket, job, answered)),
+    finish: (ticket, job) => inObject(ticket.key, (lanes) => lanes.finish(ticket, job)),
+    postpone: (ticket, job, dueAt) => inObject(ticket.key, (lanes) => lanes.postpone(ticket, job, dueAt)),
+    hold: (ticket, job, until) => inObject(ticket.key, (lanes) => lanes.hold(ticket, job, until)),
+    bury: (ticket, letter) => inObject(ticket.key, (lanes) => lanes.bury(ticket, letter)),
+    restore: (job) => inObject(keyOf(job), (lanes) => lanes.restore(job)),
+    takeReplayed: () => [],
+  };
+  return {
+    store,
+    ticket: (key) => inObject(key, (lanes) => ({ key, epoch: lanes.epoch })),
+    claimElsewhere: (key) => inObject(key, (lanes) => void lanes.takeOver()),
+    lastSequenceElsewhere: (key) => inObject(key, (lanes) => lanes.lastSequence({ key, epoch: lanes.epoch })),
+    turns: (key) => inObject(key, (_lanes, object) => object.history(100)),
+    jobs: (key) =>
+      inObject(key, (_lanes, object) => (object as unknown as { readonly lane: ConversationLane }).lane.waiting()),
+    replays: "lane",
+  };
+}
 
 const letterStore = () => env.DEAD_LETTER_STORE.get(env.DEAD_LETTER_STORE.idFromName(DEAD_LETTER_STORE_NAME));
 

@@ -3,7 +3,6 @@ import type { TokenUsage } from "../brain/token-usage.js";
 import { ChannelError, errorMessage, isChannelError } from "../channel-error.js";
 import type { Clock, IdGenerator } from "../clock.js";
 import { type ConversationStore, type ConversationTurn, conversationKey } from "../conversation/conversation-store.js";
-import type { SequenceCounter } from "../conversation/sequence-counter.js";
 import { type TraceContext, traceHeaders } from "../http/trace-context.js";
 import type { Job, PendingReply } from "../lifecycle/job.js";
 import type { InboundMessage, QueuedMessage } from "../message/inbound-message.js";
@@ -15,10 +14,17 @@ import type { ChannelRoute } from "./channel-routes.js";
 /** What asking the brain and posting replies need. */
 export interface AnswerDeps {
   readonly poster: Poster;
+  /** Conversation memory, read for the brain's history (the lane store keeps the new turns). */
   readonly store: ConversationStore;
-  readonly sequences: SequenceCounter;
   readonly clock: Clock;
   readonly newId: IdGenerator;
+}
+
+/** What a brain step produced: replies rendered once, and the turns the conversation memory keeps. */
+export interface Produced {
+  readonly replies: PendingReply[];
+  /** The message and the replies as turns; empty when the brain is given no history. */
+  readonly turns: ConversationTurn[];
 }
 
 /**
@@ -28,30 +34,33 @@ export interface AnswerDeps {
  */
 export interface AnswerSteps {
   /**
-   * Asks the route's brain and renders its replies, each naming the brain that answered (a
-   * fallback's name when the route's brain has a chain); `onCall` hears of each call the chain
-   * made, `onUsage` of the tokens each call reported, under the brain that made it.
+   * Asks the route's brain and renders its replies, numbered from `firstSequence` (the lane's
+   * next number: nothing is reserved, the write that stores them moves the lane's last number),
+   * each naming the brain that answered (a fallback's name when the route's brain has a chain);
+   * `onCall` hears of each call the chain made, `onUsage` of the tokens each call reported,
+   * under the brain that made it.
    */
   produce(
     route: ChannelRoute,
     queued: QueuedMessage,
+    firstSequence: number,
     onCall?: (call: BrainCall) => void,
     onUsage?: (brain: string, usage: TokenUsage) => void,
-  ): Promise<PendingReply[]>;
+  ): Promise<Produced>;
   /**
-   * Gives a replayed job's undelivered replies the conversation's next `sequence` numbers
-   * (see `replayableJob`); the job comes back without the mark.
+   * Gives a replayed job's undelivered replies the conversation's next `sequence` numbers, from
+   * `firstSequence` (see `replayableJob`); the job comes back without the mark.
    */
-  renumber(job: Job): Promise<Job>;
+  renumber(job: Job, firstSequence: number): Job;
   /** Posts one reply; `trace` (the message's) gives the POST a `traceparent` with a new span id. */
   post(route: ChannelRoute, reply: PendingReply, trace?: TraceContext): Promise<void>;
 }
 
 /** Builds the steps of answering a message. */
 export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
-  const { clock, newId, poster, sequences, store } = deps;
+  const { clock, newId, poster, store } = deps;
   return {
-    async produce(route, queued, onCall, onUsage) {
+    async produce(route, queued, firstSequence, onCall, onUsage) {
       const { brain } = route;
       const key = conversationKey(queued.channel, queued.message.conversationId);
       const history = brain.historyLimit > 0 ? await store.history(key, brain.historyLimit) : [];
@@ -79,19 +88,15 @@ export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
           cause: error,
         });
       }
-      // Sequence numbers are reserved before the turns are stored: if storing fails, the retry
-      // asks the brain again and skips numbers, which is visible; the other order would store
-      // the same turns twice, which is not.
-      const first = replies.length === 0 ? 0 : await sequences.reserve(key, replies.length);
       const createdAt = clock.now();
+      const turns: ConversationTurn[] = [];
       if (brain.historyLimit > 0) {
-        const turns: ConversationTurn[] = [toTurn("user", queued.message, queued.receivedAt)];
+        turns.push(toTurn("user", queued.message, queued.receivedAt));
         for (const reply of replies) turns.push(toTurn("assistant", reply, createdAt));
-        await store.append(key, turns);
       }
-      return replies.map((reply, index) => {
+      const rendered = replies.map((reply, index) => {
         const id = newId();
-        const sequence = first + index;
+        const sequence = firstSequence + index;
         const envelope = {
           id,
           inReplyTo: queued.id,
@@ -103,15 +108,14 @@ export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
         };
         return { id, sequence, body: renderReplyBody(reply, envelope, route.keys) };
       });
+      return { replies: rendered, turns };
     },
 
-    async renumber(job) {
+    renumber(job, first) {
       const { renumber: _renumber, ...rest } = job;
       const replies = job.replies ?? [];
       const left = replies.length - job.delivered;
       if (left <= 0) return rest;
-      const key = conversationKey(job.message.channel, job.message.message.conversationId);
-      const first = await sequences.reserve(key, left);
       return {
         ...rest,
         replies: replies.map((reply, index) => {

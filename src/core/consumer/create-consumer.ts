@@ -3,8 +3,8 @@ import { ChannelError, errorMessage, toChannelError } from "../channel-error.js"
 import type { Clock, IdGenerator } from "../clock.js";
 import type { Config } from "../config/config-schema.js";
 import type { ConversationStore } from "../conversation/conversation-store.js";
-import type { SequenceCounter } from "../conversation/sequence-counter.js";
 import type { Job, JobOutcome, PendingReply } from "../lifecycle/job.js";
+import { type Answered, isLaneFenced } from "../lifecycle/lane-store.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { noopMetrics } from "../metrics/noop-metrics.js";
@@ -20,8 +20,8 @@ export interface ConsumerDeps {
   readonly config: Config;
   readonly brains: ReadonlyMap<string, Brain>;
   readonly poster: Poster;
+  /** Conversation memory, read for the brain's history. */
   readonly store: ConversationStore;
-  readonly sequences: SequenceCounter;
   readonly clock: Clock;
   /** Uniform in [0, 1), for backoff jitter. */
   readonly random: () => number;
@@ -33,8 +33,20 @@ export interface ConsumerDeps {
   readonly metrics?: Metrics;
 }
 
-/** Called after each step of a job that a queue may want to persist. */
-export type ProgressHook = (job: Job) => void | Promise<void>;
+/**
+ * How a run stores its steps, given by the lane runner: the number its first new reply takes,
+ * and the write of each step. A write that rejects stored nothing; one refused with
+ * `lane_fenced` stops the run at once (outcome `fenced`), posting nothing more.
+ */
+export interface RunHooks {
+  /** The lane's last `sequence` + 1: what the first reply of a brain step (or of a renumbering) takes. */
+  readonly firstSequence: number;
+  /** Stores a step; `answered` when the job's replies were just made (with the turns to keep). */
+  save(job: Job, answered?: Answered): void | Promise<void>;
+}
+
+/** The hooks of a run nothing stores (tests, a first message): numbering from 1. */
+export const UNSTORED: RunHooks = { firstSequence: 1, save: () => undefined };
 
 /** Takes accepted messages off a queue and answers them. */
 export interface Consumer {
@@ -44,9 +56,9 @@ export interface Consumer {
    * whether to retry (and after how long) or to dead-letter the job. `admission` (default
    * `send`) is what the receiver circuit allows: with `wait` the replies are produced but held
    * (a `wait` outcome); a POST the receiver does not answer comes back `unanswered`, for the
-   * circuit to rule on. Never rejects.
+   * circuit to rule on. `hooks` store each step (see {@link RunHooks}). Never rejects.
    */
-  run(job: Job, onProgress?: ProgressHook, admission?: Admission): Promise<JobOutcome>;
+  run(job: Job, hooks?: RunHooks, admission?: Admission): Promise<JobOutcome>;
 }
 
 /** What a reload of the consumer's routes is built from. */
@@ -93,7 +105,7 @@ export function createJobRunner(
 
   const { failure, unanswered, hold } = createStepFailures({ clock, random, logger, metrics });
 
-  const run = async (job: Job, onProgress?: ProgressHook, admission: Admission = "send"): Promise<JobOutcome> => {
+  const run = async (job: Job, hooks: RunHooks = UNSTORED, admission: Admission = "send"): Promise<JobOutcome> => {
     const route = routes().get(job.message.channel);
     if (route === undefined) {
       const error = {
@@ -127,11 +139,12 @@ export function createJobRunner(
           metrics,
           logger,
         );
-      let replies: PendingReply[];
+      let produced: { replies: PendingReply[]; turns: Answered["turns"] };
       try {
-        replies = await steps.produce(
+        produced = await steps.produce(
           route,
           current.message,
+          hooks.firstSequence,
           (call) => calls.push(call),
           (brain, tokens) => usage.push({ brain, ...tokens }),
         );
@@ -140,21 +153,24 @@ export function createJobRunner(
         return failure(route, current, error, attemptAt);
       }
       brainStep(true);
-      current = { message: current.message, replies, delivered: 0, attempts: 0 };
-      if (replies.length > 0) {
-        const saved = await save(onProgress, current);
+      const { replies, turns } = produced;
+      const answered = { message: current.message, replies, delivered: 0, attempts: 0 };
+      if (replies.length > 0 || turns.length > 0) {
+        const saved = await save(hooks, answered, { turns });
+        if (saved === FENCED) return { kind: "fenced", job: current };
+        // Not stored: neither the numbers nor the turns were taken, so the retry asks the
+        // brain again from the job as it was, and its replies take the same numbers.
         if (saved !== undefined) return failure(route, current, saved, attemptAt);
       }
+      current = answered;
     }
     if (current.renumber === true) {
       const attemptAt = clock.now();
-      try {
-        current = await steps.renumber(current);
-      } catch (error) {
-        return failure(route, current, error, attemptAt);
-      }
-      const saved = await save(onProgress, current);
+      const renumbered = steps.renumber(current, hooks.firstSequence);
+      const saved = await save(hooks, renumbered, { turns: [] });
+      if (saved === FENCED) return { kind: "fenced", job: current };
       if (saved !== undefined) return failure(route, current, saved, attemptAt);
+      current = renumbered;
     }
     const replies = current.replies ?? [];
     if (admission === "wait" && current.delivered < replies.length) return hold(route, current);
@@ -182,7 +198,8 @@ export function createJobRunner(
       }
       current = { message: current.message, replies, delivered: current.delivered + 1, attempts: 0 };
       if (current.delivered < replies.length) {
-        const saved = await save(onProgress, current);
+        const saved = await save(hooks, current);
+        if (saved === FENCED) return { kind: "fenced", job: current };
         if (saved !== undefined) return { ...failure(route, current, saved, attemptAt), answered: true };
       }
     }
@@ -193,12 +210,19 @@ export function createJobRunner(
   return { run };
 }
 
-/** Runs the progress hook; returns its failure, as a retryable error, instead of throwing. */
-async function save(onProgress: ProgressHook | undefined, job: Job): Promise<ChannelError | undefined> {
+/** What {@link save} answers when the lane refused the write: the run stops. */
+const FENCED = "fenced";
+
+/**
+ * Stores a step through the hooks; returns its failure, as a retryable error, instead of
+ * throwing, or {@link FENCED} when the lane refused it.
+ */
+async function save(hooks: RunHooks, job: Job, answered?: Answered): Promise<ChannelError | typeof FENCED | undefined> {
   try {
-    await onProgress?.(job);
+    await hooks.save(job, answered);
     return undefined;
   } catch (error) {
+    if (isLaneFenced(error)) return FENCED;
     return new ChannelError("internal_error", `cannot save progress: ${errorMessage(error)}`, {
       retryable: true,
       cause: error,

@@ -17,6 +17,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   brain_failed: "Brain Failed",
   delivery_failed: "Delivery Failed",
   config_invalid: "Invalid Configuration",
+  lane_fenced: "Lane Fenced",
 };
 
 /**

@@ -18,6 +18,11 @@ export class ConversationLanes<T> {
     return false;
   }
 
+  /** A conversation's items, in order (none: empty). */
+  lane(key: string): readonly T[] {
+    return this.lanes.get(key) ?? [];
+  }
+
   /** The item of the conversation that may run now. */
   head(key: string): T | undefined {
     return this.lanes.get(key)?.[0];

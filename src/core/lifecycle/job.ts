@@ -67,11 +67,14 @@ export type VerdictOutcome =
  *   makes it a dead letter;
  * - `unanswered`: a reply POST got no answer (no connection, a timeout, 5xx, 408, 425, 429).
  *   The receiver circuit decides: while the receiver stays up, `verdict` (the attempt counted,
- *   as for any failure); once it is down, `wait` with `job` (the attempt not counted).
+ *   as for any failure); once it is down, `wait` with `job` (the attempt not counted);
+ * - `fenced`: the lane refused a write of the run (`lane_fenced`): another runner claimed the
+ *   conversation, so the run stopped, posting nothing more, and nothing of it is settled here.
  */
 export type JobOutcome =
   | VerdictOutcome
   | { readonly kind: "wait"; readonly job: Job; readonly until: number }
+  | { readonly kind: "fenced"; readonly job: Job }
   | {
       readonly kind: "unanswered";
       readonly job: Job;

@@ -40,12 +40,12 @@ export interface SettleContext {
 export const UNSTORED_RETRY_MS = 1_000;
 
 /**
- * Turns a run's outcome into what the runtime must do with the job. Pure: every runtime
- * (the Node job queue, the Workers conversation object) calls it and only carries the
- * settlement out on its own storage with {@link writeSettlement}; none decides on its own.
+ * Turns a run's outcome into what the runtime must do with the job. Pure: the lane runner
+ * (`runHead`, on every runtime) calls it and writes the settlement to the lane store; no
+ * backend or runtime decides on its own. A `fenced` run is settled by nobody (see `runHead`).
  * An `unanswered` outcome that no receiver circuit ruled on (see `passCircuit`) is its verdict.
  */
-export function settleOutcome(outcome: JobOutcome, context: SettleContext): Settlement {
+export function settleOutcome(outcome: Exclude<JobOutcome, { kind: "fenced" }>, context: SettleContext): Settlement {
   switch (outcome.kind) {
     case "done":
       return { kind: "finish", job: outcome.job };

@@ -35,7 +35,8 @@ export function postReportOf(outcome: JobOutcome): PostReport | undefined {
       ? { answered: false }
       : { answered: false, retryAfterMs: outcome.retryAfterMs };
   }
-  return outcome.kind !== "wait" && outcome.answered === true ? { answered: true } : undefined;
+  if (outcome.kind === "wait" || outcome.kind === "fenced") return undefined;
+  return outcome.answered === true ? { answered: true } : undefined;
 }
 
 /**

@@ -16,8 +16,8 @@ export interface NodeConsumerOptions {
   readonly logger: Logger;
   /** Reads the variables that brains and delivery name (`*_env`). */
   readonly env: (name: string) => string | undefined;
-  /** Where conversation memory and reply sequences live (the state backend's stores). */
-  readonly state: Pick<StateBackend, "conversations" | "sequences">;
+  /** Where conversation memory is read from (the state backend's store). */
+  readonly state: Pick<StateBackend, "conversations">;
   readonly clock?: Clock | undefined;
   readonly newId?: IdGenerator | undefined;
   /** Uniform in [0, 1), for retry jitter. */
@@ -34,7 +34,7 @@ export interface NodeConsumer {
   /**
    * Rebuilds the brains and the channel routes from a reloaded configuration and swaps them in
    * (see {@link ReloadableConsumer.reload}); rejects with `config_invalid`, changing nothing,
-   * when they cannot be built. Conversation memory, sequences and the poster stay.
+   * when they cannot be built. Conversation memory and the poster stay.
    */
   reload(config: Config, env: (name: string) => string | undefined): Promise<void>;
   /** Closes the outbound client's connections. */
@@ -44,7 +44,7 @@ export interface NodeConsumer {
 /**
  * Builds the consumer as the Node runtime runs it, on the main thread or on the delivery
  * thread: brains (with their limits, kept across reloads), the state backend's conversation
- * memory and reply sequences, and the keep-alive poster. Rejects with `config_invalid` when a variable
+ * memory, and the keep-alive poster. Rejects with `config_invalid` when a variable
  * that delivery needs is unusable.
  */
 export async function createNodeConsumer(options: NodeConsumerOptions): Promise<NodeConsumer> {
@@ -61,7 +61,6 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
     brains: createBrains(config, { ...brainDeps, env }),
     poster,
     store: state.conversations,
-    sequences: state.sequences,
     clock,
     random: options.random ?? Math.random,
     newId: options.newId ?? randomId,

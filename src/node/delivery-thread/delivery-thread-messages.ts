@@ -1,6 +1,7 @@
 import type { ErrorCode } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
+import type { Answered } from "../../core/lifecycle/lane-store.js";
 import type { LogLevel } from "../../core/log/logger.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
 import type { MetricEvent } from "./thread-metrics.js";
@@ -12,10 +13,19 @@ export interface DeliveryThreadData {
 
 /** A message from the main thread to the delivery thread. */
 export type ToDeliveryThread =
-  /** Run `job`, posting as the receiver circuit's `admission` allows. */
-  | { readonly kind: "run"; readonly id: number; readonly job: Job; readonly admission: Admission }
-  /** The main thread has journaled the progress of run `id` (or could not: `error`). */
-  | { readonly kind: "progressed"; readonly id: number; readonly error?: string }
+  /** Run `job`, numbering new replies from `firstSequence`, posting as the receiver circuit's `admission` allows. */
+  | {
+      readonly kind: "run";
+      readonly id: number;
+      readonly job: Job;
+      readonly firstSequence: number;
+      readonly admission: Admission;
+    }
+  /**
+   * The main thread has stored the progress of run `id` (or could not: `error`; `fenced` when the
+   * lane refused it, and the run stops).
+   */
+  | { readonly kind: "progressed"; readonly id: number; readonly error?: string; readonly fenced?: true }
   /**
    * Rebuild the brains and channel routes from a reloaded configuration. `env` holds the value
    * of every variable that `config` names, resolved on the main thread (`*_FILE` included),
@@ -37,11 +47,17 @@ export type FromDeliveryThread =
   /** The consumer could not be built; the thread ends. */
   | { readonly kind: "failed"; readonly code: ErrorCode; readonly message: string }
   /**
-   * A step of run `id` that the journal should keep (the brain's replies, a delivered reply).
-   * With `ack`, the run waits for `progressed` before it posts anything, as it would on the
-   * main thread: with `state_dir`, replies are stored before they are sent.
+   * A step of run `id` for the lane store (the brain's replies with `answered`, a delivered
+   * reply). With `ack`, the run waits for `progressed` before it posts anything, as it would on
+   * the main thread: with `state_dir`, replies are stored before they are sent.
    */
-  | { readonly kind: "progress"; readonly id: number; readonly job: Job; readonly ack: boolean }
+  | {
+      readonly kind: "progress";
+      readonly id: number;
+      readonly job: Job;
+      readonly answered?: Answered;
+      readonly ack: boolean;
+    }
   | { readonly kind: "outcome"; readonly id: number; readonly outcome: JobOutcome }
   /** Run `id` threw, which the consumer never does by contract; the queue tries the job again. */
   | { readonly kind: "rejected"; readonly id: number; readonly message: string }

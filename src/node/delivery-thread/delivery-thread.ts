@@ -4,7 +4,9 @@
 import { Worker } from "node:worker_threads";
 import { ChannelError, errorMessage } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
+import type { RunHooks } from "../../core/consumer/create-consumer.js";
 import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
+import { isLaneFenced } from "../../core/lifecycle/lane-store.js";
 import type { LogFields, Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
@@ -30,10 +32,10 @@ export interface DeliveryThread {
   /**
    * Runs a job on the delivery thread. Rejects only when the thread stopped before the run
    * returned; the queue then keeps the job and tries it again. A step the thread reports
-   * with an ack (with `state_dir`) is acknowledged once the promise `onProgress` returns
+   * with an ack (with `state_dir`) is acknowledged once the promise `hooks.save` returns
    * settles, so the thread posts only what is stored.
    */
-  run(job: Job, onProgress: (job: Job) => unknown, admission?: Admission): Promise<JobOutcome>;
+  run(job: Job, hooks: RunHooks, admission?: Admission): Promise<JobOutcome>;
   /**
    * Aborts the thread's posts in flight, closes its database and ends it; a thread still busy
    * after `timeoutMs` (a brain call cannot be aborted) is stopped.
@@ -57,7 +59,7 @@ interface PendingRun {
   readonly resolve: (outcome: JobOutcome) => void;
   readonly reject: (error: Error) => void;
   /** Told of each step the thread reports; a promise it returns (the step's commit) is waited for before the ack. */
-  readonly onProgress: (job: Job) => unknown;
+  readonly save: RunHooks["save"];
 }
 
 interface Thread {
@@ -110,26 +112,30 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
       switch (message.kind) {
         case "progress": {
           const { id, ack } = message;
-          const answer = (error?: string): void => {
-            if (ack) outbox.push(error === undefined ? { kind: "progressed", id } : { kind: "progressed", id, error });
+          const answer = (cause?: unknown): void => {
+            if (!ack) return;
+            if (cause === undefined) outbox.push({ kind: "progressed", id });
+            else if (isLaneFenced(cause))
+              outbox.push({ kind: "progressed", id, error: errorMessage(cause), fenced: true });
+            else outbox.push({ kind: "progressed", id, error: errorMessage(cause) });
           };
           let stored: unknown;
           try {
             const run = pending.get(id);
             if (run === undefined) {
-              answer("the run is no longer awaited");
+              answer(new Error("the run is no longer awaited"));
               break;
             }
-            stored = run.onProgress(message.job);
+            stored = run.save(message.job, message.answered);
           } catch (cause) {
-            answer(errorMessage(cause));
+            answer(cause);
             break;
           }
           // With state_dir the step is acknowledged once its group committed.
           if (stored instanceof Promise) {
             stored.then(
               () => answer(),
-              (cause: unknown) => answer(errorMessage(cause)),
+              (cause: unknown) => answer(cause),
             );
           } else answer();
           break;
@@ -233,7 +239,7 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
   await current.ready;
 
   return {
-    run(job, onProgress, admission = "send") {
+    run(job, hooks, admission = "send") {
       if (closing)
         return Promise.reject(new ChannelError("shutting_down", "the delivery thread is closed", { retryable: true }));
       current ??= spawn(false);
@@ -241,8 +247,8 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
       nextId += 1;
       const thread = current;
       return new Promise<JobOutcome>((resolve, reject) => {
-        thread.pending.set(id, { resolve, reject, onProgress });
-        thread.outbox.push({ kind: "run", id, job, admission });
+        thread.pending.set(id, { resolve, reject, save: hooks.save });
+        thread.outbox.push({ kind: "run", id, job, firstSequence: hooks.firstSequence, admission });
       });
     },
     async close(timeoutMs) {

@@ -3,10 +3,12 @@
 // only the inbound path and the queue, and the service uses a second core under load.
 
 import { parentPort, workerData } from "node:worker_threads";
-import { errorMessage, isChannelError } from "../../core/channel-error.js";
+import { ChannelError, errorMessage, isChannelError } from "../../core/channel-error.js";
 import { systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
+import { conversationKey } from "../../core/conversation/conversation-store.js";
 import type { Job } from "../../core/lifecycle/job.js";
+import type { Answered } from "../../core/lifecycle/lane-store.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
 import { createNodeConsumer, type NodeConsumer } from "../consumer/node-consumer.js";
 import { openStateBackend } from "../state/open-state-backend.js";
@@ -42,7 +44,7 @@ try {
   // cannot cross threads, and WAL lets this one write conversations while the main thread
   // writes the journal).
   // Never Postgres: config check refuses delivery_thread with postgres_url_env.
-  state = await openStateBackend(config, systemClock, logger, (name) => process.env[name]);
+  state = await openStateBackend(config, systemClock, logger, (name) => process.env[name], "reader");
   built = await createNodeConsumer({
     config,
     logger,
@@ -61,17 +63,22 @@ try {
   process.exit(1);
 }
 const { consumer } = built;
+const memory = state.conversations;
 // With state_dir the journal is durable, and a run goes on only once its step is stored.
 const durable = state.mode === "sqlite";
 const awaitingAck = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
-const progress = (id: number, job: Job): Promise<void> | undefined => {
+const progress = (id: number, job: Job, answered: Answered | undefined): Promise<void> | undefined => {
+  const step =
+    answered === undefined ? { kind: "progress" as const, id, job } : { kind: "progress" as const, id, job, answered };
   if (!durable) {
-    outbox.push({ kind: "progress", id, job, ack: false });
-    return undefined;
+    // In memory the conversation memory lives here, where the brains read it: the turns stay here.
+    outbox.push({ ...step, ack: false });
+    if (answered === undefined || answered.turns.length === 0) return undefined;
+    return memory.append(conversationKey(job.message.channel, job.message.message.conversationId), answered.turns);
   }
   return new Promise<void>((resolve, reject) => {
     awaitingAck.set(id, { resolve, reject });
-    outbox.push({ kind: "progress", id, job, ack: true });
+    outbox.push({ ...step, ack: true });
   });
 };
 
@@ -102,10 +109,10 @@ const close = (): void => {
     .catch(() => undefined);
 };
 
-const start = (id: number, job: Job, admission: Admission): void => {
+const start = (id: number, job: Job, firstSequence: number, admission: Admission): void => {
   inFlight += 1;
   consumer
-    .run(job, (next) => progress(id, next), admission)
+    .run(job, { firstSequence, save: (next, answered) => progress(id, next, answered) }, admission)
     .then(
       (outcome) => outbox.push({ kind: "outcome", id, outcome }),
       (error: unknown) => outbox.push({ kind: "rejected", id, message: errorMessage(error) }),
@@ -139,12 +146,13 @@ const reload = (id: number, next: Config, env: Readonly<Record<string, string | 
 
 port.on("message", (batch: ToDeliveryThread[]) => {
   for (const message of batch) {
-    if (message.kind === "run") start(message.id, message.job, message.admission);
+    if (message.kind === "run") start(message.id, message.job, message.firstSequence, message.admission);
     else if (message.kind === "reload") reload(message.id, message.config, message.env);
     else if (message.kind === "progressed") {
       const waiter = awaitingAck.get(message.id);
       awaitingAck.delete(message.id);
       if (message.error === undefined) waiter?.resolve();
+      else if (message.fenced === true) waiter?.reject(new ChannelError("lane_fenced", message.error));
       else waiter?.reject(new Error(message.error));
     } else if (message.kind === "close" && !closing) close();
   }

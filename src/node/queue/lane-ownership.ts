@@ -1,4 +1,5 @@
 import type { Job } from "../../core/lifecycle/job.js";
+import type { LaneTicket } from "../../core/lifecycle/lane-store.js";
 
 /**
  * Where a stored job of this replica's queue runs:
@@ -10,18 +11,34 @@ import type { Job } from "../../core/lifecycle/job.js";
 export type LanePlace = "here" | "loaded" | "elsewhere";
 
 /**
- * Which conversations this process runs when several replicas share the state (Postgres):
- * one replica at a time runs a conversation, so its replies keep their order. Without it (memory,
- * SQLite) the job queue runs every conversation it holds.
+ * Which conversations this process runs, and the ticket each of its runs writes under (see
+ * `LaneTicket`). With several replicas (Postgres) one replica at a time runs a conversation, from
+ * the claim that gave it the conversation's current epoch; alone (memory, SQLite) the process runs
+ * every conversation it holds, under the epoch it took when it opened its state.
  */
 export interface LaneOwnership {
   /** Called once `job` is stored: where it runs. A rejection leaves it stored for a sweep to find. */
   place(job: Job): Promise<LanePlace>;
+  /** The ticket of lane `key`, or undefined when this process does not run it (any more). */
+  ticket(key: string): LaneTicket | undefined;
   /**
    * The conversation `key` has no job left here: give it up once `removed` (the last job's
    * delete) settles, so that no other replica runs that job again.
    */
   released(key: string, channel: string, removed: Promise<void> | undefined): void;
+  /** A write of lane `key` was refused (`lane_fenced`): another runner claimed it; forget it here. */
+  lost(key: string): void;
   /** False while this replica's lease is not known to be valid: no job may start. */
   mayRun(): boolean;
+}
+
+/** The ownership of a process that runs every lane it holds, under one epoch (memory, SQLite). */
+export function soleOwnership(epoch: number): LaneOwnership {
+  return {
+    place: () => Promise.resolve("here"),
+    ticket: (key) => ({ key, epoch }),
+    released: () => undefined,
+    lost: () => undefined,
+    mayRun: () => true,
+  };
 }

@@ -116,6 +116,23 @@ export class LaneSchedule {
     return dropped;
   }
 
+  /**
+   * Drops lane `key` whole, running head included: another runner claimed the conversation, so
+   * nothing of it runs here any more (a run under way finds its job gone when it settles).
+   * Returns how many jobs were dropped; they stay stored for the conversation's runner.
+   */
+  drop(key: string): number {
+    const lane = this.lanes.lane(key);
+    clearTimeout(this.timers.get(key));
+    this.timers.delete(key);
+    this.ready.delete(key);
+    for (const job of lane) this.ids.delete(job.message.id);
+    this.unfinished -= lane.length;
+    this.lanes.keep(key, []);
+    this.wakeIdle();
+    return lane.length;
+  }
+
   /** True while the job `id` is in a lane, or finished lately (see {@link add}). */
   knows(id: string): boolean {
     return this.ids.has(id) || this.finished.has(id);

@@ -76,7 +76,8 @@ export class ReceiverGate {
   /** Rules on a run's outcome (see `passCircuit`), reporting and acting on a change of state. */
   rule(outcome: JobOutcome, admission: Admission): CircuitOutcome {
     // The hot path: a healthy receiver that answered, or a run that posted nothing.
-    if (outcome.kind !== "unanswered" && admission !== "probe") {
+    if (outcome.kind === "fenced" && admission !== "probe") return outcome;
+    if (outcome.kind !== "unanswered" && outcome.kind !== "fenced" && admission !== "probe") {
       const healthy = this.state.failures === 0 && this.state.down === undefined;
       if (outcome.kind !== "wait" && (outcome.answered !== true || healthy)) return outcome;
       if (outcome.kind === "wait") {

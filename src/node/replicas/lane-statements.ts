@@ -11,11 +11,13 @@ export interface Orphan {
 export interface Claim {
   /** This replica runs the conversation now. */
   readonly mine: boolean;
+  /** The lane's epoch: this replica's writes carry it (see `LaneTicket`). */
+  readonly epoch: number;
   /** Who ran it before the claim (null: nobody); when not `mine`, the live owner to tell. */
   readonly previous: string | null;
   /** Ids of the conversation's stored jobs accepted before this one, oldest first. */
   readonly before: readonly string[];
-  /** The conversation's highest stored reply `sequence` (0: none yet). */
+  /** The conversation's last reply `sequence` (0: none yet). */
   readonly lastSequence: number;
 }
 
@@ -24,39 +26,52 @@ export function notifyChannel(replica: string): string {
   return `webhook_channel_${replica}`;
 }
 
-/** One conversation to claim: for a stored job (`jobId`), or for a sweep or a notification (""). */
+/**
+ * One conversation to claim: for a stored job (`jobId`), or for a sweep or a notification ("").
+ * `reclaim`: this replica holds no ticket of it, so a lane row that names it already (from before
+ * a lapse of its lease) is claimed again, raising the epoch, which fences its own older runs.
+ */
 export interface ClaimRequest {
   readonly conversation: string;
   readonly channel: string;
   readonly jobId: string;
+  readonly reclaim: boolean;
 }
 
-// A lane row names the replica that runs the conversation. A replica may take one that has no
-// row, or (with `takeover`) one whose owner's lease ran out; a row it owns already is left
-// untouched, so that the usual claim writes nothing. The statement's snapshot is from before its
-// own insert, so `previous` is the owner before it. Rows are locked in conversation order, the
-// same order in every replica's statement, so that two claims never deadlock.
+// A lane row names the replica that runs the conversation and the epoch of its claim. A replica
+// may take one that nobody runs, or (with `takeover`) one whose owner's lease ran out, and
+// (with `reclaim`) its own; every claim raises the epoch. A row it owns already and does not
+// reclaim is left untouched, so that the usual claim writes nothing. The claim waits for a write
+// that holds the row (the fence), and returns the last number as that write left it; the jobs
+// are read after the claim, by a statement of their own. The final SELECT reads the row as it
+// was before the claim, so `previous` is the owner before it. Rows are locked in conversation
+// order, the same order in every replica's statement, so that two claims never deadlock.
 const CLAIM = `
 WITH input AS (
-  SELECT t.n, t.conversation, t.channel, t.job_id
-  FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(conversation, channel, job_id, n)
+  SELECT t.n, t.conversation, t.channel, t.job_id, t.reclaim
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[]) WITH ORDINALITY AS t(conversation, channel, job_id, reclaim, n)
 ),
 claimed AS (
-  INSERT INTO webhook_channel.lanes AS l (conversation, channel, owner)
-  SELECT DISTINCT ON (conversation) conversation, channel, $4 FROM input ORDER BY conversation
-  ON CONFLICT (conversation) DO UPDATE SET owner = EXCLUDED.owner
-  WHERE l.owner <> EXCLUDED.owner AND $5 AND NOT EXISTS (
-    SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.lease_until > now())
-  RETURNING conversation
+  INSERT INTO webhook_channel.lanes AS l (conversation, channel, owner, epoch)
+  SELECT DISTINCT ON (conversation) conversation, channel, $5, 1 FROM input ORDER BY conversation
+  ON CONFLICT (conversation) DO UPDATE SET owner = EXCLUDED.owner, epoch = l.epoch + 1
+  WHERE l.owner IS NULL
+     OR (l.owner = EXCLUDED.owner AND EXISTS (SELECT 1 FROM input r WHERE r.conversation = l.conversation AND r.reclaim))
+     OR (l.owner <> EXCLUDED.owner AND $6 AND NOT EXISTS (
+           SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.lease_until > now()))
+  RETURNING conversation, epoch, last_seq
 )
-SELECT (EXISTS (SELECT 1 FROM claimed c WHERE c.conversation = i.conversation) OR l.owner = $4) AS mine,
+SELECT (c.conversation IS NOT NULL OR (l.owner = $5 AND NOT i.reclaim)) AS mine,
+       coalesce(c.epoch, l.epoch, 0) AS epoch,
+       coalesce(c.last_seq, l.last_seq, 0) AS last_sequence,
        l.owner AS previous,
        ARRAY(SELECT j.id FROM webhook_channel.jobs j
              WHERE j.conversation = i.conversation AND j.state = 'pending'
                AND j.seq < coalesce((SELECT seq FROM webhook_channel.jobs WHERE id = i.job_id), 9223372036854775807)
-             ORDER BY j.seq) AS before,
-       coalesce((SELECT s.last FROM webhook_channel.sequences s WHERE s.conversation = i.conversation), 0) AS last_sequence
-FROM input i LEFT JOIN webhook_channel.lanes l ON l.conversation = i.conversation
+             ORDER BY j.seq) AS before
+FROM input i
+  LEFT JOIN claimed c ON c.conversation = i.conversation
+  LEFT JOIN webhook_channel.lanes l ON l.conversation = i.conversation
 ORDER BY i.n`;
 
 /**
@@ -69,25 +84,30 @@ export async function claimLanes(
   takeover: boolean,
   requests: readonly ClaimRequest[],
 ): Promise<Claim[]> {
-  const result = await pool.query<{ mine: boolean; previous: string | null; before: string[]; last_sequence: string }>(
-    CLAIM,
-    [
-      requests.map((request) => request.conversation),
-      requests.map((request) => request.channel),
-      requests.map((request) => request.jobId),
-      replica,
-      takeover,
-    ],
-  );
+  const result = await pool.query<{
+    mine: boolean;
+    epoch: string;
+    previous: string | null;
+    before: string[];
+    last_sequence: string;
+  }>(CLAIM, [
+    requests.map((request) => request.conversation),
+    requests.map((request) => request.channel),
+    requests.map((request) => request.jobId),
+    requests.map((request) => request.reclaim),
+    replica,
+    takeover,
+  ]);
   const claims: Claim[] = result.rows.map((row) => ({
     mine: row.mine,
+    epoch: Number(row.epoch),
     previous: row.previous,
     before: row.before,
     lastSequence: Number(row.last_sequence),
   }));
   if (claims.every((claim) => claim.mine || claim.previous !== null)) return claims;
   // Inserted by another replica after this statement's snapshot: ask who won.
-  const owners = await pool.query<{ conversation: string; owner: string }>(
+  const owners = await pool.query<{ conversation: string; owner: string | null }>(
     "SELECT conversation, owner FROM webhook_channel.lanes WHERE conversation = ANY($1)",
     [requests.map((request) => request.conversation)],
   );
@@ -123,7 +143,7 @@ export async function releaseLanes(pool: Pool, replica: string, conversations: r
        SELECT conversation FROM webhook_channel.lanes
        WHERE owner = $1 AND conversation = ANY($2) ORDER BY conversation FOR UPDATE
      ), gone AS (
-       DELETE FROM webhook_channel.lanes l USING mine
+       UPDATE webhook_channel.lanes l SET owner = NULL FROM mine
        WHERE l.conversation = mine.conversation
          AND NOT EXISTS (
            SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
@@ -189,21 +209,23 @@ export async function jobsOfOwner(
 
 /** Gives up every conversation of `replica` and its lease (a graceful stop): others take them at once. */
 export async function leaveReplicas(pool: Pool, replica: string): Promise<void> {
-  // In conversation order, as claims lock them, so that the two never deadlock.
+  // In conversation order, as claims lock them, so that the two never deadlock. The rows stay:
+  // they keep each conversation's epoch and last reply number.
   await pool.query(
-    `DELETE FROM webhook_channel.lanes WHERE conversation IN (
+    `UPDATE webhook_channel.lanes SET owner = NULL WHERE conversation IN (
        SELECT conversation FROM webhook_channel.lanes WHERE owner = $1 ORDER BY conversation FOR UPDATE)`,
     [replica],
   );
   await pool.query("DELETE FROM webhook_channel.replicas WHERE id = $1", [replica]);
 }
 
-/** Forgets replicas whose lease ran out an hour ago, and their conversations with no stored job. */
+/** Forgets replicas whose lease ran out an hour ago, and lets go of their conversations with no stored job. */
 export async function forgetDeadReplicas(pool: Pool): Promise<void> {
   await pool.query(
-    `DELETE FROM webhook_channel.lanes WHERE conversation IN (
+    `UPDATE webhook_channel.lanes SET owner = NULL WHERE conversation IN (
        SELECT l.conversation FROM webhook_channel.lanes l
-       WHERE NOT EXISTS (SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.lease_until > now())
+       WHERE l.owner IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.lease_until > now())
          AND NOT EXISTS (SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
        ORDER BY l.conversation FOR UPDATE SKIP LOCKED)`,
   );

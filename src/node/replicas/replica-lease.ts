@@ -44,8 +44,15 @@ export class ReplicaLease {
   private timer: ReturnType<typeof setInterval> | undefined;
   private stopped = false;
   private connecting: Promise<void> | undefined;
+  /** True once a renewal was written: a row missing after that was deleted by someone else. */
+  private renewed = false;
 
   constructor(private readonly options: ReplicaLeaseOptions) {}
+
+  /** How long the lease lasts without renewal. */
+  get leaseMs(): number {
+    return this.options.leaseMs;
+  }
 
   /** Connects and takes the first lease; rejects when the database cannot be reached. */
   async start(): Promise<void> {
@@ -144,14 +151,17 @@ export class ReplicaLease {
     // Monotonic: a wall clock stepped back must not stretch the lease.
     const sentAt = performance.now();
     const { leaseMs, replica } = this.options;
-    // `old` is read in the statement's snapshot, before the upsert: the lease as it was.
+    // `old` is read in the statement's snapshot, before the upsert: the lease as it was. A row
+    // that is gone after this replica wrote one was deleted as a dead replica's (cut off for
+    // long): that is a lapse too, and what it ran may run elsewhere.
     const result = await client.query<{ lapsed: boolean }>(
       `WITH old AS (SELECT lease_until FROM webhook_channel.replicas WHERE id = $1)
        INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ($1, now() + make_interval(secs => $2))
        ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until
-       RETURNING coalesce((SELECT lease_until < now() FROM old), false) AS lapsed`,
-      [replica, leaseMs / 1000],
+       RETURNING coalesce((SELECT lease_until < now() FROM old), $3) AS lapsed`,
+      [replica, leaseMs / 1000, this.renewed],
     );
+    this.renewed = true;
     // From when it was sent: the database's lease_until is never earlier than this.
     this.validUntil = sentAt + leaseMs;
     if (result.rows[0]?.lapsed === true) {

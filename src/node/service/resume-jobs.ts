@@ -2,7 +2,7 @@ import { errorMessage } from "../../core/channel-error.js";
 import type { Job } from "../../core/lifecycle/job.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
-import type { SqlitePendingJobStore } from "../state/sqlite-pending-job-store.js";
+import type { SqliteLaneStore } from "../state/sqlite-lane-store.js";
 
 /** How often a running service looks for replayed dead letters. */
 const REPLAY_POLL_MS = 1_000;
@@ -21,7 +21,7 @@ export function roomIn(queue: JobQueue): number {
  * the poll's timer, for the stop to clear.
  */
 export function resumeJobs(
-  durable: SqlitePendingJobStore,
+  durable: SqliteLaneStore,
   queues: ReadonlyMap<string, JobQueue>,
   logger: Logger,
 ): ReturnType<typeof setInterval> {

@@ -5,6 +5,7 @@ import { systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import { envReferences } from "../../core/config/preflight.js";
 import { createChannelRoutes } from "../../core/consumer/channel-routes.js";
+import type { RunHooks } from "../../core/consumer/create-consumer.js";
 import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
@@ -18,8 +19,8 @@ type EnvLookup = (name: string) => string | undefined;
 
 /** The consumer as the job queues see it, wherever it runs. */
 export interface RunningConsumer {
-  /** Runs a job as far as it goes, posting as the receiver circuit's `admission` allows. */
-  run(job: Job, onProgress: (job: Job) => void | Promise<void>, admission: Admission): Promise<JobOutcome>;
+  /** Runs a job as far as it goes, storing its steps through `hooks`, posting as `admission` allows. */
+  run(job: Job, hooks: RunHooks, admission: Admission): Promise<JobOutcome>;
   /**
    * Rebuilds brains and channel routes from a reloaded configuration and swaps them in; the
    * next attempt of every job uses them. Rejects, changing nothing, when they cannot be built.
@@ -61,7 +62,7 @@ export async function startConsumer(
       metrics,
     });
     return {
-      run: (job, onProgress, admission) => thread.run(job, onProgress, admission),
+      run: (job, hooks, admission) => thread.run(job, hooks, admission),
       async reload(next, nextEnv) {
         // Built here first as well: a thread that is being replaced after a crash cannot say
         // whether the new configuration is usable, and its replacement must not fail to start.
@@ -83,7 +84,7 @@ export async function startConsumer(
     poster: options.poster,
   });
   return {
-    run: (job, onProgress, admission) => built.consumer.run(job, onProgress, admission),
+    run: (job, hooks, admission) => built.consumer.run(job, hooks, admission),
     reload: (next, nextEnv) => built.reload(next, nextEnv),
     close: async () => built.close(),
   };

@@ -109,13 +109,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     parts.state = state;
     logger.info("state", state.describe());
     if (state.postgres !== undefined) {
-      const { pool, jobs, sequences } = state.postgres;
-      const replica = `r${crypto.randomUUID().replaceAll("-", "").slice(0, 15)}`;
+      const { pool, lanes, replica } = state.postgres;
       parts.replicas = createReplicaLanes({
         url: env(config.postgres_url_env ?? "") ?? "",
         pool,
-        jobs,
-        sequences,
+        lanes,
         replica,
         leaseMs: options.replicaLeaseMs ?? DEFAULT_LEASE_MS,
         logger,
@@ -154,7 +152,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     buildQueues(parts, options, clock, state, consumer, admin);
     // Step 4, with state_dir: unfinished work of the last run, and replayed dead letters; with
     // Postgres: the lease, and the conversations no replica runs.
-    if (state.sqlite !== undefined) parts.replayTimer = resumeJobs(state.sqlite.jobs, parts.queues, logger);
+    if (state.sqlite !== undefined) parts.replayTimer = resumeJobs(state.sqlite.lanes, parts.queues, logger);
     await parts.replicas?.start();
     parts.listeners = buildListeners(
       config.channels,
@@ -219,7 +217,7 @@ function buildQueues(
   for (const channel of config.channels) {
     const replayHint = replayHintFor({
       configPath: options.configPath,
-      durable: state.mode === "sqlite",
+      durable: state.mode !== "memory",
       admin:
         config.admin === undefined
           ? undefined
@@ -227,13 +225,14 @@ function buildQueues(
     });
     const queue = createJobQueue({
       capacity: channel.webhook.buffer_capacity,
-      run: (job, onProgress, admission) => consumer.run(job, onProgress, admission),
+      run: (job, hooks, admission) => consumer.run(job, hooks, admission),
       receiver: {
         channel: channelName(channel),
         // The live configuration's: a reload of webhook.delivery reaches the circuit at once.
         policy: () => circuitPolicyOf(liveChannel(parts, channel).webhook),
       },
-      store: state.jobs,
+      store: state.lanes,
+      epoch: state.epoch,
       ...(parts.replicas === undefined ? {} : { ownership: parts.replicas.ownership }),
       logger: options.logger,
       now: () => clock.now(),
@@ -289,7 +288,7 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   await new Promise((resolve) => setImmediate(resolve));
   // Other replicas take what is left here at once, rather than when the lease runs out; the
   // deletes of finished jobs commit first, or the next replica would run those jobs again.
-  await parts.state?.postgres?.jobs.flush().catch(() => undefined);
+  await parts.state?.postgres?.lanes.flush().catch(() => undefined);
   await parts.replicas?.leave();
   await parts.state?.close();
   return { left, fate: parts.state === undefined || parts.state.mode === "memory" ? "lost" : "kept" };

@@ -1,22 +1,31 @@
 import type { Clock } from "../../core/clock.js";
+import type { ConversationStore } from "../../core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../../core/conversation/memory-conversation-store.js";
-import { createMemorySequenceCounter } from "../../core/conversation/memory-sequence-counter.js";
 import { createMemoryDeadLetterStore } from "../../core/dead-letters/memory-dead-letter-store.js";
 import { createMemoryIdempotencyStore } from "../../core/idempotency/memory-idempotency-store.js";
-import { createVolatileJobStore } from "../../core/lifecycle/volatile-job-store.js";
+import { createMemoryLaneStore } from "../../core/lifecycle/memory-lane-store.js";
 import type { StateBackend } from "./state-backend.js";
+
+/** A conversation memory that keeps nothing. */
+const NO_MEMORY: ConversationStore = {
+  history: () => Promise.resolve([]),
+  append: () => Promise.resolve(),
+};
 
 /**
  * The memory mode (no `state_dir`): everything lives in this process and is lost when it
- * ends. Accepted jobs are kept only by the job queue (the volatile store keeps nothing).
+ * ends. Accepted jobs are kept only by the job queue (the memory lane store keeps no job).
  */
-export function createMemoryBackend(clock: Clock): StateBackend {
+export function createMemoryBackend(clock: Clock, turnsOnThread = false): StateBackend {
+  const conversations = createMemoryConversationStore({ now: () => clock.now() });
+  // With the delivery thread the memory lives there, where the brains read it (it keeps the turns).
+  const lanes = createMemoryLaneStore(turnsOnThread ? NO_MEMORY : conversations);
   return {
     mode: "memory",
-    jobs: createVolatileJobStore(),
+    lanes,
+    epoch: lanes.epoch,
     idempotency: createMemoryIdempotencyStore(),
-    conversations: createMemoryConversationStore({ now: () => clock.now() }),
-    sequences: createMemorySequenceCounter(),
+    conversations,
     sqlite: undefined,
     postgres: undefined,
     deadLetterStore: (restore) => createMemoryDeadLetterStore(restore),

@@ -4,7 +4,7 @@ import type { Logger } from "../../core/log/logger.js";
 import { createMemoryBackend } from "./memory-backend.js";
 import { openPostgresBackend } from "./postgres/postgres-backend.js";
 import { openSqliteBackend } from "./sqlite-backend.js";
-import type { StateBackend } from "./state-backend.js";
+import type { StateBackend, StateRole } from "./state-backend.js";
 
 /**
  * Opens the state backend the configuration names: Postgres with `postgres_url_env` (the URL
@@ -17,6 +17,7 @@ export async function openStateBackend(
   clock: Clock,
   logger: Logger,
   env: (name: string) => string | undefined,
+  role: StateRole = "service",
 ): Promise<StateBackend> {
   const variable = config.postgres_url_env;
   if (variable !== undefined) {
@@ -28,5 +29,7 @@ export async function openStateBackend(
     }
     return openPostgresBackend(url, logger, clock);
   }
-  return config.state_dir === undefined ? createMemoryBackend(clock) : openSqliteBackend(config.state_dir, logger);
+  return config.state_dir === undefined
+    ? createMemoryBackend(clock, config.delivery_thread && role === "service")
+    : openSqliteBackend(config.state_dir, logger, role);
 }

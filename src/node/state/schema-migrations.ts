@@ -55,6 +55,16 @@ CREATE INDEX IF NOT EXISTS turns_conversation ON turns (conversation, seq);
 `);
     },
   },
+  {
+    version: 2,
+    // One service process runs a state file's lanes: each start claims the file by raising the
+    // epoch, and every group of writes checks it first, so a process that was paused or frozen
+    // while another took over writes nothing when it wakes.
+    description: "meta: the epoch of the process that runs the lanes",
+    up: (db) => {
+      db.exec("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)");
+    },
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

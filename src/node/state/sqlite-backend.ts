@@ -3,12 +3,12 @@ import type { Logger } from "../../core/log/logger.js";
 import { probeWrite } from "./probe-write.js";
 import { createSqliteConversationStore } from "./sqlite-conversation-store.js";
 import { createSqliteDeadLetterStore } from "./sqlite-dead-letter-store.js";
+import { claimSqliteEpoch } from "./sqlite-epoch.js";
 import { createGroupCommit } from "./sqlite-group-commit.js";
 import { createSqliteIdempotencyStore, pruneIdempotencyKeys } from "./sqlite-idempotency-store.js";
-import { createSqlitePendingJobStore } from "./sqlite-pending-job-store.js";
-import { createSqliteSequenceCounter } from "./sqlite-sequence-counter.js";
+import { createSqliteLaneStore } from "./sqlite-lane-store.js";
 import { openStateDb } from "./sqlite-state.js";
-import type { StateBackend } from "./state-backend.js";
+import type { StateBackend, StateRole } from "./state-backend.js";
 
 /**
  * The SQLite mode (`state_dir`): one database file holds accepted jobs, conversations,
@@ -16,20 +16,23 @@ import type { StateBackend } from "./state-backend.js";
  * that was answered 200. The stores of the connection share one group commit: the writes of
  * an event-loop turn are one transaction.
  */
-export function openSqliteBackend(stateDir: string, logger: Logger): StateBackend {
+export function openSqliteBackend(stateDir: string, logger: Logger, role: StateRole = "service"): StateBackend {
   const db = openStateDb(stateDir);
-  const group = createGroupCommit(db, logger);
-  const jobs = createSqlitePendingJobStore(db, logger, group);
+  // A reader (the delivery thread reads conversation memory) leaves the service's claim alone.
+  const epoch = role === "service" ? claimSqliteEpoch(db) : { value: 0, check: refuseWrites };
+  const group = createGroupCommit(db, logger, epoch.check);
+  const conversations = createSqliteConversationStore(db, undefined, group);
+  const lanes = createSqliteLaneStore(db, logger, group, epoch, conversations);
   const countByChannel = db.prepare<[], { channel: string; n: number }>(
     "SELECT channel, count(*) AS n FROM dead_letters GROUP BY channel",
   );
   return {
     mode: "sqlite",
-    jobs,
+    lanes,
+    epoch: epoch.value,
     idempotency: createSqliteIdempotencyStore(db),
-    conversations: createSqliteConversationStore(db, undefined, group),
-    sequences: createSqliteSequenceCounter(db),
-    sqlite: { db, jobs },
+    conversations,
+    sqlite: { db, lanes },
     postgres: undefined,
     deadLetterStore: () => createSqliteDeadLetterStore(db),
     storedDeadLetters: () => new Map(countByChannel.all().map(({ channel, n }) => [channel, n])),
@@ -43,4 +46,9 @@ export function openSqliteBackend(stateDir: string, logger: Logger): StateBacken
       db.close();
     },
   };
+}
+
+/** A reader's writes: it makes none through the lanes. */
+function refuseWrites(): void {
+  throw new Error("a reader of state_dir writes no lanes");
 }

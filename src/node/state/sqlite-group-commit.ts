@@ -42,8 +42,10 @@ export interface GroupCommit {
  * conversation memory, finished jobs), shares one transaction, committed on `setImmediate`.
  * A failed group is told to every part, which fails what it took (a 503, a retried step) or
  * logs it (a delete: the job is delivered again after a restart, with the same webhook-id).
+ * `fence` runs first in each transaction and throws to refuse the whole group (another process
+ * has taken the state over).
  */
-export function createGroupCommit(db: StateDb, logger: Logger): GroupCommit {
+export function createGroupCommit(db: StateDb, logger: Logger, fence?: () => void): GroupCommit {
   const parts = new Set<GroupPart>();
   let scheduled = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -62,6 +64,7 @@ export function createGroupCommit(db: StateDb, logger: Logger): GroupCommit {
     let failure: unknown;
     try {
       db.transaction(() => {
+        fence?.();
         for (const batch of batches) batch.write();
       })();
     } catch (error) {

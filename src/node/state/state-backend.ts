@@ -1,14 +1,12 @@
 import type { Pool } from "pg";
 import type { AuthFailureLimiter } from "../../core/auth-limit/auth-failure-limiter.js";
 import type { ConversationStore } from "../../core/conversation/conversation-store.js";
-import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
 import type { DeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
 import type { RestoreJob } from "../../core/dead-letters/memory-dead-letter-store.js";
 import type { IdempotencyStore } from "../../core/idempotency/idempotency-store.js";
-import type { PendingJobStore } from "../../core/lifecycle/pending-job-store.js";
-import type { PostgresPendingJobStore } from "./postgres/postgres-pending-job-store.js";
-import type { PostgresSequenceCounter } from "./postgres/postgres-sequence-counter.js";
-import type { SqlitePendingJobStore } from "./sqlite-pending-job-store.js";
+import type { LaneStore } from "../../core/lifecycle/lane-store.js";
+import type { PostgresLaneStore } from "./postgres/postgres-lane-store.js";
+import type { SqliteLaneStore } from "./sqlite-lane-store.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /**
@@ -20,22 +18,24 @@ import type { StateDb } from "./sqlite-state.js";
  */
 export interface StateBackend {
   readonly mode: "memory" | "sqlite" | "postgres";
-  /** Accepted jobs until they are finished. */
-  readonly jobs: PendingJobStore;
+  /**
+   * The lanes: accepted jobs until they are finished, each conversation's last reply number,
+   * the turns its brain step adds to the memory, and replayed dead letters until picked up.
+   */
+  readonly lanes: LaneStore;
+  /** The epoch of this process's tickets where it runs its lanes alone (memory, SQLite). */
+  readonly epoch: number;
   readonly idempotency: IdempotencyStore;
   /** Conversation memory (the history brains are given). */
   readonly conversations: ConversationStore;
-  /** Reply `sequence` numbers per conversation. */
-  readonly sequences: SequenceCounter;
   /**
    * With `state_dir`: the database (the dead-letter admin, `/readyz` and `/metrics` read it)
    * and the durable job store that gives back unfinished and replayed jobs.
    */
-  readonly sqlite: { readonly db: StateDb; readonly jobs: SqlitePendingJobStore } | undefined;
+  readonly sqlite: { readonly db: StateDb; readonly lanes: SqliteLaneStore } | undefined;
   /**
-   * With `postgres_url_env`: the pool (the replicas' lane leases use it), the job store that
-   * gives back a conversation's jobs when this replica takes it over, the sequence counter
-   * that must forget a conversation it gives up, and the auth-failure limit all replicas share.
+   * With `postgres_url_env`: the pool (the replicas' lane leases use it), the lane store whose
+   * tickets the replica coordination hands out, and the auth-failure limit all replicas share.
    */
   readonly postgres: PostgresParts | undefined;
   /**
@@ -60,7 +60,14 @@ export interface StateBackend {
 /** What the Postgres mode gives the replica coordination. */
 export interface PostgresParts {
   readonly pool: Pool;
-  readonly jobs: PostgresPendingJobStore;
-  readonly sequences: PostgresSequenceCounter;
+  readonly lanes: PostgresLaneStore;
   readonly authFailures: AuthFailureLimiter;
+  /** This process's id among the replicas (the owner its lanes name). */
+  readonly replica: string;
 }
+
+/**
+ * Who opens the state: the service, which runs the lanes (and, with `state_dir`, claims the file),
+ * or a reader beside it (the delivery thread reads conversation memory), which claims nothing.
+ */
+export type StateRole = "service" | "reader";

@@ -1,43 +1,34 @@
-import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
 import type { MeteredSql } from "../metered-sql.js";
 
 /**
  * The `counters` table of a conversation, and its only writer: the floor of the reply
  * `sequence` counter, and `touched_at` (when the conversation was last active, for its expiry).
  *
- * A reply's number is not written here: the consumer saves the replies in the lane before it
- * posts the first (their numbers inside), and a finished job's answered row keeps its last one,
- * so the next free number is the highest of those and of this floor, read once per instance
- * and counted in memory after. Numbers reserved and lost with an instance before their
- * replies were saved were never posted, so they may be given again. The floor is written only
- * when answered rows holding the highest number are pruned, and by {@link reserveSequence}.
+ * A reply's number is not written here: the lane saves the replies before the first is posted
+ * (their numbers inside), and a finished job's answered row keeps its last one, so the last
+ * number is the highest of those and of this floor, read once per instance and followed in
+ * memory after. The floor is written only when answered rows holding the highest number are
+ * pruned.
  */
 export class ConversationCounters {
-  /** The next free number, once read; reset when the storage is deleted. */
-  private next: number | undefined;
+  /** The last number, once read; reset when the storage is deleted. */
+  private last: number | undefined;
 
-  /** `lastSequence` reads the highest number the lane's saved and answered jobs hold. */
+  /** `laneLast` reads the highest number the lane's saved and answered jobs hold. */
   constructor(
     private readonly sql: MeteredSql,
-    private readonly lastSequence: () => number,
+    private readonly laneLast: () => number,
   ) {}
 
-  /**
-   * Reserves `count` reply sequence numbers (1, 2, 3… per conversation) and returns the first,
-   * stored at once: for callers outside the object, whose replies it does not save.
-   */
-  reserveSequence(count: number): number {
-    const first = this.reserveInLane(count);
-    this.keepSequence(first + count - 1);
-    return first;
+  /** The conversation's last reply number: the highest of the floor and of the lane's rows. */
+  lastSequence(): number {
+    this.last ??= Math.max(this.floor(), this.laneLast());
+    return this.last;
   }
 
-  /** Reserves numbers for replies the lane will save before they are posted: no write. */
-  reserveInLane(count: number): number {
-    this.next ??= Math.max(this.floor(), this.lastSequence()) + 1;
-    const first = this.next;
-    this.next += count;
-    return first;
+  /** New replies up to `last` were saved in the lane. */
+  numbered(last: number): void {
+    this.last = Math.max(this.lastSequence(), last);
   }
 
   /** Raises the stored floor to `last` (answered rows that held it are about to go). */
@@ -48,14 +39,9 @@ export class ConversationCounters {
     );
   }
 
-  /** Forgets the numbers counted in memory: the storage was deleted. */
+  /** Forgets the number counted in memory: the storage was deleted. */
   forget(): void {
-    this.next = undefined;
-  }
-
-  /** This counter as the core's, for the consumer inside the object (the key is this conversation's). */
-  asSequenceCounter(): SequenceCounter {
-    return { reserve: (_key, count) => Promise.resolve(this.reserveInLane(count)) };
+    this.last = undefined;
   }
 
   private floor(): number {

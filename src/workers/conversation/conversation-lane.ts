@@ -153,6 +153,18 @@ export class ConversationLane {
       ?.next_at;
   }
 
+  /** The jobs waiting, in the order they run (the head first); one that cannot be read is left out. */
+  waiting(): Job[] {
+    const rows = this.sql.all<{ job: string }>(
+      `SELECT COALESCE(progress.job, lane.job) AS job ${WITH_PROGRESS}
+        ORDER BY (lane.started = 1 OR progress.job IS NOT NULL) DESC, lane.received_at, lane.arrival`,
+    );
+    return rows.flatMap((row) => {
+      const job = readStoredJob(row.job);
+      return job === undefined ? [] : [job];
+    });
+  }
+
   /** Jobs waiting, the head included. */
   size(): number {
     return this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM lane")?.n ?? 0;

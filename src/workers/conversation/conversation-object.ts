@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ConversationTurn } from "../../core/conversation/conversation-store.js";
 import type { Job } from "../../core/lifecycle/job.js";
+import { type Logger, silentLogger } from "../../core/log/logger.js";
+import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
@@ -12,6 +14,7 @@ import { ConversationExpiry } from "./conversation-expiry.js";
 import { ConversationLane, type HandOver, ORDER_HOLD_MS } from "./conversation-lane.js";
 import { ConversationMemory } from "./conversation-memory.js";
 import { createConversationTables } from "./conversation-tables.js";
+import { createDurableLaneStore, type DurableLaneStore } from "./durable-lane-store.js";
 import { runDueJobs } from "./lane-runner.js";
 import { ObjectConsumer } from "./object-consumer.js";
 import { OldDeadLetters } from "./old-dead-letters.js";
@@ -47,6 +50,9 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   private readonly expiry: ConversationExpiry;
   private readonly consumer: ObjectConsumer;
   private readonly receiver: ReceiverLink;
+  private readonly store: DurableLaneStore;
+  /** What the lane store reports through during a run: the Worker's parts, or their stand-ins. */
+  private reporting: { readonly logger: Logger; readonly metrics: Metrics } | undefined;
   private running = false;
   /** A receiver wake-up came while the lane ran: the head runs again once the run ends. */
   private wokenDuringRun = false;
@@ -68,11 +74,18 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
       lane: this.lane,
       oldLetters: this.oldLetters,
     });
-    this.consumer = new ObjectConsumer(() => ({
-      store: this.memory.asStore(),
-      sequences: this.counters.asSequenceCounter(),
-    }));
+    this.consumer = new ObjectConsumer(() => ({ store: this.memory.asStore() }));
     this.receiver = new ReceiverLink(() => this.environment().RECEIVERS);
+    this.store = createDurableLaneStore({
+      lane: this.lane,
+      counters: this.counters,
+      memory: this.memory,
+      parked: this.parked,
+      deadLetters: () => this.environment().DEAD_LETTERS,
+      logger: () => this.reporting?.logger ?? silentLogger,
+      metrics: () => this.reporting?.metrics ?? noopMetrics,
+      now: () => Date.now(),
+    });
     createConversationTables(this.sql);
   }
 
@@ -110,11 +123,9 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     await this.touch();
   }
 
-  /** Reserves `count` reply sequence numbers (1, 2, 3… per conversation) and returns the first. */
-  async reserveSequence(count: number): Promise<number> {
-    const first = this.counters.reserveSequence(count);
-    await this.touch();
-    return first;
+  /** Another instance takes the lane over: tickets of this one are refused (the lane store contract). */
+  takeOver(): number {
+    return this.store.takeOver();
   }
 
   /** Parks a job (replacing an earlier state of it) until {@link forgetJob} or its hand-over. */
@@ -194,14 +205,13 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
       const built = await partsFor(env);
       const logger = built.ok ? built.parts.logger : built.logger;
       await this.oldLetters.moveOnce(env.DEAD_LETTER_STORE, logger);
+      this.reporting = { logger, metrics: built.ok ? built.parts.metrics : noopMetrics };
       await runDueJobs({
         lane: this.lane,
+        store: this.store,
         consumer: await this.consumer.for(env),
-        deadLetters: env.DEAD_LETTERS,
-        park: (job) => this.parked.park(job),
         replayHint: workersReplayHint(built.ok ? built.parts.config : undefined),
         logger,
-        metrics: built.ok ? built.parts.metrics : noopMetrics,
         receiver: this.receiver,
         now: () => Date.now(),
         ...(startUntil === undefined ? {} : { startUntil }),

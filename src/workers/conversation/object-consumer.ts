@@ -2,20 +2,17 @@ import { errorMessage } from "../../core/channel-error.js";
 import { randomId, systemClock } from "../../core/clock.js";
 import { type Consumer, createConsumer } from "../../core/consumer/create-consumer.js";
 import type { ConversationStore } from "../../core/conversation/conversation-store.js";
-import type { SequenceCounter } from "../../core/conversation/sequence-counter.js";
 import { type EnvironmentParts, partsFor } from "../environment-parts.js";
 import type { WorkerEnv } from "../worker-env.js";
 
-/** A conversation's own memory and sequence counter, as the core consumer uses them. */
+/** A conversation's own memory, as the core consumer reads it. */
 export interface ObjectMemory {
   readonly store: ConversationStore;
-  readonly sequences: SequenceCounter;
 }
 
 /**
  * The consumer that runs a conversation's jobs inside its Durable Object, from the parts the
- * Worker answers with, and with the object's own memory and sequence counter (no RPC back to
- * itself).
+ * Worker answers with, and with the object's own memory (no RPC back to itself).
  */
 export async function createObjectConsumer(parts: EnvironmentParts, memory: ObjectMemory): Promise<Consumer> {
   return await createConsumer({
@@ -23,7 +20,6 @@ export async function createObjectConsumer(parts: EnvironmentParts, memory: Obje
     brains: parts.brains,
     poster: parts.poster,
     store: memory.store,
-    sequences: memory.sequences,
     clock: systemClock,
     random: Math.random,
     newId: randomId,

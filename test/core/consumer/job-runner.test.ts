@@ -3,12 +3,13 @@ import type { Brain } from "../../../src/core/brain/brain.js";
 import { createEchoBrain } from "../../../src/core/brain/echo-brain.js";
 import type { Clock } from "../../../src/core/clock.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
-import { type Consumer, createConsumer, type ProgressHook } from "../../../src/core/consumer/create-consumer.js";
+import { type Consumer, createConsumer } from "../../../src/core/consumer/create-consumer.js";
 import { type ConversationStore, conversationKey } from "../../../src/core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../../../src/core/conversation/memory-conversation-store.js";
-import { createMemorySequenceCounter } from "../../../src/core/conversation/memory-sequence-counter.js";
 import { replayableJob } from "../../../src/core/dead-letters/dead-letter.js";
 import { type Job, type JobOutcome, newJob } from "../../../src/core/lifecycle/job.js";
+import { laneFencedError } from "../../../src/core/lifecycle/lane-store.js";
+import { createMemoryLaneStore } from "../../../src/core/lifecycle/memory-lane-store.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
 import type { BrainReply } from "../../../src/core/message/outbound-reply.js";
 import type { Poster, PostResult } from "../../../src/core/outbound/poster.js";
@@ -96,6 +97,8 @@ function scriptedPoster(answers: Answer[], during?: () => void): Poster & { read
 
 interface Setup {
   readonly consumer: Consumer;
+  /** Runs a job as the lane runner does, storing its steps in a memory lane. */
+  readonly run: (job: Job, onSave?: SaveHook) => Promise<JobOutcome>;
   readonly brain: CountingBrain;
   readonly poster: ReturnType<typeof scriptedPoster>;
   readonly store: ConversationStore;
@@ -130,7 +133,6 @@ async function setup(options: SetupOptions = {}): Promise<Setup> {
     brains: new Map([["echo", brain]]),
     poster,
     store,
-    sequences: createMemorySequenceCounter(),
     clock,
     random: () => 0.5,
     newId: () => {
@@ -140,8 +142,27 @@ async function setup(options: SetupOptions = {}): Promise<Setup> {
     logger,
     env: () => undefined,
   });
-  return { consumer, brain, poster, store, clock, lines };
+  // The lane the runs store through, as the lane runner gives its hooks: numbers from its last.
+  const lanes = createMemoryLaneStore(store);
+  const run = async (job: Job, onSave?: SaveHook): Promise<JobOutcome> => {
+    const ticket = {
+      key: conversationKey(job.message.channel, job.message.message.conversationId),
+      epoch: lanes.epoch,
+    };
+    const firstSequence = (await lanes.lastSequence(ticket)) + 1;
+    return consumer.run(job, {
+      firstSequence,
+      save: async (next, answered) => {
+        await onSave?.(next);
+        await lanes.save(ticket, next, answered);
+      },
+    });
+  };
+  return { consumer, run, brain, poster, store, clock, lines };
 }
+
+/** What a test hears of each step a run stores; one that throws fails the step's write. */
+type SaveHook = (job: Job) => void | Promise<void>;
 
 function queued(text: string, channel = "webhook"): QueuedMessage {
   return {
@@ -167,14 +188,14 @@ function expectKind<K extends CircuitOutcome["kind"]>(raw: JobOutcome, kind: K):
 
 describe("job runner", () => {
   it("gives a replayed job's undelivered replies the conversation's next sequence numbers, keeping their ids and the delivered one", async () => {
-    const { consumer, brain, poster } = await setup({ answers: [200, 400, 200] });
-    const dead = expectKind(await consumer.run(newJob(queued("one|two|three"))), "dead");
+    const { run, brain, poster } = await setup({ answers: [200, 400, 200] });
+    const dead = expectKind(await run(newJob(queued("one|two|three"))), "dead");
     // Another message of the conversation was answered meanwhile: it took 4.
-    const other = expectKind(await consumer.run(newJob({ ...queued("between"), id: "msg-2" })), "done");
+    const other = expectKind(await run(newJob({ ...queued("between"), id: "msg-2" })), "done");
     expect(other.job.replies?.map((reply) => reply.sequence)).toEqual([4]);
 
     const replayed = replayableJob({ job: dead.job, error: dead.error, attempts: 1, diedAt: T0 });
-    const outcome = expectKind(await consumer.run(replayed), "done");
+    const outcome = expectKind(await run(replayed), "done");
 
     expect(brain.calls).toBe(2);
     const again = poster.posted.slice(3);
@@ -191,11 +212,11 @@ describe("job runner", () => {
   });
 
   it("saves the new numbers before posting, so a replay that fails again keeps them", async () => {
-    const { consumer } = await setup({ answers: [400, 503] });
-    const dead = expectKind(await consumer.run(newJob(queued("one"))), "dead");
+    const { run } = await setup({ answers: [400, 503] });
+    const dead = expectKind(await run(newJob(queued("one"))), "dead");
     const saved: Job[] = [];
     const retry = expectKind(
-      await consumer.run(replayableJob({ job: dead.job, error: dead.error, attempts: 1, diedAt: T0 }), (job) => {
+      await run(replayableJob({ job: dead.job, error: dead.error, attempts: 1, diedAt: T0 }), (job) => {
         saved.push(job);
       }),
       "retry",
@@ -206,8 +227,8 @@ describe("job runner", () => {
   });
 
   it("asks the brain once, then delivers every reply in order and returns done", async () => {
-    const { consumer, brain, poster } = await setup();
-    const outcome = expectKind(await consumer.run(newJob(queued("one|two|three"))), "done");
+    const { run, brain, poster } = await setup();
+    const outcome = expectKind(await run(newJob(queued("one|two|three"))), "done");
 
     expect(brain.calls).toBe(1);
     expect(textsOf(poster.posted)).toEqual(["one", "two", "three"]);
@@ -227,11 +248,11 @@ describe("job runner", () => {
   });
 
   it("resumes a job that already holds replies at `delivered` without asking the brain again", async () => {
-    const { consumer, brain, poster, store } = await setup({ answers: [200, 503, 200] });
-    const first = expectKind(await consumer.run(newJob(queued("one|two|three"))), "retry");
+    const { run, brain, poster, store } = await setup({ answers: [200, 503, 200] });
+    const first = expectKind(await run(newJob(queued("one|two|three"))), "retry");
     expect(first.job.delivered).toBe(1);
 
-    const second = expectKind(await consumer.run(first.job), "done");
+    const second = expectKind(await run(first.job), "done");
 
     expect(brain.calls).toBe(1);
     expect(textsOf(poster.posted)).toEqual(["one", "two", "two", "three"]);
@@ -250,14 +271,14 @@ describe("job runner", () => {
   });
 
   it("calls the progress hook after the brain step and after each delivered reply except the last", async () => {
-    const { consumer, poster } = await setup();
+    const { run, poster } = await setup();
     const saved: Job[] = [];
     const postsAtSave: number[] = [];
-    const onProgress: ProgressHook = (job) => {
+    const onProgress: SaveHook = (job) => {
       saved.push(job);
       postsAtSave.push(poster.posted.length);
     };
-    const outcome = expectKind(await consumer.run(newJob(queued("one|two|three")), onProgress), "done");
+    const outcome = expectKind(await run(newJob(queued("one|two|three")), onProgress), "done");
 
     expect(saved.map((job) => job.delivered)).toEqual([0, 1, 2]);
     expect(postsAtSave).toEqual([0, 1, 2]);
@@ -265,10 +286,10 @@ describe("job runner", () => {
   });
 
   it("calls the progress hook only after the brain step for a single reply", async () => {
-    const { consumer } = await setup();
+    const { run } = await setup();
     const saved: number[] = [];
     expectKind(
-      await consumer.run(newJob(queued("only")), (job) => {
+      await run(newJob(queued("only")), (job) => {
         saved.push(job.delivered);
       }),
       "done",
@@ -277,8 +298,8 @@ describe("job runner", () => {
   });
 
   it("returns retry on a failed delivery, keeping the delivered count and counting the attempt", async () => {
-    const { consumer, poster, lines } = await setup({ answers: [200, 503] });
-    const outcome = expectKind(await consumer.run(newJob(queued("one|two|three"))), "retry");
+    const { run, poster, lines } = await setup({ answers: [200, 503] });
+    const outcome = expectKind(await run(newJob(queued("one|two|three"))), "retry");
 
     expect(poster.posted).toHaveLength(2);
     expect(outcome.job.delivered).toBe(1);
@@ -305,24 +326,24 @@ describe("job runner", () => {
   });
 
   it("counts a second failure of the same step as attempt 2", async () => {
-    const { consumer } = await setup({ answers: [503] });
-    const first = expectKind(await consumer.run(newJob(queued("one"))), "retry");
-    const second = expectKind(await consumer.run(first.job), "retry");
+    const { run } = await setup({ answers: [503] });
+    const first = expectKind(await run(newJob(queued("one"))), "retry");
+    const second = expectKind(await run(first.job), "retry");
     expect(second.job.attempts).toBe(2);
     // The ceiling doubled: 0.5 × 2 s.
     expect(second.delayMs).toBe(1_000);
   });
 
   it("honours Retry-After from the receiver", async () => {
-    const { consumer } = await setup({ answers: [{ status: 429, retryAfter: "7" }] });
-    const outcome = expectKind(await consumer.run(newJob(queued("one"))), "retry");
+    const { run } = await setup({ answers: [{ status: 429, retryAfter: "7" }] });
+    const outcome = expectKind(await run(newJob(queued("one"))), "retry");
     expect(outcome.delayMs).toBe(7_000);
     expect(outcome.job.lastError?.status).toBe(429);
   });
 
   it("returns dead with lastError.status 400 for a non-retryable status, after one attempt", async () => {
-    const { consumer, poster } = await setup({ answers: [400] });
-    const outcome = expectKind(await consumer.run(newJob(queued("one|two"))), "dead");
+    const { run, poster } = await setup({ answers: [400] });
+    const outcome = expectKind(await run(newJob(queued("one|two"))), "dead");
 
     expect(poster.posted).toHaveLength(1);
     expect(outcome.error).toEqual({
@@ -337,17 +358,17 @@ describe("job runner", () => {
   });
 
   it("returns dead once max_attempts is reached", async () => {
-    const { consumer } = await setup({ answers: [503], delivery: { max_attempts: 2 } });
-    const first = expectKind(await consumer.run(newJob(queued("one"))), "retry");
-    const second = expectKind(await consumer.run(first.job), "dead");
+    const { run } = await setup({ answers: [503], delivery: { max_attempts: 2 } });
+    const first = expectKind(await run(newJob(queued("one"))), "retry");
+    const second = expectKind(await run(first.job), "dead");
     expect(second.job.attempts).toBe(2);
     expect(second.error.status).toBe(503);
   });
 
-  it("turns a progress hook that throws into a retryable internal_error", async () => {
-    const { consumer, brain, poster } = await setup();
+  it("turns a store that fails the brain's replies into a retry that asks the brain again, with the same numbers", async () => {
+    const { run, brain, poster } = await setup();
     const outcome = expectKind(
-      await consumer.run(newJob(queued("one|two")), () => {
+      await run(newJob(queued("one|two")), () => {
         throw new Error("disk full");
       }),
       "retry",
@@ -359,18 +380,32 @@ describe("job runner", () => {
       retryable: true,
     });
     expect(outcome.job.attempts).toBe(1);
-    // The replies are kept, so the retry delivers them instead of asking the brain again.
-    expect(outcome.job.replies).toHaveLength(2);
-    expect(outcome.job.delivered).toBe(0);
+    // Nothing was stored, numbers and turns included: the retry starts from the brain again.
+    expect(outcome.job.replies).toBeUndefined();
     expect(poster.posted).toHaveLength(0);
-    expect(brain.calls).toBe(1);
+    const retried = expectKind(await run(outcome.job), "done");
+    expect(brain.calls).toBe(2);
+    expect(retried.job.replies?.map((reply) => reply.sequence)).toEqual([1, 2]);
+    expect(poster.posted.map((post) => post.body.sequence)).toEqual([1, 2]);
+  });
+
+  it("stops at once, posting nothing more, when the lane refuses a write (another runner claimed it)", async () => {
+    const { run, poster } = await setup();
+    let saves = 0;
+    const outcome = await run(newJob(queued("one|two|three")), () => {
+      saves += 1;
+      if (saves === 2) throw laneFencedError("webhook:conv-1");
+    });
+    expect(outcome.kind).toBe("fenced");
+    // The first reply was posted after the brain's step was stored; its delivery's write was refused.
+    expect(poster.posted.map((post) => post.body.text)).toEqual(["one"]);
   });
 
   it("turns a progress hook that rejects after a delivery into a retry that keeps the delivery", async () => {
-    const { consumer, poster } = await setup();
+    const { run, poster } = await setup();
     let saves = 0;
     const outcome = expectKind(
-      await consumer.run(newJob(queued("one|two|three")), async () => {
+      await run(newJob(queued("one|two|three")), async () => {
         saves += 1;
         if (saves === 2) throw new Error("store unavailable");
       }),
@@ -383,8 +418,8 @@ describe("job runner", () => {
   });
 
   it("returns dead with config_invalid for an unknown channel, asking no brain and posting nothing", async () => {
-    const { consumer, brain, poster } = await setup();
-    const outcome = expectKind(await consumer.run(newJob(queued("one", "elsewhere"))), "dead");
+    const { run, brain, poster } = await setup();
+    const outcome = expectKind(await run(newJob(queued("one", "elsewhere"))), "dead");
 
     expect(outcome.error).toEqual({
       code: "config_invalid",
@@ -399,8 +434,8 @@ describe("job runner", () => {
   it("retries a failing brain without replies, so the retry asks the brain again", async () => {
     let failing = true;
     const brain = countingEcho(() => (failing ? new Error("model overloaded") : undefined));
-    const { consumer, poster, lines } = await setup({ brain });
-    const first = expectKind(await consumer.run(newJob(queued("one"))), "retry");
+    const { run, poster, lines } = await setup({ brain });
+    const first = expectKind(await run(newJob(queued("one"))), "retry");
 
     expect(first.job.replies).toBeUndefined();
     expect(first.job.lastError).toMatchObject({ code: "brain_failed", retryable: true });
@@ -408,27 +443,27 @@ describe("job runner", () => {
     expect(lines).toContainEqual(expect.objectContaining({ level: "warn", step: "brain", code: "brain_failed" }));
 
     failing = false;
-    expectKind(await consumer.run(first.job), "done");
+    expectKind(await run(first.job), "done");
     expect(brain.calls).toBe(2);
     expect(textsOf(poster.posted)).toEqual(["one"]);
   });
 
   it("stamps stepStartedAt with the injected clock at the start of the attempt", async () => {
     // The POST takes 2 s of fake time: stepStartedAt is when it began, not when it failed.
-    const { consumer, clock } = await setup({ answers: [503, 503, 200], duringPost: (c) => c.advance(2_000) });
+    const { run, clock } = await setup({ answers: [503, 503, 200], duringPost: (c) => c.advance(2_000) });
     const start = T0 + 123_456;
     clock.set(start);
 
-    const first = expectKind(await consumer.run(newJob(queued("one"))), "retry");
+    const first = expectKind(await run(newJob(queued("one"))), "retry");
     expect(first.job.stepStartedAt).toBe(start);
 
     clock.advance(60_000);
-    const second = expectKind(await consumer.run(first.job), "retry");
+    const second = expectKind(await run(first.job), "retry");
     expect(second.job.stepStartedAt).toBe(start);
     expect(second.job.attempts).toBe(2);
 
     // A finished step leaves no failure state behind.
-    const done = expectKind(await consumer.run(second.job), "done");
+    const done = expectKind(await run(second.job), "done");
     expect(done.job.stepStartedAt).toBeUndefined();
     expect(done.job.lastError).toBeUndefined();
     expect(done.job.attempts).toBe(0);
@@ -436,15 +471,15 @@ describe("job runner", () => {
 
   it("stamps stepStartedAt of a failed brain step with the injected clock", async () => {
     const brain = countingEcho(() => new Error("down"));
-    const { consumer, clock } = await setup({ brain });
+    const { run, clock } = await setup({ brain });
     clock.set(T0 + 42);
-    const outcome = expectKind(await consumer.run(newJob(queued("one"))), "retry");
+    const outcome = expectKind(await run(newJob(queued("one"))), "retry");
     expect(outcome.job.stepStartedAt).toBe(T0 + 42);
   });
 
   it('logs the "410 Gone" error line and dead-letters on 410', async () => {
-    const { consumer, lines } = await setup({ answers: [410] });
-    const outcome = expectKind(await consumer.run(newJob(queued("one"))), "dead");
+    const { run, lines } = await setup({ answers: [410] });
+    const outcome = expectKind(await run(newJob(queued("one"))), "dead");
 
     expect(outcome.error.status).toBe(410);
     const gone = lines.filter((line) => String(line.msg).includes("410 Gone"));
@@ -465,8 +500,8 @@ describe("job runner", () => {
   });
 
   it('does not log "410 Gone" for another non-retryable status', async () => {
-    const { consumer, lines } = await setup({ answers: [404] });
-    expectKind(await consumer.run(newJob(queued("one"))), "dead");
+    const { run, lines } = await setup({ answers: [404] });
+    expectKind(await run(newJob(queued("one"))), "dead");
     expect(lines.some((line) => String(line.msg).includes("410 Gone"))).toBe(false);
   });
 });

@@ -24,6 +24,7 @@ const CODES: Readonly<Record<ErrorCode, true>> = {
   brain_failed: true,
   delivery_failed: true,
   config_invalid: true,
+  lane_fenced: true,
 };
 const codes = Object.keys(CODES) as ErrorCode[];
 

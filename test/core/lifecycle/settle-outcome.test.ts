@@ -1,14 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
 import type { Job, JobError, JobOutcome } from "../../../src/core/lifecycle/job.js";
-import { type JobLedger, writeSettlement } from "../../../src/core/lifecycle/job-ledger.js";
 import {
   type Settlement,
   settleOutcome,
   UNSTORED_RETRY_MS,
   unstoredSettlement,
 } from "../../../src/core/lifecycle/settle-outcome.js";
-import { createLevelLogger, type LogFields, type LogLevel } from "../../../src/core/log/logger.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
 
 const NOW = Date.UTC(2026, 10, 25, 10, 0, 0);
@@ -40,7 +38,7 @@ const hint = (id: string) => `replay ${id}`;
 
 interface Row {
   readonly name: string;
-  readonly outcome: JobOutcome;
+  readonly outcome: Exclude<JobOutcome, { kind: "fenced" }>;
   readonly expected: Settlement;
 }
 
@@ -144,81 +142,5 @@ describe("settleOutcome", () => {
       job: AT_DELIVERY,
       dueAt: NOW + UNSTORED_RETRY_MS,
     });
-  });
-});
-
-describe("writeSettlement", () => {
-  const recording = () => {
-    const operations: string[] = [];
-    const lines: { level: LogLevel; msg: string; fields?: LogFields }[] = [];
-    const logger = createLevelLogger((level, msg, fields) => {
-      lines.push({ level, msg, ...(fields === undefined ? {} : { fields }) });
-      operations.push(`log ${level} ${msg}`);
-    }, "info");
-    const ledger: JobLedger = {
-      finish: (job) => void operations.push(`finish ${job.message.id}`),
-      postpone: (job, dueAt) => void operations.push(`postpone ${job.message.id} ${dueAt - NOW}`),
-      hold: (job, until) => void operations.push(`hold ${job.message.id} ${until - NOW}`),
-      bury: (letter) => void operations.push(`bury ${letter.job.message.id}`),
-    };
-    return { operations, lines, logger, ledger };
-  };
-
-  it("carries each kind out on the ledger, once", () => {
-    const { operations, logger, ledger } = recording();
-    void writeSettlement({ kind: "finish", job: AT_BRAIN }, ledger, logger);
-    void writeSettlement({ kind: "postpone", job: AT_BRAIN, dueAt: NOW + 10 }, ledger, logger);
-    expect(operations).toEqual(["finish msg-1", "postpone msg-1 10"]);
-  });
-
-  it("logs a dead letter only once it is stored, and the whole letter never above debug", () => {
-    const { operations, lines, logger, ledger } = recording();
-    const settlement = settleOutcome(
-      { kind: "dead", job: AT_DELIVERY, error: REFUSED },
-      { now: NOW, replayHint: hint },
-    );
-    void writeSettlement(settlement, ledger, logger);
-    expect(operations).toEqual(["bury msg-1", "log error dead letter: outbound_url answered 400"]);
-    expect(JSON.stringify(lines)).not.toContain('{"text":"a"}');
-  });
-
-  it("logs nothing when the ledger cannot store the dead letter", () => {
-    const { lines, logger, ledger } = recording();
-    const failing: JobLedger = {
-      ...ledger,
-      bury: () => {
-        throw new Error("database is locked");
-      },
-    };
-    const settlement = settleOutcome(
-      { kind: "dead", job: AT_BRAIN, error: BRAIN_DOWN },
-      { now: NOW, replayHint: hint },
-    );
-    expect(() => writeSettlement(settlement, failing, logger)).toThrow("database is locked");
-    expect(lines).toEqual([]);
-  });
-
-  it("waits for a ledger that stores asynchronously before logging", async () => {
-    const { operations, logger, ledger } = recording();
-    let release: () => void = () => undefined;
-    const slow: JobLedger = {
-      ...ledger,
-      bury: (letter) =>
-        new Promise<void>((resolve) => {
-          release = () => {
-            operations.push(`bury ${letter.job.message.id}`);
-            resolve();
-          };
-        }),
-    };
-    const settlement = settleOutcome(
-      { kind: "dead", job: AT_BRAIN, error: BRAIN_DOWN },
-      { now: NOW, replayHint: hint },
-    );
-    const written = writeSettlement(settlement, slow, logger);
-    expect(operations).toEqual([]);
-    release();
-    await written;
-    expect(operations).toEqual(["bury msg-1", 'log error dead letter: brain "bot" failed: 503']);
   });
 });

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/core/config/config-schema.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
+import type { RunHooks } from "../../../src/core/consumer/create-consumer.js";
 import { type Job, newJob } from "../../../src/core/lifecycle/job.js";
 import { type DeliveryThread, startDeliveryThread } from "../../../src/node/delivery-thread/delivery-thread.js";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
@@ -14,6 +15,16 @@ import { failure } from "../../support/failure.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { type ServiceHarness, startHarness } from "../../support/node-service.js";
 import { waitFor } from "../../support/wait-for.js";
+
+/** The hooks of a run whose steps `save` hears of, numbering from 1 (a lane with no reply yet). */
+function hooks(save: (job: Job) => unknown): RunHooks {
+  return {
+    firstSequence: 1,
+    save: async (job) => {
+      await save(job);
+    },
+  };
+}
 
 let harness: ServiceHarness | undefined;
 let thread: DeliveryThread | undefined;
@@ -113,7 +124,10 @@ describe("the delivery thread", () => {
       logger,
     });
     const steps: Job[] = [];
-    const stuck = thread.run(jobFor("m-1", "first"), (job) => steps.push(job));
+    const stuck = thread.run(
+      jobFor("m-1", "first"),
+      hooks((job) => steps.push(job)),
+    );
     await waitFor(() => (replies.length === 1 ? true : undefined), 5_000, "the first attempt");
     await waitFor(() => (steps.length === 1 ? true : undefined), 5_000, "the brain's step reported");
     await thread.terminate();
@@ -127,7 +141,10 @@ describe("the delivery thread", () => {
     ).toBe(true);
 
     hang = false;
-    const outcome = await thread.run(jobFor("m-2", "second"), () => undefined);
+    const outcome = await thread.run(
+      jobFor("m-2", "second"),
+      hooks(() => undefined),
+    );
     expect(outcome.kind).toBe("done");
     await waitFor(() => replies.find((reply) => bodyOf(reply).text === "second"), 5_000, "the second reply");
   });
@@ -139,15 +156,21 @@ describe("the delivery thread", () => {
     const { logger } = createLogSink();
     const config = configFor(receiver.url, { state_dir: folder });
     thread = await startDeliveryThread({ entry: deliveryWorkerEntry(), config, env: {}, logger });
-    const outcome = await thread.run(jobFor("m-1", "kept back"), () => {
-      throw new Error("database is locked");
-    });
+    const outcome = await thread.run(
+      jobFor("m-1", "kept back"),
+      hooks(() => {
+        throw new Error("database is locked");
+      }),
+    );
     expect(outcome.kind).toBe("retry");
     expect(outcome.job.lastError?.message).toContain("database is locked");
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(replies).toHaveLength(0);
 
-    const saved = await thread.run(jobFor("m-2", "sent"), () => undefined);
+    const saved = await thread.run(
+      jobFor("m-2", "sent"),
+      hooks(() => undefined),
+    );
     expect(saved.kind).toBe("done");
     expect(replies.map((reply) => bodyOf(reply).text)).toEqual(["sent"]);
   });
@@ -161,9 +184,21 @@ describe("the delivery thread", () => {
       env: {},
       logger,
     });
-    expect((await thread.run(jobFor("m-1", "hi"), () => undefined)).kind).toBe("done");
+    expect(
+      (
+        await thread.run(
+          jobFor("m-1", "hi"),
+          hooks(() => undefined),
+        )
+      ).kind,
+    ).toBe("done");
     await thread.close(1_000);
-    const error = await failure(thread.run(jobFor("m-2", "late"), () => undefined));
+    const error = await failure(
+      thread.run(
+        jobFor("m-2", "late"),
+        hooks(() => undefined),
+      ),
+    );
     expect(error.code).toBe("shutting_down");
   });
 
@@ -179,7 +214,10 @@ describe("the delivery thread", () => {
       routes: [{ channel: "webhook", brain: "bot" }],
     });
     thread = await startDeliveryThread({ entry: deliveryWorkerEntry(), config, env: {}, logger });
-    const stuck = thread.run(jobFor("m-1", "hello?"), () => undefined);
+    const stuck = thread.run(
+      jobFor("m-1", "hello?"),
+      hooks(() => undefined),
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     const startedAt = Date.now();
     await thread.close(300);

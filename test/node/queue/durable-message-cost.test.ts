@@ -128,8 +128,9 @@ async function harness(): Promise<Harness> {
   });
   const queue = createJobQueue({
     capacity: 1_000,
-    run: (job, onProgress, admission) => built.consumer.run(job, onProgress, admission),
-    store: state.jobs,
+    run: (job, hooks, admission) => built.consumer.run(job, hooks, admission),
+    store: state.lanes,
+    epoch: state.epoch,
     logger,
   });
   const metered = meter(db);
@@ -197,22 +198,23 @@ describe("what one message costs the state database on Node (state_dir)", () => 
     const dead = await measure(h, ["dead-2"], ["c1"], 1);
 
     expect({ first, echo, retried, dead }).toEqual({
-      // echo: 1 commit: the accepted job (INSERT), with the delete of the job before (DELETE);
-      // 1 commit: the brain's reply, stored before it is posted (UPDATE), with the
-      // conversation's highest sequence number (INSERT … ON CONFLICT).
-      echo: { statements: 4, commits: 2 },
+      // Every transaction first reads the file's epoch (SELECT), so that a process another one
+      // took over writes nothing. echo: 1 commit: the accepted job (INSERT), with the delete of
+      // the job before (DELETE); 1 commit: the brain's reply, stored before it is posted
+      // (UPDATE), with the conversation's last sequence number (INSERT … ON CONFLICT).
+      echo: { statements: 6, commits: 2 },
       // The first message of a conversation reads its last sequence number once (SELECT) and
       // has no delete before it.
-      first: { statements: 4, commits: 2 },
+      first: { statements: 6, commits: 2 },
       // As echo, plus 1 commit: the failed attempt's count and error (UPDATE).
-      retried: { statements: 5, commits: 3 },
+      retried: { statements: 8, commits: 3 },
       // As echo without the delete before, plus 1 commit: the dead letter (INSERT) and the
       // job's removal (DELETE).
-      dead: { statements: 5, commits: 3 },
+      dead: { statements: 8, commits: 3 },
     });
   });
 
-  it("commits a burst of twenty messages accepted in one turn in two transactions of four statements, not one per message", async () => {
+  it("commits a burst of twenty messages accepted in one turn in two transactions of three statements each, not one per message", async () => {
     const h = await harness();
     open = h;
     const conversations = Array.from({ length: 20 }, (_, index) => `c${index}`);
@@ -221,10 +223,10 @@ describe("what one message costs the state database on Node (state_dir)", () => 
     await measure(h, texts, conversations, 20);
     const burst = await measure(h, texts, conversations, 20);
 
-    // 1 commit: the 20 accepted jobs (one INSERT … SELECT FROM json_each) and the 20 deletes of
-    // the burst before (one DELETE … IN json_each); 1 commit: the 20 replies (one UPDATE … FROM
-    // json_each) and their conversations' sequence numbers (one INSERT … SELECT FROM
-    // json_each). The burst's own deletes wait for the next commit.
-    expect(burst).toEqual({ statements: 4, commits: 2 });
+    // 1 commit: the epoch (SELECT), the 20 accepted jobs (one INSERT … SELECT FROM json_each)
+    // and the 20 deletes of the burst before (one DELETE … IN json_each); 1 commit: the epoch,
+    // the 20 replies (one UPDATE … FROM json_each) and their conversations' sequence numbers
+    // (one INSERT … SELECT FROM json_each). The burst's own deletes wait for the next commit.
+    expect(burst).toEqual({ statements: 6, commits: 2 });
   });
 });

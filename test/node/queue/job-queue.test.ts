@@ -129,7 +129,8 @@ describe("createJobQueue", () => {
     const runs: string[] = [];
     const queue = createJobQueue({
       capacity: 10,
-      store: state.jobs,
+      store: state.lanes,
+      epoch: state.epoch,
       logger,
       run: (job) => {
         runs.push(job.message.id);
@@ -186,7 +187,8 @@ describe("createJobQueue", () => {
     const runs: string[] = [];
     const queue = createJobQueue({
       capacity: 10,
-      store: state.jobs,
+      store: state.lanes,
+      epoch: state.epoch,
       logger,
       run: (job) => {
         runs.push(job.message.id);
@@ -238,11 +240,11 @@ describe("createJobQueue", () => {
     const queue = createJobQueue({
       capacity: 10,
       logger,
-      run: (job, onProgress) => {
+      run: (job, hooks) => {
         seen.push(job);
         if (seen.length > 1) return Promise.resolve(done(job));
         // The delivery thread stopped after the brain had answered.
-        onProgress({ ...job, replies: [{ id: "r-1", sequence: 1, body: "{}" }] });
+        void hooks.save({ ...job, replies: [{ id: "r-1", sequence: 1, body: "{}" }] }, { turns: [] });
         return Promise.reject(new Error("the delivery thread stopped"));
       },
     });

@@ -10,12 +10,12 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { conversationKey } from "../../../src/core/conversation/conversation-store.js";
 import { type Job, newJob } from "../../../src/core/lifecycle/job.js";
-import { jobKey } from "../../../src/core/lifecycle/pending-job-store.js";
 import { openSqliteBackend } from "../../../src/node/state/sqlite-backend.js";
 import { LATER_WRITES_MAX_WAIT_MS } from "../../../src/node/state/sqlite-group-commit.js";
 import { STATE_FILE } from "../../../src/node/state/sqlite-state.js";
 import type { StateBackend } from "../../../src/node/state/state-backend.js";
 import { createLogSink } from "../../support/log-sink.js";
+import { ticketOf } from "../../support/sqlite-lanes.js";
 
 const dirs: string[] = [];
 const backends: StateBackend[] = [];
@@ -67,17 +67,19 @@ describe("the group commit of state_dir", () => {
     if (db === undefined) throw new Error("no database");
     const done = job();
     const running = job();
-    await Promise.all([state.jobs.add(done), state.jobs.add(running)]);
+    await Promise.all([state.lanes.add(done), state.lanes.add(running)]);
 
     // Another connection holds the write lock, and this one does not wait for it.
     db.pragma("busy_timeout = 0");
     const locker = other(dir);
     locker.exec("BEGIN IMMEDIATE");
-    await state.jobs.remove(jobKey(done));
-    const added = state.jobs.add(job());
-    const updated = state.jobs.update({ ...running, attempts: 1 });
+    // A finished job's delete waits for the next group, which this add and update start now.
+    const removed = state.lanes.finish(ticketOf(state, done), done);
+    const added = state.lanes.add(job());
+    const updated = state.lanes.save(ticketOf(state, running), { ...running, attempts: 1 });
     await expect(added).rejects.toThrow(/locked|busy/i);
     await expect(updated).rejects.toThrow(/locked|busy/i);
+    await expect(removed).rejects.toThrow(/locked|busy/i);
     expect(lines.map((line) => line.msg)).toEqual(
       expect.arrayContaining([
         "cannot commit accepted messages to state_dir",
@@ -89,7 +91,7 @@ describe("the group commit of state_dir", () => {
     // The finished job is delivered again after a restart (same webhook-id): nothing is lost.
     expect(storedIds(locker)).toEqual([done.message.id, running.message.id]);
     const next = job();
-    await state.jobs.add(next);
+    await state.lanes.add(next);
     expect(storedIds(locker)).toEqual([done.message.id, running.message.id, next.message.id]);
   });
 
@@ -98,29 +100,31 @@ describe("the group commit of state_dir", () => {
     const { dir, state } = await open();
     const reader = other(dir);
     const [first, second, third] = [job(), job(), job()];
-    await Promise.all([state.jobs.add(first), state.jobs.add(second)]);
+    await Promise.all([state.lanes.add(first), state.lanes.add(second)]);
 
-    await state.jobs.remove(jobKey(first));
+    const firstRemoved = state.lanes.finish(ticketOf(state, first), first);
     await turn();
-    // Waiting: read as gone by the store, still in the file.
-    expect(await state.jobs.get(jobKey(first))).toBeUndefined();
+    // Waiting: still in the file.
     expect(storedIds(reader)).toEqual([first.message.id, second.message.id]);
-    await state.jobs.add(third);
+    await state.lanes.add(third);
     expect(storedIds(reader)).toEqual([second.message.id, third.message.id]);
 
-    await state.jobs.remove(jobKey(second));
+    const secondRemoved = state.lanes.finish(ticketOf(state, second), second);
     await turn();
     expect(storedIds(reader)).toEqual([second.message.id, third.message.id]);
     await vi.advanceTimersByTimeAsync(LATER_WRITES_MAX_WAIT_MS);
     expect(storedIds(reader)).toEqual([third.message.id]);
+    // Each finish resolved once its delete committed.
+    await Promise.all([firstRemoved, secondRemoved]);
   });
 
   it("commits what waits when the backend closes", async () => {
     const { dir, state } = await open();
     const finished = job();
-    await state.jobs.add(finished);
-    await state.jobs.remove(jobKey(finished));
+    await state.lanes.add(finished);
+    const removed = state.lanes.finish(ticketOf(state, finished), finished);
     await state.close();
+    await removed;
     backends.splice(backends.indexOf(state), 1);
     expect(storedIds(other(dir))).toEqual([]);
   });
@@ -136,24 +140,51 @@ describe("the group commit of state_dir", () => {
       )?.last;
     const later = job("c9");
     const older = job("c9");
-    await Promise.all([state.jobs.add(later), state.jobs.add(older)]);
+    await Promise.all([state.lanes.add(later), state.lanes.add(older)]);
     expect(last()).toBeUndefined();
     const reply = (sequence: number) => ({ id: `r${sequence}`, sequence, body: "{}" });
-    await state.jobs.update({ ...later, replies: [reply(7), reply(8)] });
+    await state.lanes.save(ticketOf(state, later), { ...later, replies: [reply(7), reply(8)] });
     expect(last()).toBe(8);
-    await state.jobs.update({ ...older, replies: [reply(5)] });
+    await state.lanes.save(ticketOf(state, older), { ...older, replies: [reply(5)] });
     expect(last()).toBe(8);
-    expect(await state.sequences.reserve(conversationKey("webhook", "c9"), 1)).toBe(9);
+    expect(await state.lanes.lastSequence(ticketOf(state, later))).toBe(8);
   });
 
-  it("commits a conversation's turns in the group of their turn, and reads them once committed", async () => {
+  it("commits a conversation's turns in the group of their replies, and reads them once committed", async () => {
     const { state } = await open();
     const key = conversationKey("webhook", "c1");
     const pending = job();
-    await state.jobs.add(pending);
-    const appended = state.conversations.append(key, [{ role: "user", text: "hello", at: 1 }]);
-    const updated = state.jobs.update({ ...pending, attempts: 1 });
-    await Promise.all([appended, updated]);
+    await state.lanes.add(pending);
+    const replies = [{ id: "r1", sequence: 1, body: "{}" }];
+    await state.lanes.save(
+      ticketOf(state, pending),
+      { ...pending, replies },
+      {
+        turns: [{ role: "user", text: "hello", at: 1 }],
+      },
+    );
     expect(await state.conversations.history(key, 10)).toEqual([{ role: "user", text: "hello", at: 1 }]);
+  });
+
+  it("refuses every write once another process claimed the file: accepted messages 503, runs fenced", async () => {
+    const { dir, state } = await open();
+    const pending = job();
+    await state.lanes.add(pending);
+    // A second service process opens the same state_dir (a restart while this one was frozen).
+    const second = openSqliteBackend(dir, createLogSink().logger);
+    backends.push(second);
+    await expect(state.lanes.add(job())).rejects.toMatchObject({ code: "state_unavailable" });
+    await expect(state.lanes.save(ticketOf(state, pending), { ...pending, attempts: 1 })).rejects.toMatchObject({
+      code: "lane_fenced",
+    });
+    expect(() =>
+      state.lanes.bury(ticketOf(state, pending), {
+        job: pending,
+        error: { code: "brain_failed", message: "x", retryable: false },
+        attempts: 1,
+        diedAt: 1,
+      }),
+    ).toThrow(/another webhook-channel process/);
+    await second.lanes.add(job());
   });
 });

@@ -9,10 +9,8 @@ import { listDeadLetters } from "../../../src/node/state/dead-letters.js";
 import { SCHEMA_VERSION } from "../../../src/node/state/schema-migrations.js";
 import { createSqliteConversationStore } from "../../../src/node/state/sqlite-conversation-store.js";
 import { createSqliteIdempotencyStore } from "../../../src/node/state/sqlite-idempotency-store.js";
-import { createSqlitePendingJobStore } from "../../../src/node/state/sqlite-pending-job-store.js";
-import { createSqliteSequenceCounter } from "../../../src/node/state/sqlite-sequence-counter.js";
 import { openStateDb, STATE_FILE, type StateDb } from "../../../src/node/state/sqlite-state.js";
-import { createLogSink } from "../../support/log-sink.js";
+import { openSqliteLanes } from "../../support/sqlite-lanes.js";
 
 const newStateDir = () => mkdtemp(join(tmpdir(), "webhook-channel-schema-"));
 
@@ -107,7 +105,7 @@ describe("state schema versions", () => {
 
     const db = openStateDb(stateDir);
     expect(userVersion(db)).toBe(SCHEMA_VERSION);
-    expect(createSqlitePendingJobStore(db, createLogSink().logger).takePending()).toEqual([job("m1")]);
+    expect(openSqliteLanes(db).takePending()).toEqual([job("m1")]);
     expect(
       await createSqliteIdempotencyStore(db).reserve(
         "webhook",
@@ -120,7 +118,8 @@ describe("state schema versions", () => {
       committed: true,
     });
     expect(listDeadLetters(db)).toEqual([{ id: "dead", channel: "webhook", letter }]);
-    expect(await createSqliteSequenceCounter(db).reserve("c1", 1)).toBe(4);
+    const lanes = openSqliteLanes(db);
+    expect(await lanes.lastSequence({ key: "c1", epoch: lanes.epoch })).toBe(3);
     expect(await createSqliteConversationStore(db).history("c1", 10)).toEqual([
       { role: "user", text: "hello", at: 1_500 },
     ]);
@@ -151,7 +150,7 @@ describe("state schema versions", () => {
 
     const second = openStateDb(stateDir);
     expect(userVersion(second)).toBe(SCHEMA_VERSION);
-    expect(createSqlitePendingJobStore(second, createLogSink().logger).takePending()).toEqual([job("m1")]);
+    expect(openSqliteLanes(second).takePending()).toEqual([job("m1")]);
     second.close();
   });
 });

@@ -5,10 +5,8 @@ import { describe, expect, it } from "vitest";
 import { conversationKey } from "../../../src/core/conversation/conversation-store.js";
 import { createSqliteConversationStore } from "../../../src/node/state/sqlite-conversation-store.js";
 import { createSqliteIdempotencyStore } from "../../../src/node/state/sqlite-idempotency-store.js";
-import { createSqlitePendingJobStore } from "../../../src/node/state/sqlite-pending-job-store.js";
-import { createSqliteSequenceCounter } from "../../../src/node/state/sqlite-sequence-counter.js";
 import { openStateDb } from "../../../src/node/state/sqlite-state.js";
-import { createLogSink } from "../../support/log-sink.js";
+import { openSqliteLanes } from "../../support/sqlite-lanes.js";
 
 const newStateDir = () => mkdtemp(join(tmpdir(), "webhook-channel-sqlite-"));
 const turn = (text: string, at: number) => ({ role: "user" as const, text, at });
@@ -30,41 +28,37 @@ describe("SQLite state", () => {
     expect(await reopened.history("c1", 0)).toEqual([]);
   });
 
-  it("continues reply sequences across a reopen from the numbers stored with jobs, and only from those", async () => {
+  it("continues reply sequences across a reopen from the numbers stored with replies, and only from those", async () => {
     const stateDir = await newStateDir();
     const first = openStateDb(stateDir);
-    const counter = createSqliteSequenceCounter(first);
-    const jobs = createSqlitePendingJobStore(first, createLogSink().logger);
-    const c1 = conversationKey("webhook", "c1");
-    const c2 = conversationKey("webhook", "c2");
-    expect(await counter.reserve(c1, 1)).toBe(1);
-    expect(await counter.reserve(c1, 2)).toBe(2);
+    const lanes = openSqliteLanes(first);
+    const c1 = { key: conversationKey("webhook", "c1"), epoch: lanes.epoch };
     const job = {
       message: { id: "m1", channel: "webhook", receivedAt: 1_000, message: { senderId: "a", conversationId: "c1" } },
       delivered: 0,
       attempts: 0,
     };
-    await jobs.add(job);
-    await jobs.update({
-      ...job,
-      replies: [
-        { id: "r2", sequence: 2, body: "{}" },
-        { id: "r3", sequence: 3, body: "{}" },
-      ],
-    });
-    // Reserved but never stored with a job, so never posted: handed out again after a restart.
-    expect(await counter.reserve(c2, 1)).toBe(1);
+    await lanes.add(job);
+    expect(await lanes.lastSequence(c1)).toBe(0);
+    const replies = [
+      { id: "r1", sequence: 1, body: "{}" },
+      { id: "r2", sequence: 2, body: "{}" },
+    ];
+    await lanes.save(c1, { ...job, replies }, { turns: [] });
+    // Progress without new replies moves nothing.
+    await lanes.save(c1, { ...job, replies, delivered: 1 });
+    expect(await lanes.lastSequence(c1)).toBe(2);
     first.close();
 
-    const reopened = createSqliteSequenceCounter(openStateDb(stateDir));
-    expect(await reopened.reserve(c1, 1)).toBe(4);
-    expect(await reopened.reserve(c2, 1)).toBe(1);
+    const reopened = openSqliteLanes(openStateDb(stateDir));
+    expect(await reopened.lastSequence({ key: c1.key, epoch: reopened.epoch })).toBe(2);
+    expect(await reopened.lastSequence({ key: conversationKey("webhook", "c2"), epoch: reopened.epoch })).toBe(0);
   });
 
   it("remembers an Idempotency-Key committed with its message across a reopen", async () => {
     const stateDir = await newStateDir();
     const db = openStateDb(stateDir);
-    const jobs = createSqlitePendingJobStore(db, createLogSink().logger);
+    const jobs = openSqliteLanes(db);
     const store = createSqliteIdempotencyStore(db);
     const record = { messageId: "m1", conversationId: "a" };
     expect(await store.reserve("webhook", "k", record, 1_000)).toBeUndefined();

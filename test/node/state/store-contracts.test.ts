@@ -6,20 +6,20 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
+import { openSqliteBackend } from "../../../src/node/state/sqlite-backend.js";
 import { createSqliteConversationStore } from "../../../src/node/state/sqlite-conversation-store.js";
 import { createSqliteDeadLetterStore } from "../../../src/node/state/sqlite-dead-letter-store.js";
+import { claimSqliteEpoch } from "../../../src/node/state/sqlite-epoch.js";
 import { createSqliteIdempotencyStore } from "../../../src/node/state/sqlite-idempotency-store.js";
-import { createSqlitePendingJobStore } from "../../../src/node/state/sqlite-pending-job-store.js";
-import { createSqliteSequenceCounter } from "../../../src/node/state/sqlite-sequence-counter.js";
 import { openStateDb, type StateDb } from "../../../src/node/state/sqlite-state.js";
+import type { StateBackend } from "../../../src/node/state/state-backend.js";
 import { conversationStoreContract } from "../../shared/store-contracts/conversation-store-contract.js";
 import { deadLetterStoreContract, keptThroughCore } from "../../shared/store-contracts/dead-letter-store-contract.js";
 import {
   idempotencyStoreContract,
   queuedThroughJobStore,
 } from "../../shared/store-contracts/idempotency-store-contract.js";
-import { pendingJobStoreContract } from "../../shared/store-contracts/pending-job-store-contract.js";
-import { sequenceCounterContract } from "../../shared/store-contracts/sequence-counter-contract.js";
+import { laneStoreContract } from "../../shared/store-contracts/lane-store-contract.js";
 import { createLogSink } from "../../support/log-sink.js";
 
 const opened: { dir: string; db: StateDb }[] = [];
@@ -32,7 +32,27 @@ async function freshDb(): Promise<StateDb> {
   return db;
 }
 
+/** Backends opened by a test, closed after it; their folders are removed with the others. */
+const closing: (() => void | Promise<void>)[] = [];
+const dirs: string[] = [];
+
+/** A state_dir of its own for one test. */
+async function freshDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "webhook-channel-contract-"));
+  dirs.push(dir);
+  return dir;
+}
+
+function backendDb(backend: StateBackend): StateDb {
+  const db = backend.sqlite?.db;
+  if (db === undefined) throw new Error("not a SQLite backend");
+  return db;
+}
+
 afterEach(async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  for (const close of closing.splice(0)) await close();
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
   const done = opened.splice(0);
   // Let deferred writes (grouped commits and deletes run on setImmediate) finish first.
   await new Promise((resolve) => setImmediate(resolve));
@@ -43,15 +63,48 @@ afterEach(async () => {
 });
 
 conversationStoreContract("SQLite", async () => createSqliteConversationStore(await freshDb()));
-sequenceCounterContract("SQLite", async () => createSqliteSequenceCounter(await freshDb()));
 idempotencyStoreContract("SQLite", async () => {
-  const db = await freshDb();
-  // The key is committed with its message, in the transaction of the job store's `add`.
-  const jobs = createSqlitePendingJobStore(db, createLogSink().logger);
+  const dir = await freshDir();
+  const backend = openSqliteBackend(dir, createLogSink().logger);
+  closing.push(() => backend.close());
+  // The key is committed with its message, in the transaction of the lane store's `add`.
   return {
-    store: createSqliteIdempotencyStore(db),
-    queue: queuedThroughJobStore(jobs),
+    store: createSqliteIdempotencyStore(backendDb(backend)),
+    queue: queuedThroughJobStore(backend.lanes),
   };
 });
-pendingJobStoreContract("SQLite", async () => createSqlitePendingJobStore(await freshDb(), createLogSink().logger));
+laneStoreContract(
+  "SQLite",
+  async () => {
+    const dir = await freshDir();
+    const backend = openSqliteBackend(dir, createLogSink().logger);
+    closing.push(() => backend.close());
+    const db = backendDb(backend);
+    const lanes = backend.sqlite?.lanes;
+    if (lanes === undefined) throw new Error("no SQLite lanes");
+    const last = db.prepare<[string], { last: number }>("SELECT last FROM sequences WHERE conversation = ?");
+    return {
+      store: lanes,
+      ticket: (key) => Promise.resolve({ key, epoch: lanes.epoch }),
+      // A second process opening the same state_dir claims the file.
+      claimElsewhere: () => {
+        claimSqliteEpoch(db);
+        return Promise.resolve();
+      },
+      lastSequenceElsewhere: (key) => Promise.resolve(last.get(key)?.last ?? 0),
+      turns: (key) => createSqliteConversationStore(db).history(key, 100),
+      jobs: (key) =>
+        Promise.resolve(
+          lanes
+            .takePending()
+            .filter(
+              (job) =>
+                `${job.message.channel.length}:${job.message.channel}:${job.message.message.conversationId}` === key,
+            ),
+        ),
+      replays: "inbox",
+    };
+  },
+  { keepsJobs: true },
+);
 deadLetterStoreContract("SQLite", async () => keptThroughCore(createSqliteDeadLetterStore(await freshDb())));

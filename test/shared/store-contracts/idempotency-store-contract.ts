@@ -15,7 +15,7 @@ import {
   type IdempotencyStore,
   PENDING_LEASE_MS,
 } from "../../../src/core/idempotency/idempotency-store.js";
-import type { PendingJobStore } from "../../../src/core/lifecycle/pending-job-store.js";
+import type { LaneStore } from "../../../src/core/lifecycle/lane-store.js";
 
 /** An idempotency store under test, with how its message gets queued. */
 export interface IdempotencyStoreSubject {
@@ -31,7 +31,7 @@ export interface IdempotencyStoreSubject {
  * The `queue` of a durable store whose key is committed with its message, by the job store's
  * `add` (SQLite, Postgres): it stores the reservation's message with its key.
  */
-export function queuedThroughJobStore(jobs: PendingJobStore): NonNullable<IdempotencyStoreSubject["queue"]> {
+export function queuedThroughJobStore(jobs: Pick<LaneStore, "add">): NonNullable<IdempotencyStoreSubject["queue"]> {
   return async (channel, key, record, now) => {
     await jobs.add({
       message: {

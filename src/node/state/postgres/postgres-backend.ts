@@ -7,10 +7,9 @@ import { createPostgresConversationStore } from "./postgres-conversation-store.j
 import { createPostgresDeadLetterStore } from "./postgres-dead-letter-store.js";
 import { createPostgresHealth } from "./postgres-health.js";
 import { createPostgresIdempotencyStore, pruneIdempotencyKeys } from "./postgres-idempotency-store.js";
+import { createPostgresLaneStore } from "./postgres-lane-store.js";
 import { migratePostgres } from "./postgres-migrations.js";
-import { createPostgresPendingJobStore } from "./postgres-pending-job-store.js";
 import { APPLICATION_NAME, describePostgres, openPostgresPool } from "./postgres-pool.js";
-import { createPostgresSequenceCounter } from "./postgres-sequence-counter.js";
 import { postgresErrorMessage } from "./postgres-state-error.js";
 
 /** The state backend of `postgres_url_env`. */
@@ -26,7 +25,12 @@ export interface PostgresBackend extends StateBackend {
  * Connects and migrates before it returns (several replicas starting at once migrate once);
  * throws when the database cannot be reached or was written by a newer webhook-channel.
  */
-export async function openPostgresBackend(url: string, logger: Logger, clock: Clock): Promise<PostgresBackend> {
+export async function openPostgresBackend(
+  url: string,
+  logger: Logger,
+  clock: Clock,
+  replica: string = newReplicaId(),
+): Promise<PostgresBackend> {
   const where = describePostgres(url);
   const pool = openPostgresPool(url, { logger });
   try {
@@ -36,9 +40,8 @@ export async function openPostgresBackend(url: string, logger: Logger, clock: Cl
     const place = `${where.user}@${where.host}:${where.port}/${where.database}`;
     throw new Error(`cannot open the postgres state (${place}): ${postgresErrorMessage(error)}`, { cause: error });
   }
-  const jobs = createPostgresPendingJobStore(pool, logger);
+  const lanes = createPostgresLaneStore(pool, replica, logger);
   const conversations = createPostgresConversationStore(pool, undefined, logger);
-  const sequences = createPostgresSequenceCounter(pool);
   const authFailures = createPostgresAuthFailureLimiter(pool, clock);
   const deadLetters = createPostgresDeadLetterStore(pool);
   const health = createPostgresHealth(pool, authFailures, logger, where);
@@ -52,12 +55,13 @@ export async function openPostgresBackend(url: string, logger: Logger, clock: Cl
 
   return {
     mode: "postgres",
-    jobs,
+    lanes,
+    // Each lane's epoch comes from the claim that gave it to this replica.
+    epoch: 0,
     idempotency: createPostgresIdempotencyStore(pool),
     conversations,
-    sequences,
     sqlite: undefined,
-    postgres: { pool, jobs, sequences, authFailures },
+    postgres: { pool, lanes, authFailures, replica },
     // Every replica's letters, in the one table: `restore` is for memory mode's queues.
     deadLetterStore: () => deadLetters,
     storedDeadLetters: () => health.deadLetters(),
@@ -72,7 +76,7 @@ export async function openPostgresBackend(url: string, logger: Logger, clock: Cl
       closed ??= (async () => {
         health.stop();
         // What waits for its group (finished jobs' deletes above all) is committed first.
-        await Promise.all([jobs.flush(), conversations.flush()]);
+        await Promise.all([lanes.flush(), conversations.flush()]);
         await pool.end();
       })();
       return closed;
@@ -102,4 +106,9 @@ export async function postgresServerVersion(url: string): Promise<string> {
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/** A replica's id: [a-z0-9] only, since it names the replica's LISTEN channel. */
+export function newReplicaId(): string {
+  return `r${crypto.randomUUID().replaceAll("-", "").slice(0, 15)}`;
 }

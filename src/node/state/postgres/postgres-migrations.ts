@@ -88,6 +88,28 @@ CREATE TABLE webhook_channel.lanes (
 CREATE INDEX lanes_owner ON webhook_channel.lanes (owner);
 `,
   },
+  {
+    version: 2,
+    description: "lanes carry the claim's epoch and the last reply number; sequences folded into them",
+    // A claim raises a lane's epoch, and every write for the conversation checks it in its own
+    // statement (the fence). The last reply number lives in the same row, so that the write that
+    // stores new replies moves it under the same check. A lane row now outlives its owner (owner
+    // NULL: nobody runs it), so that the number survives; only the owned rows are indexed.
+    sql: `
+ALTER TABLE webhook_channel.lanes ALTER COLUMN owner DROP NOT NULL;
+ALTER TABLE webhook_channel.lanes ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
+ALTER TABLE webhook_channel.lanes ADD COLUMN last_seq bigint NOT NULL DEFAULT 0;
+INSERT INTO webhook_channel.lanes AS l (conversation, channel, owner, last_seq)
+  SELECT s.conversation,
+         substr(s.conversation, strpos(s.conversation, ':') + 1, split_part(s.conversation, ':', 1)::int),
+         NULL, s.last
+  FROM webhook_channel.sequences s
+  ON CONFLICT (conversation) DO UPDATE SET last_seq = GREATEST(l.last_seq, excluded.last_seq);
+DROP TABLE webhook_channel.sequences;
+DROP INDEX webhook_channel.lanes_owner;
+CREATE INDEX lanes_owner ON webhook_channel.lanes (owner) WHERE owner IS NOT NULL;
+`,
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

@@ -32,7 +32,6 @@ describe("Postgres schema migrations", () => {
         "lanes",
         "replicas",
         "schema_migrations",
-        "sequences",
         "turns",
       ]);
     } finally {

@@ -6,12 +6,14 @@ import { describe, expect, it } from "vitest";
 import type { AuthFailureLimit } from "../../../../src/core/auth-limit/auth-failure-limiter.js";
 import type { DeadLetter } from "../../../../src/core/dead-letters/dead-letter.js";
 import type { Job } from "../../../../src/core/lifecycle/job.js";
+import { jobsOfLanes } from "../../../../src/node/replicas/lane-statements.js";
 import { createPostgresAuthFailureLimiter } from "../../../../src/node/state/postgres/postgres-auth-failure-limiter.js";
 import { createPostgresDeadLetterStore } from "../../../../src/node/state/postgres/postgres-dead-letter-store.js";
 import { createPostgresIdempotencyStore } from "../../../../src/node/state/postgres/postgres-idempotency-store.js";
-import { createPostgresPendingJobStore } from "../../../../src/node/state/postgres/postgres-pending-job-store.js";
+import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { migratedDatabase, poolOn } from "./fresh-postgres.js";
+import { claimTicket, storedJob } from "./lane-tickets.js";
 
 /** Two "replicas": two pools on one migrated database. */
 async function twoReplicas() {
@@ -61,7 +63,7 @@ describe("Postgres stores across replicas", () => {
     const keyed: Job = { ...accepted, message: { ...accepted.message, idempotencyKey: "retry-me", receivedAt: now } };
     const record = { messageId: keyed.message.id, conversationId: keyed.message.message.conversationId };
     expect(await createPostgresIdempotencyStore(first).reserve("webhook", "retry-me", record, now)).toBeUndefined();
-    await createPostgresPendingJobStore(first, createLogSink().logger).add(keyed);
+    await createPostgresLaneStore(first, "rkeys", createLogSink().logger).add(keyed);
     const retried = await createPostgresIdempotencyStore(second).reserve(
       "webhook",
       "retry-me",
@@ -121,33 +123,36 @@ describe("Postgres stores across replicas", () => {
     for (const letter of letters) await dead.keep(letter, 1_000);
     expect(await dead.replay({ channel })).toBe(40);
 
-    const stores = [first, second].map((pool) => createPostgresPendingJobStore(pool, createLogSink().logger));
-    const taken: Job[][] = await Promise.all(stores.map((store) => store.takeReplayed(() => 15)));
-    const rest = await stores[0]?.takeReplayed();
+    const stores = [first, second].map((pool, index) =>
+      createPostgresLaneStore(pool, `r${index}`, createLogSink().logger),
+    );
+    const taken = await Promise.all(stores.map((store) => store.takeReplayed(() => 15)));
+    const rest = await stores[0]?.takeReplayed(() => Number.POSITIVE_INFINITY);
     const ids = [...taken.flat(), ...(rest ?? [])].map((replayed) => replayed.message.id);
     for (const batch of taken) expect(batch.length).toBeLessThanOrEqual(15);
     expect(new Set(ids).size).toBe(40);
     expect(new Set(ids)).toEqual(new Set(letters.map((letter) => letter.job.message.id)));
     // Taken: they are pending jobs of their lane now, and nothing is left to take.
-    expect(await stores[1]?.takeReplayed()).toEqual([]);
+    expect(await stores[1]?.takeReplayed(() => Number.POSITIVE_INFINITY)).toEqual([]);
     const someLetter = letters[0];
     if (someLetter === undefined) throw new Error("no letter");
     const key = `${channel.length}:${channel}:${someLetter.job.message.message.conversationId}`;
-    expect((await stores[1]?.lane(key))?.map((lane) => lane.message.id)).toEqual([someLetter.job.message.id]);
+    const [lane] = await jobsOfLanes(second, [key]);
+    expect(lane?.map((stored) => stored.message.id)).toEqual([someLetter.job.message.id]);
   });
 
   it("a dead letter buried on one replica is listed and replayed by the other", async () => {
     const { first, second } = await twoReplicas();
-    const jobs = createPostgresPendingJobStore(first, createLogSink().logger);
+    const jobs = createPostgresLaneStore(first, "rburies", createLogSink().logger);
     const channel = `channel-${crypto.randomUUID()}`;
     const dying = job(channel);
     await jobs.add(dying);
-    await jobs.bury(letterOf(dying, Date.now()));
+    await jobs.bury(await claimTicket(first, "rburies", dying), letterOf(dying, Date.now()));
     const elsewhere = createPostgresDeadLetterStore(second);
     expect((await elsewhere.one(dying.message.id))?.letter.job).toEqual(dying);
-    expect(await jobs.get({ id: dying.message.id, channel, conversationId: "" })).toBeUndefined();
+    expect(await storedJob(second, dying.message.id)).toBeUndefined();
     expect(await elsewhere.replay({ ids: [dying.message.id] })).toBe(1);
-    const [replayed] = await jobs.takeReplayed();
+    const [replayed] = await jobs.takeReplayed(() => Number.POSITIVE_INFINITY);
     expect(replayed?.message.id).toBe(dying.message.id);
   });
 });

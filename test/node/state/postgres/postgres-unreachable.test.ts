@@ -9,14 +9,14 @@ import { describe, expect, it } from "vitest";
 import { ChannelError } from "../../../../src/core/channel-error.js";
 import { systemClock } from "../../../../src/core/clock.js";
 import type { Job } from "../../../../src/core/lifecycle/job.js";
-import { jobKey } from "../../../../src/core/lifecycle/pending-job-store.js";
 import { openPostgresBackend } from "../../../../src/node/state/postgres/postgres-backend.js";
-import { createPostgresPendingJobStore } from "../../../../src/node/state/postgres/postgres-pending-job-store.js";
+import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
 import { describePostgres } from "../../../../src/node/state/postgres/postgres-pool.js";
 import { freePort } from "../../../support/free-port.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { waitFor } from "../../../support/wait-for.js";
 import { emptyDatabase, poolOn } from "./fresh-postgres.js";
+import { claimTicket, storedJob } from "./lane-tickets.js";
 
 /** A TCP proxy on a fixed loopback port to `target`, which can be cut and restored. */
 async function tcpProxy(target: number) {
@@ -76,7 +76,7 @@ async function refusal(write: Promise<unknown>): Promise<ChannelError> {
 describe("Postgres unreachable", () => {
   it("a write to a port where nothing listens rejects with state_unavailable, 503, Retry-After", async () => {
     const url = `postgres://webhook:secret-password@127.0.0.1:${await freePort()}/nothing`;
-    const store = createPostgresPendingJobStore(poolOn(url), createLogSink().logger);
+    const store = createPostgresLaneStore(poolOn(url), "runreachable", createLogSink().logger);
     const error = await refusal(store.add(job()));
     expect(error).toMatchObject({ code: "state_unavailable", status: 503, retryable: true, retryAfterSeconds: 5 });
     expect(error.cause).toBeDefined();
@@ -97,18 +97,18 @@ describe("Postgres unreachable", () => {
     try {
       const kept = job();
       const finished = job();
-      await backend.postgres.jobs.add(kept);
-      await backend.postgres.jobs.add(finished);
+      await backend.lanes.add(kept);
+      await backend.lanes.add(finished);
+      const ticket = await claimTicket(backend.postgres.pool, backend.postgres.replica, finished);
       expect(backend.writeProblem()).toBeUndefined();
 
       await proxy.cut();
-      const error = await refusal(backend.postgres.jobs.add(job()));
+      const error = await refusal(backend.postgres.lanes.add(job()));
       expect(error).toMatchObject({ code: "state_unavailable", status: 503, retryAfterSeconds: 5 });
-      // A finished job's delete fails too; the job reads as gone meanwhile, and the delete is retried.
-      expect(await refusal(backend.postgres.jobs.remove(jobKey(finished)))).toMatchObject({
+      // A finished job's delete fails too, and is retried.
+      expect(await refusal(Promise.resolve(backend.postgres.lanes.finish(ticket, finished)))).toMatchObject({
         code: "state_unavailable",
       });
-      expect(await backend.jobs.get(jobKey(finished))).toBeUndefined();
       expect(await waitFor(() => backend.writeProblem(), 5_000, "the probe to fail")).toMatch(
         /^postgres unreachable: /,
       );
@@ -117,10 +117,10 @@ describe("Postgres unreachable", () => {
       await proxy.restore();
       await waitFor(() => (backend.writeProblem() === undefined ? true : undefined), 5_000, "the probe to succeed");
       const after = job();
-      await backend.postgres.jobs.add(after);
+      await backend.postgres.lanes.add(after);
       // Nothing accepted before is lost.
-      expect(await backend.jobs.get(jobKey(kept))).toEqual(kept);
-      expect(await backend.jobs.get(jobKey(after))).toEqual(after);
+      expect(await storedJob(backend.postgres.pool, kept.message.id)).toEqual(kept);
+      expect(await storedJob(backend.postgres.pool, after.message.id)).toEqual(after);
       const others = poolOn(direct.toString());
       await waitFor(
         async () =>

@@ -5,11 +5,11 @@
  */
 import type pg from "pg";
 import { beforeAll } from "vitest";
+import { claimLanes } from "../../../../src/node/replicas/lane-statements.js";
 import { createPostgresConversationStore } from "../../../../src/node/state/postgres/postgres-conversation-store.js";
 import { createPostgresDeadLetterStore } from "../../../../src/node/state/postgres/postgres-dead-letter-store.js";
 import { createPostgresIdempotencyStore } from "../../../../src/node/state/postgres/postgres-idempotency-store.js";
-import { createPostgresPendingJobStore } from "../../../../src/node/state/postgres/postgres-pending-job-store.js";
-import { createPostgresSequenceCounter } from "../../../../src/node/state/postgres/postgres-sequence-counter.js";
+import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
 import { conversationStoreContract } from "../../../shared/store-contracts/conversation-store-contract.js";
 import {
   deadLetterStoreContract,
@@ -19,8 +19,7 @@ import {
   idempotencyStoreContract,
   queuedThroughJobStore,
 } from "../../../shared/store-contracts/idempotency-store-contract.js";
-import { pendingJobStoreContract } from "../../../shared/store-contracts/pending-job-store-contract.js";
-import { sequenceCounterContract } from "../../../shared/store-contracts/sequence-counter-contract.js";
+import { laneStoreContract } from "../../../shared/store-contracts/lane-store-contract.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { migratedDatabase } from "./fresh-postgres.js";
 
@@ -31,14 +30,61 @@ beforeAll(async () => {
 });
 
 conversationStoreContract("Postgres", () => createPostgresConversationStore(pool));
-sequenceCounterContract("Postgres", () => createPostgresSequenceCounter(pool));
 idempotencyStoreContract("Postgres", () => {
-  // The key is committed with its message, in the statement of the job store's `add`.
-  const jobs = createPostgresPendingJobStore(pool, createLogSink().logger);
+  // The key is committed with its message, in the statement of the lane store's `add`.
+  const lanes = createPostgresLaneStore(pool, "rcontract", createLogSink().logger);
   return {
     store: createPostgresIdempotencyStore(pool),
-    queue: queuedThroughJobStore(jobs),
+    queue: queuedThroughJobStore(lanes),
   };
 });
-pendingJobStoreContract("Postgres", () => createPostgresPendingJobStore(pool, createLogSink().logger));
+laneStoreContract(
+  "Postgres",
+  async () => {
+    const replica = `r${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const other = `${replica}x`;
+    const store = createPostgresLaneStore(pool, replica, createLogSink().logger);
+    const claim = async (key: string, owner: string) => {
+      const [answer] = await claimLanes(pool, owner, true, [
+        { conversation: key, channel: channelOf(key), jobId: "", reclaim: true },
+      ]);
+      if (answer === undefined || !answer.mine) throw new Error(`${owner} could not claim ${key}`);
+      return answer;
+    };
+    // Neither replica has a lease row: each takes a lane the other holds as a dead replica's.
+    return {
+      store,
+      ticket: async (key) => ({ key, epoch: (await claim(key, replica)).epoch }),
+      claimElsewhere: async (key) => {
+        await store.flush();
+        await claim(key, other);
+      },
+      lastSequenceElsewhere: async (key) =>
+        Number(
+          (
+            await pool.query<{ last_seq: string }>(
+              "SELECT last_seq FROM webhook_channel.lanes WHERE conversation = $1",
+              [key],
+            )
+          ).rows[0]?.last_seq ?? 0,
+        ),
+      turns: (key) => createPostgresConversationStore(pool).history(key, 100),
+      jobs: async (key) => {
+        await store.flush();
+        const rows = await pool.query<{ job: string }>(
+          "SELECT job FROM webhook_channel.jobs WHERE conversation = $1 AND state = 'pending' ORDER BY seq",
+          [key],
+        );
+        return rows.rows.map((row) => JSON.parse(row.job));
+      },
+      replays: "inbox",
+    };
+  },
+  { keepsJobs: true },
+);
 deadLetterStoreContract("Postgres", () => keptThroughCoreAsync(createPostgresDeadLetterStore(pool)));
+
+function channelOf(key: string): string {
+  const colon = key.indexOf(":");
+  return key.slice(colon + 1, colon + 1 + Number(key.slice(0, colon)));
+}

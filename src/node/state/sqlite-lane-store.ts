@@ -1,24 +1,28 @@
+import { stateUnavailableError } from "../../core/app/refusals.js";
+import type { ConversationStore } from "../../core/conversation/conversation-store.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import { IDEMPOTENCY_TTL_MS } from "../../core/idempotency/idempotency-store.js";
 import type { Job } from "../../core/lifecycle/job.js";
-import type { PendingJobStore } from "../../core/lifecycle/pending-job-store.js";
+import { isLaneFenced, type LaneStore, type LaneTicket, laneFencedError } from "../../core/lifecycle/lane-store.js";
 import type { Logger } from "../../core/log/logger.js";
-import { createGroupCommit, type GroupBatch, type GroupCommit, type GroupPart } from "./sqlite-group-commit.js";
+import { LruMap } from "../../core/lru-map.js";
+import type { SqliteEpoch } from "./sqlite-epoch.js";
+import type { GroupBatch, GroupCommit, GroupPart } from "./sqlite-group-commit.js";
 import { createRowBatch } from "./sqlite-row-batch.js";
-import { createSequenceRecord } from "./sqlite-sequence-counter.js";
+import { createSequenceRecord } from "./sqlite-sequence-record.js";
 import type { StateDb } from "./sqlite-state.js";
 
-/** The durable store of pending jobs, with what it recovered at startup. */
-export interface SqlitePendingJobStore extends PendingJobStore {
-  /** Every unfinished job, oldest first; replayed dead letters are left to {@link takeReplayed}. */
+/** The lane store of `state_dir`, with what a start recovers from it. */
+export interface SqliteLaneStore extends LaneStore {
+  /** The epoch of this process's claim on the file. */
+  readonly epoch: number;
+  /** Every unfinished job, oldest first; replayed dead letters are left to `takeReplayed`. */
   takePending(): Job[];
-  /**
-   * Dead letters replayed (`dead-letters replay`, the admin API) and not yet taken, oldest
-   * first, marked as taken: at most `room(channel)` of each channel (default: all). The rest
-   * stay stored for a later call.
-   */
-  takeReplayed(room?: (channel: string) => number): Job[];
+  takeReplayed(room: (channel: string) => number): readonly Job[];
 }
+
+/** Lanes whose last number is remembered; one forgotten is read again. */
+const MAX_LANES = 100_000;
 
 interface Waiter {
   readonly resolve: () => void;
@@ -26,27 +30,30 @@ interface Waiter {
 }
 
 /**
- * Keeps jobs, idempotency keys and dead letters in SQLite, writing through the connection's
- * {@link GroupCommit}: what one event-loop turn asks for shares one transaction.
+ * Keeps the lanes in SQLite, writing through the connection's {@link GroupCommit}: what one
+ * event-loop turn asks for shares one transaction, which first checks that this process still
+ * holds the file (`epoch`), so every write of a process another one took over is refused.
  *
  * - `add` (an accepted message, with its `Idempotency-Key`, so that a key is never remembered
  *   for a message that was lost) resolves once that transaction committed: the 200 waits for
  *   a commit without paying one per request.
- * - `update` resolves the same way, so a run posts its replies only once they are stored. A
- *   job's replies bring their conversation's highest sequence number into the same
- *   transaction (see `createSqliteSequenceCounter`).
- * - `remove` of a finished job may wait: it rides on the next group, or commits on its own
- *   after at most a second. Should the process die first, the job is delivered again with
- *   the same webhook-id, which receivers deduplicate.
+ * - `save` resolves the same way, so a run posts its replies only once they are stored; new
+ *   replies move their conversation's last number (`sequences`) and bring their turns into the
+ *   same transaction.
+ * - `finish` of a job may wait: it rides on the next group, or commits on its own after at most a
+ *   second. Should the process die first, the job is delivered again with the same webhook-id,
+ *   which receivers deduplicate.
  *
  * `bury` commits at once, in its own transaction: the admin API's dead-letter store finds the
  * letter there right after (dead letters are the exception, not the path to make fast).
  */
-export function createSqlitePendingJobStore(
+export function createSqliteLaneStore(
   db: StateDb,
   logger: Logger,
-  group: GroupCommit = createGroupCommit(db, logger),
-): SqlitePendingJobStore {
+  group: GroupCommit,
+  epoch: SqliteEpoch,
+  memory: ConversationStore,
+): SqliteLaneStore {
   // Each write of a group is one statement for all of its jobs (up to 64 rows; see
   // createRowBatch), the rows in acceptance order, so that `seq` keeps it. An upsert, like the
   // other stores: one duplicate id must not fail the group it was committed with.
@@ -69,14 +76,15 @@ export function createSqlitePendingJobStore(
   );
   // The finished jobs of a group in one statement.
   const deleteJobs = db.prepare("DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?))");
-  const selectJob = db.prepare("SELECT job FROM jobs WHERE id = ? AND state = 'pending'");
   const deleteJob = db.prepare("DELETE FROM jobs WHERE id = ?");
   const insertDead = db.prepare(
     "INSERT OR REPLACE INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)",
   );
+  const insertReplay = db.prepare("INSERT OR REPLACE INTO jobs (id, job, state) VALUES (?, ?, 'replay')");
+  const selectLast = db.prepare<[string], { last: number }>("SELECT last FROM sequences WHERE conversation = ?");
   const selectPending = db.prepare("SELECT job FROM jobs WHERE state = 'pending' ORDER BY seq");
   const anyReplay = db.prepare("SELECT 1 FROM jobs WHERE state = 'replay' LIMIT 1");
-  // The channel without parsing each job: the poll looks at waiting replays every second.
+  // The channel without parsing each job: the pickup looks at waiting replays every second.
   const selectReplay = db.prepare(
     "SELECT id, json_extract(job, '$.message.channel') AS channel FROM jobs WHERE state = 'replay' ORDER BY seq",
   );
@@ -86,17 +94,15 @@ export function createSqlitePendingJobStore(
     const taken: Job[] = [];
     for (const row of selectReplay.all() as { id: string; channel: string }[]) {
       const free = left.get(row.channel) ?? room(row.channel);
-      if (free < 1) {
-        left.set(row.channel, 0);
-        continue;
-      }
-      left.set(row.channel, free - 1);
+      left.set(row.channel, Math.max(0, free - 1));
+      if (free < 1) continue;
       const job = takeReplay.get(row.id) as { job: string } | undefined;
       if (job !== undefined) taken.push(JSON.parse(job.job) as Job);
     }
     return taken;
   });
   const buryJob = db.transaction((letter: DeadLetter) => {
+    epoch.check();
     insertDead.run(letter.job.message.id, letter.job.message.channel, JSON.stringify(letter), letter.diedAt);
     deleteJob.run(letter.job.message.id);
   });
@@ -106,7 +112,9 @@ export function createSqlitePendingJobStore(
   // an update of a job whose add has not committed replaces the add's copy.
   let added = new Map<string, { job: Job; waiters: Waiter[] }>();
   let updated = new Map<string, { job: Job; waiters: Waiter[] }>();
-  let finished = new Set<string>();
+  let finished = new Map<string, Waiter[]>();
+  // Each lane's last number as committed: this process alone writes them while it holds the file.
+  const last = new LruMap<number>();
 
   const take = (): GroupBatch | undefined => {
     if (added.size === 0 && updated.size === 0 && finished.size === 0) return undefined;
@@ -115,7 +123,7 @@ export function createSqlitePendingJobStore(
     const removes = finished;
     added = new Map();
     updated = new Map();
-    finished = new Set();
+    finished = new Map();
     const noted = new Map<string, number>();
     for (const { job } of adds.values()) sequences.note(job, noted);
     for (const { job } of updates.values()) sequences.note(job, noted);
@@ -138,25 +146,25 @@ export function createSqlitePendingJobStore(
         for (const [id, { job }] of updates) if (!removes.has(id)) progress.push([id, JSON.stringify(job)]);
         if (progress.length > 0) updateJobs(progress);
         sequences.write(noted);
-        if (removes.size > 0) deleteJobs.run(JSON.stringify([...removes]));
+        if (removes.size > 0) deleteJobs.run(JSON.stringify([...removes.keys()]));
       },
       settled(error) {
-        if (error === undefined) sequences.committed(noted);
-        else if (adds.size > 0) {
+        if (error === undefined) {
+          sequences.committed(noted);
+          for (const [key, highest] of noted) if (last.get(key) !== undefined) last.set(key, highest);
+        } else if (adds.size > 0) {
           logger.error("cannot commit accepted messages to state_dir", { count: adds.size, error: String(error) });
         }
         if (error !== undefined && removes.size > 0) {
           // The jobs stay stored and are delivered again after a restart, with the same ids.
           logger.error("cannot remove finished messages from state_dir", { count: removes.size, error: String(error) });
         }
-        for (const entries of [adds, updates]) {
-          for (const { waiters } of entries.values()) {
-            for (const waiter of waiters) {
-              if (error === undefined) waiter.resolve();
-              else waiter.reject(error);
-            }
-          }
-        }
+        // An accepted message of a process that no longer holds the file is refused like any other
+        // that cannot be stored: 503, and the client sends it again (to the process that holds it).
+        const refusal = isLaneFenced(error) ? stateUnavailableError(error) : error;
+        for (const { waiters } of adds.values()) settle(waiters, refusal);
+        for (const { waiters } of updates.values()) settle(waiters, error);
+        for (const waiters of removes.values()) settle(waiters, error);
       },
     };
   };
@@ -170,48 +178,80 @@ export function createSqlitePendingJobStore(
       group.soon(part);
     });
 
-  const takeReplayed = (room: (channel: string) => number = () => Number.POSITIVE_INFINITY): Job[] => {
-    // Most polls find nothing: they take no write lock then.
-    if (anyReplay.get() === undefined) return [];
-    // IMMEDIATE: the write lock first, so that a commit of another connection (the delivery
-    // thread, the CLI) between the read and the update cannot fail the poll; a replay
-    // committed after the read is taken by the next poll.
-    return takeReplays.immediate(room);
+  /** A write under `ticket`: refused at once when the ticket is not of this process's epoch. */
+  const mine = (ticket: LaneTicket): void => {
+    if (ticket.epoch !== epoch.value) throw laneFencedError(ticket.key);
+  };
+
+  const update = (ticket: LaneTicket, job: Job): Promise<void> => {
+    mine(ticket);
+    const id = job.message.id;
+    const stillAdding = added.get(id);
+    // Not yet committed: the add's row takes the progress, and its waiters wait as before.
+    if (stillAdding !== undefined) return pending(added, job, stillAdding.waiters);
+    return pending(updated, job, updated.get(id)?.waiters ?? []);
   };
 
   return {
+    epoch: epoch.value,
     add(job) {
       const id = job.message.id;
       // A job stored again (the contract allows it) is no longer finished.
+      settle(finished.get(id) ?? [], undefined);
       finished.delete(id);
       const earlier = added.get(id) ?? updated.get(id);
       updated.delete(id);
       return pending(added, job, earlier?.waiters ?? []);
     },
-    update(job) {
-      const id = job.message.id;
-      const stillAdding = added.get(id);
-      // Not yet committed: the add's row takes the progress, and its waiters wait as before.
-      if (stillAdding !== undefined) return pending(added, job, stillAdding.waiters);
-      return pending(updated, job, updated.get(id)?.waiters ?? []);
+    lastSequence(ticket) {
+      mine(ticket);
+      const known = last.get(ticket.key);
+      if (known !== undefined) return known;
+      const read = selectLast.get(ticket.key)?.last ?? 0;
+      last.set(ticket.key, read);
+      last.trimTo(MAX_LANES);
+      return read;
     },
-    get(key) {
-      // A finished job whose delete waits for its group is gone already.
-      if (finished.has(key.id)) return undefined;
-      const waiting = updated.get(key.id) ?? added.get(key.id);
-      // Not committed yet, but what the store will hold (and its writer already waits for).
-      if (waiting !== undefined) return waiting.job;
-      const row = selectJob.get(key.id) as { job: string } | undefined;
-      return row === undefined ? undefined : (JSON.parse(row.job) as Job);
+    save(ticket, job, answered) {
+      const written = update(ticket, job);
+      if (answered === undefined || answered.turns.length === 0) return written;
+      // The turns join the same group: one transaction keeps the replies and the memory.
+      return Promise.all([written, memory.append(ticket.key, answered.turns)]).then(() => undefined);
     },
-    remove(key) {
-      finished.add(key.id);
-      group.later(part);
+    finish(ticket, job) {
+      mine(ticket);
+      // Its commit may wait (see the store's note): nothing depends on it but the restart's count.
+      return new Promise<void>((resolve, reject) => {
+        const waiters = finished.get(job.message.id) ?? [];
+        waiters.push({ resolve, reject });
+        finished.set(job.message.id, waiters);
+        group.later(part);
+      });
     },
-    bury(letter: DeadLetter) {
+    postpone: (ticket, job) => update(ticket, job),
+    hold: (ticket, job) => update(ticket, job),
+    bury(ticket, letter) {
+      mine(ticket);
       buryJob(letter);
     },
+    restore(job) {
+      insertReplay.run(job.message.id, JSON.stringify(job));
+    },
     takePending: () => (selectPending.all() as { job: string }[]).map((row) => JSON.parse(row.job) as Job),
-    takeReplayed,
+    takeReplayed(room) {
+      // Most polls find nothing: they take no write lock then.
+      if (anyReplay.get() === undefined) return [];
+      // IMMEDIATE: the write lock first, so that a commit of another connection (the delivery
+      // thread, the CLI) between the read and the update cannot fail the poll; a replay
+      // committed after the read is taken by the next poll.
+      return takeReplays.immediate(room);
+    },
   };
+}
+
+function settle(waiters: readonly Waiter[], error: unknown): void {
+  for (const waiter of waiters) {
+    if (error === undefined) waiter.resolve();
+    else waiter.reject(error);
+  }
 }

@@ -1,0 +1,237 @@
+import { errorMessage } from "../../core/channel-error.js";
+import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
+import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
+import { type HeadResult, type LaneRunnerDeps, runHead, settleRun } from "../../core/lifecycle/lane-runner.js";
+import { isLaneFenced, type LaneStore } from "../../core/lifecycle/lane-store.js";
+import type { Settlement } from "../../core/lifecycle/settle-outcome.js";
+import type { Logger } from "../../core/log/logger.js";
+import type { Metrics } from "../../core/metrics/metrics.js";
+import { CrashQuarantine } from "./crash-quarantine.js";
+import type { LaneOwnership } from "./lane-ownership.js";
+import type { LaneSchedule } from "./lane-schedule.js";
+import type { ReceiverGate } from "./receiver-gate.js";
+
+/** What a run of the queue came to, as the progress log and the console count it. */
+export type RunEvent = JobOutcome["kind"];
+
+const SETTLED_EVENT: Readonly<Record<Settlement["kind"], RunEvent>> = {
+  finish: "done",
+  postpone: "retry",
+  hold: "wait",
+  bury: "dead",
+};
+
+/** What the queue's runner drives. */
+export interface QueueRunnerOptions {
+  readonly lanes: LaneSchedule;
+  readonly store: LaneStore;
+  readonly ownership: LaneOwnership;
+  readonly gate: ReceiverGate | undefined;
+  /** Runs a job's steps (the consumer, here or on the delivery thread). */
+  readonly run: LaneRunnerDeps["run"];
+  readonly concurrency: number;
+  readonly now: () => number;
+  readonly replayHint: (id: string) => string;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly onEvent: (event: RunEvent) => void;
+  readonly onDeadLetter: (letter: DeadLetter) => unknown;
+  /** A store write failed (its message), or succeeded again (undefined). */
+  readonly onStoreResult: (error: string | undefined) => void;
+}
+
+/** The run slots of a queue: which heads start, and what their runs' ends do to the lanes. */
+export interface QueueRunner {
+  /** Starts what may start now. */
+  pump(): void;
+  /** Dead letters made since the queue started. */
+  readonly deadLetters: number;
+}
+
+/**
+ * The Node scheduler of a channel's lanes: up to `concurrency` heads run at once (each of another
+ * conversation), a suspect of the {@link CrashQuarantine} alone, and each run is the core's
+ * {@link runHead} under the lane's ticket. What an outcome means is decided there; this only
+ * carries the settlement out on the in-memory lanes (a timer for a retry, the receiver gate for a
+ * hold, the next head for a finish or a burial) and lets go of a lane whose write was fenced.
+ */
+export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
+  const { lanes, store, ownership, gate, logger, now } = options;
+  const quarantine = new CrashQuarantine();
+  let running = 0;
+  let deadLetters = 0;
+
+  const deps: Omit<LaneRunnerDeps, "run"> = {
+    store,
+    circuit: gate,
+    now,
+    replayHint: options.replayHint,
+    logger,
+  };
+
+  /** Another runner claimed the lane: its jobs here are no longer this process's to run. */
+  const letGo = (key: string, job: Job): void => {
+    const dropped = lanes.drop(key);
+    ownership.lost(key);
+    logger.warn("a conversation was claimed by another runner: this run stops and posts nothing more", {
+      channel: job.message.channel,
+      conversation_id: job.message.message.conversationId,
+      message_id: job.message.id,
+      dropped,
+    });
+  };
+
+  /** A settlement write nothing waits for: a failure leaves the job as last stored. */
+  const watch = (key: string, job: Job, stored: Promise<void> | undefined): void => {
+    if (stored === undefined) {
+      options.onStoreResult(undefined);
+      return;
+    }
+    stored.then(
+      () => options.onStoreResult(undefined),
+      (error: unknown) => {
+        if (isLaneFenced(error)) {
+          letGo(key, job);
+          return;
+        }
+        options.onStoreResult(errorMessage(error));
+        logger.error(`cannot record a job's outcome: ${errorMessage(error)}`, { message_id: job.message.id });
+      },
+    );
+  };
+
+  const buried = (letter: DeadLetter): void => {
+    deadLetters += 1;
+    options.metrics.deadLetter(letter.job.message.channel);
+    // The letter is stored (or, in memory, logged): a hook that fails must not put the job back.
+    const cannotKeep = (error: unknown): void => {
+      logger.error(`cannot keep a dead letter for the admin API: ${errorMessage(error)}`, {
+        message_id: letter.job.message.id,
+      });
+    };
+    try {
+      const kept = options.onDeadLetter(letter);
+      if (kept instanceof Promise) kept.catch(cannotKeep);
+    } catch (error) {
+      cannotKeep(error);
+    }
+  };
+
+  const apply = (key: string, result: HeadResult): void => {
+    if (result.kind === "fenced") {
+      letGo(key, result.job);
+      return;
+    }
+    const { settlement } = result;
+    // Only a job still at the head of its lane is moved: one a fenced write let go of is gone.
+    if (!lanes.isHead(settlement.job)) return;
+    switch (settlement.kind) {
+      case "finish":
+        lanes.leave(settlement.job);
+        break;
+      case "postpone":
+        lanes.postpone(settlement.job, settlement.dueAt);
+        break;
+      case "hold":
+        lanes.postpone(settlement.job, settlement.until);
+        gate?.hold(key);
+        break;
+      case "bury":
+        buried(settlement.letter);
+        lanes.leave(settlement.job);
+        // Stored already: a replay of the letter may run again.
+        lanes.forgetFinished(settlement.job.message.id);
+        break;
+    }
+    options.onEvent(SETTLED_EVENT[settlement.kind]);
+    watch(key, settlement.job, result.stored);
+    if (settlement.kind === "finish" || settlement.kind === "bury") {
+      if (lanes.head(key) === undefined) ownership.released(key, settlement.job.message.channel, result.stored);
+    }
+  };
+
+  /**
+   * A run that rejected (the delivery thread stopped mid-run). The job is kept as far as its last
+   * reported step. A stop of the service is nobody's fault: the job is kept, among the unfinished
+   * ones the stop reports, and not counted; anything else goes to the quarantine.
+   */
+  const failedUnexpectedly = async (key: string, job: Job, error: unknown): Promise<void> => {
+    const id = job.message.id;
+    const ticket = ownership.ticket(key);
+    if (ticket === undefined) return;
+    const detail = errorMessage(error);
+    let outcome: JobOutcome;
+    if (lanes.isStopped) {
+      logger.warn(`job stopped with the delivery thread: ${detail}`, { message_id: id });
+      outcome = { kind: "retry", job, delayMs: 0 };
+    } else {
+      const verdict = quarantine.failed(id);
+      if (verdict.kind === "dead") {
+        const message = `failed unexpectedly ${verdict.failures} times in a row: ${detail}`;
+        outcome = { kind: "dead", job, error: { code: "internal_error", message, retryable: false } };
+      } else {
+        logger.error(`job failed unexpectedly: ${detail}`, { message_id: id, failures: verdict.failures });
+        outcome = { kind: "retry", job, delayMs: verdict.delayMs };
+      }
+    }
+    apply(key, await settleRun(ticket, outcome, deps));
+  };
+
+  const start = (key: string, job: Job, suspect: boolean): void => {
+    const ticket = ownership.ticket(key);
+    if (ticket === undefined) {
+      lanes.drop(key);
+      return;
+    }
+    running += 1;
+    quarantine.started(suspect);
+    gate?.started(key);
+    const run: LaneRunnerDeps["run"] = (next, hooks, admission) =>
+      options.run(
+        next,
+        {
+          firstSequence: hooks.firstSequence,
+          // The head in memory follows each step, so that a run that dies resumes from it.
+          save: (progress, answered) => {
+            lanes.progress(key, progress);
+            return hooks.save(progress, answered);
+          },
+        },
+        admission,
+      );
+    runHead(ticket, job, { ...deps, run })
+      .then(
+        (result) => {
+          if (suspect) quarantine.cleared(job.message.id);
+          apply(key, result);
+        },
+        (error: unknown) => failedUnexpectedly(key, lanes.head(key) ?? job, error),
+      )
+      .catch((error: unknown) => {
+        logger.error(`cannot settle a job: ${errorMessage(error)}`, { message_id: job.message.id });
+      })
+      .finally(() => {
+        running -= 1;
+        quarantine.ended(suspect);
+        pump();
+      })
+      .catch(() => undefined);
+  };
+
+  const mayStart = (job: Job): boolean => quarantine.mayStart(quarantine.isSuspect(job.message.id));
+
+  function pump(): void {
+    if (lanes.isStopped || running >= options.concurrency || !ownership.mayRun()) return;
+    for (const { key, job } of lanes.startable(mayStart)) {
+      start(key, job, quarantine.isSuspect(job.message.id));
+      if (running >= options.concurrency) return;
+    }
+  }
+
+  return {
+    pump,
+    get deadLetters() {
+      return deadLetters;
+    },
+  };
+}

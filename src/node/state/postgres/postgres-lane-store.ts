@@ -1,0 +1,240 @@
+import type pg from "pg";
+import { type ConversationTurn, conversationKey } from "../../../core/conversation/conversation-store.js";
+import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
+import type { Job } from "../../../core/lifecycle/job.js";
+import { type LaneStore, type LaneTicket, laneFencedError } from "../../../core/lifecycle/lane-store.js";
+import type { Logger } from "../../../core/log/logger.js";
+import { LruMap } from "../../../core/lru-map.js";
+import { type Admitted, admittedKey, type Fenced, writeLaneGroup } from "./postgres-lane-group.js";
+import { takeReplayedJobs } from "./postgres-replays.js";
+import { asStateError, postgresErrorMessage } from "./postgres-state-error.js";
+import { createTurnBatch } from "./postgres-turn-batch.js";
+
+/** The Postgres lane store, with what the replica coordination tells it. */
+export interface PostgresLaneStore extends LaneStore {
+  add(job: Job): Promise<void>;
+  /** A claim read lane `key`'s last reply number under `epoch`: `lastSequence` answers from it. */
+  primed(ticket: LaneTicket, last: number): void;
+  /** Resolves once the writes asked for before the call are committed (or failed): before a close. */
+  flush(): Promise<void>;
+}
+
+interface Waiter {
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** A write of the group now forming, with who waits for it. */
+interface Held<T> {
+  readonly ticket: LaneTicket;
+  value: T;
+  readonly waiters: Waiter[];
+}
+
+/** How long a failed delete of a finished job waits before it is tried again. */
+const DELETE_RETRY_MS = 1_000;
+
+/** Lanes whose last reply number is remembered; one forgotten is read again. */
+const MAX_LANES = 100_000;
+
+/**
+ * Keeps the lanes in Postgres, shared by the replicas. Every write of an event-loop turn
+ * (accepted jobs with their `Idempotency-Key`s, progress, new replies' numbers and turns, dead
+ * letters, deletes of finished jobs) is one statement ({@link writeLaneGroup}), and each write's
+ * promise settles once that statement committed: a 200 and a reply POST wait for their commit
+ * without paying one each. A write under a ticket whose epoch is no longer its lane's (another
+ * replica claimed the conversation) is refused by the statement's fence and rejects with
+ * `lane_fenced`; one the database did not take rejects with `state_unavailable`.
+ *
+ * Finished jobs are deleted in the next group too, not a second later: a job still stored when
+ * this replica dies would be run again by the replica that takes over. A delete that failed is
+ * tried again.
+ */
+export function createPostgresLaneStore(
+  pool: pg.Pool,
+  replica: string,
+  logger: Logger,
+  maxTurns = 100,
+): PostgresLaneStore {
+  // What the group now forming will write. An id is in at most one of `added` and `updated`
+  // (an update of a job whose add is still held replaces the add's copy); `deleted` wins over both.
+  let added = new Map<string, { job: Job; waiters: Waiter[] }>();
+  let updated = new Map<string, Held<Job>>();
+  let deleted = new Map<string, Held<string>>();
+  let buried = new Map<string, Held<DeadLetter>>();
+  let turns: Held<readonly ConversationTurn[]>[] = [];
+  let numbered = new Map<string, number>();
+  const last = new LruMap<{ epoch: number; last: number }>();
+
+  const write = (): Promise<void> | undefined => {
+    if (added.size + updated.size + deleted.size + buried.size + turns.length === 0) return undefined;
+    const taken = { added, updated, deleted, buried, turns, numbered };
+    added = new Map();
+    updated = new Map();
+    deleted = new Map();
+    buried = new Map();
+    turns = [];
+    numbered = new Map();
+    const fencedOf = <T>(held: Held<T>): Fenced<T> => ({ ticket: held.ticket, value: held.value });
+    const group = {
+      owner: replica,
+      added: [...taken.added].map(([id, { job }]) => ({ job, stored: !taken.deleted.has(id) })),
+      // A job finished since is deleted in this statement: its progress need not be written.
+      updated: [...taken.updated].filter(([id]) => !taken.deleted.has(id)).map(([, held]) => fencedOf(held)),
+      numbered: taken.numbered,
+      turns: taken.turns.map(fencedOf),
+      buried: [...taken.buried.values()].map(fencedOf),
+      deleted: [...taken.deleted.values()].map(fencedOf),
+      maxTurns,
+    };
+    const fencedWrites = [
+      ...taken.updated.values(),
+      ...taken.deleted.values(),
+      ...taken.buried.values(),
+      ...taken.turns,
+    ];
+    const addWaiters = [...taken.added.values()].flatMap((held) => held.waiters);
+    return writeLaneGroup(pool, group).then(
+      (admitted) => {
+        for (const waiter of addWaiters) waiter.resolve();
+        for (const held of fencedWrites) settle(held, admitted);
+        for (const [key, highest] of taken.numbered) {
+          const known = last.get(key);
+          if (known !== undefined) last.set(key, { epoch: known.epoch, last: Math.max(known.last, highest) });
+        }
+      },
+      (error: unknown) => {
+        // A buried job's delete is not tried again without its letter: it stays, and runs again.
+        failed(
+          group.added.length,
+          [...taken.deleted].filter(([id]) => !taken.buried.has(id)).map(([, held]) => held),
+          error,
+        );
+        const refusal = asStateError(error);
+        for (const waiter of addWaiters) waiter.reject(refusal);
+        for (const held of fencedWrites) for (const waiter of held.waiters) waiter.reject(refusal);
+      },
+    );
+  };
+  const batch = createTurnBatch(write, logger);
+
+  const settle = (held: Held<unknown>, admitted: Admitted): void => {
+    const ok = admitted.has(admittedKey(held.ticket));
+    if (!ok) last.delete(held.ticket.key);
+    for (const waiter of held.waiters) {
+      if (ok) waiter.resolve();
+      else waiter.reject(laneFencedError(held.ticket.key));
+    }
+  };
+
+  const failed = (adds: number, finished: readonly Held<string>[], error: unknown): void => {
+    const message = postgresErrorMessage(error);
+    if (adds > 0) logger.error("cannot commit accepted messages to postgres", { count: adds, error: message });
+    if (finished.length === 0) return;
+    logger.error("cannot remove finished messages from postgres; retrying", { count: finished.length, error: message });
+    for (const held of finished) {
+      if (!added.has(held.value) && !deleted.has(held.value)) deleted.set(held.value, { ...held, waiters: [] });
+    }
+    batch.later(DELETE_RETRY_MS);
+  };
+
+  /** A write under `ticket` in the group now forming, resolved once that group committed. */
+  const hold = <T>(into: Map<string, Held<T>>, id: string, ticket: LaneTicket, value: T): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const waiters = into.get(id)?.waiters ?? [];
+      waiters.push({ resolve, reject });
+      into.set(id, { ticket, value, waiters });
+      batch.soon();
+    });
+
+  const update = (ticket: LaneTicket, job: Job): Promise<void> => {
+    const id = job.message.id;
+    const stillAdding = added.get(id);
+    // Not yet written: the add's row takes the progress (no other runner knows the job yet).
+    if (stillAdding !== undefined) {
+      stillAdding.job = job;
+      return new Promise<void>((resolve, reject) => stillAdding.waiters.push({ resolve, reject }));
+    }
+    return hold(updated, id, ticket, job);
+  };
+
+  return {
+    add(job) {
+      const id = job.message.id;
+      updated.delete(id);
+      return new Promise<void>((resolve, reject) => {
+        const held = added.get(id) ?? { job, waiters: [] };
+        held.job = job;
+        held.waiters.push({ resolve, reject });
+        added.set(id, held);
+        batch.soon();
+      });
+    },
+    primed(ticket, value) {
+      last.set(ticket.key, { epoch: ticket.epoch, last: value });
+      last.trimTo(MAX_LANES);
+    },
+    async lastSequence(ticket) {
+      const known = last.get(ticket.key);
+      if (known !== undefined && known.epoch === ticket.epoch) return known.last;
+      let rows: { last_seq: string }[];
+      try {
+        rows = (
+          await pool.query<{ last_seq: string }>(
+            "SELECT last_seq FROM webhook_channel.lanes WHERE conversation = $1 AND epoch = $2 AND owner = $3",
+            [ticket.key, ticket.epoch, replica],
+          )
+        ).rows;
+      } catch (error) {
+        throw asStateError(error);
+      }
+      const row = rows[0];
+      if (row === undefined) throw laneFencedError(ticket.key);
+      const value = Number(row.last_seq);
+      last.set(ticket.key, { epoch: ticket.epoch, last: value });
+      last.trimTo(MAX_LANES);
+      return value;
+    },
+    save(ticket, job, answered) {
+      const written = update(ticket, job);
+      if (answered === undefined) return written;
+      let highest = numbered.get(ticket.key) ?? 0;
+      for (const reply of job.replies ?? []) highest = Math.max(highest, reply.sequence);
+      numbered.set(ticket.key, highest);
+      if (answered.turns.length === 0) return written;
+      const kept = new Promise<void>((resolve, reject) => {
+        turns.push({ ticket, value: answered.turns, waiters: [{ resolve, reject }] });
+        batch.soon();
+      });
+      return Promise.all([written, kept]).then(() => undefined);
+    },
+    finish: (ticket, job) => hold(deleted, job.message.id, ticket, job.message.id),
+    postpone: (ticket, job) => update(ticket, job),
+    hold: (ticket, job) => update(ticket, job),
+    bury(ticket, letter) {
+      // The letter and the job's delete are in one statement: one transaction.
+      const id = letter.job.message.id;
+      buried.set(id, { ticket, value: letter, waiters: [] });
+      return hold(deleted, id, ticket, id);
+    },
+    async restore(job) {
+      try {
+        await pool.query(
+          `INSERT INTO webhook_channel.jobs (id, channel, conversation, job, state)
+           VALUES ($1, $2, $3, $4, 'replay')
+           ON CONFLICT (id) DO UPDATE SET job = excluded.job, state = 'replay'`,
+          [
+            job.message.id,
+            job.message.channel,
+            conversationKey(job.message.channel, job.message.message.conversationId),
+            JSON.stringify(job),
+          ],
+        );
+      } catch (error) {
+        throw asStateError(error);
+      }
+    },
+    takeReplayed: (room) => takeReplayedJobs(pool, room),
+    flush: () => batch.flush(),
+  };
+}

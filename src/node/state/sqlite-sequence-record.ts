@@ -1,0 +1,37 @@
+import type { Job } from "../../core/lifecycle/job.js";
+import { createSequenceNotes } from "./sequence-notes.js";
+import type { StateDb } from "./sqlite-state.js";
+
+/** The highest sequence numbers of stored jobs, written with them. */
+export interface SequenceRecord {
+  /** Adds the highest number of `job`'s replies to `into`, unless the table has it already. */
+  note(job: Job, into: Map<string, number>): void;
+  /** Writes the numbers noted, in one statement; call inside the transaction that stores their jobs. */
+  write(noted: ReadonlyMap<string, number>): void;
+  /** The numbers noted are committed: later jobs with the same numbers need no write. */
+  committed(noted: ReadonlyMap<string, number>): void;
+}
+
+/**
+ * Keeps `sequences` (each conversation's last reply number, which the lane store reads as
+ * `lastSequence`) at or above every number a stored job holds, in the transaction that stores
+ * the job. A job's progress after its replies
+ * (a delivered reply, a failed attempt) carries numbers already written: the record skips
+ * them without a statement, as far as it remembers (`maxConversations`; beyond that one
+ * upsert too many, never one too few).
+ */
+export function createSequenceRecord(db: StateDb, maxConversations = 100_000): SequenceRecord {
+  // One statement for the whole group; max() so that an older job's numbers never lower it.
+  const upsert = db.prepare<[string]>(
+    `INSERT INTO sequences (conversation, last) SELECT key, value FROM json_each(?) WHERE true
+     ON CONFLICT (conversation) DO UPDATE SET last = max(last, excluded.last)`,
+  );
+  const notes = createSequenceNotes(maxConversations);
+  return {
+    note: notes.note,
+    write(noted) {
+      if (noted.size > 0) upsert.run(JSON.stringify(Object.fromEntries(noted)));
+    },
+    committed: notes.committed,
+  };
+}

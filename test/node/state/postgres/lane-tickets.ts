@@ -1,0 +1,40 @@
+/** Lanes of a Postgres test: a replica's claim of one, and what the database holds of it. */
+import type pg from "pg";
+import { conversationKey } from "../../../../src/core/conversation/conversation-store.js";
+import type { Job } from "../../../../src/core/lifecycle/job.js";
+import type { LaneTicket } from "../../../../src/core/lifecycle/lane-store.js";
+import { claimLanes } from "../../../../src/node/replicas/lane-statements.js";
+
+/** The lane of `job`. */
+export function laneOf(job: Job): string {
+  return conversationKey(job.message.channel, job.message.message.conversationId);
+}
+
+/** `replica` claims the lane of `job` (taking it from a replica with no live lease), and gets its ticket. */
+export async function claimTicket(pool: pg.Pool, replica: string, job: Job): Promise<LaneTicket> {
+  const key = laneOf(job);
+  const [answer] = await claimLanes(pool, replica, true, [
+    { conversation: key, channel: job.message.channel, jobId: "", reclaim: true },
+  ]);
+  if (answer === undefined || !answer.mine) throw new Error(`${replica} could not claim ${key}`);
+  return { key, epoch: answer.epoch };
+}
+
+/** The stored (pending) job of id `id`, as any replica reads it. */
+export async function storedJob(pool: pg.Pool, id: string): Promise<Job | undefined> {
+  const rows = await pool.query<{ job: string }>(
+    "SELECT job FROM webhook_channel.jobs WHERE id = $1 AND state = 'pending'",
+    [id],
+  );
+  const row = rows.rows[0];
+  return row === undefined ? undefined : (JSON.parse(row.job) as Job);
+}
+
+/** The lane's last reply number as stored. */
+export async function storedLastSequence(pool: pg.Pool, key: string): Promise<number> {
+  const rows = await pool.query<{ last_seq: string }>(
+    "SELECT last_seq FROM webhook_channel.lanes WHERE conversation = $1",
+    [key],
+  );
+  return Number(rows.rows[0]?.last_seq ?? 0);
+}

@@ -1,0 +1,28 @@
+import { conversationKey } from "../../src/core/conversation/conversation-store.js";
+import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
+import type { Job } from "../../src/core/lifecycle/job.js";
+import type { LaneTicket } from "../../src/core/lifecycle/lane-store.js";
+import { createSqliteConversationStore } from "../../src/node/state/sqlite-conversation-store.js";
+import { claimSqliteEpoch } from "../../src/node/state/sqlite-epoch.js";
+import { createGroupCommit } from "../../src/node/state/sqlite-group-commit.js";
+import { createSqliteLaneStore, type SqliteLaneStore } from "../../src/node/state/sqlite-lane-store.js";
+import type { StateDb } from "../../src/node/state/sqlite-state.js";
+import { createLogSink } from "./log-sink.js";
+
+/** The lane store of a state database as a service process opens it (claiming the file). */
+export function openSqliteLanes(db: StateDb): SqliteLaneStore {
+  const { logger } = createLogSink();
+  const epoch = claimSqliteEpoch(db);
+  const group = createGroupCommit(db, logger, epoch.check);
+  return createSqliteLaneStore(db, logger, group, epoch, createSqliteConversationStore(db, undefined, group));
+}
+
+/** The ticket of `job`'s lane in a store that runs its lanes alone (memory, SQLite). */
+export function ticketOf(store: { readonly epoch: number }, job: Job): LaneTicket {
+  return { key: conversationKey(job.message.channel, job.message.message.conversationId), epoch: store.epoch };
+}
+
+/** Buries a letter as the lane runner does, under its lane's ticket. */
+export function buryIn(store: SqliteLaneStore, letter: DeadLetter): void | Promise<void> {
+  return store.bury(ticketOf(store, letter.job), letter);
+}
