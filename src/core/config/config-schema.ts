@@ -129,6 +129,9 @@ const delivery = z
   })
   .describe("How replies are delivered to outbound_url, and how failures are retried.");
 
+/** `webhook.delivery` as the schema fills it in when a channel sets none of it. */
+export const DEFAULT_DELIVERY: z.infer<typeof delivery> = delivery.parse({});
+
 const webhook = z.strictObject({
   bind: bind.default(DEFAULT_BIND).describe("host:port to listen on; IPv6 as [::1]:8090; port 0 picks a free port."),
   path: path.default(DEFAULT_PATH).describe("URL path of the inbound endpoint."),

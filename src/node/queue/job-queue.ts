@@ -10,11 +10,13 @@ import { createMemoryLaneStore } from "../../core/lifecycle/memory-lane-store.js
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import type { CircuitStore } from "../../core/receiver/circuit-store.js";
+import { createMemoryCircuitStore } from "../../core/receiver/memory-circuit-store.js";
 import type { CircuitPolicy } from "../../core/receiver/receiver-circuit.js";
 import { type LaneOwnership, soleOwnership } from "./lane-ownership.js";
 import { LaneSchedule } from "./lane-schedule.js";
+import { createNodeCircuit, type ReceiverView } from "./node-circuit.js";
 import { createQueueRunner, type RunEvent } from "./queue-runner.js";
-import { ReceiverGate, type ReceiverView } from "./receiver-gate.js";
 import { NOT_KEPT } from "./replay-hint.js";
 
 /** Options of the job queue. */
@@ -29,7 +31,14 @@ export interface JobQueueOptions {
    * The channel's receiver circuit (`webhook.delivery.circuit_failures`), its policy asked at
    * each decision so that a reload reaches it. Without it every run posts.
    */
-  readonly receiver?: { readonly channel: string; readonly policy: () => CircuitPolicy };
+  readonly receiver?: {
+    readonly channel: string;
+    readonly policy: () => CircuitPolicy;
+    /** Where its state is kept (default: this process's memory); with replicas, the row they share. */
+    readonly store?: CircuitStore;
+    /** With a shared store, how often to read it again while lanes wait here. */
+    readonly refreshMs?: number;
+  };
   /**
    * Where the lanes are kept: the state backend's (SQLite with `state_dir`, Postgres). Default:
    * the memory mode's, which keeps no job, so the queue itself is the only copy.
@@ -117,23 +126,25 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const placing = options.ownership;
   const lanes = new LaneSchedule(() => runner.pump(), now);
   let storeError: string | undefined;
-  const gate =
-    options.receiver === undefined
+  const { receiver } = options;
+  const circuit =
+    receiver === undefined
       ? undefined
-      : new ReceiverGate({
-          channel: options.receiver.channel,
-          policy: options.receiver.policy,
+      : createNodeCircuit({
+          channel: receiver.channel,
+          policy: receiver.policy,
           now,
           logger,
           metrics,
-          wake: (keys) => lanes.wakeNow(keys),
-          pending: () => lanes.size,
+          lanes,
+          store: receiver.store ?? createMemoryCircuitStore(),
+          refreshMs: receiver.refreshMs,
         });
   const runner = createQueueRunner({
     lanes,
     store,
     ownership,
-    gate,
+    circuit,
     run: options.run,
     concurrency: options.concurrency ?? 256,
     now,
@@ -197,7 +208,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       return storeError;
     },
     oldestAcceptedAt: () => lanes.oldestAcceptedAt(),
-    receiver: () => gate?.view(),
+    receiver: () => circuit?.view(),
     enqueue(message) {
       if (lanes.isStopped || lanes.size >= capacity) throw bufferFullError();
       lanes.reserve();
@@ -241,7 +252,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         }),
       ]);
       clearTimeout(timer);
-      gate?.stop();
+      circuit?.stop();
       return lanes.stop();
     },
   };

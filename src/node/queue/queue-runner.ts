@@ -9,7 +9,7 @@ import type { Metrics } from "../../core/metrics/metrics.js";
 import { CrashQuarantine } from "./crash-quarantine.js";
 import type { LaneOwnership } from "./lane-ownership.js";
 import type { LaneSchedule } from "./lane-schedule.js";
-import type { ReceiverGate } from "./receiver-gate.js";
+import type { NodeCircuit } from "./node-circuit.js";
 
 /** What a run of the queue came to, as the progress log and the console count it. */
 export type RunEvent = JobOutcome["kind"];
@@ -26,7 +26,8 @@ export interface QueueRunnerOptions {
   readonly lanes: LaneSchedule;
   readonly store: LaneStore;
   readonly ownership: LaneOwnership;
-  readonly gate: ReceiverGate | undefined;
+  /** The channel's receiver circuit; without it every run posts. */
+  readonly circuit: NodeCircuit | undefined;
   /** Runs a job's steps (the consumer, here or on the delivery thread). */
   readonly run: LaneRunnerDeps["run"];
   readonly concurrency: number;
@@ -56,14 +57,14 @@ export interface QueueRunner {
  * hold, the next head for a finish or a burial) and lets go of a lane whose write was fenced.
  */
 export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
-  const { lanes, store, ownership, gate, logger, now } = options;
+  const { lanes, store, ownership, circuit, logger, now } = options;
   const quarantine = new CrashQuarantine();
   let running = 0;
   let deadLetters = 0;
 
   const deps: Omit<LaneRunnerDeps, "run"> = {
     store,
-    circuit: gate,
+    circuit: circuit?.client,
     now,
     replayHint: options.replayHint,
     logger,
@@ -133,8 +134,8 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
         lanes.postpone(settlement.job, settlement.dueAt);
         break;
       case "hold":
+        // The circuit holds the lane, and wakes it once the receiver is up (or as its probe).
         lanes.postpone(settlement.job, settlement.until);
-        gate?.hold(key);
         break;
       case "bury":
         buried(settlement.letter);
@@ -185,7 +186,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
     }
     running += 1;
     quarantine.started(suspect);
-    gate?.started(key);
+    circuit?.started(key);
     const run: LaneRunnerDeps["run"] = (next, hooks, admission) =>
       options.run(
         next,

@@ -230,6 +230,8 @@ function buildQueues(
         channel: channelName(channel),
         // The live configuration's: a reload of webhook.delivery reaches the circuit at once.
         policy: () => circuitPolicyOf(liveChannel(parts, channel).webhook),
+        store: state.circuits,
+        ...(state.circuitRefreshMs === undefined ? {} : { refreshMs: state.circuitRefreshMs }),
       },
       store: state.lanes,
       epoch: state.epoch,

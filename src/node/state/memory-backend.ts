@@ -4,6 +4,7 @@ import { createMemoryConversationStore } from "../../core/conversation/memory-co
 import { createMemoryDeadLetterStore } from "../../core/dead-letters/memory-dead-letter-store.js";
 import { createMemoryIdempotencyStore } from "../../core/idempotency/memory-idempotency-store.js";
 import { createMemoryLaneStore } from "../../core/lifecycle/memory-lane-store.js";
+import { createMemoryCircuitStore } from "../../core/receiver/memory-circuit-store.js";
 import type { StateBackend } from "./state-backend.js";
 
 /** A conversation memory that keeps nothing. */
@@ -24,6 +25,8 @@ export function createMemoryBackend(clock: Clock, turnsOnThread = false): StateB
     mode: "memory",
     lanes,
     epoch: lanes.epoch,
+    circuits: createMemoryCircuitStore(),
+    circuitRefreshMs: undefined,
     idempotency: createMemoryIdempotencyStore(),
     conversations,
     sqlite: undefined,

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import type { Logger } from "../../core/log/logger.js";
+import { createMemoryCircuitStore } from "../../core/receiver/memory-circuit-store.js";
 import { probeWrite } from "./probe-write.js";
 import { createSqliteConversationStore } from "./sqlite-conversation-store.js";
 import { createSqliteDeadLetterStore } from "./sqlite-dead-letter-store.js";
@@ -30,6 +31,8 @@ export function openSqliteBackend(stateDir: string, logger: Logger, role: StateR
     mode: "sqlite",
     lanes,
     epoch: epoch.value,
+    circuits: createMemoryCircuitStore(),
+    circuitRefreshMs: undefined,
     idempotency: createSqliteIdempotencyStore(db),
     conversations,
     sqlite: { db, lanes },

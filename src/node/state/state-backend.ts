@@ -5,6 +5,7 @@ import type { DeadLetterStore } from "../../core/dead-letters/dead-letter-store.
 import type { RestoreJob } from "../../core/dead-letters/memory-dead-letter-store.js";
 import type { IdempotencyStore } from "../../core/idempotency/idempotency-store.js";
 import type { LaneStore } from "../../core/lifecycle/lane-store.js";
+import type { CircuitStore } from "../../core/receiver/circuit-store.js";
 import type { PostgresLaneStore } from "./postgres/postgres-lane-store.js";
 import type { SqliteLaneStore } from "./sqlite-lane-store.js";
 import type { StateDb } from "./sqlite-state.js";
@@ -26,6 +27,10 @@ export interface StateBackend {
   /** The epoch of this process's tickets where it runs its lanes alone (memory, SQLite). */
   readonly epoch: number;
   readonly idempotency: IdempotencyStore;
+  /** Where each channel's receiver circuit is kept: this process's memory, or the row the replicas share. */
+  readonly circuits: CircuitStore;
+  /** With a shared circuit store, how often a replica holding lanes reads it again; undefined alone. */
+  readonly circuitRefreshMs: number | undefined;
   /** Conversation memory (the history brains are given). */
   readonly conversations: ConversationStore;
   /**

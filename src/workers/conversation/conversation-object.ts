@@ -75,7 +75,10 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
       oldLetters: this.oldLetters,
     });
     this.consumer = new ObjectConsumer(() => ({ store: this.memory.asStore() }));
-    this.receiver = new ReceiverLink(() => this.environment().RECEIVERS);
+    this.receiver = new ReceiverLink(
+      () => this.environment().RECEIVERS,
+      () => this.reporting?.logger ?? silentLogger,
+    );
     this.store = createDurableLaneStore({
       lane: this.lane,
       counters: this.counters,

@@ -43,11 +43,7 @@ export interface LaneRunnerDeps {
  */
 export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
   const { lane, store, consumer, logger, now } = deps;
-  const circuit = {
-    admit: deps.receiver.admit.bind(deps.receiver),
-    rule: (outcome: Parameters<ReceiverLink["rule"]>[0], admission: Parameters<ReceiverLink["rule"]>[1]) =>
-      deps.receiver.rule(outcome, admission, logger),
-  };
+  const circuit = deps.receiver.client;
   for (let ran = 0; ran < MAX_JOBS_PER_RUN; ran += 1) {
     if (ran > 0 && deps.startUntil !== undefined && now() >= deps.startUntil) return;
     const head = lane.head();

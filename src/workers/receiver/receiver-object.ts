@@ -1,16 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { errorMessage } from "../../core/channel-error.js";
+import { DEFAULT_DELIVERY } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
-import {
-  admitPost,
-  type CircuitPolicy,
-  type CircuitState,
-  circuitPolicyOf,
-  type PostReport,
-  recordPost,
-  releaseProbe,
-  underPolicy,
-} from "../../core/receiver/receiver-circuit.js";
+import { CircuitKeeper, type WakeResult } from "../../core/receiver/circuit-keeper.js";
+import { type CircuitPolicy, circuitPolicyOf, type PostReport } from "../../core/receiver/receiver-circuit.js";
 import type { ReceiverStanding } from "../../core/receiver/receiver-standing.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
@@ -21,23 +14,18 @@ import type { ReceiverView } from "./receiver-views.js";
 /** Conversations woken per alarm run when the receiver is up again; the next run wakes the rest. */
 export const WAKE_BATCH = 50;
 
-/** The policy when the configuration cannot be read: `webhook.delivery`'s defaults. */
-const DEFAULT_POLICY = circuitPolicyOf({
-  outbound_url: "",
-  delivery: { circuit_failures: 5, initial_delay_ms: 1_000, max_delay_ms: 600_000, timeout_ms: 10_000 },
-});
-
 /**
- * One channel's receiver circuit on Workers (the core's `receiver-circuit.ts`), addressed by
- * `idFromName(channel)`: the state every conversation object of the channel shares, in SQLite.
- * Conversations report to it only when something is wrong (a POST unanswered, a success while
- * failures are counted, a probe's result, replies held); the answer tells them how it stands.
- * Held conversations are listed in the order they began to wait: the alarm wakes the first as
- * the probe when one is due, and all of them, {@link WAKE_BATCH} per run, once it is up.
+ * One channel's receiver circuit on Workers, addressed by `idFromName(channel)`: the core's
+ * {@link CircuitKeeper} over the object's storage (the state, and the conversations waiting,
+ * in the order they began to wait) and its alarm. Conversations report to it only when something
+ * is wrong (a POST unanswered, a success while failures are counted, a probe's result, replies
+ * held); the answer tells them how it stands. The alarm wakes the conversation that waited
+ * longest as the probe when one is due, and all of them, {@link WAKE_BATCH} per run, once it is up.
  */
 export class ReceiverObject extends DurableObject<WorkerEnv> {
   private readonly store: ReceiverStorage;
   private readonly sql: MeteredSql;
+  private readonly keeper: CircuitKeeper;
   /** The alarm as set, null for none, undefined until read: `setAlarm` is billed. */
   private alarmAt: number | null | undefined;
 
@@ -45,6 +33,17 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     super(ctx, env);
     this.sql = new MeteredSql(ctx.storage.sql);
     this.store = new ReceiverStorage(this.sql);
+    this.keeper = new CircuitKeeper({
+      channel: "",
+      policy: () => this.policy(),
+      now: () => Date.now(),
+      store: this.store,
+      held: this.store,
+      wake: (keys, asProbe) => Promise.all(keys.map((key) => this.wake(key, asProbe))),
+      schedule: (at) => this.schedule(at),
+      changed: (change, state, waiting) => this.changed(change, state.failures, state.down?.probeAt, waiting),
+      wakeBatch: WAKE_BATCH,
+    });
   }
 
   /** What the object did that is billed, since it was constructed (the cost test reads it). */
@@ -63,84 +62,24 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     wasProbe: boolean,
     holdAs: string | null,
   ): Promise<ReceiverView> {
-    const policy = await this.policy(channel);
-    // Read after the await: another report may have been taken meanwhile.
-    const now = Date.now();
-    const before = this.store.state();
-    const reconciled = underPolicy(before, policy);
-    let state: CircuitState = reconciled.state;
-    let change = reconciled.change;
-    if (report !== null) {
-      const step = recordPost(state, report, now, policy, wasProbe);
-      state = step.state;
-      change = step.change ?? change;
-    } else if (wasProbe) {
-      state = releaseProbe(state);
-    }
-    if (state !== before) this.store.save(state);
-    if (holdAs !== null && state.down !== undefined) this.store.addWaiting(holdAs);
-    if (change !== undefined) await this.changed(channel, change, state);
-    await this.schedule(state, now);
-    return { down: state.down !== undefined, failing: state.down === undefined && state.failures > 0 };
+    this.store.rememberChannel(channel);
+    return await this.keeper.record(report, wasProbe, holdAs);
   }
 
   /** How the receiver stands; reads only. */
   status(): ReceiverStanding {
-    const { down } = this.store.state();
-    const waiting = this.store.waitingCount();
-    if (down === undefined) return { up: true, waiting };
-    return { up: false, since: down.since, waiting, nextProbeAt: down.probeAt };
+    const { state } = this.store.read();
+    const waiting = this.store.count();
+    if (state.down === undefined) return { up: true, waiting };
+    return { up: false, since: state.down.since, waiting, nextProbeAt: state.down.probeAt };
   }
 
-  /**
-   * Up: wakes the waiting conversations, a batch per run. Down: when a probe is due and none is
-   * out, wakes the conversation that has waited longest as the probe; one that has nothing to
-   * post any more (its job left the lane) gives its turn to the next.
-   */
+  /** The keeper's timer. */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     this.sql.usage.alarmRuns += 1;
-    const channel = this.store.channel();
-    if (channel === undefined) return;
-    const policy = await this.policy(channel);
-    const now = Date.now();
-    let state = this.store.state();
-    const reconciled = underPolicy(state, policy);
-    if (reconciled.state !== state) {
-      state = reconciled.state;
-      this.store.save(state);
-      if (reconciled.change !== undefined) await this.changed(channel, reconciled.change, state);
-    }
-    if (state.down === undefined) {
-      const woken = this.store.takeWaiting(WAKE_BATCH);
-      const results = await Promise.all(
-        woken.map(async (name) => ({ name, woken: await this.wake(name, channel, false) })),
-      );
-      // One that could not be woken waits on (its own alarm runs it at its max age meanwhile).
-      for (const { name, woken: ok } of results) if (ok === "unreachable") this.store.addWaiting(name);
-      await this.schedule(state, now, woken.length === WAKE_BATCH);
-      return;
-    }
-    for (let tries = 0; tries < WAKE_BATCH; tries += 1) {
-      const admitted = admitPost(state, now, policy);
-      if (admitted.admission !== "probe") break;
-      const [first] = this.store.takeWaiting(1);
-      if (first === undefined) break;
-      this.store.save(admitted.state);
-      const woken = await this.wake(first, channel, true);
-      if (woken === "probing") {
-        state = admitted.state;
-        break;
-      }
-      // Not probing after all: the probe is free again for the next in line.
-      state = releaseProbe(admitted.state);
-      this.store.save(state);
-      if (woken === "unreachable") {
-        this.store.addWaitingFirst(first);
-        break;
-      }
-    }
-    await this.schedule(state, now);
+    if (this.store.channel() === undefined) return;
+    await this.keeper.due();
   }
 
   /**
@@ -152,50 +91,37 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
   }
 
   /** The channel's circuit policy, from the configuration the Worker answers with. */
-  private async policy(channel: string): Promise<CircuitPolicy> {
-    this.store.rememberChannel(channel);
+  private async policy(): Promise<CircuitPolicy> {
+    const channel = this.store.channel() ?? "";
     const built = await partsFor(this.environment());
     const found = built.ok
       ? built.parts.config.channels.find((candidate) => channelName(candidate) === channel)
       : undefined;
     // Unreadable configuration: the defaults, for the receiver last counted against.
-    return found === undefined
-      ? { ...DEFAULT_POLICY, target: this.store.state().target ?? DEFAULT_POLICY.target }
-      : circuitPolicyOf(found.webhook);
+    if (found !== undefined) return circuitPolicyOf(found.webhook);
+    const defaults = circuitPolicyOf({ outbound_url: "", delivery: DEFAULT_DELIVERY });
+    return { ...defaults, target: this.store.read().state.target ?? defaults.target };
   }
 
-  private async changed(channel: string, change: "down" | "up", state: CircuitState): Promise<void> {
+  private async changed(change: "down" | "up", failures: number, probeAt: number | undefined, waiting: number) {
     const built = await partsFor(this.environment());
     const logger = built.ok ? built.parts.logger : built.logger;
-    const waiting = this.store.waitingCount();
+    const channel = this.store.channel();
     if (change === "down") {
       logger.warn("receiver down: replies wait without spending attempts; one probe at a time tries it", {
         channel,
-        failures: state.failures,
-        next_probe_in_ms: Math.max(0, (state.down?.probeAt ?? Date.now()) - Date.now()),
+        failures,
+        next_probe_in_ms: Math.max(0, (probeAt ?? Date.now()) - Date.now()),
         waiting,
       });
     } else {
       logger.info("receiver up: waiting conversations resume", { channel, waiting });
     }
-    if (built.ok) built.parts.metrics.receiverState(channel, change === "up");
+    if (built.ok && channel !== undefined) built.parts.metrics.receiverState(channel, change === "up");
   }
 
-  /**
-   * The alarm: now while conversations are to be woken (`more`, or any waiting while up); while
-   * down, at the next probe, or when the probe out is given up, as long as anyone waits or a
-   * probe is out. Kept in memory, so that a report that changes nothing writes no alarm.
-   */
-  private async schedule(state: CircuitState, now: number, more = false): Promise<void> {
-    const { down } = state;
-    let at: number | undefined;
-    if (down === undefined) {
-      if (more || this.store.waitingCount() > 0) at = now;
-    } else {
-      const probing = down.probingUntil !== undefined && now < down.probingUntil;
-      if (probing) at = down.probingUntil;
-      else if (this.store.waitingCount() > 0) at = down.probeAt;
-    }
+  /** Sets the one alarm, unless it is set for that time already (a report that changes nothing writes none). */
+  private async schedule(at: number | undefined): Promise<void> {
     if (at === undefined) return;
     this.alarmAt ??= await this.ctx.storage.getAlarm();
     if (this.alarmAt !== null && this.alarmAt <= at) return;
@@ -204,12 +130,9 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     await this.ctx.storage.setAlarm(at);
   }
 
-  /**
-   * Wakes a waiting conversation (`asProbe`: to post as the probe). What came of it: `probing`
-   * (it has replies to post, and posts one now), `woken`, `idle` (nothing of it waits any more),
-   * or `unreachable` (logged; it waits on).
-   */
-  private async wake(conversation: string, channel: string, asProbe: boolean): Promise<WakeResult> {
+  /** Wakes a waiting conversation (`asProbe`: to post as the probe); see {@link WakeResult}. */
+  private async wake(conversation: string, asProbe: boolean): Promise<WakeResult> {
+    const channel = this.store.channel() ?? "";
     const stub = this.env.CONVERSATIONS.get(this.env.CONVERSATIONS.idFromName(conversation));
     try {
       const waits = await stub.receiverWake(channel, asProbe);
@@ -225,6 +148,3 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     }
   }
 }
-
-/** What waking a waiting conversation came to. */
-type WakeResult = "probing" | "woken" | "idle" | "unreachable";

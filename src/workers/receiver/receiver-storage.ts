@@ -1,11 +1,18 @@
+import type { CircuitStore, HeldLanes } from "../../core/receiver/circuit-store.js";
 import { type CircuitState, RECEIVER_UP } from "../../core/receiver/receiver-circuit.js";
 import type { MeteredSql } from "../metered-sql.js";
 
 /**
- * The receiver object's two tables: its circuit state (one row, plain JSON) and the
- * conversations waiting for it, in the order they began to wait.
+ * The receiver object's tables: its circuit state (one row, plain JSON, with the version a write
+ * names), the channel it is the receiver of, and the conversations waiting for it, in the order
+ * they began to wait. The object is the circuit's only writer, so a version check never fails
+ * here; it is the core's `CircuitStore` and `HeldLanes` all the same.
  */
-export class ReceiverStorage {
+export class ReceiverStorage implements CircuitStore, HeldLanes {
+  private known: string | undefined;
+  /** The circuit as last read or written: the object is its only writer, so it stays true. */
+  private circuit: { readonly state: CircuitState; readonly version: number } | undefined;
+
   constructor(private readonly sql: MeteredSql) {
     sql.run("CREATE TABLE IF NOT EXISTS circuit (only INTEGER PRIMARY KEY CHECK (only = 1), state TEXT NOT NULL)");
     sql.run("CREATE TABLE IF NOT EXISTS channel (only INTEGER PRIMARY KEY CHECK (only = 1), name TEXT NOT NULL)");
@@ -26,38 +33,45 @@ export class ReceiverStorage {
     this.known = name;
   }
 
-  private known: string | undefined;
+  /** The circuit as last saved; up when nothing was (the version travels in the JSON). */
+  read(): { readonly state: CircuitState; readonly version: number } {
+    this.circuit ??= this.load();
+    return this.circuit;
+  }
 
-  /** The circuit as last saved; up when nothing was. */
-  state(): CircuitState {
+  private load(): { readonly state: CircuitState; readonly version: number } {
     const row = this.sql.first<{ state: string }>("SELECT state FROM circuit WHERE only = 1");
-    if (row === undefined) return RECEIVER_UP;
+    if (row === undefined) return { state: RECEIVER_UP, version: 0 };
     try {
-      return JSON.parse(row.state) as CircuitState;
+      const { version, ...state } = JSON.parse(row.state) as CircuitState & { version?: number };
+      return { state, version: version ?? 0 };
     } catch {
-      return RECEIVER_UP;
+      return { state: RECEIVER_UP, version: 0 };
     }
   }
 
-  save(state: CircuitState): void {
-    this.sql.run("INSERT OR REPLACE INTO circuit (only, state) VALUES (1, ?)", JSON.stringify(state));
+  write(_channel: string, state: CircuitState, version: number): boolean {
+    if (this.read().version !== version) return false;
+    this.sql.run(
+      "INSERT OR REPLACE INTO circuit (only, state) VALUES (1, ?)",
+      JSON.stringify({ ...state, version: version + 1 }),
+    );
+    this.circuit = { state, version: version + 1 };
+    return true;
   }
 
-  /** Adds a waiting conversation (by its object's name) at the end, unless it waits already. */
-  addWaiting(conversation: string): void {
+  add(conversation: string): void {
     this.sql.run("INSERT OR IGNORE INTO waiting (conversation) VALUES (?)", conversation);
   }
 
-  /** Puts a conversation back first in line (its wake-up failed). */
-  addWaitingFirst(conversation: string): void {
+  addFirst(conversation: string): void {
     this.sql.run(
       "INSERT OR IGNORE INTO waiting (seq, conversation) VALUES ((SELECT COALESCE(MIN(seq), 1) - 1 FROM waiting), ?)",
       conversation,
     );
   }
 
-  /** Removes and returns the `limit` conversations that have waited longest. */
-  takeWaiting(limit: number): string[] {
+  take(limit: number): string[] {
     const rows = this.sql.all<{ seq: number; conversation: string }>(
       "SELECT seq, conversation FROM waiting ORDER BY seq LIMIT ?",
       limit,
@@ -67,8 +81,11 @@ export class ReceiverStorage {
     return rows.map((row) => row.conversation);
   }
 
-  /** Conversations waiting. */
-  waitingCount(): number {
+  delete(conversation: string): void {
+    this.sql.run("DELETE FROM waiting WHERE conversation = ?", conversation);
+  }
+
+  count(): number {
     return this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM waiting")?.n ?? 0;
   }
 }

@@ -3,6 +3,7 @@ import type { Clock } from "../../../core/clock.js";
 import type { Logger } from "../../../core/log/logger.js";
 import type { PostgresParts, StateBackend } from "../state-backend.js";
 import { createPostgresAuthFailureLimiter } from "./postgres-auth-failure-limiter.js";
+import { createPostgresCircuitStore } from "./postgres-circuit-store.js";
 import { createPostgresConversationStore } from "./postgres-conversation-store.js";
 import { createPostgresDeadLetterStore } from "./postgres-dead-letter-store.js";
 import { createPostgresHealth } from "./postgres-health.js";
@@ -11,6 +12,9 @@ import { createPostgresLaneStore } from "./postgres-lane-store.js";
 import { migratePostgres } from "./postgres-migrations.js";
 import { APPLICATION_NAME, describePostgres, openPostgresPool } from "./postgres-pool.js";
 import { postgresErrorMessage } from "./postgres-state-error.js";
+
+/** How often a replica holding lanes for a receiver that is down reads the shared circuit again. */
+const CIRCUIT_REFRESH_MS = 1_000;
 
 /** The state backend of `postgres_url_env`. */
 export interface PostgresBackend extends StateBackend {
@@ -58,6 +62,8 @@ export async function openPostgresBackend(
     lanes,
     // Each lane's epoch comes from the claim that gave it to this replica.
     epoch: 0,
+    circuits: createPostgresCircuitStore(pool),
+    circuitRefreshMs: CIRCUIT_REFRESH_MS,
     idempotency: createPostgresIdempotencyStore(pool),
     conversations,
     sqlite: undefined,

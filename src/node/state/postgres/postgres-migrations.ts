@@ -90,11 +90,14 @@ CREATE INDEX lanes_owner ON webhook_channel.lanes (owner);
   },
   {
     version: 2,
-    description: "lanes carry the claim's epoch and the last reply number; sequences folded into them",
+    description:
+      "lanes carry the claim's epoch and the last reply number (sequences folded into them); receivers hold each channel's circuit; brain_pauses",
     // A claim raises a lane's epoch, and every write for the conversation checks it in its own
     // statement (the fence). The last reply number lives in the same row, so that the write that
     // stores new replies moves it under the same check. A lane row now outlives its owner (owner
-    // NULL: nobody runs it), so that the number survives; only the owned rows are indexed.
+    // NULL: nobody runs it), so that the number survives; only the owned rows are indexed. A
+    // channel's receiver circuit is one row every replica reads and writes over its version; a
+    // brain's pause (after a 429 or 503) one row per server, which every replica obeys.
     sql: `
 ALTER TABLE webhook_channel.lanes ALTER COLUMN owner DROP NOT NULL;
 ALTER TABLE webhook_channel.lanes ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
@@ -108,6 +111,16 @@ INSERT INTO webhook_channel.lanes AS l (conversation, channel, owner, last_seq)
 DROP TABLE webhook_channel.sequences;
 DROP INDEX webhook_channel.lanes_owner;
 CREATE INDEX lanes_owner ON webhook_channel.lanes (owner) WHERE owner IS NOT NULL;
+CREATE TABLE webhook_channel.receivers (
+  channel text PRIMARY KEY,
+  state text NOT NULL,
+  version bigint NOT NULL
+);
+CREATE TABLE webhook_channel.brain_pauses (
+  target text PRIMARY KEY,
+  until_ms bigint NOT NULL,
+  status int NOT NULL
+);
 `,
   },
 ];

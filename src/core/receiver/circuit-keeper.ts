@@ -1,0 +1,219 @@
+import type { CircuitStore, HeldLanes, StoredCircuit } from "./circuit-store.js";
+import {
+  admitPost,
+  type CircuitChange,
+  type CircuitPolicy,
+  type CircuitState,
+  type PostReport,
+  RECEIVER_UP,
+  recordPost,
+  releaseProbe,
+  underPolicy,
+} from "./receiver-circuit.js";
+import type { ReceiverStanding } from "./receiver-standing.js";
+
+/** How a channel's receiver stands, as a run needs to know it. */
+export interface CircuitView {
+  /** The receiver is down: replies wait (the keeper wakes them). */
+  readonly down: boolean;
+  /** Failures are counted against it: a success is worth reporting, to reset the count. */
+  readonly failing: boolean;
+}
+
+/** What came of waking a held lane: it posts as the probe, it runs, nothing of it waits any more, or it could not be reached. */
+export type WakeResult = "probing" | "woken" | "idle" | "unreachable";
+
+/** What a channel's circuit keeper works with: each runtime gives its storage, timer and lanes. */
+export interface CircuitKeeperDeps {
+  readonly channel: string;
+  /** Asked at each decision, so that a reload of `webhook.delivery` reaches the circuit at once. */
+  readonly policy: () => CircuitPolicy | Promise<CircuitPolicy>;
+  readonly now: () => number;
+  readonly store: CircuitStore;
+  readonly held: HeldLanes;
+  /** Wakes held lanes: every one once the receiver is up, or the first in line as the probe. */
+  readonly wake: (keys: readonly string[], asProbe: boolean) => readonly WakeResult[] | Promise<readonly WakeResult[]>;
+  /** Asks for {@link CircuitKeeper.due} at `at` (epoch ms), replacing the call asked for before; undefined: none. */
+  readonly schedule: (at: number | undefined) => void | Promise<void>;
+  /** A change of state: the log line and the metrics (`waiting`: lanes held here). */
+  readonly changed: (change: CircuitChange, state: CircuitState, waiting: number) => void | Promise<void>;
+  /**
+   * Where the store is shared (replicas on Postgres): while lanes are held here, the store is read
+   * again this often, so that a probe of another replica that brought the receiver up wakes them.
+   */
+  readonly refreshMs?: number;
+  /** Lanes woken per call once the receiver is up; the call that follows wakes the rest. Default 50. */
+  readonly wakeBatch?: number;
+}
+
+/** Writes a step tried before giving up on a store that others keep moving. */
+const MAX_WRITES = 20;
+
+/**
+ * One channel's receiver circuit (the pure rules of `receiver-circuit.ts`), written once for every
+ * runtime and store: it records what runs report (an unanswered POST, an answer while failures
+ * are counted, a probe's result), holds the lanes whose replies wait, wakes them all once the
+ * receiver is up, and at each probe's time wakes the lane that waited longest as the probe. The
+ * state lives in the {@link CircuitStore}, every change written over the version it was read at;
+ * the runtime only stores, wakes and keeps the timer: Node in memory or on Postgres, the
+ * receiver object on Workers.
+ */
+export class CircuitKeeper {
+  /** The circuit as last read or written here. */
+  private known: StoredCircuit = { state: RECEIVER_UP, version: 0 };
+  private scheduledAt: number | undefined;
+  private readonly wakeBatch: number;
+
+  constructor(private readonly deps: CircuitKeeperDeps) {
+    this.wakeBatch = deps.wakeBatch ?? 50;
+  }
+
+  /** How the receiver stands as this runtime last knew it: what a run is admitted by. */
+  view(): CircuitView {
+    return viewOf(this.known.state);
+  }
+
+  /** How the receiver stands for `/readyz` and the console, with `waiting` lanes held. */
+  standing(waiting: number): ReceiverStanding {
+    const { down } = this.known.state;
+    if (down === undefined) return { up: true, waiting };
+    return { up: false, since: down.since, waiting, nextProbeAt: down.probeAt };
+  }
+
+  /**
+   * Records what a run did: its last reply POST (`report`, null when it posted nothing) and
+   * whether it ran as the probe; `holdAs` (its lane) waits should the receiver be down. Answers
+   * how the receiver stands now.
+   */
+  async record(report: PostReport | null, wasProbe: boolean, holdAs: string | null): Promise<CircuitView> {
+    const policy = await this.deps.policy();
+    const now = this.deps.now();
+    const { state, change } = await this.update((stored) => {
+      const reconciled = underPolicy(stored, policy);
+      if (report !== null) {
+        const step = recordPost(reconciled.state, report, now, policy, wasProbe);
+        return { state: step.state, change: step.change ?? reconciled.change };
+      }
+      const released = wasProbe ? releaseProbe(reconciled.state) : reconciled.state;
+      return { state: released, change: reconciled.change };
+    });
+    if (holdAs !== null && state.down !== undefined) await this.deps.held.add(holdAs);
+    if (change !== undefined) await this.apply(change, state);
+    await this.reschedule();
+    return viewOf(state);
+  }
+
+  /**
+   * The timer's call: reads the circuit again (another replica may have changed it), wakes what
+   * waits once the receiver is up, and, while it is down and a probe is due, wakes the lane that
+   * waited longest as the probe (one that has nothing to post any more gives its turn to the next).
+   */
+  async due(): Promise<void> {
+    this.scheduledAt = undefined;
+    const policy = await this.deps.policy();
+    const before = this.known.state;
+    const { state, change } = await this.update((stored) => underPolicy(stored, policy));
+    const learned = change ?? learnedElsewhere(before, state);
+    if (learned !== undefined) await this.apply(learned, state);
+    else if (state.down === undefined) await this.wakeHeld();
+    else await this.probe(policy);
+    await this.reschedule();
+  }
+
+  /** Wakes the lanes held, a batch at a time (the timer wakes the rest). */
+  private async wakeHeld(): Promise<void> {
+    const keys = await this.deps.held.take(this.wakeBatch);
+    if (keys.length === 0) return;
+    const results = await this.deps.wake(keys, false);
+    // One that could not be woken waits on (its own timer runs it at its max age meanwhile).
+    for (const [index, key] of keys.entries()) {
+      if (results[index] === "unreachable") await this.deps.held.add(key);
+    }
+  }
+
+  private async probe(policy: CircuitPolicy): Promise<void> {
+    for (let tries = 0; tries < this.wakeBatch; tries += 1) {
+      if ((await this.deps.held.count()) === 0) return;
+      const now = this.deps.now();
+      let admitted = false;
+      await this.update((stored) => {
+        const step = admitPost(stored, now, policy);
+        admitted = step.admission === "probe";
+        return { state: step.state };
+      });
+      if (!admitted) return;
+      const [first] = await this.deps.held.take(1);
+      const result = first === undefined ? "idle" : (await this.deps.wake([first], true))[0];
+      if (result === "probing") return;
+      // Not probing after all: the probe is free again for the next in line.
+      await this.update((stored) => ({ state: releaseProbe(stored) }));
+      if (result === "unreachable" && first !== undefined) {
+        await this.deps.held.addFirst(first);
+        return;
+      }
+    }
+  }
+
+  private async apply(change: CircuitChange, state: CircuitState): Promise<void> {
+    await this.deps.changed(change, state, await this.deps.held.count());
+    if (change === "up") await this.wakeHeld();
+  }
+
+  /**
+   * Sets the timer from the state: now while lanes are to be woken; while down, the next probe
+   * (or the end of the probe out); with a shared store, soon enough to learn of another
+   * replica's probe.
+   */
+  private async reschedule(): Promise<void> {
+    const { down } = this.known.state;
+    const now = this.deps.now();
+    const waiting = await this.deps.held.count();
+    let at: number | undefined;
+    if (down === undefined) {
+      if (waiting > 0) at = now;
+    } else if (down.probingUntil !== undefined && now < down.probingUntil) {
+      at = down.probingUntil;
+    } else if (waiting > 0) {
+      at = down.probeAt;
+    }
+    const { refreshMs } = this.deps;
+    if (refreshMs !== undefined && waiting > 0 && down !== undefined) at = Math.min(at ?? Infinity, now + refreshMs);
+    if (at === this.scheduledAt) return;
+    this.scheduledAt = at;
+    await this.deps.schedule(at);
+  }
+
+  /**
+   * Applies `step` to the stored circuit and writes the result over the version it read,
+   * reading again when another writer got there first. A step that changes nothing writes nothing.
+   */
+  private async update(
+    step: (state: CircuitState) => { readonly state: CircuitState; readonly change?: CircuitChange | undefined },
+  ): Promise<{ readonly state: CircuitState; readonly change?: CircuitChange | undefined }> {
+    const { store, channel } = this.deps;
+    for (let writes = 0; writes < MAX_WRITES; writes += 1) {
+      const stored = await store.read(channel);
+      const next = step(stored.state);
+      if (next.state === stored.state) {
+        this.known = stored;
+        return next;
+      }
+      if (await store.write(channel, next.state, stored.version)) {
+        this.known = { state: next.state, version: stored.version + 1 };
+        return next;
+      }
+    }
+    throw new Error(`the receiver circuit of channel "${channel}" kept changing under this write`);
+  }
+}
+
+/** A change another writer made since this runtime last looked (a replica's probe, its failures). */
+function learnedElsewhere(before: CircuitState, now: CircuitState): CircuitChange | undefined {
+  if (before.down !== undefined && now.down === undefined) return "up";
+  if (before.down === undefined && now.down !== undefined) return "down";
+  return undefined;
+}
+
+function viewOf(state: CircuitState): CircuitView {
+  return { down: state.down !== undefined, failing: state.down === undefined && state.failures > 0 };
+}

@@ -1,0 +1,125 @@
+import { errorMessage } from "../../core/channel-error.js";
+import type { Logger } from "../../core/log/logger.js";
+import type { Metrics } from "../../core/metrics/metrics.js";
+import { CircuitClient } from "../../core/receiver/circuit-client.js";
+import { CircuitKeeper, type WakeResult } from "../../core/receiver/circuit-keeper.js";
+import type { CircuitStore } from "../../core/receiver/circuit-store.js";
+import { createMemoryHeldLanes } from "../../core/receiver/memory-circuit-store.js";
+import type { CircuitPolicy } from "../../core/receiver/receiver-circuit.js";
+import type { ReceiverStanding } from "../../core/receiver/receiver-standing.js";
+import type { LaneSchedule } from "./lane-schedule.js";
+
+/** Wait before the keeper's timer is tried again when its store did not answer. */
+const RETRY_MS = 1_000;
+
+/** How a channel's receiver stands, for `/readyz`, with the channel's name. */
+export interface ReceiverView extends ReceiverStanding {
+  readonly channel: string;
+}
+
+/** What a channel's circuit on Node is built from. */
+export interface NodeCircuitOptions {
+  readonly channel: string;
+  readonly policy: () => CircuitPolicy;
+  readonly now: () => number;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** The channel's lanes: held ones are woken there. */
+  readonly lanes: LaneSchedule;
+  /** Where the circuit's state is kept: this process's memory, or the row the replicas share. */
+  readonly store: CircuitStore;
+  /** With a shared store, how often to read it again while lanes are held here (see `CircuitKeeper`). */
+  readonly refreshMs?: number | undefined;
+}
+
+/** A channel's receiver circuit on Node: the core's keeper and client, over this process's lanes and timer. */
+export interface NodeCircuit {
+  readonly client: CircuitClient;
+  /** The lane `key` runs (its own timer, or its max age, came): it no longer waits. */
+  started(key: string): void;
+  view(): ReceiverView;
+  /** Stops the timer: nothing is woken any more. */
+  stop(): void;
+}
+
+/**
+ * Wires the core's {@link CircuitKeeper} (the state in `store`, the lanes held in memory, a
+ * timer) and {@link CircuitClient} (what a run may post, the ruling on what it did) for one
+ * channel of this process: a probe is the lane the keeper woke as such, and the log lines and
+ * metrics of a change carry what this process holds.
+ */
+export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
+  const { channel, lanes, logger, metrics, now } = options;
+  const held = createMemoryHeldLanes();
+  const probes = new Set<string>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  const keeper: CircuitKeeper = new CircuitKeeper({
+    channel,
+    policy: options.policy,
+    now,
+    store: options.store,
+    held,
+    wake(keys, asProbe) {
+      const results: WakeResult[] = keys.map((key) => {
+        if (lanes.head(key) === undefined) return "idle";
+        if (asProbe) probes.add(key);
+        return asProbe ? "probing" : "woken";
+      });
+      lanes.wakeNow(keys);
+      return results;
+    },
+    schedule: (at) => arm(at),
+    changed(change, state, waiting) {
+      metrics.receiverState(channel, change === "up");
+      if (change === "down") {
+        logger.warn("receiver down: replies wait without spending attempts; one probe at a time tries it", {
+          channel,
+          failures: state.failures,
+          next_probe_in_ms: Math.max(0, (state.down?.probeAt ?? now()) - now()),
+          // Conversations already held, and every message of the channel not yet finished: the
+          // failing runs join the held ones as their retries come due.
+          waiting,
+          pending: lanes.size,
+        });
+      } else {
+        logger.info("receiver up: waiting conversations resume", { channel, waiting, pending: lanes.size });
+      }
+    },
+    ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
+  });
+  /** The keeper's timer; a call that fails (its store did not answer) is tried again shortly. */
+  function arm(at: number | undefined): void {
+    clearTimeout(timer);
+    timer = undefined;
+    if (at === undefined || stopped) return;
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        keeper.due().catch((error: unknown) => {
+          logger.warn(`cannot look at the receiver circuit: ${errorMessage(error)}`, { channel });
+          arm(now() + (options.refreshMs ?? RETRY_MS));
+        });
+      },
+      Math.max(0, at - now()),
+    );
+  }
+  const client = new CircuitClient({
+    view: () => keeper.view(),
+    record: (_channel, report, wasProbe, holdAs) => keeper.record(report, wasProbe, holdAs),
+    takeProbe: (key) => probes.delete(key),
+    logger: () => logger,
+  });
+  return {
+    client,
+    started: (key) => {
+      held.delete(key);
+    },
+    view: () => ({ channel, ...keeper.standing(held.count()) }),
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}

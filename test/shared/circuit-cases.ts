@@ -1,0 +1,181 @@
+/**
+ * The receiver circuit's cases, one table run unchanged over every circuit store: memory (one
+ * Node process), Postgres (the row the replicas share: two keepers on two pools stand for two
+ * replicas) and the receiver object's storage inside workerd. Each case drives the core's
+ * `CircuitKeeper` as the runtimes do (runs report, the timer calls `due`), with injected time.
+ * Runtime-neutral: no `node:` or `cloudflare:` imports.
+ */
+import { describe, expect, it } from "vitest";
+import { CircuitKeeper, type WakeResult } from "../../src/core/receiver/circuit-keeper.js";
+import type { CircuitStore, HeldLanes } from "../../src/core/receiver/circuit-store.js";
+import { createMemoryHeldLanes } from "../../src/core/receiver/memory-circuit-store.js";
+import type { CircuitPolicy, PostReport } from "../../src/core/receiver/receiver-circuit.js";
+
+/** What a backend brings: stores of a channel no other case uses, one per keeper ("replica"). */
+export interface CircuitCasesHarness {
+  /** Stores over one fresh channel's circuit: each call, another keeper's view of the same row. */
+  stores(): Promise<{ readonly channel: string; open(): CircuitStore }>;
+  /** The held lanes of the first keeper (the receiver object's own table inside workerd); default memory. */
+  readonly held?: () => HeldLanes;
+}
+
+const POLICY: CircuitPolicy = {
+  failuresToOpen: 3,
+  initialDelayMs: 1_000,
+  maxDelayMs: 60_000,
+  probeTimeoutMs: 25_000,
+  target: "http://receiver.test",
+};
+
+const UNANSWERED: PostReport = { answered: false };
+const ANSWERED: PostReport = { answered: true };
+
+/** A keeper as a runtime wires it, recording what it wakes, when it asks to be called, and what changed. */
+function keeperOver(
+  store: CircuitStore,
+  channel: string,
+  clock: { now: number },
+  options: {
+    held?: HeldLanes | undefined;
+    policy?: () => CircuitPolicy;
+    answers?: (key: string) => WakeResult;
+  } = {},
+) {
+  const woken: string[] = [];
+  const changes: string[] = [];
+  const scheduled: (number | undefined)[] = [];
+  const held = options.held ?? createMemoryHeldLanes();
+  const keeper = new CircuitKeeper({
+    channel,
+    policy: options.policy ?? (() => POLICY),
+    now: () => clock.now,
+    store,
+    held,
+    wake: (keys, asProbe) =>
+      keys.map((key) => {
+        woken.push(asProbe ? `probe ${key}` : key);
+        return options.answers?.(key) ?? (asProbe ? "probing" : "woken");
+      }),
+    schedule: (at) => void scheduled.push(at),
+    changed: (change, _state, waiting) => void changes.push(`${change} ${waiting}`),
+  });
+  return { keeper, woken, changes, scheduled, held };
+}
+
+/** Reports `count` unanswered POSTs in a row. */
+async function fail(keeper: CircuitKeeper, count: number, holdAs: string | null = null): Promise<void> {
+  for (let index = 0; index < count; index += 1) await keeper.record(UNANSWERED, false, holdAs);
+}
+
+export function circuitCases(name: string, harness: CircuitCasesHarness): void {
+  describe(`receiver circuit cases: ${name}`, () => {
+    it("goes down at the third unanswered POST in a row; an answer in between starts the count again", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 1_000_000 };
+      const { keeper, changes } = keeperOver(open(), channel, clock, { held: harness.held?.() });
+      await fail(keeper, 2);
+      expect(await keeper.record(ANSWERED, false, null)).toEqual({ down: false, failing: false });
+      await fail(keeper, 2);
+      expect(keeper.view()).toEqual({ down: false, failing: true });
+      expect(await keeper.record(UNANSWERED, false, null)).toEqual({ down: true, failing: false });
+      expect(changes).toEqual(["down 0"]);
+    });
+
+    it("holds lanes while down, wakes the one that waited longest as the only probe, and all of them once it answers", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 2_000_000 };
+      const { keeper, woken, changes, scheduled } = keeperOver(open(), channel, clock, { held: harness.held?.() });
+      await fail(keeper, 3, "lane-a");
+      await keeper.record(UNANSWERED, false, "lane-b");
+      await keeper.record(null, false, "lane-c");
+      // The first probe comes after the initial delay.
+      expect(scheduled.at(-1)).toBe(clock.now + POLICY.initialDelayMs);
+      clock.now += POLICY.initialDelayMs;
+      await keeper.due();
+      expect(woken).toEqual(["probe lane-a"]);
+      // While it is out, nobody else probes.
+      await keeper.due();
+      expect(woken).toEqual(["probe lane-a"]);
+      expect(await keeper.record(ANSWERED, true, null)).toEqual({ down: false, failing: false });
+      expect(woken).toEqual(["probe lane-a", "lane-b", "lane-c"]);
+      expect(changes).toEqual(["down 1", "up 2"]);
+    });
+
+    it("moves the next probe on after a failed one, and honours Retry-After", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 3_000_000 };
+      const { keeper, woken, scheduled } = keeperOver(open(), channel, clock, { held: harness.held?.() });
+      await fail(keeper, 3, "lane-a");
+      clock.now += POLICY.initialDelayMs;
+      await keeper.due();
+      await keeper.record(UNANSWERED, true, "lane-a");
+      expect(scheduled.at(-1)).toBe(clock.now + 2 * POLICY.initialDelayMs);
+      clock.now += 2 * POLICY.initialDelayMs;
+      await keeper.due();
+      await keeper.record({ answered: false, retryAfterMs: 7_000 }, true, "lane-a");
+      expect(scheduled.at(-1)).toBe(clock.now + 7_000);
+      expect(woken).toEqual(["probe lane-a", "probe lane-a"]);
+    });
+
+    it("gives the probe to the next lane when the one that waited longest has nothing to post", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 4_000_000 };
+      const { keeper, woken } = keeperOver(open(), channel, clock, {
+        held: harness.held?.(),
+        answers: (key) => (key === "gone" ? "idle" : "probing"),
+      });
+      await fail(keeper, 3, "gone");
+      await keeper.record(null, false, "lane-b");
+      clock.now += POLICY.initialDelayMs;
+      await keeper.due();
+      expect(woken).toEqual(["probe gone", "probe lane-b"]);
+    });
+
+    it("gives up a probe whose result never came, and lets the next lane probe", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 5_000_000 };
+      const { keeper, woken } = keeperOver(open(), channel, clock, { held: harness.held?.() });
+      await fail(keeper, 3, "lane-a");
+      await keeper.record(null, false, "lane-b");
+      clock.now += POLICY.initialDelayMs;
+      await keeper.due();
+      clock.now += POLICY.probeTimeoutMs;
+      await keeper.due();
+      expect(woken).toEqual(["probe lane-a", "probe lane-b"]);
+    });
+
+    it("starts afresh, up, waking what waited, when outbound_url names another receiver", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 6_000_000 };
+      let policy = POLICY;
+      const { keeper, woken, changes } = keeperOver(open(), channel, clock, {
+        held: harness.held?.(),
+        policy: () => policy,
+      });
+      await fail(keeper, 3, "lane-a");
+      policy = { ...POLICY, target: "http://elsewhere.test" };
+      await keeper.due();
+      expect(keeper.view()).toEqual({ down: false, failing: false });
+      expect(woken).toEqual(["lane-a"]);
+      expect(changes).toEqual(["down 1", "up 1"]);
+    });
+
+    it("shares one circuit between keepers of one store: one probe in all, and every keeper wakes its lanes once it is up", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 7_000_000 };
+      const first = keeperOver(open(), channel, clock, { held: harness.held?.() });
+      const second = keeperOver(open(), channel, clock);
+      await fail(first.keeper, 3, "first-lane");
+      // The second keeper learns of the outage from the store, and holds its own lanes.
+      expect(await second.keeper.record(UNANSWERED, false, "second-lane")).toEqual({ down: true, failing: false });
+      clock.now += POLICY.initialDelayMs;
+      await first.keeper.due();
+      await second.keeper.due();
+      expect([...first.woken, ...second.woken]).toEqual(["probe first-lane"]);
+      await first.keeper.record(ANSWERED, true, null);
+      await second.keeper.due();
+      expect(second.woken).toEqual(["second-lane"]);
+      expect(second.changes).toEqual(["up 1"]);
+    });
+  });
+}
