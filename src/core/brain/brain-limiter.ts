@@ -1,27 +1,13 @@
-// The limiter is one file: the slots, the waiting calls and the pause decide together who may
-// call (a pause refuses the waiting calls, a freed slot admits one, a lost slot is taken back),
-// and split up they would have to share all of their state.
-import { ChannelError, isChannelError } from "../channel-error.js";
+import { ChannelError } from "../channel-error.js";
 import { type Clock, systemClock } from "../clock.js";
-import { DEFAULT_RETRY_POLICY } from "../lifecycle/retry-policy.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { noopMetrics } from "../metrics/noop-metrics.js";
+import { BrainPause, isPausingError } from "./brain-pause.js";
 import { createFairQueue } from "./fair-queue.js";
+import { pollVerdict } from "./polled-waiter.js";
 
-/** Upstream statuses that pause a brain for everyone: it is rate-limited or overloaded. */
-const PAUSING_STATUSES: ReadonlySet<number> = new Set([429, 503]);
-
-/** First pause without a `Retry-After`; each further pause in a row doubles it. */
-export const FIRST_PAUSE_MS = DEFAULT_RETRY_POLICY.initialDelayMs;
-/** Longest pause without a `Retry-After`. */
-export const MAX_BACKOFF_PAUSE_MS = 60_000;
-/**
- * Longest pause at all, whatever `Retry-After` says: the retry policy's largest delay. A
- * message is not retried later than this anyway, and a broken header must not silence a brain
- * for hours.
- */
-export const MAX_PAUSE_MS = DEFAULT_RETRY_POLICY.maxDelayMs;
+export { backoffPauseMs, FIRST_PAUSE_MS, isPausingError, MAX_BACKOFF_PAUSE_MS, MAX_PAUSE_MS } from "./brain-pause.js";
 
 /** Runs `callback` once after `ms`; the limiter's only kind of timer, injectable for tests. */
 export type Schedule = (callback: () => void, ms: number) => void;
@@ -40,17 +26,18 @@ export interface BrainLimiterOptions {
   readonly reportAtStart?: boolean | undefined;
   /**
    * When set, a waiting call finds out that it was given a slot, or refused by a pause, on a
-   * timer of its own that looks every this many ms, instead of being settled by the call that
-   * freed the slot or began the pause. Workers needs it: one limiter serves every Durable
-   * Object of an isolate, and workerd refuses to settle a promise of one object from another
-   * ("Cannot perform I/O on behalf of a different Durable Object"). Default: settled at once.
+   * timer of its own that looks every this many ms (see `polled-waiter.ts`). Default: settled at once.
    */
   readonly waiterPollMs?: number | undefined;
+  /** This runtime's share of a `max_concurrency` the whole service holds (see `BrainSharing`); default all of it. */
+  readonly share?: ((max: number) => number) | undefined;
+  /** Told of each pause that began here (not of one learned from elsewhere), to tell the others. */
+  readonly onPause?: ((until: number, status: number) => void) | undefined;
 }
 
 /** The limits a call is run with: its brain's, so that a reload's new values apply to new calls. */
 export interface CallLimits {
-  /** Calls of the brain in flight at most, this one included. */
+  /** Calls of the brain in flight at most, this one included (this runtime's share of it applies). */
   readonly maxConcurrency: number;
   /**
    * Longest the call may hold its slot: its brain's time limit and a margin. A call that has
@@ -83,6 +70,10 @@ export interface BrainLimiter {
   waiting(): number;
   /** Epoch ms when the current pause ends; undefined when the brain is not paused. */
   pausedUntil(): number | undefined;
+  /** A pause another runtime met (another replica's 429): this brain pauses until `until` too. */
+  pauseUntil(until: number, status: number): void;
+  /** The share moved (a replica came or went): waiting calls are looked at again. */
+  reshared(): void;
 }
 
 interface Waiter {
@@ -96,67 +87,31 @@ interface Waiter {
   readonly alive?: (now: number) => boolean;
 }
 
-/**
- * A polled waiter that has not looked for this long is taken for gone. Generous: a live one
- * wrongly taken for gone is only refused with a retryable error, and its job retries.
- */
-const GONE_AFTER_MS = 10_000;
-
 interface Lease {
   readonly expiresAt: number;
 }
 
-/** Whether a brain's failure pauses it: a 429 or 503 from its server. */
-export function isPausingError(error: unknown): error is ChannelError {
-  return isChannelError(error) && error.upstreamStatus !== undefined && PAUSING_STATUSES.has(error.upstreamStatus);
-}
-
 /**
- * The pause without a `Retry-After` after `pauses` pauses in a row (1 for the first):
- * 1 s, 2 s, 4 s ... up to 60 s. No jitter: one pause stands for every conversation, so there
- * is nothing to spread out.
- */
-export function backoffPauseMs(pauses: number): number {
-  return Math.min(MAX_BACKOFF_PAUSE_MS, FIRST_PAUSE_MS * 2 ** Math.min(Math.max(0, pauses - 1), 30));
-}
-
-/**
- * Builds the limiter of brain `name` (see {@link BrainLimiter}).
- *
- * A call that fails with a 429 or 503 pauses the brain until the error's `retryAfterMs`, else
- * for {@link backoffPauseMs} of the pauses in a row (a success outside a pause resets the
- * count), at most {@link MAX_PAUSE_MS}. The pause starts before the failed call gives its slot
- * back, so no waiting call slips through: during a pause the server sees only the calls that
- * were in flight when it began. Those finish; a later 429 among them can only lengthen the
- * pause to its own `Retry-After` (the metrics hear the new end). The pause ends by the clock:
- * calls go through again, at most `maxConcurrency` at once, and a timer reports the end (metric
- * and log line) even when no call comes.
+ * Builds the limiter of brain `name` (see {@link BrainLimiter}): at most this runtime's share of
+ * `maxConcurrency` calls in flight, the waiting ones admitted in turn per conversation, and the
+ * brain's {@link BrainPause} after a 429 or 503, during which the server sees only the calls
+ * that were in flight when it began; then calls go through again.
  */
 export function createBrainLimiter(name: string, options: BrainLimiterOptions = {}): BrainLimiter {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
   const metrics = options.metrics ?? noopMetrics;
   const schedule = options.schedule ?? unrefTimeout;
+  const share = options.share ?? ((max: number) => max);
   const queue = createFairQueue<Waiter>();
   const leases = new Set<Lease>();
-  let pausedUntil: number | undefined;
-  let pausedAt = 0;
-  let pauseStatus = 0;
-  let pauses = 0;
-  let pauseTimer = false;
   let leaseTimer = false;
+  const pause = new BrainPause({ name, clock, logger, metrics, schedule, onPause: options.onPause });
 
   const reportInFlight = (): void => metrics.brainInFlight(name, leases.size);
-
-  /** Ends a pause whose time has come; true while the brain is still paused. */
-  const paused = (now: number): boolean => {
-    if (pausedUntil === undefined) return false;
-    if (now < pausedUntil) return true;
-    pausedUntil = undefined;
-    metrics.brainPaused(name, false);
-    logger.info(`brain "${name}" resumed`, { brain: name, paused_ms: now - pausedAt, in_flight: leases.size });
-    return false;
-  };
+  const capacity = (limits: CallLimits): number => share(limits.maxConcurrency);
+  const paused = (now: number): boolean => pause.active(now);
+  const refusal = (now: number): ChannelError => pause.refusal(now);
 
   const goneError = (): ChannelError =>
     new ChannelError("brain_failed", `brain "${name}": the call stopped waiting for a slot; not asked`, {
@@ -165,63 +120,15 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
       brain: name,
     });
 
-  const pausedError = (now: number): ChannelError => {
-    const left = Math.max(1, (pausedUntil ?? now) - now);
-    return new ChannelError(
-      "brain_failed",
-      `brain "${name}" is paused for ${Math.ceil(left / 1000)} s more, after its server answered ${pauseStatus}; not asked`,
-      { status: 503, retryable: true, retryAfterMs: left, brain: name },
-    );
-  };
-
-  const armPauseTimer = (): void => {
-    if (pauseTimer || pausedUntil === undefined) return;
-    pauseTimer = true;
-    schedule(
-      () => {
-        pauseTimer = false;
-        // The clock decides, not the timer: a timer may fire early, or a test's clock stand still.
-        if (paused(clock.now())) armPauseTimer();
-      },
-      Math.max(0, pausedUntil - clock.now()),
-    );
-  };
-
-  const pause = (error: ChannelError): void => {
-    const now = clock.now();
-    // "Retry-After: 0" after a 429 is no help; the backoff stands in for it.
-    const asked = error.retryAfterMs !== undefined && error.retryAfterMs > 0 ? error.retryAfterMs : undefined;
-    if (paused(now) && pausedUntil !== undefined) {
-      // A call that was in flight when the pause began: only its own Retry-After may lengthen it.
-      const until = asked === undefined ? pausedUntil : now + Math.min(asked, MAX_PAUSE_MS);
-      if (until > pausedUntil) {
-        pausedUntil = until;
-        // Reported again so that whoever shows the end (the console) does not show the old one.
-        metrics.brainPaused(name, true, pausedUntil);
-      }
-      return;
-    }
-    pauses += 1;
-    const pauseMs = Math.min(asked ?? backoffPauseMs(pauses), MAX_PAUSE_MS);
-    pausedAt = now;
-    pausedUntil = now + pauseMs;
-    pauseStatus = error.upstreamStatus ?? 0;
+  /**
+   * The calls waiting for a slot would only meet the same answer once a pause began: they fail
+   * now, so that a fallback is asked at once and the job's retry waits for the pause to end.
+   */
+  const refuseWaiting = (): number => {
     const refused = queue.drain();
-    metrics.brainPaused(name, true, pausedUntil);
-    logger.warn(`brain "${name}" paused for ${pauseMs} ms: its server answered ${pauseStatus}`, {
-      brain: name,
-      upstream_status: pauseStatus,
-      pause_ms: pauseMs,
-      resume_at: new Date(pausedUntil).toISOString(),
-      retry_after: asked !== undefined,
-      in_flight: leases.size,
-      refused: refused.length,
-    });
-    armPauseTimer();
-    // The calls waiting for a slot would only meet the same answer: they fail now, so that a
-    // fallback is asked at once and the job's retry waits for the pause to end.
-    const refusal = pausedError(now);
-    for (const waiter of refused) waiter.refuse(refusal);
+    const error = refusal(clock.now());
+    for (const waiter of refused) waiter.refuse(error);
+    return refused.length;
   };
 
   const take = (limits: CallLimits, now: number): Lease => {
@@ -258,8 +165,8 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
         head.refuse(goneError());
         continue;
       }
-      if (leases.size >= head.limits.maxConcurrency) reclaim(now);
-      if (leases.size >= head.limits.maxConcurrency) break;
+      if (leases.size >= capacity(head.limits)) reclaim(now);
+      if (leases.size >= capacity(head.limits)) break;
       queue.shift();
       // The slot is taken here, before the waiter runs, so a call arriving meanwhile cannot take it.
       head.admit(take(head.limits, now));
@@ -284,45 +191,25 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
 
   const acquire = (key: string, limits: CallLimits): Promise<Lease> => {
     const now = clock.now();
-    if (paused(now)) return Promise.reject(pausedError(now));
+    if (paused(now)) return Promise.reject(refusal(now));
     if (queue.size === 0) {
-      if (leases.size >= limits.maxConcurrency) reclaim(now);
-      if (leases.size < limits.maxConcurrency) return Promise.resolve(take(limits, now));
+      if (leases.size >= capacity(limits)) reclaim(now);
+      if (leases.size < capacity(limits)) return Promise.resolve(take(limits, now));
     }
     return new Promise((admit, refuse) => {
-      queue.push(key, options.waiterPollMs === undefined ? { limits, admit, refuse } : polled(limits, admit, refuse));
+      const every = options.waiterPollMs;
+      if (every === undefined) queue.push(key, { limits, admit, refuse });
+      else {
+        const polled = pollVerdict<Lease>({ every, clock, schedule, admitWaiting, admit, refuse });
+        queue.push(key, {
+          limits,
+          admit: (lease) => polled.note({ lease }),
+          refuse: (error) => polled.note({ error }),
+          alive: polled.alive,
+        });
+      }
       armLeaseTimer();
     });
-  };
-
-  /**
-   * A waiter whose verdict is only noted, then read by its own timer (see `waiterPollMs`):
-   * the timer runs where the waiting call was made, so that is where its promise settles.
-   */
-  const polled = (limits: CallLimits, admit: (lease: Lease) => void, refuse: (error: ChannelError) => void): Waiter => {
-    const every = options.waiterPollMs ?? 0;
-    let verdict: { readonly lease: Lease } | { readonly error: ChannelError } | undefined;
-    let lookedAt = clock.now();
-    const look = (): void => {
-      lookedAt = clock.now();
-      // Each look also hands out what is free, from a context that is alive: the lease timer
-      // may have been set by an object that is gone since, and then never fires.
-      if (verdict === undefined) admitWaiting();
-      if (verdict === undefined) schedule(look, every);
-      else if ("lease" in verdict) admit(verdict.lease);
-      else refuse(verdict.error);
-    };
-    schedule(look, every);
-    return {
-      limits,
-      admit: (lease) => {
-        verdict = { lease };
-      },
-      refuse: (error) => {
-        verdict = { error };
-      },
-      alive: (now) => now - lookedAt < Math.max(GONE_AFTER_MS, every * 10),
-    };
   };
 
   const release = (lease: Lease): void => {
@@ -344,14 +231,15 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
       const now = clock.now();
       if (paused(now)) {
         release(lease);
-        throw pausedError(now);
+        throw refusal(now);
       }
       try {
         const result = await call();
-        if (pausedUntil === undefined) pauses = 0;
+        pause.succeeded();
         return result;
       } catch (error) {
-        if (isPausingError(error)) pause(error);
+        // The pause starts before this call gives its slot back, so no waiting call slips through.
+        if (isPausingError(error)) pause.met(error, leases.size, refuseWaiting);
         throw error;
       } finally {
         release(lease);
@@ -359,7 +247,9 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
     },
     inFlight: () => leases.size,
     waiting: () => queue.size,
-    pausedUntil: () => (paused(clock.now()) ? pausedUntil : undefined),
+    pausedUntil: () => pause.end(clock.now()),
+    pauseUntil: (until, status) => void pause.learned(until, status, leases.size, refuseWaiting),
+    reshared: admitWaiting,
   };
 }
 

@@ -3,6 +3,7 @@ import type { BrainConfig } from "../config/config-schema.js";
 import { conversationKey } from "../conversation/conversation-store.js";
 import type { Brain } from "./brain.js";
 import { type BrainLimiter, type BrainLimiterOptions, type CallLimits, createBrainLimiter } from "./brain-limiter.js";
+import { type BrainSharing, SOLE_BRAIN_SHARING } from "./brain-sharing.js";
 
 /**
  * The limiters of the brains, kept across builds of the brains: a reload that leaves a brain's
@@ -11,6 +12,13 @@ import { type BrainLimiter, type BrainLimiterOptions, type CallLimits, createBra
  * `createBrains` of one consumer.
  */
 export interface BrainLimiters {
+  /**
+   * A pause another runtime met on the server `target` (another replica's 429): every limiter of
+   * that server pauses too, without telling the others again.
+   */
+  pauseTarget(target: string, until: number, status: number): void;
+  /** The shares moved (a replica came or went): every limiter looks at its waiting calls again. */
+  reshared(): void;
   /**
    * The limiter of brain `name` calling `target` (see {@link BrainLimits}): the one built
    * before for the same pair, else a new one. A new brain name reports its zero in-flight
@@ -22,24 +30,40 @@ export interface BrainLimiters {
 
 /**
  * An empty set of limiters. It grows by one limiter per brain name and server ever
- * configured, which reloads do rarely; an old one is simply left idle.
+ * configured, which reloads do rarely; an old one is simply left idle. With `sharing` (replicas)
+ * each limiter uses this runtime's share of its `max_concurrency` and tells the others of its
+ * pauses.
  */
-export function createBrainLimiters(): BrainLimiters {
-  const limiters = new Map<string, BrainLimiter>();
+export function createBrainLimiters(sharing: BrainSharing = SOLE_BRAIN_SHARING): BrainLimiters {
+  const limiters = new Map<string, { readonly target: string; readonly limiter: BrainLimiter }>();
   const names = new Set<string>();
-  return {
+  const built: BrainLimiters = {
     limiterFor(name, target, options) {
       // The name is length-prefixed, so no pair of name and target can stand for another.
       const key = `${name.length}:${name}:${target}`;
-      let limiter = limiters.get(key);
-      if (limiter === undefined) {
-        limiter = createBrainLimiter(name, { ...options, reportAtStart: !names.has(name) });
-        limiters.set(key, limiter);
+      let entry = limiters.get(key);
+      if (entry === undefined) {
+        const limiter = createBrainLimiter(name, {
+          ...options,
+          reportAtStart: !names.has(name),
+          share: (max) => sharing.share(max),
+          onPause: (until, status) => sharing.paused(target, until, status),
+        });
+        entry = { target, limiter };
+        limiters.set(key, entry);
         names.add(name);
       }
-      return limiter;
+      return entry.limiter;
+    },
+    pauseTarget(target, until, status) {
+      for (const entry of limiters.values()) if (entry.target === target) entry.limiter.pauseUntil(until, status);
+    },
+    reshared() {
+      for (const { limiter } of limiters.values()) limiter.reshared();
     },
   };
+  sharing.attach?.(built);
+  return built;
 }
 
 /** How long past its own time limit a call may hold its slot before it counts as lost. */

@@ -1,4 +1,5 @@
 import { createBrainLimiters } from "../../core/brain/brain-limits.js";
+import type { BrainSharing } from "../../core/brain/brain-sharing.js";
 import { createBrains } from "../../core/brain/create-brains.js";
 import { type Clock, type IdGenerator, randomId, systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
@@ -26,6 +27,8 @@ export interface NodeConsumerOptions {
   readonly poster?: (Poster & { close?: () => Promise<void> }) | undefined;
   /** Where the consumer's timings and counts go; default nowhere. */
   readonly metrics?: Metrics | undefined;
+  /** With replicas, this one's share of the brains' limits; default all of them. */
+  readonly brainSharing?: BrainSharing | undefined;
 }
 
 /** A built Node consumer and the outbound client it owns. */
@@ -54,7 +57,7 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
   const metrics = options.metrics ?? noopMetrics;
   // One set of limiters for the consumer's life: a reload keeps a brain's calls in flight and
   // its pause when its server is unchanged.
-  const limiters = createBrainLimiters();
+  const limiters = createBrainLimiters(options.brainSharing);
   const brainDeps = { fetch: globalThis.fetch, clock, logger, metrics, limiters };
   const consumer = await createConsumer({
     config,

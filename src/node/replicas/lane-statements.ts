@@ -249,3 +249,11 @@ export async function sharedBacklogIfReporter(
   );
   return new Map(counts.rows.map((row) => [row.channel, Number(row.n)]));
 }
+
+/** The ids of the replicas whose lease runs, in order: what each one's share of a brain's limit follows. */
+export async function liveReplicas(pool: Pool): Promise<string[]> {
+  const result = await pool.query<{ id: string }>(
+    "SELECT id FROM webhook_channel.replicas WHERE lease_until > now() ORDER BY id",
+  );
+  return result.rows.map((row) => row.id);
+}

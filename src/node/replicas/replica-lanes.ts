@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import type { BrainSharing } from "../../core/brain/brain-sharing.js";
 import { errorMessage } from "../../core/channel-error.js";
 import { conversationKey } from "../../core/conversation/conversation-store.js";
 import type { Job } from "../../core/lifecycle/job.js";
@@ -16,6 +17,7 @@ import {
   type Release,
   releaseLanes,
 } from "./lane-statements.js";
+import { createReplicaBrains } from "./replica-brains.js";
 import { ReplicaLease } from "./replica-lease.js";
 import { createReplicaSweep } from "./replica-sweep.js";
 import { createStatementBatch } from "./statement-batch.js";
@@ -42,6 +44,8 @@ export interface ReplicaLanes {
   start(): Promise<void>;
   /** After a graceful stop's drain: gives up every conversation and the lease, so others take them at once. */
   leave(): Promise<void>;
+  /** This replica's share of the brains' limits, for the consumer's limiters. */
+  readonly brains: BrainSharing;
   /**
    * The stored unfinished jobs of all replicas, per channel, when this replica is the one that
    * reports what they share (the live one with the lowest id), else undefined. Refreshed by
@@ -201,6 +205,8 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     for (const queue of options.queues().values()) queue.wake();
   };
 
+  const brains = createReplicaBrains(pool, replica, logger, () => Date.now());
+
   const lease = new ReplicaLease({
     url: options.url,
     replica,
@@ -213,6 +219,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
         logger.warn("cannot take a job another replica stored; the next sweep will", { error: errorMessage(error) });
       });
     },
+    onPause: (payload) => brains.notified(payload),
     onConnected: () => {
       void sweep.run();
     },
@@ -233,6 +240,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     logger,
     queues: options.queues,
     lease,
+    brains,
     idle,
     isStopped: () => stopped,
     take,
@@ -264,6 +272,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       lost,
       mayRun: () => lease.isValid() && !rejoining,
     },
+    brains,
     sharedBacklog: () => sweep.sharedBacklog(),
     async start() {
       await lease.start();

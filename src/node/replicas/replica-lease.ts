@@ -2,6 +2,7 @@ import pg from "pg";
 import { errorMessage } from "../../core/channel-error.js";
 import type { Logger } from "../../core/log/logger.js";
 import { notifyChannel } from "./lane-statements.js";
+import { PAUSES_CHANNEL } from "./replica-brains.js";
 
 /** What {@link ReplicaLease} needs. */
 export interface ReplicaLeaseOptions {
@@ -13,6 +14,8 @@ export interface ReplicaLeaseOptions {
   readonly logger: Logger;
   /** A conversation of this replica has a job stored by another replica. */
   readonly onNotify: (conversation: string) => void;
+  /** Another replica met a brain's pause (see `replica-brains.ts`). */
+  readonly onPause: (payload: string) => void;
   /**
    * The connection is (again) up and listening: notifications may have been missed, so the
    * replica looks for jobs it was not told of.
@@ -128,11 +131,14 @@ export class ReplicaLease {
     client.on("error", (error) => this.drop(client, error));
     client.on("end", () => this.drop(client, new Error("connection ended")));
     client.on("notification", (message) => {
-      if (message.payload !== undefined && message.payload !== "") this.options.onNotify(message.payload);
+      if (message.payload === undefined || message.payload === "") return;
+      if (message.channel === PAUSES_CHANNEL) this.options.onPause(message.payload);
+      else this.options.onNotify(message.payload);
     });
     try {
       await client.connect();
       await client.query(`LISTEN "${notifyChannel(replica)}"`);
+      await client.query(`LISTEN "${PAUSES_CHANNEL}"`);
       await this.renew(client);
     } catch (error) {
       await client.end().catch(() => undefined);

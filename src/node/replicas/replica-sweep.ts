@@ -6,7 +6,14 @@ import type { JobQueue } from "../queue/job-queue.js";
 import type { LanePlace } from "../queue/lane-ownership.js";
 import { roomIn } from "../service/resume-jobs.js";
 import type { PostgresLaneStore } from "../state/postgres/postgres-lane-store.js";
-import { findOrphans, forgetDeadReplicas, jobsOfOwner, sharedBacklogIfReporter } from "./lane-statements.js";
+import {
+  findOrphans,
+  forgetDeadReplicas,
+  jobsOfOwner,
+  liveReplicas,
+  sharedBacklogIfReporter,
+} from "./lane-statements.js";
+import type { ReplicaBrains } from "./replica-brains.js";
 import type { ReplicaLease } from "./replica-lease.js";
 
 /** Sweeps between two looks for dead replicas' leftovers. */
@@ -24,6 +31,8 @@ export interface ReplicaSweepOptions {
   readonly logger: Logger;
   readonly queues: () => ReadonlyMap<string, JobQueue>;
   readonly lease: ReplicaLease;
+  /** This replica's share of the brains' limits, and the pauses the others met. */
+  readonly brains: ReplicaBrains;
   /** Owned conversations with nothing to run here: given up by {@link ReplicaSweepOptions.giveUp}. */
   readonly idle: ReadonlyMap<string, string>;
   readonly isStopped: () => boolean;
@@ -63,6 +72,8 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
   let timer: ReturnType<typeof setInterval> | undefined;
   let shared: ReadonlyMap<string, number> | undefined;
 
+  const sweepMs = (): number => Math.max(100, Math.floor(lease.leaseMs / 5));
+
   /** Loads the conversations of this replica that have stored jobs it was not told of. */
   const catchUp = async (): Promise<void> => {
     const missed = new Map<string, string>();
@@ -91,6 +102,8 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
     sweeping = true;
     try {
       sweeps += 1;
+      options.brains.live(await liveReplicas(pool), sweepMs());
+      await options.brains.readPauses();
       await Promise.allSettled([...options.idle].map(([key, channel]) => options.giveUp(key, channel)));
       const channels = [...options.queues().keys()];
       const orphans = await findOrphans(pool, lease.mayTakeOver(), channels, ORPHANS_PER_SWEEP);
@@ -110,7 +123,7 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
   return {
     run,
     start() {
-      timer = setInterval(() => void run(), Math.max(100, Math.floor(lease.leaseMs / 5)));
+      timer = setInterval(() => void run(), sweepMs());
       timer.unref();
     },
     stop() {

@@ -1,3 +1,4 @@
+import type { BrainSharing } from "../../core/brain/brain-sharing.js";
 import { createBrains } from "../../core/brain/create-brains.js";
 import { ChannelError } from "../../core/channel-error.js";
 import type { Clock } from "../../core/clock.js";
@@ -38,6 +39,7 @@ export async function startConsumer(
   options: ServiceOptions,
   state: StateBackend,
   metrics?: Metrics,
+  brainSharing?: BrainSharing,
 ): Promise<RunningConsumer> {
   const { config, logger } = options;
   const env = options.env ?? (() => undefined);
@@ -82,6 +84,7 @@ export async function startConsumer(
     newId: options.newId,
     random: options.random,
     poster: options.poster,
+    brainSharing,
   });
   return {
     run: (job, hooks, admission) => built.consumer.run(job, hooks, admission),

@@ -125,7 +125,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     parts.metrics = createServiceMetrics(config, parts.queues, state, clock, parts.replicas);
     // The console's counts and the brains' state (admin only; otherwise the metrics pass untouched).
     const tally = createConsoleTally(config.admin !== undefined, () => clock.now());
-    consumer = await startConsumer(options, state, tally.watching(parts.metrics));
+    consumer = await startConsumer(options, state, tally.watching(parts.metrics), parts.replicas?.brains);
     parts.consumer = consumer;
     parts.progress = startProgressLog({
       logger,

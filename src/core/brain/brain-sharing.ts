@@ -1,0 +1,27 @@
+/**
+ * How a runtime's brain limits stand to the service's, where several runtimes call the same
+ * brains (replicas on Postgres): the share of each `max_concurrency` that this one may use, and
+ * the pauses it tells the others of. The limits themselves (slots, pauses) are the limiter's.
+ */
+export interface BrainSharing {
+  /** This runtime's share of a limit that the whole service holds. */
+  share(max: number): number;
+  /** The brain calling `target` was paused here until `until` (epoch ms) after `status`: tell the others. */
+  paused(target: string, until: number, status: number): void;
+  /** Called by the limiters it serves, so that what it learns (pauses elsewhere, new shares) reaches them. */
+  attach?(limiters: SharedLimiters): void;
+}
+
+/** What a {@link BrainSharing} tells the limiters of a runtime. */
+export interface SharedLimiters {
+  /** Another runtime met a pause on the server `target` until `until`. */
+  pauseTarget(target: string, until: number, status: number): void;
+  /** The shares moved: waiting calls are looked at again. */
+  reshared(): void;
+}
+
+/** A runtime that calls its brains alone: every limit is its own, and nobody is told of a pause. */
+export const SOLE_BRAIN_SHARING: BrainSharing = {
+  share: (max) => max,
+  paused: () => undefined,
+};

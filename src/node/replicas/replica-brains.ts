@@ -1,0 +1,115 @@
+import type { Pool } from "pg";
+import type { BrainSharing, SharedLimiters } from "../../core/brain/brain-sharing.js";
+import { errorMessage } from "../../core/channel-error.js";
+import type { Logger } from "../../core/log/logger.js";
+
+/** The channel every replica LISTENs on for the pauses the others met. */
+export const PAUSES_CHANNEL = "webhook_channel_pauses";
+
+/** A pause as a notification carries it. */
+interface PauseNotice {
+  readonly from: string;
+  readonly target: string;
+  readonly until: number;
+  readonly status: number;
+}
+
+/** The brain limits of one replica, as a share of the service's. */
+export interface ReplicaBrains extends BrainSharing {
+  /**
+   * The live replicas, as the sweep reads them: this replica's share follows. One that joined
+   * takes no share until every other had the time to see it (two sweeps).
+   */
+  live(ids: readonly string[], sweepMs: number): void;
+  /** A pause notification from another replica (a payload of {@link PAUSES_CHANNEL}). */
+  notified(payload: string): void;
+  /** The pauses still running in the database, read by the sweep in case a notification was lost. */
+  readPauses(): Promise<void>;
+}
+
+/**
+ * How `max_concurrency` and a brain's pause hold for the whole service when replicas share one
+ * Postgres: each live replica takes an equal share of each limit (the lowest ids the remainder),
+ * from the `replicas` table the sweep reads every second, so the replicas together never call a
+ * brain more often than configured; a share moves within a lease and a sweep when a replica dies
+ * (its row's lease runs out), within a sweep when one leaves. A pause after a 429 or 503 is
+ * written to `brain_pauses` and notified, and every replica pauses that server too, at once, or
+ * at its next sweep should the notification be lost.
+ */
+export function createReplicaBrains(pool: Pool, replica: string, logger: Logger, now: () => number): ReplicaBrains {
+  let rank = 0;
+  let count = 1;
+  let joinedAt: number | undefined;
+  let settleMs = 0;
+  /** Whether the share counts yet (see `live`); calls that waited meanwhile are looked at once it does. */
+  let settled = false;
+  let attached: SharedLimiters | undefined;
+  const starved = new Set<number>();
+
+  const apply = (notice: PauseNotice): void => {
+    if (notice.from !== replica) attached?.pauseTarget(notice.target, notice.until, notice.status);
+  };
+
+  return {
+    share(max) {
+      // Until every other replica counts this one, its share is still theirs.
+      if (!settled) return 0;
+      const share = Math.floor(max / count) + (rank < max % count ? 1 : 0);
+      if (share === 0 && !starved.has(max)) {
+        starved.add(max);
+        logger.warn("a brain's max_concurrency is smaller than the number of replicas: this one calls it not at all", {
+          max_concurrency: max,
+          replicas: count,
+        });
+      }
+      return share;
+    },
+    paused(target, until, status) {
+      const notice: PauseNotice = { from: replica, target, until, status };
+      pool
+        .query(
+          `WITH kept AS (
+             INSERT INTO webhook_channel.brain_pauses AS p (target, until_ms, status) VALUES ($1, $2, $3)
+             ON CONFLICT (target) DO UPDATE SET until_ms = GREATEST(p.until_ms, excluded.until_ms), status = excluded.status)
+           SELECT pg_notify($4, $5)`,
+          [target, until, status, PAUSES_CHANNEL, JSON.stringify(notice)],
+        )
+        .catch((error: unknown) => {
+          logger.warn("cannot tell the other replicas of a brain's pause", { error: errorMessage(error) });
+        });
+    },
+    attach(limiters) {
+      attached = limiters;
+    },
+    live(ids, sweepMs) {
+      settleMs = 2 * sweepMs;
+      // Alone, nobody else holds a share to give up first.
+      joinedAt ??= ids.every((id) => id === replica) ? now() - settleMs : now();
+      const at = ids.indexOf(replica);
+      const nextCount = Math.max(1, at === -1 ? ids.length + 1 : ids.length);
+      const nextRank = at === -1 ? ids.length : at;
+      const settling = !settled && now() - joinedAt >= settleMs;
+      if (nextCount === count && nextRank === rank && !settling) return;
+      count = nextCount;
+      rank = nextRank;
+      settled ||= settling;
+      attached?.reshared();
+    },
+    notified(payload) {
+      try {
+        apply(JSON.parse(payload) as PauseNotice);
+      } catch {
+        logger.warn("a brain pause notification could not be read");
+      }
+    },
+    async readPauses() {
+      const rows = await pool.query<{ target: string; until_ms: string; status: number }>(
+        "SELECT target, until_ms, status FROM webhook_channel.brain_pauses WHERE until_ms > $1",
+        [now()],
+      );
+      for (const row of rows.rows) {
+        apply({ from: "", target: row.target, until: Number(row.until_ms), status: row.status });
+      }
+    },
+  };
+}
