@@ -7,6 +7,13 @@ export interface PostgresCluster {
   halt(): Promise<void>;
   /** Starts a halted server again, on the same port with the same data. */
   resume(): Promise<void>;
+  /**
+   * Pauses every process of the cluster (SIGSTOP to the postmaster and each of its children), as
+   * a frozen VM or a stalled primary would: connections stay open and nothing answers.
+   */
+  freeze(): Promise<void>;
+  /** Resumes what {@link freeze} paused. */
+  thaw(): Promise<void>;
   /** Stops the server and removes its data. */
   stop(): Promise<void>;
 }

@@ -4,7 +4,7 @@
 // so as root the cluster runs as the `postgres` user (which the Debian package creates).
 import { execFile } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -73,11 +73,37 @@ export async function startPostgresCluster({ durable = false } = {}) {
     port,
     halt: () => runAs(join(bin, "pg_ctl"), ["-D", data, "-m", "fast", "-w", "stop"]),
     resume: start,
+    async freeze() {
+      const { postmaster, children } = await clusterProcesses(data);
+      for (const pid of [...children, postmaster]) process.kill(pid, "SIGSTOP");
+    },
+    async thaw() {
+      const { postmaster, children } = await clusterProcesses(data);
+      for (const pid of [postmaster, ...children]) process.kill(pid, "SIGCONT");
+    },
     async stop() {
       await runAs(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"]).catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The cluster's processes: the postmaster (from `postmaster.pid`) and every process it started
+ * (backends, checkpointer, WAL writer...). They call setsid, so a signal to the postmaster's
+ * process group would leave them running: each is signalled by its own id.
+ */
+async function clusterProcesses(data) {
+  const postmaster = Number((await readFile(join(data, "postmaster.pid"), "utf8")).split("\n")[0]);
+  const children = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
+    // The fields after the command's closing parenthesis: state, then the parent's id.
+    const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    if (parent === postmaster) children.push(Number(entry));
+  }
+  return { postmaster, children };
 }
 
 /** Creates the empty database `name` in the cluster of `clusterUrl`; returns its URL. */

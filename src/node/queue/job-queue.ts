@@ -192,6 +192,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     );
   };
   const stored = (job: Job): void => {
+    storeError = undefined;
     if (placing === undefined) accepted(job);
     else place(job, placing);
   };

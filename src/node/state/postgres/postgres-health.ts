@@ -2,10 +2,20 @@ import type pg from "pg";
 import type { Logger } from "../../../core/log/logger.js";
 import type { PostgresAuthFailureLimiter } from "./postgres-auth-failure-limiter.js";
 import { countDeadLetters } from "./postgres-dead-letter-store.js";
+import { timedQuery } from "./postgres-pool.js";
 import { postgresErrorMessage } from "./postgres-state-error.js";
 
 /** How often the background probe asks the database. */
 export const POSTGRES_PROBE_INTERVAL_MS = 1_000;
+
+/**
+ * How long the probe waits for its answer: with the interval, a database that stops answering
+ * shows in `/readyz` within a few seconds, sooner than a write gives up on it.
+ */
+const PROBE_TIMEOUT_MS = 2_000;
+
+/** How long one whole probe (its three statements) may take before it counts as failed. */
+const PROBE_LIMIT_MS = 3_000;
 
 /**
  * What the synchronous questions of the state backend (`writeProblem`, `storedDeadLetters`)
@@ -40,10 +50,27 @@ export function createPostgresHealth(
   let probing: Promise<void> | undefined;
 
   const check = async (): Promise<void> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // Whatever the driver does with a connection the server stopped answering on, a probe that
+    // has not ended by then counts as failed, and the next one may start.
+    const overdue = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`postgres unreachable: no answer within ${PROBE_LIMIT_MS} ms`), PROBE_LIMIT_MS);
+    });
+    const found = await Promise.race([look(), overdue]);
+    clearTimeout(timer);
+    if (found !== problem) {
+      if (found === undefined) logger.info("postgres answers again", describe);
+      else logger.error("postgres cannot take writes", { ...describe, problem: found });
+    }
+    problem = found;
+  };
+
+  /** One look at the database (the write check, the dead letters, the auth-failure windows): its problem, if any. */
+  const look = async (): Promise<string | undefined> => {
     let found: string | undefined;
     try {
       const result = await pool.query<{ read_only: string }>(
-        "SELECT current_setting('transaction_read_only') AS read_only",
+        timedQuery("SELECT current_setting('transaction_read_only') AS read_only", PROBE_TIMEOUT_MS),
       );
       if (result.rows[0]?.read_only === "on")
         found = "postgres is read-only (a standby, or default_transaction_read_only)";
@@ -52,11 +79,7 @@ export function createPostgresHealth(
     } catch (error) {
       found = `postgres unreachable: ${postgresErrorMessage(error)}`;
     }
-    if (found !== problem) {
-      if (found === undefined) logger.info("postgres answers again", describe);
-      else logger.error("postgres cannot take writes", { ...describe, problem: found });
-    }
-    problem = found;
+    return found;
   };
 
   const probe = (): Promise<void> => {

@@ -34,6 +34,14 @@ interface Held<T> {
 /** How long a failed delete of a finished job waits before it is tried again. */
 const DELETE_RETRY_MS = 1_000;
 
+/**
+ * The longest an accepted message waits for its commit before the client is answered 503: a
+ * database that stops answering must not hang requests. One not yet sent is dropped (it is never
+ * stored); one whose statement is under way may still commit, and is then delivered (a client
+ * that retries with an `Idempotency-Key` gets the same message back).
+ */
+export const ADD_TIMEOUT_MS = 4_500;
+
 /** Lanes whose last reply number is remembered; one forgotten is read again. */
 const MAX_LANES = 100_000;
 
@@ -165,7 +173,21 @@ export function createPostgresLaneStore(
       return new Promise<void>((resolve, reject) => {
         const held = added.get(id) ?? { job, waiters: [] };
         held.job = job;
-        held.waiters.push({ resolve, reject });
+        const timer = setTimeout(() => {
+          // Not sent yet: it never will be. Sent: its commit is not known; either way, a 503.
+          if (added.get(id) === held) added.delete(id);
+          reject(asStateError(new Error(`no commit within ${ADD_TIMEOUT_MS} ms`)));
+        }, ADD_TIMEOUT_MS);
+        held.waiters.push({
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          reject: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        });
         added.set(id, held);
         batch.soon();
       });

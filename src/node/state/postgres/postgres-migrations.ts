@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { inTransaction } from "./postgres-pool.js";
+import { inTransaction, timedQuery } from "./postgres-pool.js";
 
 /** One step of the Postgres schema, applied once, in order, to every database. */
 export interface PostgresMigration {
@@ -134,6 +134,9 @@ export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.reduce((lates
   return migration.version;
 }, 0);
 
+/** How long the client waits for a migration's statements (and for another replica's migration). */
+const MIGRATION_TIMEOUT_MS = 600_000;
+
 /**
  * The advisory lock the migration transaction holds ("whchstat" as a 64-bit number): replicas
  * that start at once queue on it, and each one after the first finds the schema up to date.
@@ -153,7 +156,12 @@ export async function migratePostgres(pool: pg.Pool): Promise<number> {
     if (found === POSTGRES_SCHEMA_VERSION) return found;
   }
   await inTransaction(pool, async (client) => {
-    await client.query("SELECT pg_advisory_xact_lock($1::bigint)", [MIGRATION_LOCK_KEY]);
+    // A migration may wait for another replica's, and a large table's may take a while: neither
+    // the statement timeout nor the client's wait of ordinary statements applies here.
+    await client.query("SET LOCAL statement_timeout = 0");
+    await client.query(
+      timedQuery("SELECT pg_advisory_xact_lock($1::bigint)", MIGRATION_TIMEOUT_MS, [MIGRATION_LOCK_KEY]),
+    );
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${POSTGRES_SCHEMA}`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${POSTGRES_SCHEMA}.schema_migrations (
       version int PRIMARY KEY,
@@ -163,7 +171,7 @@ export async function migratePostgres(pool: pg.Pool): Promise<number> {
     const locked = (await schemaVersion(client)) ?? 0;
     assertSupported(locked);
     for (const migration of POSTGRES_MIGRATIONS.filter((entry) => entry.version > locked)) {
-      await client.query(migration.sql);
+      await client.query(timedQuery(migration.sql, MIGRATION_TIMEOUT_MS));
       await client.query(`INSERT INTO ${POSTGRES_SCHEMA}.schema_migrations (version, description) VALUES ($1, $2)`, [
         migration.version,
         migration.description,

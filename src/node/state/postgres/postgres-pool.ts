@@ -2,16 +2,30 @@ import pg from "pg";
 import { type Logger, silentLogger } from "../../../core/log/logger.js";
 import { postgresErrorMessage } from "./postgres-state-error.js";
 
+/**
+ * How long the server runs one statement before it cancels it: shorter than the client's wait
+ * ({@link QUERY_TIMEOUT_MS}), so that a slow but live server cancels what the client gives up on.
+ */
+export const STATEMENT_TIMEOUT_MS = 3_000;
+
+/**
+ * How long the client waits for one statement: a database that stops answering (a partition, a
+ * frozen or failing-over primary) must cost a request a 503 within seconds, not hang it. The
+ * connection is then dropped; the server, when it answers again, finds it gone within
+ * {@link CONNECTION_CHECK_MS} and stops the statement, if its own timeout did not already.
+ */
+export const QUERY_TIMEOUT_MS = 4_000;
+
+/** How often the server looks whether the client of a running statement is still there. */
+export const CONNECTION_CHECK_MS = 1_000;
+
 /** How a pool connects; every field has a default fit for one replica of the service. */
 export interface PostgresPoolOptions {
   /** Connections at most (default 10): the grouped writes need few, the reads and leases the rest. */
   readonly max?: number;
-  /** How long a new connection may take (default 5 s) before the write waiting for it fails. */
+  /** How long a new connection, or a free one, may take (default 3 s) before the write waiting for it fails. */
   readonly connectionTimeoutMillis?: number;
-  /**
-   * How long one statement may go unanswered (default 30 s): a database behind a dead network
-   * path never answers, and a write must fail (503, `/readyz`) rather than wait for ever.
-   */
+  /** How long one statement may go unanswered (default {@link QUERY_TIMEOUT_MS}). */
   readonly queryTimeoutMillis?: number;
   /** Where a connection lost while idle is reported. */
   readonly logger?: Logger;
@@ -32,14 +46,22 @@ export function openPostgresPool(url: string, options: PostgresPoolOptions = {})
     connectionString: url,
     application_name: APPLICATION_NAME,
     max: options.max ?? 10,
-    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
-    query_timeout: options.queryTimeoutMillis ?? 30_000,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 3_000,
+    query_timeout: options.queryTimeoutMillis ?? QUERY_TIMEOUT_MS,
+    // Server-side bounds of every session: a statement, and a transaction left idle by a client
+    // that vanished, are stopped there too.
+    options: `-c statement_timeout=${STATEMENT_TIMEOUT_MS} -c idle_in_transaction_session_timeout=${4 * QUERY_TIMEOUT_MS}`,
     idleTimeoutMillis: 30_000,
     // TCP keep-alive, so that a connection to a vanished server is found dead in seconds, not hours.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
   });
   const logger = options.logger ?? silentLogger;
+  // Set apart from the startup options: a server older than Postgres 14 does not know it, and
+  // would refuse the connection; there the statement timeout alone cancels.
+  pool.on("connect", (client) => {
+    client.query(`SET client_connection_check_interval = ${CONNECTION_CHECK_MS}`).catch(() => undefined);
+  });
   pool.on("error", (error) => {
     logger.warn("a postgres connection was lost; the pool opens another when needed", {
       ...describePostgres(url),
@@ -93,4 +115,14 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     client.release(broken);
     throw error;
   }
+}
+
+/**
+ * A statement with its own client-side time limit (pg reads `query_timeout` per query; its
+ * types do not list it): for migrations, which may wait and take long, and for the health probe,
+ * which must answer sooner than a write.
+ */
+export function timedQuery(text: string, timeoutMs: number, values: unknown[] = []): pg.QueryConfig {
+  const config: pg.QueryConfig & { readonly query_timeout: number } = { text, values, query_timeout: timeoutMs };
+  return config;
 }

@@ -1,0 +1,222 @@
+/**
+ * A database that stops answering without refusing anything (a frozen VM, a stalled primary, a
+ * partition): every process of a private Postgres cluster is paused with SIGSTOP for ten seconds
+ * while clients keep sending to two replicas of the built service. Requests are answered within
+ * five seconds (200, or 503 `state_unavailable` with Retry-After), `/readyz` turns 503 within
+ * five seconds, the statements cut off are stopped on the server once it answers again, and the
+ * replicas recover by themselves: nothing answered 200 is lost, each conversation keeps its
+ * order with gapless numbers, and each message has one webhook-id.
+ */
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
+import { configDocument } from "../../support/configs.js";
+import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.js";
+import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
+import { waitFor } from "../../support/wait-for.js";
+
+const SECRET = "freeze-secret-0123456789";
+const CONVERSATIONS = 8;
+const FREEZE_MS = 10_000;
+
+let cluster: PostgresCluster | undefined;
+let receiver: Receiver | undefined;
+let replicas: Spawned[] = [];
+
+afterEach(async () => {
+  await cluster?.thaw().catch(() => undefined);
+  for (const replica of replicas) replica.child.kill("SIGKILL");
+  await Promise.all(replicas.map((replica) => replica.exited));
+  await receiver?.close();
+  await cluster?.stop();
+  replicas = [];
+  receiver = undefined;
+  cluster = undefined;
+});
+
+interface Sent {
+  readonly conversation: string;
+  readonly status: number;
+  readonly ms: number;
+  readonly id?: string;
+  readonly code?: string;
+  readonly retryAfter: string | null;
+}
+
+interface ReplyBody {
+  readonly message_id: string;
+  readonly in_reply_to: string;
+  readonly conversation_id: string;
+  readonly sequence: number;
+}
+
+async function send(url: string, conversation: string, text: string): Promise<Sent> {
+  const started = Date.now();
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
+      body: JSON.stringify({ sender_id: conversation, text }),
+      signal: AbortSignal.timeout(20_000),
+    });
+    const body = (await response.json()) as { message_id?: string; code?: string };
+    return {
+      conversation,
+      status: response.status,
+      ms: Date.now() - started,
+      ...(body.message_id === undefined ? {} : { id: body.message_id }),
+      ...(body.code === undefined ? {} : { code: body.code }),
+      retryAfter: response.headers.get("retry-after"),
+    };
+  } catch {
+    return { conversation, status: 0, ms: Date.now() - started, retryAfter: null };
+  }
+}
+
+describe("a Postgres that stops answering", () => {
+  it("answers within five seconds, says so in /readyz, and recovers by itself with nothing lost", async () => {
+    cluster = await startPostgresCluster();
+    const replies: ReceivedReply[] = [];
+    receiver = await startReceiver({ port: 0, onReply: (reply) => replies.push(reply) });
+    const config = await writeTempConfig(
+      configDocument(
+        {
+          bind: "127.0.0.1:0",
+          outbound_url: receiver.url,
+          delivery: { initial_delay_ms: 50, max_delay_ms: 500, max_attempts: 1000 },
+        },
+        { postgres_url_env: "DATABASE_URL" },
+      ),
+    );
+    const env = { WEBHOOK_SECRET: SECRET, DATABASE_URL: cluster.url };
+    replicas = [0, 1].map(() => spawnNode("dist/node.js", ["--config", config], env));
+    // The channel's URL, and the origin its /readyz is on.
+    const urls = await Promise.all(replicas.map((replica) => listeningUrl(replica)));
+    const origins = urls.map((url) => new URL(url).origin);
+
+    const sent: Sent[] = [];
+    let stop = false;
+    const client = async (index: number): Promise<void> => {
+      const conversation = `c${index}`;
+      for (let turn = 0; !stop; turn += 1) {
+        const result = await send(urls[turn % 2] ?? "", conversation, `m${turn}`);
+        sent.push(result);
+        // A client that was refused waits as Retry-After says, shortened for the test.
+        if (result.status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    };
+    const clients = Array.from({ length: CONVERSATIONS }, (_, index) => client(index));
+    await waitFor(
+      () => (sent.filter((result) => result.status === 200).length >= 40 ? true : undefined),
+      15_000,
+      "load",
+    );
+
+    const frozenAt = Date.now();
+    await cluster.freeze();
+    // Each replica's /readyz turns 503 within five seconds.
+    const unready = await Promise.all(
+      origins.map((url) =>
+        waitFor(
+          async () => {
+            const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) }).catch(
+              () => undefined,
+            );
+            return response !== undefined && response.status === 503 ? Date.now() - frozenAt : undefined;
+          },
+          FREEZE_MS,
+          "/readyz to turn 503",
+          100,
+        ),
+      ),
+    );
+    for (const ms of unready) expect(ms).toBeLessThan(5_500);
+    const frozenFor = FREEZE_MS - (Date.now() - frozenAt);
+    if (frozenFor > 0) await new Promise((resolve) => setTimeout(resolve, frozenFor));
+    await cluster.thaw();
+    const thawedAt = Date.now();
+
+    // Both replicas are ready again, by themselves, and take messages.
+    for (const url of origins) {
+      await waitFor(
+        async () => {
+          const response = await fetch(`${url}/readyz`).catch(() => undefined);
+          await response?.body?.cancel();
+          return response?.status === 200 ? true : undefined;
+        },
+        20_000,
+        "/readyz to turn 200 again",
+        500,
+      );
+    }
+    const before = sent.length;
+    await waitFor(
+      () => (sent.slice(before).filter((result) => result.status === 200).length >= 20 ? true : undefined),
+      20_000,
+      "messages accepted after the freeze",
+    );
+    stop = true;
+    await Promise.all(clients);
+
+    // Every request was answered within five seconds: 200, or 503 state_unavailable with Retry-After.
+    for (const result of sent) {
+      expect(result.ms, JSON.stringify(result)).toBeLessThan(5_500);
+      if (result.status === 200) continue;
+      expect(result).toMatchObject({ status: 503 });
+      expect(["state_unavailable", "buffer_full"]).toContain(result.code);
+      expect(result.retryAfter).not.toBeNull();
+    }
+    expect(sent.some((result) => result.status === 503)).toBe(true);
+
+    // The statements cut off by the freeze were stopped on the server.
+    const admin = new pg.Client({ connectionString: cluster.url });
+    await admin.connect();
+    try {
+      await waitFor(
+        async () => {
+          const stale = await admin.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'webhook-channel' AND state = 'active' AND query_start < $1",
+            [new Date(thawedAt)],
+          );
+          return stale.rows[0]?.n === 0 ? true : undefined;
+        },
+        10_000,
+        "the statements of before the thaw to be gone",
+      );
+    } finally {
+      await admin.end();
+    }
+
+    // Nothing answered 200 is lost; order, numbers and webhook-ids hold.
+    const accepted = sent.filter((result) => result.status === 200);
+    await waitFor(
+      () => {
+        const answered = new Set(replies.map((reply) => (reply.body as ReplyBody).in_reply_to));
+        return accepted.every((result) => answered.has(result.id ?? "")) ? true : undefined;
+      },
+      30_000,
+      "every accepted message's reply",
+    );
+    const replyIds = new Map<string, Set<string>>();
+    for (const reply of replies) {
+      const body = reply.body as ReplyBody;
+      const ids = replyIds.get(body.in_reply_to) ?? new Set<string>();
+      ids.add(body.message_id);
+      replyIds.set(body.in_reply_to, ids);
+    }
+    for (const ids of replyIds.values()) expect(ids.size).toBe(1);
+    for (let index = 0; index < CONVERSATIONS; index += 1) {
+      const conversation = `c${index}`;
+      const firsts = new Map<string, ReplyBody>();
+      for (const reply of replies) {
+        const body = reply.body as ReplyBody;
+        if (body.conversation_id === conversation && !firsts.has(body.message_id)) firsts.set(body.message_id, body);
+      }
+      const bodies = [...firsts.values()];
+      expect(bodies.map((body) => body.sequence)).toEqual(bodies.map((_, at) => at + 1));
+      const order = bodies.map((body) => body.in_reply_to);
+      const acceptedHere = accepted.filter((result) => result.conversation === conversation).map((result) => result.id);
+      expect(order.filter((id) => acceptedHere.includes(id))).toEqual(acceptedHere);
+    }
+  }, 120_000);
+});
