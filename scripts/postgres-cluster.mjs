@@ -74,8 +74,11 @@ export async function startPostgresCluster({ durable = false } = {}) {
     halt: () => runAs(join(bin, "pg_ctl"), ["-D", data, "-m", "fast", "-w", "stop"]),
     resume: start,
     async freeze() {
-      const { postmaster, children } = await clusterProcesses(data);
-      for (const pid of [...children, postmaster]) process.kill(pid, "SIGSTOP");
+      // The postmaster first, so that it forks no backend while the others are found and stopped.
+      const { postmaster } = await clusterProcesses(data, false);
+      process.kill(postmaster, "SIGSTOP");
+      const { children } = await clusterProcesses(data);
+      for (const pid of children) process.kill(pid, "SIGSTOP");
     },
     async thaw() {
       const { postmaster, children } = await clusterProcesses(data);
@@ -93,9 +96,10 @@ export async function startPostgresCluster({ durable = false } = {}) {
  * (backends, checkpointer, WAL writer...). They call setsid, so a signal to the postmaster's
  * process group would leave them running: each is signalled by its own id.
  */
-async function clusterProcesses(data) {
+async function clusterProcesses(data, withChildren = true) {
   const postmaster = Number((await readFile(join(data, "postmaster.pid"), "utf8")).split("\n")[0]);
   const children = [];
+  if (!withChildren) return { postmaster, children };
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");

@@ -93,6 +93,7 @@ export function createReplicaBrains(pool: Pool, replica: string, logger: Logger,
       count = nextCount;
       rank = nextRank;
       settled ||= settling;
+      if (settled) logger.info("replicas share the brains' limits", { replicas: count, rank });
       attached?.reshared();
     },
     notified(payload) {

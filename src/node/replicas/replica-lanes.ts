@@ -244,7 +244,6 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     idle,
     isStopped: () => stopped,
     take,
-    place,
     giveUp: (key, channel) =>
       serial(key, async () => {
         if (!idle.has(key)) return;

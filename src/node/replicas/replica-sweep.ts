@@ -4,7 +4,6 @@ import type { Job } from "../../core/lifecycle/job.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import type { LanePlace } from "../queue/lane-ownership.js";
-import { roomIn } from "../service/resume-jobs.js";
 import type { PostgresLaneStore } from "../state/postgres/postgres-lane-store.js";
 import {
   findOrphans,
@@ -38,8 +37,6 @@ export interface ReplicaSweepOptions {
   readonly isStopped: () => boolean;
   /** Claims a conversation (unless this replica holds its ticket) and loads its stored jobs. */
   readonly take: (key: string, channel: string) => Promise<void>;
-  /** Where a stored job runs (see `LaneOwnership.place`). */
-  readonly place: (job: Job) => Promise<LanePlace>;
   /** Gives up an idle conversation, or loads it when a job was stored meanwhile. */
   readonly giveUp: (key: string, channel: string) => Promise<void>;
   /** Logs whom conversations were taken over from since the last call. */
@@ -61,9 +58,8 @@ export interface ReplicaSweep {
  * The sweep of one replica, every fifth of its lease: it gives up idle conversations, takes
  * conversations with stored jobs and no live runner (a replica killed, a claim that failed),
  * finds jobs of its own conversations that it was not told of (a notification lost with a
- * connection), picks up replayed dead letters as far as the queues have room, counts the shared
- * backlog when it is the replica that reports it, and now and then lets go of what dead
- * replicas left.
+ * connection), counts the shared backlog when it is the replica that reports it, and now and
+ * then lets go of what dead replicas left.
  */
 export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
   const { pool, replica, lease, logger } = options;
@@ -83,20 +79,6 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
     await Promise.allSettled([...missed].map(([key, channel]) => options.take(key, channel)));
   };
 
-  /** Dead letters replayed through any replica, as far as the queues have room. */
-  const takeReplayed = async (): Promise<void> => {
-    const room = (channel: string): number => {
-      const queue = options.queues().get(channel);
-      return queue === undefined ? Number.POSITIVE_INFINITY : roomIn(queue);
-    };
-    const replayed = await options.lanes.takeReplayed(room);
-    await Promise.allSettled(
-      replayed.map(async (job) => {
-        if ((await options.place(job)) === "here") options.queues().get(job.message.channel)?.restore([job]);
-      }),
-    );
-  };
-
   const run = async (): Promise<void> => {
     if (sweeping || options.isStopped() || !lease.isValid()) return;
     sweeping = true;
@@ -110,7 +92,6 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
       await Promise.allSettled(orphans.map((orphan) => options.take(orphan.conversation, orphan.channel)));
       options.reportTakeovers();
       await catchUp();
-      await takeReplayed();
       if (sweeps % COUNT_EVERY === 1) shared = await sharedBacklogIfReporter(pool, replica);
       if (sweeps % FORGET_EVERY === 0) await forgetDeadReplicas(pool);
     } catch (error) {

@@ -20,9 +20,11 @@ import { openStateBackend } from "../state/open-state-backend.js";
 import type { StateBackend } from "../state/state-backend.js";
 import { channelSecrets } from "./channel-secrets.js";
 import { createNodeReadiness } from "./node-readiness.js";
+import { pokingAfterReplay } from "./poking-after-replay.js";
 import { type ProgressLog, startProgressLog } from "./progress-log.js";
 import { applyReload, type LiveSettings, type ReloadInputs, type ReloadResult, variablesOf } from "./reload-service.js";
-import { resumeJobs, roomIn } from "./resume-jobs.js";
+import { type ReplayPickup, roomIn, startReplayPickup } from "./replay-pickup.js";
+import { resumeJobs } from "./resume-jobs.js";
 import type { ServiceOptions } from "./service-options.js";
 import { type RunningConsumer, startConsumer } from "./start-consumer.js";
 
@@ -75,7 +77,8 @@ interface Parts {
   listeners: readonly PlannedListener[];
   /** Where each listener listens, once it does. */
   served: readonly Listener[];
-  replayTimer?: ReturnType<typeof setInterval>;
+  /** Puts replayed dead letters back on their lanes. */
+  pickup?: ReplayPickup;
   /** The `progress` line every 10 s while there is traffic. */
   progress?: ProgressLog;
   /** With `postgres_url_env`: this replica's lease and conversations. */
@@ -133,10 +136,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       now: () => clock.now(),
       intervalMs: options.progressIntervalMs,
     });
+    // The memory mode's replay: as far as the queue has room (the letter stays listed
+    // otherwise); the pickup puts it on its queue at once.
     const restore = (job: Job): boolean => {
       const queue = parts.queues.get(job.message.channel);
       if (queue === undefined || roomIn(queue) === 0) return false;
-      queue.restore([job]);
+      void state.lanes.restore(job);
+      parts.pickup?.poke();
       return true;
     };
     // Through `parts`, so that a reload's admin secret is the one checked. Never undefined
@@ -144,16 +150,23 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const secret = (): string => parts.live.adminSecret ?? "";
     const admin = createNodeAdmin({
       config,
-      deadLetterStore: () => state.deadLetterStore(restore),
+      deadLetterStore: () => pokingAfterReplay(state.deadLetterStore(restore), () => parts.pickup?.poke()),
       secret,
       logger,
       status: { tally, queues: parts.queues, now: () => clock.now() },
     });
     buildQueues(parts, options, clock, state, consumer, admin);
-    // Step 4, with state_dir: unfinished work of the last run, and replayed dead letters; with
-    // Postgres: the lease, and the conversations no replica runs.
-    if (state.sqlite !== undefined) parts.replayTimer = resumeJobs(state.sqlite.lanes, parts.queues, logger);
+    // Step 4, with state_dir: unfinished work of the last run; with Postgres: the lease, and the
+    // conversations no replica runs. Then replayed dead letters, on every backend.
+    if (state.sqlite !== undefined) resumeJobs(state.sqlite.lanes, parts.queues, logger);
     await parts.replicas?.start();
+    parts.pickup = startReplayPickup({
+      lanes: state.lanes,
+      queues: parts.queues,
+      place: parts.replicas?.ownership.place,
+      ready: parts.replicas === undefined ? undefined : () => parts.replicas?.ownership.mayRun() === true,
+      logger,
+    });
     parts.listeners = buildListeners(
       config.channels,
       {
@@ -277,7 +290,7 @@ function queueOf(parts: Parts, channel: string): JobQueue {
 async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   const deadline = Date.now() + timeoutMs;
   parts.shuttingDown = true;
-  clearInterval(parts.replayTimer);
+  parts.pickup?.stop();
   const left = (await Promise.all([...parts.queues.values()].map((queue) => queue.drain(timeoutMs)))).flat();
   // The last interval's counts, so that a stop does not swallow them.
   parts.progress?.flush();

@@ -62,6 +62,17 @@ describe("brain limits across replicas", () => {
   it("never calls a brain more often at once than its max_concurrency, summed over the replicas", async () => {
     const { server, most } = await slowBot(150);
     const [first, second] = await twoReplicas(`${server.origin}/bot`, 2);
+    // Both replicas count each other, each with its share.
+    await waitFor(
+      () =>
+        [first, second].every((harness) =>
+          harness.logs.some((line) => line.msg === "replicas share the brains' limits" && line.replicas === 2),
+        )
+          ? true
+          : undefined,
+      10_000,
+      "both replicas to take their share",
+    );
     // Each replica takes the conversations it stores: both call the bot.
     const sent = await Promise.all(
       Array.from({ length: 16 }, async (_, index) => {
