@@ -16,7 +16,10 @@ export function createMemoryCircuitStore(): CircuitStore {
 
 /** Held lanes in memory, which answer at once. */
 export interface MemoryHeldLanes extends HeldLanes {
+  add(key: string): void;
+  addFirst(key: string): void;
   take(limit: number): readonly string[];
+  delete(key: string): void;
   count(): number;
 }
 

@@ -236,7 +236,6 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   const sweep = createReplicaSweep({
     pool,
     replica,
-    lanes,
     logger,
     queues: options.queues,
     lease,

@@ -1,10 +1,7 @@
 import type { Pool } from "pg";
 import { errorMessage } from "../../core/channel-error.js";
-import type { Job } from "../../core/lifecycle/job.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
-import type { LanePlace } from "../queue/lane-ownership.js";
-import type { PostgresLaneStore } from "../state/postgres/postgres-lane-store.js";
 import {
   findOrphans,
   forgetDeadReplicas,
@@ -26,7 +23,6 @@ const ORPHANS_PER_SWEEP = 500;
 export interface ReplicaSweepOptions {
   readonly pool: Pool;
   readonly replica: string;
-  readonly lanes: PostgresLaneStore;
   readonly logger: Logger;
   readonly queues: () => ReadonlyMap<string, JobQueue>;
   readonly lease: ReplicaLease;
