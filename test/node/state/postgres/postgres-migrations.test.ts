@@ -26,10 +26,12 @@ describe("Postgres schema migrations", () => {
       );
       expect(tables.rows.map((row) => row.name)).toEqual([
         "auth_failures",
+        "brain_pauses",
         "dead_letters",
         "idempotency",
         "jobs",
         "lanes",
+        "receivers",
         "replicas",
         "schema_migrations",
         "turns",
