@@ -6,8 +6,8 @@ import { validateConfig } from "../core/config/validate-config.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { createSecretEnv, secretFileOf } from "../node/secret-env.js";
 import { postgresServerVersion } from "../node/state/postgres/postgres-backend.js";
+import type { CliIo } from "./cli-io.js";
 import { devVarsPathFor, readDevVars } from "./read-dev-vars.js";
-import type { CliIo } from "./run-cli.js";
 
 /** The Worker's variable that replaces the bundled config.json (see docs/workers.md). */
 const CONFIG_JSON = "CONFIG_JSON";

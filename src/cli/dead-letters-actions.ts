@@ -1,7 +1,7 @@
 import type { AdminDeadLetters } from "../core/admin/dead-letter-admin.js";
 import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
+import type { CliIo } from "./cli-io.js";
 import { formatDeadLetterTable } from "./dead-letters-table.js";
-import type { CliIo } from "./run-cli.js";
 
 /** What one `dead-letters` invocation asks, once its options are checked. */
 export interface DeadLettersRequest {

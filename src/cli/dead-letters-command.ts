@@ -3,16 +3,16 @@ import { formatProblem } from "../core/config/config-problem.js";
 import { createAdminDeadLetters } from "../core/dead-letters/create-admin-dead-letters.js";
 import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
 import { readConfigFile } from "../node/read-config-file.js";
-import { listDeadLetters, replayDeadLetters } from "../node/state/dead-letters.js";
 import { createPostgresDeadLetterStore } from "../node/state/postgres/postgres-dead-letter-store.js";
 import { openPostgresPool } from "../node/state/postgres/postgres-pool.js";
-import { createSqliteDeadLetterStore } from "../node/state/sqlite-dead-letter-store.js";
-import { openStateDb } from "../node/state/sqlite-state.js";
+import { listDeadLetters, replayDeadLetters } from "../node/state/sqlite/dead-letters.js";
+import { createSqliteDeadLetterStore } from "../node/state/sqlite/sqlite-dead-letter-store.js";
+import { openStateDb } from "../node/state/sqlite/sqlite-state.js";
 import { createAdminClient, DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
+import type { CliIo } from "./cli-io.js";
 import { type DeadLettersRequest, runDeadLettersAction } from "./dead-letters-actions.js";
 import { deadLetterItem, formatDeadLetterTable } from "./dead-letters-table.js";
 import { noStateDirMessage } from "./dead-letters-without-state.js";
-import type { CliIo } from "./run-cli.js";
 
 /** Thrown for a usage error, which the CLI turns into exit status 2. */
 export class UsageError extends Error {}

@@ -4,18 +4,10 @@ import { VERSION } from "../core/version.js";
 import { DEFAULT_CONFIG_PATH, parseServiceArgs } from "../node/parse-service-args.js";
 import { runService } from "../node/run-service.js";
 import { COMMAND_HELP, USAGE } from "./cli-help.js";
+import type { CliIo } from "./cli-io.js";
 import { runConfigCheck } from "./config-check.js";
 import { runDeadLetters, UsageError } from "./dead-letters-command.js";
 import { newSecret } from "./new-secret.js";
-
-/** Where the CLI reads and writes; the real process by default. */
-export interface CliIo {
-  readonly env: NodeJS.ProcessEnv;
-  readonly out: (text: string) => void;
-  readonly err: (text: string) => void;
-  /** The delivery thread's module for `serve` (see RunOptions); absent in tests. */
-  readonly deliveryWorker?: URL;
-}
 
 /** Exit status of a usage error (unknown command or option, missing argument). */
 export const EXIT_USAGE = 2;
@@ -27,6 +19,8 @@ const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Runs one CLI invocation and resolves with its exit status. */
+export type { CliIo } from "./cli-io.js";
+
 export async function runCli(args: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = args;
   if (command === undefined) return usage(io, "missing command");

@@ -13,7 +13,6 @@ import type { Poster } from "../core/outbound/poster.js";
 import { metricsOf } from "./analytics-engine-metrics.js";
 import { loadWorkerConfig, type WorkerConfig } from "./load-worker-config.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
-import { createWorkerRuntime, type WorkerRuntime } from "./worker-runtime.js";
 
 /**
  * How often a brain call waiting for a slot looks whether it got one (see `waiterPollMs`):
@@ -42,46 +41,25 @@ export type BuiltParts =
   | { readonly ok: true; readonly parts: EnvironmentParts }
   | { readonly ok: false; readonly logger: Logger; readonly problems: readonly string[] };
 
-/** What is built from one environment, each piece on first use. */
-interface Built {
-  readonly parts: Promise<BuiltParts>;
-  runtime?: Promise<WorkerRuntime>;
-}
-
 // Keyed by the environment object: the platform hands every invocation of an isolate the
 // same one (the Worker's handlers and the Durable Objects alike), so the configuration is
 // validated once per isolate, while a test that passes its own environment gets its own.
-const cache = new WeakMap<WorkerEnv, Built>();
-
-function builtFor(env: WorkerEnv): Built {
-  let built = cache.get(env);
-  if (built === undefined) {
-    built = { parts: buildParts(env) };
-    cache.set(env, built);
-  }
-  return built;
-}
+const cache = new WeakMap<WorkerEnv, Promise<BuiltParts>>();
 
 /**
  * The parts of `env`, built on first use: the configuration (validated, secrets present), the
  * logger, the brains and the poster, and a check that every channel's route can be built (a
  * signing secret that is not `whsec_`, a `workers-ai` brain without the AI binding...). The
- * Worker builds its runtime from them ({@link runtimeFor}); each conversation's Durable Object
+ * Worker builds its runtime from them (`runtimeFor`); each conversation's Durable Object
  * builds its consumer from the same parts, so both answer from one configuration.
  */
 export function partsFor(env: WorkerEnv): Promise<BuiltParts> {
-  return builtFor(env).parts;
-}
-
-/**
- * The Worker's runtime for `env` (the app and the queue handlers), built on first use from
- * {@link partsFor}. Separate from the parts because only the Worker's handlers need it: a
- * Durable Object that only answers never builds it, nor logs what building it logs.
- */
-export function runtimeFor(env: WorkerEnv): Promise<WorkerRuntime> {
-  const built = builtFor(env);
-  built.runtime ??= built.parts.then((parts) => createWorkerRuntime(env, parts));
-  return built.runtime;
+  let parts = cache.get(env);
+  if (parts === undefined) {
+    parts = buildParts(env);
+    cache.set(env, parts);
+  }
+  return parts;
 }
 
 async function buildParts(env: WorkerEnv): Promise<BuiltParts> {

@@ -1,4 +1,4 @@
-import { runtimeFor } from "./environment-parts.js";
+import { runtimeFor } from "./runtime-for.js";
 import { DEFAULT_DEAD_LETTER_QUEUE, type WorkerEnv } from "./worker-env.js";
 
 /**

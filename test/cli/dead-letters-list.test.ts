@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { deadLetterItem, formatDeadLetterTable } from "../../src/cli/dead-letters-table.js";
 import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
-import { openStateDb } from "../../src/node/state/sqlite-state.js";
+import { openStateDb } from "../../src/node/state/sqlite/sqlite-state.js";
 import { runCliCaptured } from "../support/run-cli-captured.js";
 import { writeTempConfig } from "../support/spawn-node.js";
 import { buryIn, openSqliteLanes } from "../support/sqlite-lanes.js";

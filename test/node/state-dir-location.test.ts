@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { readConfigFile } from "../../src/node/read-config-file.js";
-import { STATE_FILE } from "../../src/node/state/sqlite-state.js";
+import { STATE_FILE } from "../../src/node/state/sqlite/sqlite-state.js";
 import { writeTempConfig } from "../support/spawn-node.js";
 import { waitFor } from "../support/wait-for.js";
 

@@ -2,11 +2,11 @@ import { conversationKey } from "../../src/core/conversation/conversation-store.
 import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
 import type { Job } from "../../src/core/lifecycle/job.js";
 import type { LaneTicket } from "../../src/core/lifecycle/lane-store.js";
-import { createSqliteConversationStore } from "../../src/node/state/sqlite-conversation-store.js";
-import { claimSqliteEpoch } from "../../src/node/state/sqlite-epoch.js";
-import { createGroupCommit } from "../../src/node/state/sqlite-group-commit.js";
-import { createSqliteLaneStore, type SqliteLaneStore } from "../../src/node/state/sqlite-lane-store.js";
-import type { StateDb } from "../../src/node/state/sqlite-state.js";
+import { createSqliteConversationStore } from "../../src/node/state/sqlite/sqlite-conversation-store.js";
+import { claimSqliteEpoch } from "../../src/node/state/sqlite/sqlite-epoch.js";
+import { createGroupCommit } from "../../src/node/state/sqlite/sqlite-group-commit.js";
+import { createSqliteLaneStore, type SqliteLaneStore } from "../../src/node/state/sqlite/sqlite-lane-store.js";
+import type { StateDb } from "../../src/node/state/sqlite/sqlite-state.js";
 import { createLogSink } from "./log-sink.js";
 
 /** The lane store of a state database as a service process opens it (claiming the file). */

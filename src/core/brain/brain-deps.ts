@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import type { EnvLookup } from "../config/preflight.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
-import type { BrainLimiters } from "./brain-limits.js";
+import type { BrainLimiters } from "./limits/brain-limits.js";
 
 /**
  * The part of a Workers AI binding (`env.AI`) that brains use. Declared here, not taken from

@@ -14,22 +14,23 @@ import { usageOf } from "./token-usage.js";
 /** The JSON body POSTed to an `http` brain's `url` (documented in docs/brains.md). */
 export interface HttpBrainRequestBody {
   readonly brain: string;
-  readonly channel?: string;
-  readonly message_id?: string;
+  // Absent fields may be undefined here: JSON leaves them out of the body all the same.
+  readonly channel?: string | undefined;
+  readonly message_id?: string | undefined;
   readonly conversation_id: string;
   readonly message: {
     readonly sender_id: string;
-    readonly sender_name?: string;
-    readonly text?: string;
-    readonly media_url?: string;
-    readonly media_type?: string;
+    readonly sender_name?: string | undefined;
+    readonly text?: string | undefined;
+    readonly media_url?: string | undefined;
+    readonly media_type?: string | undefined;
     readonly conversation_id: string;
   };
   readonly history: readonly {
     readonly role: "user" | "assistant";
-    readonly text?: string;
-    readonly media_url?: string;
-    readonly media_type?: string;
+    readonly text?: string | undefined;
+    readonly media_url?: string | undefined;
+    readonly media_type?: string | undefined;
     /** ISO 8601 UTC. */
     readonly at: string;
   }[];
@@ -94,8 +95,8 @@ export function httpBrainRequestBody(
   const history = maxHistory > 0 ? request.history.slice(-maxHistory).map(turnBody) : [];
   return {
     brain,
-    ...(request.channel === undefined ? {} : { channel: request.channel }),
-    ...(request.messageId === undefined ? {} : { message_id: request.messageId }),
+    channel: request.channel,
+    message_id: request.messageId,
     conversation_id: request.message.conversationId,
     message: messageBody(request.message),
     history: newestWithinTokens(history, maxHistoryTokens, turnTokens),
@@ -110,10 +111,10 @@ function turnTokens(turn: HttpBrainRequestBody["history"][number]): number {
 function messageBody(message: InboundMessage): HttpBrainRequestBody["message"] {
   return {
     sender_id: message.senderId,
-    ...(message.senderName === undefined ? {} : { sender_name: message.senderName }),
-    ...(message.text === undefined ? {} : { text: message.text }),
-    ...(message.mediaUrl === undefined ? {} : { media_url: message.mediaUrl }),
-    ...(message.mediaType === undefined ? {} : { media_type: message.mediaType }),
+    sender_name: message.senderName,
+    text: message.text,
+    media_url: message.mediaUrl,
+    media_type: message.mediaType,
     conversation_id: message.conversationId,
   };
 }
@@ -121,9 +122,9 @@ function messageBody(message: InboundMessage): HttpBrainRequestBody["message"] {
 function turnBody(turn: ConversationTurn): HttpBrainRequestBody["history"][number] {
   return {
     role: turn.role,
-    ...(turn.text === undefined ? {} : { text: turn.text }),
-    ...(turn.mediaUrl === undefined ? {} : { media_url: turn.mediaUrl }),
-    ...(turn.mediaType === undefined ? {} : { media_type: turn.mediaType }),
+    text: turn.text,
+    media_url: turn.mediaUrl,
+    media_type: turn.mediaType,
     at: new Date(turn.at).toISOString(),
   };
 }

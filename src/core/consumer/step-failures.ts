@@ -106,7 +106,7 @@ export function createStepFailures(deps: StepFailureDeps): StepFailures {
       kind: "unanswered",
       job: held,
       until: stepStartedAt + route.policy.maxAgeMs,
-      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+      retryAfterMs: error.retryAfterMs,
       verdict,
     };
   };
@@ -140,6 +140,6 @@ function jobError(error: ChannelError): JobError {
     code: error.code,
     message: error.message,
     retryable: error.retryable,
-    ...(error.upstreamStatus === undefined ? {} : { status: error.upstreamStatus }),
+    status: error.upstreamStatus,
   };
 }

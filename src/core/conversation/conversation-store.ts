@@ -21,3 +21,11 @@ export interface ConversationStore {
 export function conversationKey(channel: string, conversationId: string): string {
   return `${channel.length}:${channel}:${conversationId}`;
 }
+
+/** The channel of a conversation key ({@link conversationKey}): its length comes first. */
+export function channelOfKey(key: string): string | undefined {
+  const colon = key.indexOf(":");
+  const length = Number(key.slice(0, colon));
+  if (colon < 1 || !Number.isInteger(length)) return undefined;
+  return key.slice(colon + 1, colon + 1 + length);
+}

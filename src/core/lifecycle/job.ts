@@ -15,8 +15,8 @@ export interface JobError {
   readonly code: string;
   readonly message: string;
   readonly retryable: boolean;
-  /** The upstream HTTP status, when there was one. */
-  readonly status?: number;
+  /** The upstream HTTP status, when there was one (undefined: none; JSON leaves it out). */
+  readonly status?: number | undefined;
 }
 
 /**
@@ -79,7 +79,7 @@ export type JobOutcome =
       readonly kind: "unanswered";
       readonly job: Job;
       readonly until: number;
-      readonly retryAfterMs?: number;
+      readonly retryAfterMs?: number | undefined;
       readonly verdict: Exclude<VerdictOutcome, { kind: "done" }>;
     };
 

@@ -41,7 +41,7 @@ export interface CircuitKeeperDeps {
    * Where the store is shared (replicas on Postgres): while lanes are held here, the store is read
    * again this often, so that a probe of another replica that brought the receiver up wakes them.
    */
-  readonly refreshMs?: number;
+  readonly refreshMs?: number | undefined;
   /** Lanes woken per call once the receiver is up; the call that follows wakes the rest. Default 50. */
   readonly wakeBatch?: number;
 }

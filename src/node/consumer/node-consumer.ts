@@ -1,6 +1,6 @@
-import { createBrainLimiters } from "../../core/brain/brain-limits.js";
-import type { BrainSharing } from "../../core/brain/brain-sharing.js";
 import { createBrains } from "../../core/brain/create-brains.js";
+import { createBrainLimiters } from "../../core/brain/limits/brain-limits.js";
+import type { BrainSharing } from "../../core/brain/limits/brain-sharing.js";
 import { type Clock, type IdGenerator, randomId, systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import { type Consumer, createConsumer, type ReloadableConsumer } from "../../core/consumer/create-consumer.js";

@@ -1,26 +1,12 @@
-// One file, over the usual 250 lines, on purpose: it is one registry and its series, and every
-// series reads the same per-channel numbers (ChannelSeries) that the hot path adds to; split by
-// series, each part would need that map and the registry handed to it for a few lines each.
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { createBucketHistogram, type HistogramChild } from "./bucket-histogram.js";
+import { type QueueGaugeOptions, registerDeadLettersGauge, registerQueueGauges } from "./queue-gauges.js";
 
-/** What a scrape reads from one channel's job queue. */
-export interface QueueGaugeSource {
-  /** Accepted messages not yet finished. */
-  readonly size: number;
-  readonly capacity: number;
-  /** When the oldest unfinished message was accepted (epoch ms); undefined when none is. */
-  oldestAcceptedAt(): number | undefined;
-}
+export type { QueueGaugeSource } from "./queue-gauges.js";
 
 /** What the Prometheus metrics read at scrape time. */
-export interface PrometheusMetricsOptions {
-  /** The job queue of each channel, by name. */
-  readonly queues: () => ReadonlyMap<string, QueueGaugeSource>;
-  /** Dead letters stored now, by channel; undefined: those counted since start. */
-  readonly storedDeadLetters?: () => ReadonlyMap<string, number>;
-  readonly now: () => number;
+export interface PrometheusMetricsOptions extends QueueGaugeOptions {
   /** The configured channels, whose counters start at 0 before their first event. */
   readonly channels: readonly string[];
 }
@@ -169,37 +155,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
   // Every configured channel shows its counters at 0 from the start, so rate() and alerts see the first event.
   for (const channel of options.channels) seriesOf(channel);
 
-  new Gauge({
-    name: "webhook_channel_queue_depth",
-    help: "Accepted messages not yet finished (waiting, running or waiting to retry).",
-    labelNames: ["channel"],
-    registers,
-    collect() {
-      for (const [channel, queue] of options.queues()) this.set({ channel }, queue.size);
-    },
-  });
-  new Gauge({
-    name: "webhook_channel_queue_capacity",
-    help: "Unfinished messages a channel holds at most (buffer_capacity).",
-    labelNames: ["channel"],
-    registers,
-    collect() {
-      for (const [channel, queue] of options.queues()) this.set({ channel }, queue.capacity);
-    },
-  });
-  new Gauge({
-    name: "webhook_channel_oldest_pending_seconds",
-    help: "Age of the oldest accepted message not yet finished; 0 when none.",
-    registers,
-    collect() {
-      let oldest: number | undefined;
-      for (const queue of options.queues().values()) {
-        const at = queue.oldestAcceptedAt();
-        if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
-      }
-      this.set(oldest === undefined ? 0 : Math.max(0, (options.now() - oldest) / 1000));
-    },
-  });
+  registerQueueGauges(registry, options);
   new Gauge({
     name: "webhook_channel_receiver_up",
     help: "1 while the channel's receiver (outbound_url) is up, 0 while its circuit holds replies.",
@@ -254,20 +210,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
       for (const [brain, paused] of brainsPaused) this.set({ brain }, paused);
     },
   });
-  const { storedDeadLetters } = options;
-  new Gauge({
-    name: "webhook_channel_dead_letters",
-    help: "Dead letters stored now (state_dir), or dead-lettered since start without one.",
-    labelNames: ["channel"],
-    registers,
-    collect() {
-      const stored = storedDeadLetters?.();
-      for (const channel of options.queues().keys()) {
-        const count = stored === undefined ? (series.get(channel)?.deadLetters ?? 0) : (stored.get(channel) ?? 0);
-        this.set({ channel }, count);
-      }
-    },
-  });
+  registerDeadLettersGauge(registry, options, (channel) => series.get(channel)?.deadLetters ?? 0);
 
   return {
     registry,

@@ -37,7 +37,7 @@ export interface JobQueueOptions {
     /** Where its state is kept (default: this process's memory); with replicas, the row they share. */
     readonly store?: CircuitStore;
     /** With a shared store, how often to read it again while lanes wait here. */
-    readonly refreshMs?: number;
+    readonly refreshMs?: number | undefined;
   };
   /**
    * Where the lanes are kept: the state backend's (SQLite with `state_dir`, Postgres). Default:
@@ -48,7 +48,7 @@ export interface JobQueueOptions {
    * Which conversations this process runs, and the ticket of each (Postgres: the replicas').
    * Default: every conversation it holds, under `epoch`.
    */
-  readonly ownership?: LaneOwnership;
+  readonly ownership?: LaneOwnership | undefined;
   /** The epoch of the tickets when this process alone runs its lanes (the store's); default 1. */
   readonly epoch?: number;
   readonly logger: Logger;

@@ -86,7 +86,7 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
         logger.info("receiver up: waiting conversations resume", { channel, waiting, pending: lanes.size });
       }
     },
-    ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
+    refreshMs: options.refreshMs,
   });
   /** The keeper's timer; a call that fails (its store did not answer) is tried again shortly. */
   function arm(at: number | undefined): void {

@@ -1,5 +1,5 @@
 import type { Pool } from "pg";
-import type { BrainSharing, SharedLimiters } from "../../core/brain/brain-sharing.js";
+import type { BrainSharing, SharedLimiters } from "../../core/brain/limits/brain-sharing.js";
 import { errorMessage } from "../../core/channel-error.js";
 import type { Logger } from "../../core/log/logger.js";
 

@@ -1,7 +1,7 @@
 import type { Pool } from "pg";
-import type { BrainSharing } from "../../core/brain/brain-sharing.js";
+import type { BrainSharing } from "../../core/brain/limits/brain-sharing.js";
 import { errorMessage } from "../../core/channel-error.js";
-import { conversationKey } from "../../core/conversation/conversation-store.js";
+import { channelOfKey, conversationKey } from "../../core/conversation/conversation-store.js";
 import type { Job } from "../../core/lifecycle/job.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
@@ -149,7 +149,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
 
   const place = (job: Job): Promise<LanePlace> => {
     const { channel } = job.message;
-    const key = keyOf(job);
+    const key = conversationKey(channel, job.message.message.conversationId);
     return serial(key, async (): Promise<LanePlace> => {
       idle.delete(key);
       const answer = await claim({ conversation: key, channel, jobId: job.message.id, reclaim: !owned.has(key) });
@@ -293,16 +293,4 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       }
     },
   };
-}
-
-function keyOf(job: Job): string {
-  return conversationKey(job.message.channel, job.message.message.conversationId);
-}
-
-/** The channel of a conversation key (`conversationKey`): its length comes first. */
-function channelOfKey(key: string): string | undefined {
-  const colon = key.indexOf(":");
-  const length = Number(key.slice(0, colon));
-  if (colon < 1 || !Number.isInteger(length)) return undefined;
-  return key.slice(colon + 1, colon + 1 + length);
 }

@@ -1,6 +1,6 @@
 import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
-import type { SqliteLaneStore } from "../state/sqlite-lane-store.js";
+import type { SqliteLaneStore } from "../state/sqlite/sqlite-lane-store.js";
 
 /**
  * Step 4, with `state_dir`: the unfinished messages of the last run go back on their queues,

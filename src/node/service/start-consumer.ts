@@ -1,5 +1,5 @@
-import type { BrainSharing } from "../../core/brain/brain-sharing.js";
 import { createBrains } from "../../core/brain/create-brains.js";
+import type { BrainSharing } from "../../core/brain/limits/brain-sharing.js";
 import { ChannelError } from "../../core/channel-error.js";
 import type { Clock } from "../../core/clock.js";
 import { systemClock } from "../../core/clock.js";

@@ -1,23 +1,20 @@
-import { type Clock, randomId, systemClock } from "../../core/clock.js";
-import type { ChannelConfig } from "../../core/config/config-schema.js";
-import { channelName } from "../../core/config/validate-config.js";
+import { randomId, systemClock } from "../../core/clock.js";
 import type { Job } from "../../core/lifecycle/job.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
-import { circuitPolicyOf } from "../../core/receiver/receiver-circuit.js";
 import { readAdminSecret } from "../admin/admin-secret.js";
 import { createConsoleTally } from "../admin/console-tally.js";
-import { createNodeAdmin, type NodeAdmin } from "../admin/node-admin.js";
+import { createNodeAdmin } from "../admin/node-admin.js";
 import { buildListeners, type PlannedListener } from "../listener/build-listeners.js";
 import { closeServer } from "../listener/listen.js";
 import { DEFAULT_LISTENER_LIMITS } from "../listener/listener-limits.js";
 import { type Listener, serveListeners } from "../listener/serve-listeners.js";
 import type { PrometheusMetrics } from "../metrics/prometheus-metrics.js";
 import { createServiceMetrics } from "../metrics/service-metrics.js";
-import { createJobQueue, type JobQueue } from "../queue/job-queue.js";
-import { replayHintFor } from "../queue/replay-hint.js";
+import type { JobQueue } from "../queue/job-queue.js";
 import { createReplicaLanes, type ReplicaLanes } from "../replicas/replica-lanes.js";
 import { openStateBackend } from "../state/open-state-backend.js";
 import type { StateBackend } from "../state/state-backend.js";
+import { buildQueues } from "./build-queues.js";
 import { channelSecrets } from "./channel-secrets.js";
 import { createNodeReadiness } from "./node-readiness.js";
 import { pokingAfterReplay } from "./poking-after-replay.js";
@@ -155,7 +152,20 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger,
       status: { tally, queues: parts.queues, now: () => clock.now() },
     });
-    buildQueues(parts, options, clock, state, consumer, admin);
+    for (const [name, queue] of buildQueues({
+      options,
+      clock,
+      state,
+      consumer,
+      admin,
+      ownership: parts.replicas?.ownership,
+      metrics: parts.metrics ?? noopMetrics,
+      progress: (event) => parts.progress?.record(event),
+      liveConfig: () => parts.live.config,
+      served: () => parts.served,
+    })) {
+      parts.queues.set(name, queue);
+    }
     // Step 4, with state_dir: unfinished work of the last run; with Postgres: the lease, and the
     // conversations no replica runs. Then replayed dead letters, on every backend.
     if (state.sqlite !== undefined) resumeJobs(state.sqlite.lanes, parts.queues, logger);
@@ -215,66 +225,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       return result;
     },
   };
-}
-
-/** Step 3: one bounded job queue per channel, all running jobs on the consumer. */
-function buildQueues(
-  parts: Parts,
-  options: ServiceOptions,
-  clock: Clock,
-  state: StateBackend,
-  consumer: RunningConsumer,
-  admin: NodeAdmin,
-): void {
-  const { config } = options;
-  for (const channel of config.channels) {
-    const replayHint = replayHintFor({
-      configPath: options.configPath,
-      durable: state.mode !== "memory",
-      admin:
-        config.admin === undefined
-          ? undefined
-          : { url: () => baseUrlOf(parts, channelName(channel)), tokenEnv: config.admin.token_env },
-    });
-    const queue = createJobQueue({
-      capacity: channel.webhook.buffer_capacity,
-      run: (job, hooks, admission) => consumer.run(job, hooks, admission),
-      receiver: {
-        channel: channelName(channel),
-        // The live configuration's: a reload of webhook.delivery reaches the circuit at once.
-        policy: () => circuitPolicyOf(liveChannel(parts, channel).webhook),
-        store: state.circuits,
-        ...(state.circuitRefreshMs === undefined ? {} : { refreshMs: state.circuitRefreshMs }),
-      },
-      store: state.lanes,
-      epoch: state.epoch,
-      ...(parts.replicas === undefined ? {} : { ownership: parts.replicas.ownership }),
-      logger: options.logger,
-      now: () => clock.now(),
-      onEvent: (event) => {
-        parts.progress?.record(event);
-        admin.tally.record(channelName(channel), event);
-      },
-      onDeadLetter: admin.onDeadLetter,
-      replayHint,
-      metrics: parts.metrics ?? noopMetrics,
-    });
-    parts.queues.set(channelName(channel), queue);
-  }
-}
-
-/** A channel as the live configuration has it (a reload replaces it; channels never change in number or name). */
-function liveChannel(parts: Parts, channel: ChannelConfig): ChannelConfig {
-  const name = channelName(channel);
-  return parts.live.config.channels.find((candidate) => channelName(candidate) === name) ?? channel;
-}
-
-/** The base URL a channel is served on, its bind until it listens (an IPv6 host in brackets). */
-function baseUrlOf(parts: Parts, channel: string): string {
-  const listener = parts.served.find((served) => served.channels.includes(channel));
-  if (listener === undefined) return "http://127.0.0.1:8090";
-  const host = listener.host.includes(":") ? `[${listener.host}]` : listener.host;
-  return `http://${host}:${listener.port}`;
 }
 
 function queueOf(parts: Parts, channel: string): JobQueue {

@@ -3,7 +3,7 @@ import type { Config } from "../../core/config/config-schema.js";
 import type { Logger } from "../../core/log/logger.js";
 import { createMemoryBackend } from "./memory-backend.js";
 import { openPostgresBackend } from "./postgres/postgres-backend.js";
-import { openSqliteBackend } from "./sqlite-backend.js";
+import { openSqliteBackend } from "./sqlite/sqlite-backend.js";
 import type { StateBackend, StateRole } from "./state-backend.js";
 
 /**

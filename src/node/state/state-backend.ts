@@ -7,8 +7,8 @@ import type { IdempotencyStore } from "../../core/idempotency/idempotency-store.
 import type { LaneStore } from "../../core/lifecycle/lane-store.js";
 import type { CircuitStore } from "../../core/receiver/circuit-store.js";
 import type { PostgresLaneStore } from "./postgres/postgres-lane-store.js";
-import type { SqliteLaneStore } from "./sqlite-lane-store.js";
-import type { StateDb } from "./sqlite-state.js";
+import type { SqliteLaneStore } from "./sqlite/sqlite-lane-store.js";
+import type { StateDb } from "./sqlite/sqlite-state.js";
 
 /**
  * Where a Node service keeps what it accepted and what it remembers, chosen once at start

@@ -217,7 +217,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
         logger,
         receiver: this.receiver,
         now: () => Date.now(),
-        ...(startUntil === undefined ? {} : { startUntil }),
+        startUntil,
       });
       if (this.wokenDuringRun) {
         this.wokenDuringRun = false;

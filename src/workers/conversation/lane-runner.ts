@@ -30,7 +30,7 @@ export interface LaneRunnerDeps {
    * lane in the consumer's request, which should not last for a whole backlog of slow brain
    * calls; the alarm takes the rest. Default: no limit but {@link MAX_JOBS_PER_RUN}.
    */
-  readonly startUntil?: number;
+  readonly startUntil?: number | undefined;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Job, JobOutcome } from "../../../src/core/lifecycle/job.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
 import { MAX_UNEXPECTED_FAILURES } from "../../../src/node/queue/crash-quarantine.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
-import { openSqliteBackend } from "../../../src/node/state/sqlite-backend.js";
+import { openSqliteBackend } from "../../../src/node/state/sqlite/sqlite-backend.js";
 import { createLogSink } from "../../support/log-sink.js";
 
 const message = (id: string, conversationId: string): QueuedMessage => ({

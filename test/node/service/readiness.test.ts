@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/core/log/logger.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
 import { createNodeReadiness } from "../../../src/node/service/node-readiness.js";
-import { openSqliteBackend } from "../../../src/node/state/sqlite-backend.js";
+import { openSqliteBackend } from "../../../src/node/state/sqlite/sqlite-backend.js";
 import { type ServiceHarness, startHarness } from "../../support/node-service.js";
 import { waitFor } from "../../support/wait-for.js";
 

@@ -5,6 +5,7 @@
  */
 import type pg from "pg";
 import { beforeAll } from "vitest";
+import { channelOfKey } from "../../../../src/core/conversation/conversation-store.js";
 import { claimLanes } from "../../../../src/node/replicas/lane-statements.js";
 import { createPostgresConversationStore } from "../../../../src/node/state/postgres/postgres-conversation-store.js";
 import { createPostgresDeadLetterStore } from "../../../../src/node/state/postgres/postgres-dead-letter-store.js";
@@ -46,7 +47,7 @@ laneStoreContract(
     const store = createPostgresLaneStore(pool, replica, createLogSink().logger);
     const claim = async (key: string, owner: string) => {
       const [answer] = await claimLanes(pool, owner, true, [
-        { conversation: key, channel: channelOf(key), jobId: "", reclaim: true },
+        { conversation: key, channel: channelOfKey(key) ?? "", jobId: "", reclaim: true },
       ]);
       if (answer === undefined || !answer.mine) throw new Error(`${owner} could not claim ${key}`);
       return answer;
@@ -83,8 +84,3 @@ laneStoreContract(
   { keepsJobs: true },
 );
 deadLetterStoreContract("Postgres", () => keptThroughCoreAsync(createPostgresDeadLetterStore(pool)));
-
-function channelOf(key: string): string {
-  const colon = key.indexOf(":");
-  return key.slice(colon + 1, colon + 1 + Number(key.slice(0, colon)));
-}

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
-import type { Logger } from "../../core/log/logger.js";
-import { createMemoryCircuitStore } from "../../core/receiver/memory-circuit-store.js";
+import type { Logger } from "../../../core/log/logger.js";
+import { createMemoryCircuitStore } from "../../../core/receiver/memory-circuit-store.js";
+import type { StateBackend, StateRole } from "../state-backend.js";
 import { probeWrite } from "./probe-write.js";
 import { createSqliteConversationStore } from "./sqlite-conversation-store.js";
 import { createSqliteDeadLetterStore } from "./sqlite-dead-letter-store.js";
@@ -9,7 +10,6 @@ import { createGroupCommit } from "./sqlite-group-commit.js";
 import { createSqliteIdempotencyStore, pruneIdempotencyKeys } from "./sqlite-idempotency-store.js";
 import { createSqliteLaneStore } from "./sqlite-lane-store.js";
 import { openStateDb } from "./sqlite-state.js";
-import type { StateBackend, StateRole } from "./state-backend.js";
 
 /**
  * The SQLite mode (`state_dir`): one database file holds accepted jobs, conversations,

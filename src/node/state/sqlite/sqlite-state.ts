@@ -2,9 +2,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { migrate } from "./schema-migrations.js";
+import type { StateDb } from "./state-db.js";
 
-/** An open state database. */
-export type StateDb = Database.Database;
+export type { StateDb } from "./state-db.js";
 
 /** File name of the state database inside `state_dir`. */
 export const STATE_FILE = "webhook-channel.sqlite";

@@ -1,6 +1,6 @@
-import type { StoredDeadLetter } from "../../core/admin/dead-letter-item.js";
-import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
-import type { ImmediateDeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
+import type { StoredDeadLetter } from "../../../core/admin/dead-letter-item.js";
+import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
+import type { ImmediateDeadLetterStore } from "../../../core/dead-letters/dead-letter-store.js";
 import { replayDeadLetters } from "./dead-letters.js";
 import type { StateDb } from "./sqlite-state.js";
 

@@ -1,5 +1,5 @@
-import { errorMessage } from "../../core/channel-error.js";
-import type { Logger } from "../../core/log/logger.js";
+import { errorMessage } from "../../../core/channel-error.js";
+import type { Logger } from "../../../core/log/logger.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /** How long writes whose commit may wait (finished jobs' deletes) wait at most for a group to ride on. */

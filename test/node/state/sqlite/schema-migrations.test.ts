@@ -3,14 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
-import type { Job } from "../../../src/core/lifecycle/job.js";
-import { listDeadLetters } from "../../../src/node/state/dead-letters.js";
-import { SCHEMA_VERSION } from "../../../src/node/state/schema-migrations.js";
-import { createSqliteConversationStore } from "../../../src/node/state/sqlite-conversation-store.js";
-import { createSqliteIdempotencyStore } from "../../../src/node/state/sqlite-idempotency-store.js";
-import { openStateDb, STATE_FILE, type StateDb } from "../../../src/node/state/sqlite-state.js";
-import { openSqliteLanes } from "../../support/sqlite-lanes.js";
+import type { DeadLetter } from "../../../../src/core/dead-letters/dead-letter.js";
+import type { Job } from "../../../../src/core/lifecycle/job.js";
+import { listDeadLetters } from "../../../../src/node/state/sqlite/dead-letters.js";
+import { SCHEMA_VERSION } from "../../../../src/node/state/sqlite/schema-migrations.js";
+import { createSqliteConversationStore } from "../../../../src/node/state/sqlite/sqlite-conversation-store.js";
+import { createSqliteIdempotencyStore } from "../../../../src/node/state/sqlite/sqlite-idempotency-store.js";
+import { openStateDb, STATE_FILE, type StateDb } from "../../../../src/node/state/sqlite/sqlite-state.js";
+import { openSqliteLanes } from "../../../support/sqlite-lanes.js";
 
 const newStateDir = () => mkdtemp(join(tmpdir(), "webhook-channel-schema-"));
 

@@ -1,4 +1,4 @@
-import { errorMessage } from "../../core/channel-error.js";
+import { errorMessage } from "../../../core/channel-error.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /**

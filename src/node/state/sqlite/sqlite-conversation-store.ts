@@ -1,5 +1,5 @@
-import type { ConversationStore, ConversationTurn } from "../../core/conversation/conversation-store.js";
-import { silentLogger } from "../../core/log/logger.js";
+import type { ConversationStore, ConversationTurn } from "../../../core/conversation/conversation-store.js";
+import { silentLogger } from "../../../core/log/logger.js";
 import { createGroupCommit, type GroupCommit } from "./sqlite-group-commit.js";
 import type { StateDb } from "./sqlite-state.js";
 

@@ -1,21 +1,21 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Brain, BrainCall } from "../../../src/core/brain/brain.js";
-import type { BrainDeps } from "../../../src/core/brain/brain-deps.js";
-import { createBrainLimiters } from "../../../src/core/brain/brain-limits.js";
-import { createBrains } from "../../../src/core/brain/create-brains.js";
-import { ChannelError } from "../../../src/core/channel-error.js";
-import type { Config } from "../../../src/core/config/config-schema.js";
-import { validateConfig } from "../../../src/core/config/validate-config.js";
-import type { BrainReply } from "../../../src/core/message/outbound-reply.js";
-import type { Metrics } from "../../../src/core/metrics/metrics.js";
-import { noopMetrics } from "../../../src/core/metrics/noop-metrics.js";
-import { type BrainHarness, manualClock, replyTexts, startBrainHarness } from "../../support/brain-harness.js";
-import { failure } from "../../support/failure.js";
-import { type JsonTestServer, startJsonServer, type TestResponse } from "../../support/json-test-server.js";
-import { createLogSink } from "../../support/log-sink.js";
-import { openAiError, rateLimited, startOpenAiCompatibleServer } from "../../support/openai-compatible-server.js";
-import { waitFor } from "../../support/wait-for.js";
+import type { Brain, BrainCall } from "../../../../src/core/brain/brain.js";
+import type { BrainDeps } from "../../../../src/core/brain/brain-deps.js";
+import { createBrains } from "../../../../src/core/brain/create-brains.js";
+import { createBrainLimiters } from "../../../../src/core/brain/limits/brain-limits.js";
+import { ChannelError } from "../../../../src/core/channel-error.js";
+import type { Config } from "../../../../src/core/config/config-schema.js";
+import { validateConfig } from "../../../../src/core/config/validate-config.js";
+import type { BrainReply } from "../../../../src/core/message/outbound-reply.js";
+import type { Metrics } from "../../../../src/core/metrics/metrics.js";
+import { noopMetrics } from "../../../../src/core/metrics/noop-metrics.js";
+import { type BrainHarness, manualClock, replyTexts, startBrainHarness } from "../../../support/brain-harness.js";
+import { failure } from "../../../support/failure.js";
+import { type JsonTestServer, startJsonServer, type TestResponse } from "../../../support/json-test-server.js";
+import { createLogSink } from "../../../support/log-sink.js";
+import { openAiError, rateLimited, startOpenAiCompatibleServer } from "../../../support/openai-compatible-server.js";
+import { waitFor } from "../../../support/wait-for.js";
 
 // Every brain server here is real, on port 0. Time is real too (short Retry-After values),
 // except where a test moves a manual clock to walk through a backoff.

@@ -1,4 +1,4 @@
-import type { Job } from "../../core/lifecycle/job.js";
+import type { Job } from "../../../core/lifecycle/job.js";
 import { createSequenceNotes } from "./sequence-notes.js";
 import type { StateDb } from "./sqlite-state.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createFairQueue } from "../../../src/core/brain/fair-queue.js";
+import { createFairQueue } from "../../../../src/core/brain/limits/fair-queue.js";
 
 describe("fair queue", () => {
   it("hands items out in turn per key, a key that had its turn going to the back", () => {

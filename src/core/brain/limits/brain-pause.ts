@@ -1,8 +1,8 @@
-import { ChannelError, isChannelError } from "../channel-error.js";
-import type { Clock } from "../clock.js";
-import { DEFAULT_RETRY_POLICY } from "../lifecycle/retry-policy.js";
-import type { Logger } from "../log/logger.js";
-import type { Metrics } from "../metrics/metrics.js";
+import { ChannelError, isChannelError } from "../../channel-error.js";
+import type { Clock } from "../../clock.js";
+import { DEFAULT_RETRY_POLICY } from "../../lifecycle/retry-policy.js";
+import type { Logger } from "../../log/logger.js";
+import type { Metrics } from "../../metrics/metrics.js";
 
 /** Upstream statuses that pause a brain for everyone: it is rate-limited or overloaded. */
 const PAUSING_STATUSES: ReadonlySet<number> = new Set([429, 503]);

@@ -2,11 +2,11 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { conversationKey } from "../../../src/core/conversation/conversation-store.js";
-import { createSqliteConversationStore } from "../../../src/node/state/sqlite-conversation-store.js";
-import { createSqliteIdempotencyStore } from "../../../src/node/state/sqlite-idempotency-store.js";
-import { openStateDb } from "../../../src/node/state/sqlite-state.js";
-import { openSqliteLanes } from "../../support/sqlite-lanes.js";
+import { conversationKey } from "../../../../src/core/conversation/conversation-store.js";
+import { createSqliteConversationStore } from "../../../../src/node/state/sqlite/sqlite-conversation-store.js";
+import { createSqliteIdempotencyStore } from "../../../../src/node/state/sqlite/sqlite-idempotency-store.js";
+import { openStateDb } from "../../../../src/node/state/sqlite/sqlite-state.js";
+import { openSqliteLanes } from "../../../support/sqlite-lanes.js";
 
 const newStateDir = () => mkdtemp(join(tmpdir(), "webhook-channel-sqlite-"));
 const turn = (text: string, at: number) => ({ role: "user" as const, text, at });

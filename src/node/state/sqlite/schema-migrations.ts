@@ -1,4 +1,4 @@
-import type { StateDb } from "./sqlite-state.js";
+import type { StateDb } from "./state-db.js";
 
 /** One step of the state database's schema, applied once, in order, to every state file. */
 export interface SchemaMigration {

@@ -1,7 +1,7 @@
-import { MAX_BRAIN_TIMEOUT_MS } from "../config/brain-schema.js";
-import type { BrainConfig } from "../config/config-schema.js";
-import { conversationKey } from "../conversation/conversation-store.js";
-import type { Brain } from "./brain.js";
+import { MAX_BRAIN_TIMEOUT_MS } from "../../config/brain-schema.js";
+import type { BrainConfig } from "../../config/config-schema.js";
+import { conversationKey } from "../../conversation/conversation-store.js";
+import type { Brain } from "../brain.js";
 import { type BrainLimiter, type BrainLimiterOptions, type CallLimits, createBrainLimiter } from "./brain-limiter.js";
 import { type BrainSharing, SOLE_BRAIN_SHARING } from "./brain-sharing.js";
 

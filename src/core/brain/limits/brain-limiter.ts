@@ -1,8 +1,8 @@
-import { ChannelError } from "../channel-error.js";
-import { type Clock, systemClock } from "../clock.js";
-import { type Logger, silentLogger } from "../log/logger.js";
-import type { Metrics } from "../metrics/metrics.js";
-import { noopMetrics } from "../metrics/noop-metrics.js";
+import { ChannelError } from "../../channel-error.js";
+import { type Clock, systemClock } from "../../clock.js";
+import { type Logger, silentLogger } from "../../log/logger.js";
+import type { Metrics } from "../../metrics/metrics.js";
+import { noopMetrics } from "../../metrics/noop-metrics.js";
 import { BrainPause, isPausingError } from "./brain-pause.js";
 import { createFairQueue } from "./fair-queue.js";
 import { pollVerdict } from "./polled-waiter.js";

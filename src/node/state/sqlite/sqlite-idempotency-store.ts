@@ -1,5 +1,5 @@
-import type { IdempotencyStore } from "../../core/idempotency/idempotency-store.js";
-import { createMemoryIdempotencyStore } from "../../core/idempotency/memory-idempotency-store.js";
+import type { IdempotencyStore } from "../../../core/idempotency/idempotency-store.js";
+import { createMemoryIdempotencyStore } from "../../../core/idempotency/memory-idempotency-store.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /**

@@ -1,4 +1,4 @@
-import { ChannelError } from "../../core/channel-error.js";
+import { ChannelError } from "../../../core/channel-error.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /** The state file's claim by one service process: the epoch its tickets carry. */

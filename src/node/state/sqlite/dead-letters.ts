@@ -1,4 +1,4 @@
-import { type DeadLetter, replayableJob } from "../../core/dead-letters/dead-letter.js";
+import { type DeadLetter, replayableJob } from "../../../core/dead-letters/dead-letter.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /** One dead letter as `dead-letters list` shows it. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { backoffPauseMs, createBrainLimiter, type Schedule } from "../../../src/core/brain/brain-limiter.js";
-import { ChannelError } from "../../../src/core/channel-error.js";
-import { manualClock } from "../../support/brain-harness.js";
-import { failure } from "../../support/failure.js";
+import { backoffPauseMs, createBrainLimiter, type Schedule } from "../../../../src/core/brain/limits/brain-limiter.js";
+import { ChannelError } from "../../../../src/core/channel-error.js";
+import { manualClock } from "../../../support/brain-harness.js";
+import { failure } from "../../../support/failure.js";
 
 // The limiter on its own, with a manual clock and timers the test fires itself. The calls are
 // promises the test settles: what a brain's server would answer is beside the point here

@@ -1,5 +1,5 @@
-import { conversationKey } from "../../core/conversation/conversation-store.js";
-import type { Job } from "../../core/lifecycle/job.js";
+import { conversationKey } from "../../../core/conversation/conversation-store.js";
+import type { Job } from "../../../core/lifecycle/job.js";
 
 /**
  * What a durable store (SQLite, Postgres) must write of reply `sequence` numbers with the jobs

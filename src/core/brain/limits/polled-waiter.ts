@@ -1,5 +1,5 @@
-import type { ChannelError } from "../channel-error.js";
-import type { Clock } from "../clock.js";
+import type { ChannelError } from "../../channel-error.js";
+import type { Clock } from "../../clock.js";
 
 /** A slot a waiting call was given, or the refusal it met. */
 export type WaiterVerdict<Lease> = { readonly lease: Lease } | { readonly error: ChannelError };

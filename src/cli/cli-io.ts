@@ -1,0 +1,8 @@
+/** Where the CLI reads and writes; the real process by default. */
+export interface CliIo {
+  readonly env: NodeJS.ProcessEnv;
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  /** The delivery thread's module for `serve` (see RunOptions); absent in tests. */
+  readonly deliveryWorker?: URL;
+}
