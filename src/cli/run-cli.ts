@@ -49,13 +49,14 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
   try {
     switch (command) {
       case "serve": {
-        const { configPath, version } = parseServiceArgs(rest);
+        const { configPath, bind, version } = parseServiceArgs(rest);
         if (version) {
           io.out(`${VERSION}\n`);
           return 0;
         }
         return await runService({
           configPath,
+          bind,
           env: io.env,
           ...(io.deliveryWorker === undefined ? {} : { deliveryWorker: io.deliveryWorker }),
         });

@@ -31,8 +31,12 @@ export type ServiceInputs =
  * so that an unreadable file stops the start, not a later request), and every channel must
  * have a non-empty inbound secret. Errors name variables and paths, never values.
  */
-export async function loadServiceInputs(configPath: string, processEnv: ProcessEnvRecord): Promise<ServiceInputs> {
-  const result = await readConfigFile(configPath);
+export async function loadServiceInputs(
+  configPath: string,
+  processEnv: ProcessEnvRecord,
+  bind?: string,
+): Promise<ServiceInputs> {
+  const result = await readConfigFile(configPath, bind);
   if (!result.ok) {
     return {
       ok: false,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Entry of `node dist/node.js [--config <file>]`.
+// Entry of `node dist/node.js [--config <file>] [--bind <host:port>]`.
 import { VERSION } from "../core/version.js";
 import { parseServiceArgs, type ServiceArgs, serviceHelp } from "./parse-service-args.js";
 import { runService } from "./run-service.js";
@@ -22,6 +22,7 @@ if (args.help || args.version) {
 // The bundle's delivery thread sits next to it in dist/.
 process.exitCode = await runService({
   configPath: args.configPath,
+  bind: args.bind,
   deliveryWorker: new URL("./delivery-worker.js", import.meta.url),
 });
 process.exit();

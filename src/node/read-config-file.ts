@@ -2,13 +2,16 @@ import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { errorMessage } from "../core/channel-error.js";
 import { type ConfigResult, validateConfig } from "../core/config/validate-config.js";
+import { isRecord } from "../core/is-record.js";
 
 /**
  * Reads and validates a configuration file; an unreadable file or bad JSON is a problem too.
+ * With `bind` (`--bind`), every channel's `webhook.bind` is that, before validation, so a bad
+ * value or two channels on one path there are refused as in the file.
  * A relative `state_dir` is made absolute against the file's folder, not the working
  * directory: started from elsewhere, the service must still find the work it accepted.
  */
-export async function readConfigFile(file: string): Promise<ConfigResult> {
+export async function readConfigFile(file: string, bind?: string): Promise<ConfigResult> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -38,10 +41,21 @@ export async function readConfigFile(file: string): Promise<ConfigResult> {
       ],
     };
   }
-  const result = validateConfig(document);
+  const result = validateConfig(bind === undefined ? document : withBind(document, bind));
   if (!result.ok || result.config.state_dir === undefined || isAbsolute(result.config.state_dir)) return result;
   return {
     ...result,
     config: { ...result.config, state_dir: resolve(dirname(resolve(file)), result.config.state_dir) },
   };
+}
+
+/** `document` with every channel's `webhook.bind` set to `bind` (what is not a channel list is left to validation). */
+function withBind(document: unknown, bind: string): unknown {
+  if (!isRecord(document) || !Array.isArray(document.channels)) return document;
+  const channels: unknown[] = document.channels.map((channel: unknown) => {
+    if (!isRecord(channel)) return channel;
+    const webhook = isRecord(channel.webhook) ? channel.webhook : {};
+    return { ...channel, webhook: { ...webhook, bind } };
+  });
+  return { ...document, channels };
 }

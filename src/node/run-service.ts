@@ -4,11 +4,14 @@ import type { Config } from "../core/config/config-schema.js";
 import { findWeakSecrets } from "../core/config/weak-secret.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
 import { loadServiceInputs, type ServiceInputs } from "./load-service-inputs.js";
+import { BIND_VARIABLE } from "./parse-service-args.js";
 import { type RunningService, startService } from "./service/start-service.js";
 
 /** Where the service reads its environment and writes its lines; the real process by default. */
 export interface RunOptions {
   readonly configPath: string;
+  /** `--bind`: every channel listens there (see `parseServiceArgs`); else `WEBHOOK_CHANNEL_BIND`, else the file's. */
+  readonly bind?: string | undefined;
   readonly env?: NodeJS.ProcessEnv;
   readonly write?: (line: string) => void;
   /**
@@ -27,6 +30,7 @@ export async function runService(options: RunOptions): Promise<number> {
   const env = options.env ?? process.env;
   const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
   const bootLogger = createJsonLogger(write, "info");
+  const bind = options.bind ?? (env[BIND_VARIABLE] || undefined);
 
   // SIGHUP's default is to end the process: it is taken over before anything else, so that a
   // reload asked for during the start cannot kill the service.
@@ -38,7 +42,7 @@ export async function runService(options: RunOptions): Promise<number> {
     return 1;
   };
 
-  const inputs = await loadServiceInputs(options.configPath, env);
+  const inputs = await loadServiceInputs(options.configPath, env, bind);
   if (!inputs.ok) {
     for (const error of inputs.errors) bootLogger.error(error.msg, error.fields);
     return failed();
@@ -83,7 +87,7 @@ export async function runService(options: RunOptions): Promise<number> {
         .catch((error: unknown) => logger.error(`reload failed: ${errorMessage(error)}`));
     };
     const reload = async (): Promise<Config | undefined> => {
-      const next = await loadServiceInputs(options.configPath, env);
+      const next = await loadServiceInputs(options.configPath, env, bind);
       if (!next.ok) {
         for (const error of next.errors) logger.error(`reload refused: ${error.msg}`, error.fields);
         logger.error("reload refused: the service carries on with the configuration it had");
@@ -109,13 +113,12 @@ export async function runService(options: RunOptions): Promise<number> {
         .stop(config.shutdown_timeout_ms)
         .then(({ left, fate }) => {
           if (left.length === 0) logger.info("shutdown complete: every accepted message was finished");
-          else if (fate === "kept") {
+          else if (fate !== "lost") {
             logger.warn(
-              "shutdown timeout reached: unfinished messages stay in state_dir and resume at the next start",
-              {
-                count: left.length,
-                message_ids: left,
-              },
+              fate === "kept"
+                ? "shutdown timeout reached: unfinished messages stay in state_dir and resume at the next start"
+                : "shutdown timeout reached: unfinished messages stay in Postgres; the other replicas take them over now",
+              { count: left.length, message_ids: left },
             );
           } else {
             logger.error("shutdown timeout reached: these accepted messages were not finished and are lost", {

@@ -53,6 +53,11 @@ export interface BrainStatus {
  */
 export interface StatusReport {
   readonly runtime: "node" | "workers";
+  /**
+   * With several replicas (Postgres), the one that answered: its counts, queue and held
+   * conversations are its own, while the receivers' state and the dead letters are the service's.
+   */
+  readonly replica?: string;
   /** When this report was made, RFC 3339 in UTC. */
   readonly generated_at: string;
   /** Since when `counts` count (the service's start); null when nothing is counted. */

@@ -107,7 +107,8 @@ function renderStatus(report) {
   syncChannelOptions(report.channels.map(function (channel) { return channel.channel; }));
 
   var line = byId("refresh-state");
-  var parts = ["Updated ", timeEl(report.generated_at), ", every " + REFRESH_MS / 1000 + " s, on " + report.runtime + "."];
+  var on = report.replica === undefined ? report.runtime : report.runtime + ", replica " + report.replica;
+  var parts = ["Updated ", timeEl(report.generated_at), ", every " + REFRESH_MS / 1000 + " s, on " + on + "."];
   if (report.counting_since !== null) parts.push(" Counts since ", timeEl(report.counting_since), ".");
   line.replaceChildren.apply(line, parts);
 }

@@ -10,7 +10,6 @@ import {
   releaseProbe,
   underPolicy,
 } from "./receiver-circuit.js";
-import type { ReceiverStanding } from "./receiver-standing.js";
 
 /** How a channel's receiver stands, as a run needs to know it. */
 export interface CircuitView {
@@ -73,11 +72,9 @@ export class CircuitKeeper {
     return viewOf(this.known.state);
   }
 
-  /** How the receiver stands for `/readyz` and the console, with `waiting` lanes held. */
-  standing(waiting: number): ReceiverStanding {
-    const { down } = this.known.state;
-    if (down === undefined) return { up: true, waiting };
-    return { up: false, since: down.since, waiting, nextProbeAt: down.probeAt };
+  /** The circuit as this runtime last read or wrote it. */
+  state(): CircuitState {
+    return this.known.state;
   }
 
   /**

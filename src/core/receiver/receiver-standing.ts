@@ -1,3 +1,5 @@
+import type { CircuitState } from "./receiver-circuit.js";
+
 /** How a channel's receiver stands, as `/readyz` reports it on either runtime. */
 export interface ReceiverStanding {
   readonly up: boolean;
@@ -7,6 +9,13 @@ export interface ReceiverStanding {
   readonly waiting: number;
   /** Epoch ms of the next probe. */
   readonly nextProbeAt?: number;
+}
+
+/** How a receiver whose circuit is `state` stands, with `waiting` conversations held for it. */
+export function standingOf(state: CircuitState, waiting: number): ReceiverStanding {
+  const { down } = state;
+  if (down === undefined) return { up: true, waiting };
+  return { up: false, since: down.since, waiting, nextProbeAt: down.probeAt };
 }
 
 /** One entry of `/readyz`'s `receivers_down`. */

@@ -38,6 +38,8 @@ export interface NodeAdminOptions {
     readonly tally: ConsoleTally;
     readonly queues: ReadonlyMap<string, JobQueue>;
     readonly now: () => number;
+    /** With replicas, this one's id, which the console shows. */
+    readonly replica?: string | undefined;
   };
 }
 

@@ -17,6 +17,8 @@ export interface NodeStatusOptions {
    */
   readonly brainsVisible: boolean;
   readonly now: () => number;
+  /** With replicas, this one's id. */
+  readonly replica?: string | undefined;
 }
 
 /** Said in the report when the brains cannot be seen (see {@link NodeStatusOptions.brainsVisible}). */
@@ -62,6 +64,7 @@ export function createNodeStatus(options: NodeStatusOptions): StatusSource {
       }
       return {
         runtime: "node",
+        ...(options.replica === undefined ? {} : { replica: options.replica }),
         generated_at: new Date(options.now()).toISOString(),
         counting_since: new Date(tally.since).toISOString(),
         channels,

@@ -5,8 +5,8 @@ import { CircuitClient } from "../../core/receiver/circuit-client.js";
 import { CircuitKeeper, type WakeResult } from "../../core/receiver/circuit-keeper.js";
 import type { CircuitStore } from "../../core/receiver/circuit-store.js";
 import { createMemoryHeldLanes } from "../../core/receiver/memory-circuit-store.js";
-import type { CircuitPolicy } from "../../core/receiver/receiver-circuit.js";
-import type { ReceiverStanding } from "../../core/receiver/receiver-standing.js";
+import type { CircuitPolicy, CircuitState } from "../../core/receiver/receiver-circuit.js";
+import { type ReceiverStanding, standingOf } from "../../core/receiver/receiver-standing.js";
 import type { LaneSchedule } from "./lane-schedule.js";
 
 /** Wait before the keeper's timer is tried again when its store did not answer. */
@@ -54,6 +54,21 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
   const probes = new Set<string>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
+  // With a shared store, what /readyz and the console show is the row as read every refresh: a
+  // receiver another replica found down is down here too, though nothing waits here.
+  let shared: CircuitState | undefined;
+  const watching =
+    options.refreshMs === undefined
+      ? undefined
+      : setInterval(() => {
+          Promise.resolve(options.store.read(channel)).then(
+            (stored) => {
+              shared = stored.state;
+            },
+            () => undefined,
+          );
+        }, options.refreshMs);
+  watching?.unref();
   const keeper: CircuitKeeper = new CircuitKeeper({
     channel,
     policy: options.policy,
@@ -115,9 +130,10 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
     started: (key) => {
       held.delete(key);
     },
-    view: () => ({ channel, ...keeper.standing(held.count()) }),
+    view: () => ({ channel, ...standingOf(shared ?? keeper.state(), held.count()) }),
     stop() {
       stopped = true;
+      clearInterval(watching);
       clearTimeout(timer);
       timer = undefined;
     },

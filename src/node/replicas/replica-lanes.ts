@@ -7,6 +7,7 @@ import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import type { LaneOwnership, LanePlace } from "../queue/lane-ownership.js";
 import type { PostgresLaneStore } from "../state/postgres/postgres-lane-store.js";
+import { createKeyChains } from "./key-chains.js";
 import {
   type Claim,
   type ClaimRequest,
@@ -71,7 +72,6 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   const owned = new Map<string, number>();
   /** Owned conversations with no job here since their last one finished: given up at the next sweep. */
   const idle = new Map<string, string>();
-  const chains = new Map<string, Promise<unknown>>();
   let stopped = false;
   /** While set, no job starts and nothing is claimed: see `rejoin`. */
   let rejoining = false;
@@ -86,17 +86,8 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   const release = createStatementBatch<string, Release>((conversations) => releaseLanes(pool, replica, conversations));
   const readLane = createStatementBatch<string, Job[]>((conversations) => jobsOfLanes(pool, conversations));
 
-  /** Runs `step` after the steps of the conversation already under way. */
-  const serial = <T>(key: string, step: () => Promise<T>): Promise<T> => {
-    const previous = chains.get(key) ?? Promise.resolve();
-    const next = previous.then(step, step);
-    const tail = next.catch(() => undefined);
-    chains.set(key, tail);
-    void tail.then(() => {
-      if (chains.get(key) === tail) chains.delete(key);
-    });
-    return next;
-  };
+  const chains = createKeyChains();
+  const serial = <T>(key: string, step: () => Promise<T>): Promise<T> => chains.run(key, step);
 
   const queueOf = (channel: string): JobQueue | undefined => {
     const queue = options.queues().get(channel);
@@ -108,12 +99,17 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     return queue;
   };
 
+  /** Jobs loaded from the store since start: the first sweep's are what this replica resumed. */
+  let loaded = 0;
+
   /** The conversation's stored jobs, into its queue (those it holds are skipped); how many were new. */
   const load = async (key: string, channel: string): Promise<number> => {
     const queue = queueOf(channel);
     if (queue === undefined) return 0;
     // Read after the claim committed: what a run fenced by the claim stored last is in it.
-    return queue.restore(await readLane(key));
+    const added = queue.restore(await readLane(key));
+    loaded += added;
+    return added;
   };
 
   /** Records the ticket a claim gave, and the lane's last number with it. */
@@ -192,7 +188,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   const rejoin = async (): Promise<void> => {
     rejoining = true;
     try {
-      await Promise.allSettled([...chains.values()]);
+      await chains.settled();
       let dropped = 0;
       for (const queue of options.queues().values()) dropped += queue.forsake();
       owned.clear();
@@ -276,6 +272,8 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       await lease.start();
       sweep.start();
       await sweep.run();
+      // Logged when 0 too, as with state_dir: silence would not tell "nothing to resume" from a fault.
+      logger.info("resumed unfinished messages from postgres", { count: loaded });
     },
     async leave() {
       // No renewal and no notification from here on: a renewal after the delete would
@@ -283,7 +281,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       stopped = true;
       sweep.stop();
       await lease.stop();
-      await Promise.allSettled([...chains.values()]);
+      await chains.settled();
       try {
         await leaveReplicas(pool, replica);
       } catch (error) {

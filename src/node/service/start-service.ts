@@ -33,8 +33,11 @@ export type { ServiceOptions } from "./service-options.js";
 export interface StopResult {
   /** Ids of accepted messages not finished when the wait ended. */
   readonly left: readonly string[];
-  /** `kept` in state_dir (they resume at the next start) or `lost` (in-memory queue). */
-  readonly fate: "kept" | "lost";
+  /**
+   * `kept` in state_dir (they resume at the next start), `shared` in Postgres (the other replicas
+   * take them over, or this one at its next start), or `lost` (in-memory queue).
+   */
+  readonly fate: "kept" | "shared" | "lost";
 }
 
 /** A started service. */
@@ -150,7 +153,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       deadLetterStore: () => pokingAfterReplay(state.deadLetterStore(restore), () => parts.pickup?.poke()),
       secret,
       logger,
-      status: { tally, queues: parts.queues, now: () => clock.now() },
+      status: { tally, queues: parts.queues, now: () => clock.now(), replica: state.postgres?.replica },
     });
     for (const [name, queue] of buildQueues({
       options,
@@ -256,5 +259,6 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   await parts.state?.postgres?.lanes.flush().catch(() => undefined);
   await parts.replicas?.leave();
   await parts.state?.close();
-  return { left, fate: parts.state === undefined || parts.state.mode === "memory" ? "lost" : "kept" };
+  const mode = parts.state?.mode ?? "memory";
+  return { left, fate: mode === "memory" ? "lost" : mode === "postgres" ? "shared" : "kept" };
 }

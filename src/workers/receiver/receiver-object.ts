@@ -4,7 +4,7 @@ import { DEFAULT_DELIVERY } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
 import { CircuitKeeper, type WakeResult } from "../../core/receiver/circuit-keeper.js";
 import { type CircuitPolicy, circuitPolicyOf, type PostReport } from "../../core/receiver/receiver-circuit.js";
-import type { ReceiverStanding } from "../../core/receiver/receiver-standing.js";
+import { type ReceiverStanding, standingOf } from "../../core/receiver/receiver-standing.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
 import type { WorkerEnv } from "../worker-env.js";
@@ -68,10 +68,7 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
 
   /** How the receiver stands; reads only. */
   status(): ReceiverStanding {
-    const { state } = this.store.read();
-    const waiting = this.store.count();
-    if (state.down === undefined) return { up: true, waiting };
-    return { up: false, since: state.down.since, waiting, nextProbeAt: state.down.probeAt };
+    return standingOf(this.store.read().state, this.store.count());
   }
 
   /** The keeper's timer. */
