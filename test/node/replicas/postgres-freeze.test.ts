@@ -112,8 +112,9 @@ describe("a Postgres that stops answering", () => {
       "load",
     );
 
-    const frozenAt = Date.now();
     await cluster.freeze();
+    // From when every process is stopped: the postmaster first, then each of its children.
+    const frozenAt = Date.now();
     // Each replica's /readyz turns 503 within five seconds.
     const unready = await Promise.all(
       origins.map((url) =>
