@@ -2,6 +2,7 @@ import { nodeUnsupportedBrains } from "../core/brain/runtime-support.js";
 import { errorMessage } from "../core/channel-error.js";
 import { type ConfigProblem, formatProblem } from "../core/config/config-problem.js";
 import { envReferences, preflight, weakSecretProblems } from "../core/config/preflight.js";
+import { signingProblems } from "../core/config/signing-problems.js";
 import { validateConfig } from "../core/config/validate-config.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { createSecretEnv, secretFileOf } from "../node/secret-env.js";
@@ -68,6 +69,7 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
             ? problem
             : inDevVars(problem, variable, devVarsPath);
         }),
+        ...(await signingProblems(result.config, lookup)),
       ]
     : [];
   const overrideProblems = devVars === undefined ? [] : checkConfigJson(devVars.get(CONFIG_JSON));

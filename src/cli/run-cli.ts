@@ -7,6 +7,7 @@ import { COMMAND_HELP, USAGE } from "./cli-help.js";
 import { runConfigCheck } from "./config-check.js";
 import { runDeadLetters, UsageError } from "./dead-letters-command.js";
 import { newSecret } from "./new-secret.js";
+import { runKeypair, runPublicKey } from "./signing-keys-command.js";
 
 /** Where the CLI reads and writes; the real process by default. */
 export interface CliIo {
@@ -89,6 +90,10 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
         parseArgs({ args: [...rest], options: {}, strict: true, allowPositionals: false });
         io.out(`${newSecret()}\n`);
         return 0;
+      case "keypair":
+        return await runKeypair(rest, io);
+      case "public-key":
+        return await runPublicKey(rest, io);
       case "schema":
         parseArgs({ args: [...rest], options: {}, strict: true, allowPositionals: false });
         io.out(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);

@@ -154,6 +154,11 @@ const webhook = z.strictObject({
     .describe(
       "Variable holding the Standard Webhooks signing secret (whsec_…; two separated by a space while rotating). Replies then carry webhook-signature.",
     ),
+  signing_key_env: envName("WEBHOOK_SIGNING_KEY")
+    .optional()
+    .describe(
+      "Variable holding the Standard Webhooks Ed25519 secret key (whsk_…, from webhook-channel keypair; two separated by a space while rotating). Replies then carry a v1a signature that receivers verify with the whpk_ public key; with signing_secret_env as well, both schemes sign.",
+    ),
   outbound_token_env: envName("RECEIVER_TOKEN")
     .optional()
     .describe("Variable holding a token sent as Authorization: Bearer <token> with every reply."),

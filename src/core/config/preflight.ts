@@ -147,11 +147,11 @@ function adminSecretSharedProblem(config: Config, env: EnvLookup): ConfigProblem
 }
 
 /**
- * How to set a variable, by what its key holds: only a channel's inbound secret is ours to
+ * How to set a variable, by what its key (the last part of `path`) holds: only a channel's inbound secret is ours to
  * make (`webhook-channel secret`); an API key or a receiver's token comes from elsewhere, and a
  * signing secret has the `whsec_` form. `npx` because in a clone the bin is not on PATH.
  */
-function fixForUnset(path: string, variable: string): string {
+export function fixForUnset(path: string, variable: string): string {
   if (CHANNEL_TOKEN.test(path)) {
     return `export ${variable}="$(npx webhook-channel secret)" (a new inbound secret; give the same value to the clients)`;
   }
@@ -164,6 +164,8 @@ function fixForUnset(path: string, variable: string): string {
       return `export ${variable}=<the API key from your model provider> (local servers that need no key: remove "api_key_env")`;
     case "signing_secret_env":
       return `export ${variable}="whsec_$(openssl rand -base64 32)" and give the receiver the same value`;
+    case "signing_key_env":
+      return `export ${variable}="$(npx webhook-channel keypair)" and give the receiver the whpk_ public key it prints`;
     case "outbound_token_env":
       return `export ${variable}=<the token your receiver expects>`;
     case "token_env":

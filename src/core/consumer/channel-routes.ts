@@ -5,7 +5,7 @@ import { type KeyMapping, resolveMapping } from "../config/message-fields.js";
 import { envValueProblem } from "../config/preflight.js";
 import { channelName } from "../config/validate-config.js";
 import { baseReplyHeaders } from "../outbound/deliver-reply.js";
-import { createReplySigner, type ReplySigner } from "../outbound/reply-signer.js";
+import { createReplySigner, type ReplySigner, type SigningValue } from "../outbound/reply-signer.js";
 import type { RetryPolicy } from "../sequencer/retry-policy.js";
 
 /** Where and how one channel's messages are answered, worked out at start and again at each reload. */
@@ -44,9 +44,12 @@ export async function createChannelRoutes(
       headers.authorization = `Bearer ${requireHeaderSafeEnv(env, webhook.outbound_token_env)}`;
     }
     const signer =
-      webhook.signing_secret_env === undefined
+      webhook.signing_secret_env === undefined && webhook.signing_key_env === undefined
         ? undefined
-        : await createReplySigner(requireEnv(env, webhook.signing_secret_env), webhook.signing_secret_env);
+        : await createReplySigner({
+            secrets: signingValue(env, webhook.signing_secret_env),
+            keys: signingValue(env, webhook.signing_key_env),
+          });
     routes.set(name, {
       channel: name,
       brain,
@@ -65,6 +68,13 @@ export async function createChannelRoutes(
     });
   }
   return routes;
+}
+
+function signingValue(
+  env: (name: string) => string | undefined,
+  variable: string | undefined,
+): SigningValue | undefined {
+  return variable === undefined ? undefined : { value: requireEnv(env, variable), variable };
 }
 
 function requireEnv(env: (name: string) => string | undefined, name: string): string {

@@ -27,6 +27,7 @@ const LIVE: readonly (readonly string[])[] = [
   ["channels", "*", "webhook", "outbound_url"],
   ["channels", "*", "webhook", "delivery"],
   ["channels", "*", "webhook", "signing_secret_env"],
+  ["channels", "*", "webhook", "signing_key_env"],
   ["channels", "*", "webhook", "outbound_token_env"],
   ["channels", "*", "webhook", "max_connections"],
   ["routes"],
