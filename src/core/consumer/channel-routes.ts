@@ -4,6 +4,7 @@ import type { Config } from "../config/config-schema.js";
 import { type KeyMapping, resolveMapping } from "../config/message-fields.js";
 import { envValueProblem } from "../config/preflight.js";
 import { channelName } from "../config/validate-config.js";
+import { type ClientTls, readClientTls } from "../outbound/client-tls.js";
 import { baseReplyHeaders } from "../outbound/deliver-reply.js";
 import { createReplySigner, type ReplySigner, type SigningValue } from "../outbound/reply-signer.js";
 import type { RetryPolicy } from "../sequencer/retry-policy.js";
@@ -21,6 +22,8 @@ export interface ChannelRoute {
   /** Headers every reply of the channel carries (content type, user agent, outbound token). */
   readonly headers: Readonly<Record<string, string>>;
   readonly signer: ReplySigner | undefined;
+  /** The client certificate and CA of `webhook.tls`, for the Poster; undefined without `tls`. */
+  readonly tls: ClientTls | undefined;
 }
 
 /**
@@ -65,6 +68,7 @@ export async function createChannelRoutes(
       },
       headers,
       signer,
+      tls: readClientTls(channel, env),
     });
   }
   return routes;
