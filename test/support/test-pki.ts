@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { requireTool } from "./test-tools.js";
 
 /** A CA, a server certificate for 127.0.0.1 and a client certificate, made by openssl for one test file. */
 export interface TestPki {
@@ -22,7 +23,7 @@ export interface TestPki {
 export const CLIENT_CN = "webhook-channel-client";
 
 function openssl(dir: string, args: readonly string[]): void {
-  execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+  execFileSync(requireTool("openssl", "test"), args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
 }
 
 /** A P-256 key and a certificate signed by `ca` (or self-signed as a CA when `ca` is undefined). */

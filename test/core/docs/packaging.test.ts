@@ -26,10 +26,27 @@ describe("pointers and packaging", () => {
 
   it("the CLI page lists every command, dead-letters included, and the receiver's options", () => {
     const cli = read("docs/cli.md");
-    for (const command of ["serve", "config check", "dead-letters list", "dead-letters replay", "secret", "schema"]) {
+    for (const command of [
+      "serve",
+      "config check",
+      "dead-letters list",
+      "dead-letters replay",
+      "secret",
+      "keypair",
+      "public-key",
+      "schema",
+    ]) {
       expect(cli, command).toContain(`npx webhook-channel ${command}`);
     }
     expect(cli).toContain("--port");
+  });
+
+  it("CI runs exactly the README's test command, the second line of its first block", () => {
+    const second = read("README.md").split("```sh\n")[1]?.split("\n")[1] ?? "";
+    const command = second.split("   #")[0]?.trim() ?? "";
+    expect(command).toMatch(/^npm ci && npm run test:tools && npm test && /);
+    const ci = read(".ci/run").trim().split("\n").at(-1);
+    expect(ci).toBe(command);
   });
 
   it("package.json names its license, repository, entry points, files and engines", () => {
