@@ -1,5 +1,5 @@
 /** A suite of tests, named by what follows `npm run test:` (`test` is `npm test`). */
-export type Suite = "test" | "proxies" | "browser";
+export type Suite = "test" | "proxies" | "browser" | "image";
 
 /** A program some test command needs (see test-tools.mjs). */
 export interface TestTool {

@@ -15,6 +15,7 @@ export const SUITES = {
   test: "npm test",
   proxies: "npm run test:proxies",
   browser: "npm run test:browser",
+  image: "npm run test:image",
 };
 
 /** Debian keeps Postgres's binaries out of PATH, in a folder per major version. */
@@ -81,6 +82,20 @@ export const TOOLS = [
     suites: ["browser"],
     why: "drives the operator console",
     find: () => (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined),
+  },
+  {
+    name: "buildah",
+    package: "buildah",
+    suites: ["image"],
+    why: "builds and runs the Containerfile",
+    find: () => locate("buildah"),
+  },
+  {
+    name: "mmdebstrap",
+    package: "mmdebstrap",
+    suites: ["image"],
+    why: "makes the base image from Debian packages (no registry is needed)",
+    find: () => locate("mmdebstrap"),
   },
 ];
 

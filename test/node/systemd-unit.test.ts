@@ -108,6 +108,8 @@ describe("docs/deployment.md", () => {
     ["deploy/nginx.conf", "nginx"],
     ["deploy/Caddyfile", "caddy"],
     ["deploy/kubernetes.yaml", "yaml"],
+    ["Containerfile", "dockerfile"],
+    ["deploy/container/config.json", "json"],
   ])("shows %s verbatim", (file, language) => {
     const text = readFileSync(join(root, file), "utf8");
     expect(page, `copy ${file} into docs/deployment.md again`).toContain(`\`\`\`${language}\n${text}\`\`\`\n`);

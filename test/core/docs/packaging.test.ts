@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { validateConfig } from "../../../src/core/config/validate-config.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const read = (path: string): string => readFileSync(`${root}${path}`, "utf8");
@@ -44,9 +45,14 @@ describe("pointers and packaging", () => {
   it("CI runs exactly the README's test command, the second line of its first block", () => {
     const second = read("README.md").split("```sh\n")[1]?.split("\n")[1] ?? "";
     const command = second.split("   #")[0]?.trim() ?? "";
-    expect(command).toMatch(/^npm ci && npm run test:tools && npm test && /);
+    expect(command).toMatch(/^npm ci && npm run test:tools && npm test && .*npm run test:image$/);
     const ci = read(".ci/run").trim().split("\n").at(-1);
     expect(ci).toBe(command);
+  });
+
+  it("the container image's default configuration is valid", () => {
+    const result = validateConfig(JSON.parse(read("deploy/container/config.json")));
+    expect(result.ok).toBe(true);
   });
 
   it("package.json names its license, repository, entry points, files and engines", () => {
