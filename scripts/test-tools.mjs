@@ -43,7 +43,7 @@ export function locate(name) {
 
 /**
  * The programs, what each is for, the Debian package that has it and the suites that need it.
- * `find` gives its path, or undefined when it is not installed.
+ * `find` gives its path, or undefined when it is not installed: on PATH unless said otherwise.
  */
 export const TOOLS = [
   {
@@ -53,29 +53,11 @@ export const TOOLS = [
     why: "a private Postgres cluster for the postgres_url_env tests",
     find: postgresInitdb,
   },
-  {
-    name: "promtool",
-    package: "prometheus",
-    suites: ["test"],
-    why: "checks /metrics and docs/alerts.yml",
-    find: () => locate("promtool"),
-  },
-  {
-    name: "openssl",
-    package: "openssl",
-    suites: ["test", "proxies"],
-    why: "makes the certificates of the TLS tests",
-    find: () => locate("openssl"),
-  },
-  {
-    name: "systemd-analyze",
-    package: "systemd",
-    suites: ["test"],
-    why: "verifies deploy/webhook-channel.service",
-    find: () => locate("systemd-analyze"),
-  },
-  { name: "nginx", package: "nginx", suites: ["proxies"], why: "runs deploy/nginx.conf", find: () => locate("nginx") },
-  { name: "caddy", package: "caddy", suites: ["proxies"], why: "runs deploy/Caddyfile", find: () => locate("caddy") },
+  { name: "promtool", package: "prometheus", suites: ["test"], why: "checks /metrics and docs/alerts.yml" },
+  { name: "openssl", package: "openssl", suites: ["test", "proxies"], why: "makes the certificates of the TLS tests" },
+  { name: "systemd-analyze", package: "systemd", suites: ["test"], why: "verifies deploy/webhook-channel.service" },
+  { name: "nginx", package: "nginx", suites: ["proxies"], why: "runs deploy/nginx.conf" },
+  { name: "caddy", package: "caddy", suites: ["proxies"], why: "runs deploy/Caddyfile" },
   {
     name: "chromium",
     package: "chromium",
@@ -83,21 +65,14 @@ export const TOOLS = [
     why: "drives the operator console",
     find: () => (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined),
   },
-  {
-    name: "buildah",
-    package: "buildah",
-    suites: ["image"],
-    why: "builds and runs the Containerfile",
-    find: () => locate("buildah"),
-  },
+  { name: "buildah", package: "buildah", suites: ["image"], why: "builds and runs the Containerfile" },
   {
     name: "mmdebstrap",
     package: "mmdebstrap",
     suites: ["image"],
     why: "makes the base image from Debian packages (no registry is needed)",
-    find: () => locate("mmdebstrap"),
   },
-];
+].map((tool) => ({ find: () => locate(tool.name), ...tool }));
 
 /** The tools `suites` need that are not installed. */
 export function missingTools(suites) {
@@ -124,14 +99,19 @@ function installBlocker() {
   return sudo.status === 0 ? undefined : "this user is not root, and sudo asks for a password (or is not installed)";
 }
 
+/** Runs apt-get (through sudo unless root); what it says goes to the terminal only when it fails. */
 function aptGet(args) {
   const root = process.getuid?.() === 0;
   const [file, argv] = root ? ["apt-get", args] : ["sudo", ["-n", "apt-get", ...args]];
   const run = spawnSync(file, argv, {
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", "pipe", "pipe"],
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
     env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
   });
-  if (run.status !== 0) throw new Error(`apt-get ${args[0]} failed (exit ${run.status ?? run.signal})`);
+  if (run.status !== 0) {
+    throw new Error(`apt-get ${args[0]} failed (exit ${run.status ?? run.signal}):\n${run.stdout}${run.stderr}`);
+  }
 }
 
 /** Installs what `suites` miss; throws with the message and the reason when it cannot. */

@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../src/node/receiver/sample-receiver.js";
-import { nodeKeyPair, verifiesV1a } from "../support/ed25519-pair.js";
+import { nodeKeyPair, signedAttemptOf, verifiesV1a } from "../support/ed25519-pair.js";
 import { freePort } from "../support/free-port.js";
 import { requireTool } from "../support/test-tools.js";
 import { waitFor } from "../support/wait-for.js";
@@ -242,14 +242,7 @@ describe("the container image", () => {
       expect(response.status).toBe(200);
       const reply = await waitFor(() => replies[0], 10_000, "the reply");
       expect(reply.body).toMatchObject({ text: "from the container", recipient_id: "alice" });
-      const header = (name: string) => String(reply.headers[name] ?? "");
-      const attempt = {
-        id: header("webhook-id"),
-        timestamp: header("webhook-timestamp"),
-        signature: header("webhook-signature"),
-        body: reply.raw,
-      };
-      expect(verifiesV1a(attempt, pair.publicKey)).toBe(true);
+      expect(verifiesV1a(signedAttemptOf(reply), pair.publicKey)).toBe(true);
 
       const health = config.Healthcheck.Test;
       expect(health[0]).toBe("CMD-SHELL");

@@ -50,6 +50,20 @@ export interface SignedAttempt {
   readonly body: string;
 }
 
+/** What a received reply carried for its signature, as {@link verifiesV1a} takes it. */
+export function signedAttemptOf(reply: {
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly raw: string;
+}): SignedAttempt {
+  const header = (name: string) => String(reply.headers[name] ?? "");
+  return {
+    id: header("webhook-id"),
+    timestamp: header("webhook-timestamp"),
+    signature: header("webhook-signature"),
+    body: reply.raw,
+  };
+}
+
 /**
  * Whether one of the `v1a` signatures of the attempt's `webhook-signature` header verifies
  * with `publicKey` under node:crypto, over the specification's signed content

@@ -5,8 +5,7 @@
  */
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ReceivedReply } from "../../../src/node/receiver/sample-receiver.js";
-import { nodeKeyPair, verifiesV1a } from "../../support/ed25519-pair.js";
+import { nodeKeyPair, signedAttemptOf, verifiesV1a } from "../../support/ed25519-pair.js";
 import { failure } from "../../support/failure.js";
 import { type ServiceHarness, startHarness } from "../../support/node-service.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -18,16 +17,6 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
-
-function attemptOf(reply: ReceivedReply) {
-  const header = (name: string) => String(reply.headers[name] ?? "");
-  return {
-    id: header("webhook-id"),
-    timestamp: header("webhook-timestamp"),
-    signature: header("webhook-signature"),
-    body: reply.raw,
-  };
-}
 
 describe("Ed25519 signatures on Node", () => {
   it("signs every attempt with v1a, which the public key verifies and a tampered body fails", async () => {
@@ -43,7 +32,7 @@ describe("Ed25519 signatures on Node", () => {
     const replies = harness.replies;
     await waitFor(() => (replies.length >= 2 ? true : undefined), 5_000, "two attempts");
     for (const reply of replies) {
-      const attempt = attemptOf(reply);
+      const attempt = signedAttemptOf(reply);
       expect(attempt.signature).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/);
       expect(verifiesV1a(attempt, pair.publicKey)).toBe(true);
       expect(verifiesV1a({ ...attempt, body: attempt.body.replace("signed", "forged") }, pair.publicKey)).toBe(false);
@@ -62,7 +51,7 @@ describe("Ed25519 signatures on Node", () => {
     );
     await harness.post({ sender_id: "a", text: "both" });
     const reply = await waitFor(() => harness?.replies[0], 5_000, "the reply");
-    const attempt = attemptOf(reply);
+    const attempt = signedAttemptOf(reply);
     expect(attempt.signature.split(" ").map((part) => part.split(",")[0])).toEqual(["v1", "v1a"]);
     expect(new Webhook(secret).verify(reply.raw, reply.headers as Record<string, string>)).toMatchObject({
       text: "both",
@@ -79,7 +68,7 @@ describe("Ed25519 signatures on Node", () => {
       { SIGNING_KEY: `${next.secretKey} ${previous.secretKey}` },
     );
     await harness.post({ sender_id: "a", text: "rotating" });
-    const attempt = attemptOf(await waitFor(() => harness?.replies[0], 5_000, "the reply"));
+    const attempt = signedAttemptOf(await waitFor(() => harness?.replies[0], 5_000, "the reply"));
     expect(attempt.signature.split(" ")).toHaveLength(2);
     expect(verifiesV1a(attempt, next.publicKey)).toBe(true);
     expect(verifiesV1a(attempt, previous.publicKey)).toBe(true);

@@ -11,7 +11,7 @@ import { configDocument } from "../../support/configs.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
 import { CLIENT_CN, makeTestPki, type TestPki } from "../../support/test-pki.js";
-import { startTlsReceiver, type TlsReceiver } from "../../support/tls-receiver.js";
+import { startTlsReceiver, type TlsDelivery, type TlsReceiver } from "../../support/tls-receiver.js";
 import { waitFor } from "../../support/wait-for.js";
 
 const SECRET = "mutual-tls-secret-0123456789abcdef";
@@ -34,6 +34,19 @@ afterAll(async () => {
   await receiver?.close();
 });
 
+function send(url: string, text: string): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
+    body: JSON.stringify({ sender_id: "alice", text }),
+  });
+}
+
+/** The reply to the message whose text is `text`, once the TLS receiver has it. */
+function deliveryOf(text: string): Promise<TlsDelivery> {
+  return waitFor(() => receiver.deliveries.find((candidate) => candidate.body.includes(text)), 10_000, "the reply");
+}
+
 describe("webhook.tls on Node", () => {
   it.each([
     ["on the main thread", false],
@@ -50,18 +63,8 @@ describe("webhook.tls on Node", () => {
     });
     const url = await listeningUrl(spawned);
     const text = `over mutual TLS ${thread ? "from the thread" : ""}`;
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
-      body: JSON.stringify({ sender_id: "alice", text }),
-    });
-    expect(response.status).toBe(200);
-    const delivery = await waitFor(
-      () => receiver.deliveries.find((candidate) => candidate.body.includes(text)),
-      10_000,
-      "the reply over mutual TLS",
-    );
-    expect(delivery.clientCn).toBe(CLIENT_CN);
+    expect((await send(url, text)).status).toBe(200);
+    expect((await deliveryOf(text)).clientCn).toBe(CLIENT_CN);
   });
 
   it("is refused without the client certificate, and delivers the retry once a reload adds it", async () => {
@@ -92,12 +95,7 @@ describe("webhook.tls on Node", () => {
     });
     try {
       const text = "refused, then delivered";
-      const response = await fetch(`http://127.0.0.1:${service.listeners[0]?.port}/webhook`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
-        body: JSON.stringify({ sender_id: "bob", text }),
-      });
-      expect(response.status).toBe(200);
+      expect((await send(`http://127.0.0.1:${service.listeners[0]?.port}/webhook`, text)).status).toBe(200);
       await waitFor(
         () => lines.find((line) => String(line.msg).startsWith("attempt failed, retrying")),
         5_000,
@@ -110,12 +108,7 @@ describe("webhook.tls on Node", () => {
         ok: true,
         changed: ["channels[0].webhook.tls.client_cert_env", "channels[0].webhook.tls.client_key_env"],
       });
-      const delivery = await waitFor(
-        () => receiver.deliveries.find((candidate) => candidate.body.includes(text)),
-        5_000,
-        "the retry",
-      );
-      expect(delivery.clientCn).toBe(CLIENT_CN);
+      expect((await deliveryOf(text)).clientCn).toBe(CLIENT_CN);
     } finally {
       await service.stop(1_000);
     }

@@ -5,7 +5,7 @@ import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/n
 import { type RunningService, startService } from "../../../src/node/service/start-service.js";
 import { configDocument } from "../../support/configs.js";
 import { deliveryWorkerEntry } from "../../support/delivery-worker-entry.js";
-import { nodeKeyPair, verifiesV1a } from "../../support/ed25519-pair.js";
+import { nodeKeyPair, signedAttemptOf, verifiesV1a } from "../../support/ed25519-pair.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { openRawClient, type RawClient } from "../../support/raw-client.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -189,16 +189,8 @@ describe("reloading a running service", () => {
     const target = await receiver();
     const signed = configOf({ outbound_url: target.url, signing_key_env: "SIGNING_KEY" });
     const { service: running, url, logs } = await start(signed, { SIGNING_KEY: first.secretKey });
-    const attemptOf = async (count: number) => {
-      const reply = await waitFor(() => target.replies[count - 1], 5_000, `reply ${count}`);
-      const header = (name: string) => String(reply.headers[name] ?? "");
-      return {
-        id: header("webhook-id"),
-        timestamp: header("webhook-timestamp"),
-        signature: header("webhook-signature"),
-        body: reply.raw,
-      };
-    };
+    const attemptOf = async (count: number) =>
+      signedAttemptOf(await waitFor(() => target.replies[count - 1], 5_000, `reply ${count}`));
     expect((await post(url)).status).toBe(200);
     expect(verifiesV1a(await attemptOf(1), first.publicKey)).toBe(true);
 
