@@ -33,6 +33,8 @@ import { buildLocalBaseImage } from "./local-base-image.js";
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const IMAGE = "localhost/webhook-channel:test";
 const SECRET = "image-test-secret-0123456789abcdefghij";
+/** The image's volume for state_dir. */
+const STATE = "/var/lib/webhook-channel";
 /** The image's `node` user, which owns the state volume. */
 const UID = 1000;
 
@@ -154,7 +156,7 @@ describe("the container image", () => {
       "/etc/webhook-channel/config.json",
     ]);
     expect(config.WorkingDir).toBe("/app");
-    expect(Object.keys(config.Volumes)).toEqual(["/var/lib/webhook-channel"]);
+    expect(Object.keys(config.Volumes)).toEqual([STATE]);
     expect(config.StopSignal).toBe("SIGTERM");
     expect(config.Healthcheck.Test.join(" ")).toContain("/readyz");
     expect(config.Env).toContain("NODE_ENV=production");
@@ -190,13 +192,17 @@ describe("the container image", () => {
           },
         ],
         routes: [{ channel: "webhook", brain: "echo" }],
-        state_dir: "/var/lib/webhook-channel",
+        state_dir: STATE,
       }),
     );
     writeFileSync(join(mounts, "webhook-secret"), `${SECRET}\n`, { mode: 0o644 });
     const container = (await buildah.exec(["from", "--pull=never", IMAGE])).trim();
-    // --mount, not -v: buildah 1.28 lets the image's VOLUME win over some -v mounts of the same path;
-    // its bind mounts are read-only unless they say rw.
+    // buildah 1.28's run mounts an anonymous volume for the image's VOLUME and the test's own mount
+    // at the same path in no fixed order (docker and podman let the user's mount win): the working
+    // container forgets the VOLUME (the first test checked that the image has it), so the
+    // directory mounted here is the one the service writes to. Bind mounts are read-only unless
+    // they say rw.
+    await buildah.exec(["config", "--volume", `${STATE}-`, container]);
     const bind = (source: string, target: string, readOnly: boolean) => [
       "--mount",
       `type=bind,src=${source},dst=${target},${readOnly ? "ro" : "rw"}=true`,
@@ -205,7 +211,7 @@ describe("the container image", () => {
       "run",
       "--isolation",
       "chroot",
-      ...bind(state, "/var/lib/webhook-channel", false),
+      ...bind(state, STATE, false),
       ...bind(join(mounts, "config.json"), "/etc/webhook-channel/config.json", true),
       ...bind(join(mounts, "webhook-secret"), "/run/secrets/webhook-secret", true),
       "-e",
