@@ -50,7 +50,9 @@ function freePort() {
 export async function startPostgresCluster({ durable = false } = {}) {
   const bin = postgresBinDir();
   if (bin === undefined) {
-    throw new Error("Postgres is not installed: apt-get install -y postgresql (Debian), or run bash .ci/run");
+    throw new Error(
+      "Postgres is not installed (Debian package postgresql): npm run test:tools installs it, or sudo apt-get install -y postgresql",
+    );
   }
   const dir = await mkdtemp(join(tmpdir(), "webhook-channel-pg-"));
   // The postgres user must own the data folder and reach the socket folder.

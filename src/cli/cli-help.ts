@@ -20,6 +20,9 @@ export const USAGE = `usage: ${CLI} <command> [options]
   dead-letters delete --id <id>... [--config <file> | --url <base URL>]
                                                   forget dead letters
   secret                                          print a new random inbound secret
+  keypair                                         print a new Ed25519 signing key (whsk_), and
+                                                  its public key (whpk_) on stderr
+  public-key [--env <NAME>]                       print the whpk_ public key of a signing key
   schema                                          print the configuration's JSON Schema
 
 <file> is ${DEFAULT_CONFIG_PATH} when not given. ${CLI} <command> --help tells more;
@@ -120,10 +123,33 @@ const SECRET = `usage: ${CLI} secret
 
 Prints a new random inbound secret (32 random bytes, base64url) for a channel's token_env:
   export WEBHOOK_SECRET="$(${CLI} secret)"
-It is not an API key of a model provider, nor a whsec_ signing secret.
+It is not an API key of a model provider, nor a signing secret or key (see keypair).
 
 options:
   -h, --help  print this help
+`;
+
+const KEYPAIR = `usage: ${CLI} keypair
+
+Makes a new Ed25519 key pair for Standard Webhooks v1a signatures (webhook.signing_key_env).
+Prints the whsk_ secret key on stdout, for the variable, and the whpk_ public key on stderr,
+for the receiver, which verifies with it and can never sign:
+  export WEBHOOK_SIGNING_KEY="$(${CLI} keypair)"
+${CLI} public-key prints the public key again later.
+
+options:
+  -h, --help  print this help
+`;
+
+const PUBLIC_KEY = `usage: ${CLI} public-key [--env <NAME>]
+
+Prints the whpk_ public key of each whsk_ key the variable holds (two while rotating), one per
+line, in the variable's order. The variable may be given as a file, <NAME>_FILE, as the
+service reads it. Exit 1 when it is unset or holds something else. Never prints the secret key.
+
+options:
+      --env <NAME>  the variable holding the key (default WEBHOOK_SIGNING_KEY)
+  -h, --help        print this help
 `;
 
 const SCHEMA = `usage: ${CLI} schema
@@ -145,5 +171,7 @@ export const COMMAND_HELP: Readonly<Record<string, string>> = {
   "dead-letters replay": DEAD_LETTERS_REPLAY,
   "dead-letters delete": DEAD_LETTERS_DELETE,
   secret: SECRET,
+  keypair: KEYPAIR,
+  "public-key": PUBLIC_KEY,
   schema: SCHEMA,
 };

@@ -2,7 +2,9 @@ import { nodeUnsupportedBrains } from "../core/brain/runtime-support.js";
 import { errorMessage } from "../core/channel-error.js";
 import { type ConfigProblem, formatProblem } from "../core/config/config-problem.js";
 import { envReferences, preflight, weakSecretProblems } from "../core/config/preflight.js";
+import { signingProblems } from "../core/config/signing-problems.js";
 import { validateConfig } from "../core/config/validate-config.js";
+import { clientTlsProblems, workersOnlyTls } from "../node/client-tls-problems.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { createSecretEnv, secretFileOf } from "../node/secret-env.js";
 import { postgresServerVersion } from "../node/state/postgres/postgres-backend.js";
@@ -68,8 +70,14 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
             ? problem
             : inDevVars(problem, variable, devVarsPath);
         }),
+        ...(await signingProblems(result.config, lookup)),
       ]
     : [];
+  // The TLS library's checks of webhook.tls, once preflight confirmed its variables (Node only).
+  if (withPreflight) {
+    const reported = new Set(problems.map((problem) => problem.path));
+    problems.push(...clientTlsProblems(result.config, lookup).filter((problem) => !reported.has(problem.path)));
+  }
   const overrideProblems = devVars === undefined ? [] : checkConfigJson(devVars.get(CONFIG_JSON));
   // With the URL confirmed set, preflight also connects: a wrong host or password shows here, not at start.
   const postgresVariable = result.config.postgres_url_env;
@@ -88,7 +96,11 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
   }
 
   // A workers-ai brain is fine in a file meant for Workers, so on Node it is only a warning.
-  for (const warning of [...result.warnings, ...nodeUnsupportedBrains(result.config)]) {
+  for (const warning of [
+    ...result.warnings,
+    ...nodeUnsupportedBrains(result.config),
+    ...workersOnlyTls(result.config),
+  ]) {
     io.err(`  warning ${formatProblem(warning)}\n`);
   }
   for (const problem of problems) io.err(`  error   ${formatProblem(problem)}\n`);

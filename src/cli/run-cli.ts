@@ -8,6 +8,7 @@ import type { CliIo } from "./cli-io.js";
 import { runConfigCheck } from "./config-check.js";
 import { runDeadLetters, UsageError } from "./dead-letters-command.js";
 import { newSecret } from "./new-secret.js";
+import { runKeypair, runPublicKey } from "./signing-keys-command.js";
 
 /** Exit status of a usage error (unknown command or option, missing argument). */
 export const EXIT_USAGE = 2;
@@ -84,6 +85,10 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
         parseArgs({ args: [...rest], options: {}, strict: true, allowPositionals: false });
         io.out(`${newSecret()}\n`);
         return 0;
+      case "keypair":
+        return await runKeypair(rest, io);
+      case "public-key":
+        return await runPublicKey(rest, io);
       case "schema":
         parseArgs({ args: [...rest], options: {}, strict: true, allowPositionals: false });
         io.out(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);

@@ -4,6 +4,7 @@ import type { Config } from "../core/config/config-schema.js";
 import { envReferences } from "../core/config/preflight.js";
 import { channelName } from "../core/config/validate-config.js";
 import type { LogFields } from "../core/log/logger.js";
+import { clientTlsProblems, workersOnlyTls } from "./client-tls-problems.js";
 import { readConfigFile } from "./read-config-file.js";
 import { createSecretEnv, type ProcessEnvRecord, type SecretLookup, secretFileOf } from "./secret-env.js";
 
@@ -29,7 +30,8 @@ export type ServiceInputs =
  * Reads the configuration file and every secret it names, as a start does and as a reload does
  * again: the file is validated, each `*_env` variable is resolved (its `<NAME>_FILE` read now,
  * so that an unreadable file stops the start, not a later request), and every channel must
- * have a non-empty inbound secret. Errors name variables and paths, never values.
+ * have a non-empty inbound secret, and each channel's `webhook.tls` must be usable on Node (its
+ * certificate and key PEM that match). Errors name variables and paths, never values.
  */
 export async function loadServiceInputs(
   configPath: string,
@@ -79,6 +81,12 @@ export async function loadServiceInputs(
         msg: `${missing(processEnv, adminVariable, value)} (admin.token_env): it must hold the admin secret, not any channel's. ${generate(adminVariable)}`,
         fields: { variable: adminVariable },
       });
+    }
+  }
+  // Only once every file could be read: an unreadable one is reported above, by name.
+  if (errors.length === 0) {
+    for (const problem of [...workersOnlyTls(config), ...clientTlsProblems(config, env)]) {
+      errors.push({ msg: `invalid configuration: ${formatProblem(problem)}` });
     }
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config, secrets, env };

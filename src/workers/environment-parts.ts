@@ -92,7 +92,7 @@ async function buildParts(env: WorkerEnv): Promise<BuiltParts> {
       waiterPollMs: WAITER_POLL_MS,
     });
     await createChannelRoutes(config, brains, lookup);
-    const poster = createFetchPoster(lateFetch);
+    const poster = createFetchPoster(lateFetch, (binding) => bindingFetchOf(env, binding));
     const parts = { config, source, secrets, logger, brains, poster, lookup, metrics };
     return { ok: true, parts };
   } catch (error) {
@@ -108,4 +108,16 @@ function aiOf(env: WorkerEnv): { ai?: AiBinding } {
     return { ai: { run } };
   }
   return {};
+}
+
+/**
+ * The `fetch` of an `[[mtls_certificates]]` binding (a channel's `tls.mtls_binding`): requests
+ * through it present the uploaded client certificate. Looked up per call, as `fetch` is.
+ */
+function bindingFetchOf(env: WorkerEnv, name: string): typeof fetch | undefined {
+  const binding = env[name];
+  if (binding === null || typeof binding !== "object" || !("fetch" in binding) || typeof binding.fetch !== "function") {
+    return undefined;
+  }
+  return binding.fetch.bind(binding) as typeof fetch;
 }

@@ -5,6 +5,7 @@ import type { Config } from "../core/config/config-schema.js";
 import { parseInboundSecrets } from "../core/config/inbound-secrets.js";
 import { envReferences, preflight } from "../core/config/preflight.js";
 import { type ConfigResult, channelName, validateConfig } from "../core/config/validate-config.js";
+import { isNodeTlsVariable, tlsBindingProblems } from "./tls-binding-problems.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
 
 /** A configuration as the Worker loaded it, with where it came from (for the logs). */
@@ -27,8 +28,9 @@ let bundledResult: ConfigResult | undefined;
 /**
  * Loads the Worker's configuration: `CONFIG_JSON` when the environment has it (a JSON string
  * or, from a `[vars]` table, an object), else the repository's config.json bundled at build
- * time. Then checks what only the Worker can: that every `*_env` variable is set, and that
- * no two channels share a path (there is one origin; `bind` does not apply here).
+ * time. Then checks what only the Worker can: that every `*_env` variable is set (but those of
+ * `webhook.tls`, which only Node reads), that no two channels share a path (there is one
+ * origin; `bind` does not apply here), and that a channel's `webhook.tls` has its mTLS binding.
  */
 export function loadWorkerConfig(env: WorkerEnv): WorkerConfig {
   const override = env[CONFIG_JSON];
@@ -46,7 +48,7 @@ export function loadWorkerConfig(env: WorkerEnv): WorkerConfig {
   if (!result.ok) return { ok: false, source, problems: result.problems };
 
   const { config } = result;
-  const problems = [...secretProblems(config, env), ...pathProblems(config)];
+  const problems = [...secretProblems(config, env), ...pathProblems(config), ...tlsBindingProblems(config, env)];
   if (problems.length > 0) return { ok: false, source, problems };
   const secrets = new Map<string, readonly string[]>();
   for (const [index, channel] of config.channels.entries()) {
@@ -83,7 +85,7 @@ function parseOverride(value: unknown): { ok: true; document: unknown } | { ok: 
 /** The core's preflight, with the fix that applies on Workers. Never includes a value. */
 function secretProblems(config: Config, env: WorkerEnv): ConfigProblem[] {
   return envReferences(config)
-    .filter(({ variable }) => (envString(env, variable) ?? "") === "")
+    .filter(({ path, variable }) => !isNodeTlsVariable(path) && (envString(env, variable) ?? "") === "")
     .map(({ path, variable }) => ({
       path,
       message: `the Worker's environment has no ${variable} (or it is empty)`,

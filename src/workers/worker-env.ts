@@ -1,7 +1,7 @@
 /**
  * The Worker's environment. `Cloudflare.Env` holds what wrangler.toml declares (the queue
  * producers, the Durable Object namespaces, `[vars]`); it is generated into
- * worker-configuration.d.ts by `npm run types`, and `npm run lint` fails when that file no
+ * src/workers/worker-configuration.d.ts by `npm run types`, and `npm run lint` fails when that file no
  * longer matches wrangler.toml. What wrangler.toml does not declare is added here: the
  * optional `CONFIG_JSON` override, and the secrets (`wrangler secret put`, or `.dev.vars`
  * locally) that the configuration names by `token_env` and other `*_env` keys, which are

@@ -3,17 +3,19 @@
 // machine-specific parts swapped: the listening port, the certificate (self-signed, made here by
 // openssl) and the service's port. Between the proxy and the service sits a tap, a plain Node
 // forwarder that records what reaches the service, so the X-Forwarded-For the service gets can
-// be checked. Needs nginx, caddy and openssl (Debian: apt-get install nginx caddy openssl).
+// be checked. Needs nginx, caddy and openssl: npm run test:proxies checks for them first, and
+// npm run test:tools installs them (scripts/test-tools.mjs).
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../src/node/receiver/sample-receiver.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../support/spawn-node.js";
+import { requireTool } from "../support/test-tools.js";
 import { waitFor } from "../support/wait-for.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -21,40 +23,9 @@ const SECRET = "proxies-secret-0123456789";
 const HOST = "hooks.example.com";
 const MIB = 1_048_576;
 
-/** Where a program is, on PATH or in the sbin folders a non-root PATH may lack. */
-/** Where a program is installed, or undefined. */
-function locate(name: string): string | undefined {
-  const folders = [...(process.env.PATH ?? "").split(delimiter), "/usr/sbin", "/usr/local/sbin", "/sbin"];
-  for (const folder of folders) {
-    if (folder === "") continue;
-    try {
-      accessSync(join(folder, name), constants.X_OK);
-      return join(folder, name);
-    } catch {
-      // Not in this folder.
-    }
-  }
-  return undefined;
-}
-
+/** Where a program the recipes need is; fails the file, naming it and how to install it, when it is missing. */
 function findProgram(name: string): string {
-  const path = locate(name);
-  if (path === undefined) {
-    throw new Error(`${name} is not installed: npm run test:proxies needs it (Debian: apt-get install -y ${name})`);
-  }
-  return path;
-}
-
-/**
- * A newcomer without the proxies gets a skip that says what to install; CI (CI=true), whose
- * .ci/run installs them, fails instead, so the recipes never go untested there.
- */
-const missing = ["nginx", "caddy", "openssl"].filter((name) => locate(name) === undefined);
-const skip = missing.length > 0 && process.env.CI !== "true";
-if (skip) {
-  process.stdout.write(
-    `test:proxies skipped: ${missing.join(", ")} not installed (Debian: apt-get install -y ${missing.join(" ")})\n`,
-  );
+  return requireTool(name, "proxies");
 }
 
 /** `text` with `from` replaced by `to`; fails when `from` is gone, so the recipe and this test agree. */
@@ -347,7 +318,6 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (skip) return;
   temp = mkdtempSync(join(tmpdir(), "webhook-channel-proxies-"));
   // Fail early, and clearly, on a machine without the three programs.
   const openssl = findProgram("openssl");
@@ -412,7 +382,7 @@ function proxy(name: string): Proxy {
   return found;
 }
 
-describe.skipIf(skip).each(["nginx", "caddy"])("%s with the documented recipe, over HTTPS", (name) => {
+describe.each(["nginx", "caddy"])("%s with the documented recipe, over HTTPS", (name) => {
   it("accepts a message and the reply reaches the receiver", async () => {
     const answer = await postMessage(proxy(name).port, JSON.stringify({ sender_id: `${name}-user`, text: "hi" }));
     expect(answer.status, answer.body).toBe(200);

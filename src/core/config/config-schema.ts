@@ -4,6 +4,7 @@ import { parseBind } from "./bind-address.js";
 import { brainSchema } from "./brain-schema.js";
 import { MESSAGE_FIELDS } from "./message-fields.js";
 import { envName, httpUrl } from "./schema-parts.js";
+import { replyTlsSchema } from "./tls-schema.js";
 
 /** The default listener: loopback only, so nothing is exposed until the operator decides to. */
 export const DEFAULT_BIND = "127.0.0.1:8090";
@@ -157,6 +158,12 @@ const webhook = z.strictObject({
     .describe(
       "Variable holding the Standard Webhooks signing secret (whsec_…; two separated by a space while rotating). Replies then carry webhook-signature.",
     ),
+  signing_key_env: envName("WEBHOOK_SIGNING_KEY")
+    .optional()
+    .describe(
+      "Variable holding the Standard Webhooks Ed25519 secret key (whsk_…, from webhook-channel keypair; two separated by a space while rotating). Replies then carry a v1a signature that receivers verify with the whpk_ public key; with signing_secret_env as well, both schemes sign.",
+    ),
+  tls: replyTlsSchema.optional(),
   outbound_token_env: envName("RECEIVER_TOKEN")
     .optional()
     .describe("Variable holding a token sent as Authorization: Bearer <token> with every reply."),

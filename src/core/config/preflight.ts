@@ -44,12 +44,16 @@ export function envValueProblem(value: string): string | undefined {
     : "contains characters an HTTP header cannot carry (control characters, or beyond Latin-1)";
 }
 
+/** The JSON path of a `webhook.tls` variable: PEM, checked by the Node loader instead. */
+const TLS_VARIABLE = /^channels\[\d+\]\.webhook\.tls\./;
+
 /** The JSON path of a channel's inbound secret, the one `*_env` key that may hold two secrets. */
 const CHANNEL_TOKEN = /^channels\[\d+\]\.token_env$/;
 
 /**
  * Confirms that every variable the configuration names resolves to a non-empty value that
- * can travel in an HTTP header. Problems name the variable, never its value.
+ * can travel in an HTTP header (but the PEM texts of `webhook.tls`). Problems name the
+ * variable, never its value.
  */
 export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
@@ -73,7 +77,8 @@ export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
       });
       continue;
     }
-    const problem = envValueProblem(value);
+    // PEM texts span lines and never travel in a header; their checks need a TLS library (Node's).
+    const problem = TLS_VARIABLE.test(path) ? undefined : envValueProblem(value);
     if (problem !== undefined) {
       problems.push({
         path,
@@ -147,11 +152,11 @@ function adminSecretSharedProblem(config: Config, env: EnvLookup): ConfigProblem
 }
 
 /**
- * How to set a variable, by what its key holds: only a channel's inbound secret is ours to
+ * How to set a variable, by what its key (the last part of `path`) holds: only a channel's inbound secret is ours to
  * make (`webhook-channel secret`); an API key or a receiver's token comes from elsewhere, and a
  * signing secret has the `whsec_` form. `npx` because in a clone the bin is not on PATH.
  */
-function fixForUnset(path: string, variable: string): string {
+export function fixForUnset(path: string, variable: string): string {
   if (CHANNEL_TOKEN.test(path)) {
     return `export ${variable}="$(npx webhook-channel secret)" (a new inbound secret; give the same value to the clients)`;
   }
@@ -164,10 +169,16 @@ function fixForUnset(path: string, variable: string): string {
       return `export ${variable}=<the API key from your model provider> (local servers that need no key: remove "api_key_env")`;
     case "signing_secret_env":
       return `export ${variable}="whsec_$(openssl rand -base64 32)" and give the receiver the same value`;
+    case "signing_key_env":
+      return `export ${variable}="$(npx webhook-channel keypair)" and give the receiver the whpk_ public key it prints`;
     case "outbound_token_env":
       return `export ${variable}=<the token your receiver expects>`;
     case "token_env":
       return `export ${variable}=<the token your bot expects>`;
+    case "client_cert_env":
+    case "client_key_env":
+    case "ca_env":
+      return `export ${variable}="$(cat <file>.pem)", or ${variable}_FILE=<file>.pem (read as the service reads it)`;
     case "postgres_url_env":
       return `export ${variable}="postgres://<user>:<password>@<host>:5432/<database>?sslmode=verify-full"`;
     default:

@@ -5,6 +5,7 @@ import { type ChannelConfig, type Config, configSchema } from "./config-schema.j
 import { fallbackProblems } from "./fallback-problems.js";
 import { issueToProblems } from "./issue-problems.js";
 import { FIXED_REPLY_KEYS, MESSAGE_FIELDS, resolveMapping } from "./message-fields.js";
+import { tlsProblems } from "./tls-problems.js";
 
 /** Result of validating a configuration document. */
 export type ConfigResult =
@@ -135,7 +136,7 @@ function crossCheck(config: Config): ConfigProblem[] {
       });
     }
   }
-  problems.push(...fallbackProblems(config.brains ?? {}, brains));
+  problems.push(...fallbackProblems(config.brains ?? {}, brains), ...tlsProblems(config));
   return problems;
 }
 

@@ -137,7 +137,11 @@ export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
       if (route.signer !== undefined) {
         headers["webhook-signature"] = await route.signer.sign(reply.id, timestamp, reply.body);
       }
-      await deliverReply(poster, { url: route.url, body: reply.body, headers, timeoutMs: route.timeoutMs }, clock);
+      await deliverReply(
+        poster,
+        { url: route.url, body: reply.body, headers, timeoutMs: route.timeoutMs, tls: route.tls },
+        clock,
+      );
     },
   };
 }

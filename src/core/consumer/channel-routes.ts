@@ -5,8 +5,9 @@ import { type KeyMapping, resolveMapping } from "../config/message-fields.js";
 import { envValueProblem } from "../config/preflight.js";
 import { channelName } from "../config/validate-config.js";
 import type { RetryPolicy } from "../lifecycle/retry-policy.js";
+import { type ClientTls, readClientTls } from "../outbound/client-tls.js";
 import { baseReplyHeaders } from "../outbound/deliver-reply.js";
-import { createReplySigner, type ReplySigner } from "../outbound/reply-signer.js";
+import { createReplySigner, type ReplySigner, type SigningValue } from "../outbound/reply-signer.js";
 
 /** Where and how one channel's messages are answered, worked out at start and again at each reload. */
 export interface ChannelRoute {
@@ -21,6 +22,8 @@ export interface ChannelRoute {
   /** Headers every reply of the channel carries (content type, user agent, outbound token). */
   readonly headers: Readonly<Record<string, string>>;
   readonly signer: ReplySigner | undefined;
+  /** The client certificate and CA of `webhook.tls`, for the Poster; undefined without `tls`. */
+  readonly tls: ClientTls | undefined;
 }
 
 /**
@@ -44,9 +47,12 @@ export async function createChannelRoutes(
       headers.authorization = `Bearer ${requireHeaderSafeEnv(env, webhook.outbound_token_env)}`;
     }
     const signer =
-      webhook.signing_secret_env === undefined
+      webhook.signing_secret_env === undefined && webhook.signing_key_env === undefined
         ? undefined
-        : await createReplySigner(requireEnv(env, webhook.signing_secret_env), webhook.signing_secret_env);
+        : await createReplySigner({
+            secrets: signingValue(env, webhook.signing_secret_env),
+            keys: signingValue(env, webhook.signing_key_env),
+          });
     routes.set(name, {
       channel: name,
       brain,
@@ -62,9 +68,17 @@ export async function createChannelRoutes(
       },
       headers,
       signer,
+      tls: readClientTls(channel, env),
     });
   }
   return routes;
+}
+
+function signingValue(
+  env: (name: string) => string | undefined,
+  variable: string | undefined,
+): SigningValue | undefined {
+  return variable === undefined ? undefined : { value: requireEnv(env, variable), variable };
 }
 
 function requireEnv(env: (name: string) => string | undefined, name: string): string {

@@ -3,6 +3,7 @@ import type { Clock } from "../clock.js";
 import { parseRetryAfterMs } from "../lifecycle/retry-policy.js";
 import { redactUrl } from "../log/redact-url.js";
 import { VERSION } from "../version.js";
+import type { ClientTls } from "./client-tls.js";
 import type { Poster } from "./poster.js";
 
 /**
@@ -26,6 +27,8 @@ export interface DeliveryAttempt {
   readonly body: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly timeoutMs: number;
+  /** The channel's `webhook.tls`, when it has one. */
+  readonly tls?: ClientTls | undefined;
 }
 
 /**
@@ -33,7 +36,7 @@ export interface DeliveryAttempt {
  * whose `retryable` follows the status (3xx is a failure: redirects are never followed).
  */
 export async function deliverReply(poster: Poster, attempt: DeliveryAttempt, clock: Clock): Promise<void> {
-  const result = await poster.post(attempt.url, attempt.body, attempt.headers, attempt.timeoutMs);
+  const result = await poster.post(attempt.url, attempt.body, attempt.headers, attempt.timeoutMs, attempt.tls);
   const { status } = result;
   if (status >= 200 && status < 300) return;
   const retryAfterMs = parseRetryAfterMs(result.retryAfter, clock.now());

@@ -1,13 +1,31 @@
 import { errorMessage } from "../channel-error.js";
-import { type Poster, type PostResult, postFailed } from "./poster.js";
+import type { ClientTls } from "./client-tls.js";
+import { type Poster, type PostResult, postFailed, tlsUnsupported } from "./poster.js";
 
-/** A Poster on the platform's `fetch` (Workers, or any runtime without a faster client). */
-export function createFetchPoster(fetchImpl: typeof fetch = fetch): Poster {
+/** The `fetch` of a platform binding by name (Workers' mTLS certificate bindings), or undefined. */
+export type BindingFetch = (binding: string) => typeof fetch | undefined;
+
+/**
+ * A Poster on the platform's `fetch` (Workers, or any runtime without a faster client). A
+ * channel whose `webhook.tls` names an mTLS binding posts through that binding's `fetch`, which
+ * presents its certificate; PEM texts cannot be used by `fetch`, so a channel that has only
+ * those fails its attempts, not retried (the Worker refuses such a configuration at start).
+ */
+export function createFetchPoster(fetchImpl: typeof fetch = fetch, bindingFetch?: BindingFetch): Poster {
+  const fetchFor = (url: string, tls: ClientTls | undefined): typeof fetch => {
+    if (tls === undefined) return fetchImpl;
+    if (tls.binding === undefined)
+      throw tlsUnsupported(url, "fetch presents a client certificate only through an mTLS binding (tls.mtls_binding)");
+    const bound = bindingFetch?.(tls.binding);
+    if (bound === undefined) throw tlsUnsupported(url, `there is no mTLS certificate binding named ${tls.binding}`);
+    return bound;
+  };
   return {
-    async post(url, body, headers, timeoutMs): Promise<PostResult> {
+    async post(url, body, headers, timeoutMs, tls): Promise<PostResult> {
+      const post = fetchFor(url, tls);
       let response: Response;
       try {
-        response = await fetchImpl(url, {
+        response = await post(url, {
           method: "POST",
           body,
           headers,

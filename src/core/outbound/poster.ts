@@ -1,5 +1,7 @@
 import { ChannelError } from "../channel-error.js";
 import { redactUrl } from "../log/redact-url.js";
+import type { ClientTls } from "./client-tls.js";
+
 /** What the delivery code needs to know of an HTTP answer. */
 export interface PostResult {
   readonly status: number;
@@ -8,13 +10,21 @@ export interface PostResult {
 }
 
 /**
- * The outbound HTTP port: one POST, no redirects followed, bounded by `timeoutMs`.
- * Network failures and timeouts reject with a retryable ChannelError (`delivery_failed`).
- * On Workers this is `fetch`; the Node adapter injects a keep-alive client, which is
- * several times faster than Node's global fetch.
+ * The outbound HTTP port: one POST, no redirects followed, bounded by `timeoutMs`, with the
+ * channel's `tls` (a client certificate, a CA) when it has one. Network failures and timeouts
+ * reject with a retryable ChannelError (`delivery_failed`); TLS settings a runtime cannot use
+ * reject with one that is not retryable. On Workers this is `fetch` (or an mTLS binding's);
+ * the Node adapter injects a keep-alive client, which is several times faster than Node's
+ * global fetch.
  */
 export interface Poster {
-  post(url: string, body: string, headers: Readonly<Record<string, string>>, timeoutMs: number): Promise<PostResult>;
+  post(
+    url: string,
+    body: string,
+    headers: Readonly<Record<string, string>>,
+    timeoutMs: number,
+    tls?: ClientTls,
+  ): Promise<PostResult>;
 }
 
 /**
@@ -33,4 +43,12 @@ export function postFailed(url: string, timeoutMs: number, reason: string | unde
       cause,
     },
   );
+}
+
+/** The `delivery_failed` of a channel whose `webhook.tls` this runtime cannot carry out: not retried. */
+export function tlsUnsupported(url: string, reason: string): ChannelError {
+  return new ChannelError("delivery_failed", `webhook.tls cannot be used here: ${reason}`, {
+    retryable: false,
+    url: redactUrl(url),
+  });
 }

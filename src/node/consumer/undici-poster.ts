@@ -1,6 +1,7 @@
 import { type Dispatcher, Pool } from "undici";
-import { errorMessage } from "../../core/channel-error.js";
-import { type Poster, type PostResult, postFailed } from "../../core/outbound/poster.js";
+import { ChannelError, errorMessage } from "../../core/channel-error.js";
+import type { ClientTls, TlsMaterial } from "../../core/outbound/client-tls.js";
+import { type Poster, type PostResult, postFailed, tlsUnsupported } from "../../core/outbound/poster.js";
 
 /** Options of the keep-alive poster. */
 export interface UndiciPosterOptions {
@@ -20,32 +21,49 @@ interface Target {
 }
 
 /**
- * The Node outbound client: one keep-alive undici `Pool` per outbound origin, made once.
- * Node 20's global fetch posts about 4,000 replies/s to a local receiver; this posts several
- * times that. Redirects are not followed (a Pool never does). The time limit of an attempt
- * is a plain timer: `AbortSignal.timeout` costs several microseconds per reply.
+ * The Node outbound client: one keep-alive undici `Pool` per outbound origin and TLS identity,
+ * made once. Node 20's global fetch posts about 4,000 replies/s to a local receiver; this posts
+ * several times that. Redirects are not followed (a Pool never does). The time limit of an
+ * attempt is a plain timer: `AbortSignal.timeout` costs several microseconds per reply.
+ *
+ * A channel's `webhook.tls` (a client certificate, a CA) is a connection option, so it gets
+ * pools of its own: connections that presented one certificate are never reused for another
+ * channel's, or for none. Its targets are cached per `ClientTls` object, which a channel's route
+ * keeps until a reload builds a new one (a renewed certificate then gets new pools).
  */
 export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosablePoster {
   const connections = options.connections ?? 128;
   const pools = new Map<string, Pool>();
   const targets = new Map<string, Target>();
+  const tlsTargets = new WeakMap<ClientTls, Map<string, Target>>();
 
-  const targetOf = (url: string): Target => {
-    const known = targets.get(url);
+  const targetOf = (url: string, tls: ClientTls | undefined): Target => {
+    const cache = tls === undefined ? targets : cacheFor(tlsTargets, tls);
+    const known = cache.get(url);
     if (known !== undefined) return known;
     const parsed = new URL(url);
-    let pool = pools.get(parsed.origin);
+    const connect = tls === undefined ? undefined : connectOptions(url, tls);
+    // The PEM texts are part of the key: two channels with the same certificate share pools.
+    const key =
+      connect === undefined
+        ? parsed.origin
+        : [parsed.origin, connect.cert ?? "", connect.key ?? "", connect.ca ?? ""].join("\n");
+    let pool = pools.get(key);
     if (pool === undefined) {
-      pool = new Pool(parsed.origin, { connections, keepAliveTimeout: 4_000 });
-      pools.set(parsed.origin, pool);
+      pool = new Pool(parsed.origin, {
+        connections,
+        keepAliveTimeout: 4_000,
+        ...(connect === undefined ? {} : { connect }),
+      });
+      pools.set(key, pool);
     }
     const target = { pool, path: `${parsed.pathname}${parsed.search}` };
-    targets.set(url, target);
+    cache.set(url, target);
     return target;
   };
 
   return {
-    post(url, body, headers, timeoutMs): Promise<PostResult> {
+    post(url, body, headers, timeoutMs, tls): Promise<PostResult> {
       return new Promise<PostResult>((resolve, reject) => {
         let controller: Dispatcher.DispatchController | null = null;
         let status = 0;
@@ -67,7 +85,7 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
         // chain and no AbortSignal per reply; the answer's body is read and dropped, which
         // lets the connection go back to the pool.
         try {
-          const { pool, path } = targetOf(url);
+          const { pool, path } = targetOf(url, tls);
           pool.dispatch(
             { method: "POST", path, body, headers },
             {
@@ -93,6 +111,12 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
             },
           );
         } catch (error) {
+          if (error instanceof ChannelError) {
+            settled = true;
+            clearTimeout(timer);
+            reject(error);
+            return;
+          }
           // A bad URL or invalid options are thrown, not reported to the handler.
           fail(error, false);
         }
@@ -110,4 +134,24 @@ function describe(error: unknown): string {
   }
   if (error instanceof Error && error.cause instanceof Error) return errorMessage(error.cause);
   return errorMessage(error);
+}
+
+function cacheFor(caches: WeakMap<ClientTls, Map<string, Target>>, tls: ClientTls): Map<string, Target> {
+  let cache = caches.get(tls);
+  if (cache === undefined) {
+    cache = new Map();
+    caches.set(tls, cache);
+  }
+  return cache;
+}
+
+/** The socket options of a channel's TLS; refused when it only names a Workers binding. */
+function connectOptions(url: string, tls: ClientTls): TlsMaterial {
+  if (tls.material === undefined) {
+    throw tlsUnsupported(
+      url,
+      "on Node a client certificate comes from tls.client_cert_env and tls.client_key_env, not mtls_binding",
+    );
+  }
+  return tls.material;
 }

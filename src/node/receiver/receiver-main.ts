@@ -1,16 +1,21 @@
 #!/usr/bin/env node
 // Entry of `npm run receiver`: prints every reply the service posts. With
 // WEBHOOK_SIGNING_SECRET set (the same whsec_ value the service signs with), it verifies each
-// reply's signature with the `standardwebhooks` package, an implementation that is not ours.
+// reply's v1 signature with the `standardwebhooks` package, an implementation that is not ours;
+// with WEBHOOK_SIGNING_PUBLIC_KEY (the whpk_ of the service's whsk_ key), its v1a signature
+// with node:crypto. Either verifies a reply.
 import { parseArgs } from "node:util";
 import { errorMessage } from "../../core/channel-error.js";
 import { type Receiver, type ReceiverOptions, startReceiver } from "./sample-receiver.js";
+import { createSignatureCheck, type SignatureCheck } from "./signature-check.js";
 
 const HELP = `usage: npm run receiver -- [--port <port>] [--host <host>]
    or: node dist/receiver.js [--port <port>] [--host <host>]
 
 A sample outbound receiver: prints every reply the service POSTs (any path) and answers 200.
-With WEBHOOK_SIGNING_SECRET set to the service's whsec_ secret, it verifies each signature.
+With WEBHOOK_SIGNING_SECRET set to the service's whsec_ secret, it verifies v1 signatures;
+with WEBHOOK_SIGNING_PUBLIC_KEY set to the whpk_ public key of its whsk_ key (npx webhook-channel
+public-key prints it), v1a signatures. A reply passes with either.
 
 options:
   --port <port>  port to listen on, 0 to 65535 (default 8091, what config.json's outbound_url uses)
@@ -68,37 +73,25 @@ async function listen(host: string, port: number, onReply: ReceiverOptions["onRe
 
 async function main(): Promise<void> {
   const { host, port } = readArgs();
-  const signingSecret = process.env.WEBHOOK_SIGNING_SECRET;
-  let verify: ((raw: string, headers: Record<string, string>) => boolean) | undefined;
-  if (signingSecret !== undefined && signingSecret !== "") {
-    const { Webhook } = await import("standardwebhooks");
-    let webhook: InstanceType<typeof Webhook>;
-    try {
-      webhook = new Webhook(signingSecret);
-    } catch (error) {
-      throw new ReceiverExit(`WEBHOOK_SIGNING_SECRET is not a usable whsec_ secret: ${errorMessage(error)}`, 1);
-    }
-    verify = (raw, headers) => {
-      try {
-        webhook.verify(raw, headers);
-        return true;
-      } catch {
-        return false;
-      }
-    };
+  let check: SignatureCheck | undefined;
+  try {
+    check = await createSignatureCheck(process.env.WEBHOOK_SIGNING_SECRET, process.env.WEBHOOK_SIGNING_PUBLIC_KEY);
+  } catch (error) {
+    throw new ReceiverExit(errorMessage(error), 1);
   }
   const receiver: Receiver = await listen(host, port, (reply) => {
     const headers = Object.fromEntries(
       Object.entries(reply.headers).flatMap(([name, value]) => (typeof value === "string" ? [[name, value]] : [])),
     );
+    const verdict = check?.(reply.raw, headers);
     const signature =
-      verify === undefined ? "" : verify(reply.raw, headers) ? " (signature verified)" : " (SIGNATURE INVALID)";
+      verdict === undefined ? "" : verdict.ok ? ` (signature verified: ${verdict.scheme})` : " (SIGNATURE INVALID)";
     process.stdout.write(
       `receiver: reply ${headers["webhook-id"] ?? ""}${signature}\n${JSON.stringify(reply.body, null, 2)}\n`,
     );
   });
   process.stdout.write(
-    `receiver: listening on ${receiver.url} (any path), answering 200${verify === undefined ? "" : ", verifying signatures"}\n`,
+    `receiver: listening on ${receiver.url} (any path), answering 200${check === undefined ? "" : ", verifying signatures"}\n`,
   );
   const stop = (): void => {
     void receiver.close().then(() => process.exit(0));

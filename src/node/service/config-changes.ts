@@ -11,7 +11,8 @@ export interface ConfigChanges {
 }
 
 /**
- * The keys a running service can swap: the outbound side of a channel (rebuilt routes), its
+ * The keys a running service can swap: the outbound side of a channel (rebuilt routes, `tls`
+ * included: a renewed certificate's connections are new ones), its
  * inbound secret's variable (read per request), its connection cap (set on the listener),
  * the routes and brains (rebuilt), the admin secret's variable (read per request; `admin`
  * itself, added or removed, and `max_dead_letters` need a restart), and the shutdown timeout
@@ -27,6 +28,8 @@ const LIVE: readonly (readonly string[])[] = [
   ["channels", "*", "webhook", "outbound_url"],
   ["channels", "*", "webhook", "delivery"],
   ["channels", "*", "webhook", "signing_secret_env"],
+  ["channels", "*", "webhook", "signing_key_env"],
+  ["channels", "*", "webhook", "tls"],
   ["channels", "*", "webhook", "outbound_token_env"],
   ["channels", "*", "webhook", "max_connections"],
   ["routes"],

@@ -1,8 +1,5 @@
-import { existsSync } from "node:fs";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-
-/** Debian's Chromium: the tests never download a browser. */
-export const CHROMIUM = "/usr/bin/chromium";
+import { requireTool } from "../../support/test-tools.js";
 
 /** A page of the console and what it did that a strict policy forbids or a person would notice. */
 export interface ConsolePage {
@@ -15,10 +12,9 @@ export interface ConsolePage {
   close(): Promise<void>;
 }
 
-/** Launches headless Chromium, failing plainly when the Debian package is missing. */
+/** Launches headless Chromium, failing plainly, with how to install it, when the Debian package is missing. */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package`);
-  return await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  return await chromium.launch({ executablePath: requireTool("chromium", "browser"), headless: true });
 }
 
 /**

@@ -6,7 +6,7 @@ const root = new URL("../../../", import.meta.url);
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
 describe("docs/console.png", () => {
-  it("is a PNG of a useful size, as npm run test:browser takes it", () => {
+  it("is a PNG of a useful size, as UPDATE_SCREENSHOT=1 npm run test:browser takes it", () => {
     const bytes = readFileSync(new URL("docs/console.png", root));
     expect([...bytes.subarray(0, 8)]).toEqual(PNG_SIGNATURE);
     // Width and height, big-endian, in the IHDR chunk.

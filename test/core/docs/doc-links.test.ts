@@ -59,7 +59,7 @@ describe("README.md and docs/", () => {
     const readme = read("README.md");
     expect(readme.split("\n").length).toBeLessThanOrEqual(201);
     expect(readme).toContain("npm ci && WEBHOOK_SECRET=dev-secret npm run demo");
-    expect(readme).toContain("npm ci && npm test");
+    expect(readme).toContain("npm ci && npm run test:tools && npm test");
     expect(readme).toContain("node dist/node.js");
     const linked = new Set(links(readme).map((link) => link.split("#")[0]));
     for (const page of [...pages, "docs/deployment.md"]) expect(linked, page).toContain(page);

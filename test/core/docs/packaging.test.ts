@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { validateConfig } from "../../../src/core/config/validate-config.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const read = (path: string): string => readFileSync(`${root}${path}`, "utf8");
@@ -26,10 +27,32 @@ describe("pointers and packaging", () => {
 
   it("the CLI page lists every command, dead-letters included, and the receiver's options", () => {
     const cli = read("docs/cli.md");
-    for (const command of ["serve", "config check", "dead-letters list", "dead-letters replay", "secret", "schema"]) {
+    for (const command of [
+      "serve",
+      "config check",
+      "dead-letters list",
+      "dead-letters replay",
+      "secret",
+      "keypair",
+      "public-key",
+      "schema",
+    ]) {
       expect(cli, command).toContain(`npx webhook-channel ${command}`);
     }
     expect(cli).toContain("--port");
+  });
+
+  it("CI runs exactly the README's test command, the second line of its first block", () => {
+    const second = read("README.md").split("```sh\n")[1]?.split("\n")[1] ?? "";
+    const command = second.split("   #")[0]?.trim() ?? "";
+    expect(command).toMatch(/^npm ci && npm run test:tools && npm test && .*npm run test:image$/);
+    const ci = read(".ci/run").trim().split("\n").at(-1);
+    expect(ci).toBe(command);
+  });
+
+  it("the container image's default configuration is valid", () => {
+    const result = validateConfig(JSON.parse(read("deploy/container/config.json")));
+    expect(result.ok).toBe(true);
   });
 
   it("package.json names its license, repository, entry points, files and engines", () => {

@@ -5,10 +5,9 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ServiceHarness, startHarness } from "../../support/node-service.js";
 import { waitFor } from "../../support/wait-for.js";
-import { promtool, promtoolAvailable } from "./promtool.js";
+import { promtool } from "./promtool.js";
 import { scrape } from "./scrape.js";
 
-const available = promtoolAvailable();
 let harness: ServiceHarness | undefined;
 
 afterEach(async () => {
@@ -16,7 +15,7 @@ afterEach(async () => {
   harness = undefined;
 });
 
-describe.skipIf(!available)("promtool on what the service ships", () => {
+describe("promtool on what the service ships", () => {
   it("accepts the /metrics output of a service that delivered, refused and dead-lettered", async () => {
     let calls = 0;
     harness = await startHarness(

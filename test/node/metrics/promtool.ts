@@ -1,19 +1,14 @@
 import { spawnSync } from "node:child_process";
+import { requireTool } from "../../support/test-tools.js";
 
 /**
- * Whether promtool (Debian package `prometheus`) can run. CI installs it, so there a missing
- * promtool fails the tests that need it instead of skipping them.
+ * Runs promtool (Debian package `prometheus`) with `args` and `input` on stdin; its exit status
+ * and output. A missing promtool fails the test, naming the package (npm run test:tools installs it).
  */
-export function promtoolAvailable(): boolean {
-  const found = spawnSync("promtool", ["--version"], { encoding: "utf8" });
-  if (found.error === undefined && found.status === 0) return true;
-  if (process.env.CI === "true") throw new Error("promtool is missing in CI: .ci/run installs the prometheus package");
-  console.warn("promtool is missing: the promtool checks are skipped (apt-get install -y prometheus to run them)");
-  return false;
-}
-
-/** Runs promtool with `args` and `input` on stdin; its exit status and output. */
 export function promtool(args: readonly string[], input?: string): { status: number | null; output: string } {
-  const run = spawnSync("promtool", args, { encoding: "utf8", ...(input === undefined ? {} : { input }) });
+  const run = spawnSync(requireTool("promtool", "test"), args, {
+    encoding: "utf8",
+    ...(input === undefined ? {} : { input }),
+  });
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }

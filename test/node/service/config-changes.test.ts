@@ -45,7 +45,7 @@ describe("compareConfigs", () => {
   it("names outbound settings, secrets' variables, brains and the shutdown timeout as live, down to the leaf", () => {
     const next = twoChannels(
       channel("a", { outbound_url: "http://127.0.0.1:10/r", delivery: { max_attempts: 3 }, max_connections: 10 }),
-      channel("b", { outbound_token_env: "B_TOKEN" }, { token_env: "B_NEW_SECRET" }),
+      channel("b", { outbound_token_env: "B_TOKEN", signing_key_env: "B_SIGNING_KEY" }, { token_env: "B_NEW_SECRET" }),
       { brains: { unused: { type: "echo" } }, shutdown_timeout_ms: 5 },
     );
     const changes = compareConfigs(twoChannels(), next);
@@ -57,6 +57,7 @@ describe("compareConfigs", () => {
       "channels[0].webhook.outbound_url",
       "channels[1].token_env",
       "channels[1].webhook.outbound_token_env",
+      "channels[1].webhook.signing_key_env",
       "shutdown_timeout_ms",
     ]);
   });

@@ -5,6 +5,7 @@ import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/n
 import { type RunningService, startService } from "../../../src/node/service/start-service.js";
 import { configDocument } from "../../support/configs.js";
 import { deliveryWorkerEntry } from "../../support/delivery-worker-entry.js";
+import { nodeKeyPair, signedAttemptOf, verifiesV1a } from "../../support/ed25519-pair.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { openRawClient, type RawClient } from "../../support/raw-client.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -181,6 +182,33 @@ describe("reloading a running service", () => {
     expect(logs).toContainEqual(
       expect.objectContaining({ msg: "configuration reloaded", secrets_changed: ["WEBHOOK_SECRET"] }),
     );
+  });
+
+  it("swaps a rotated Ed25519 signing key in: both keys sign, then the new one alone", async () => {
+    const [first, second] = [nodeKeyPair(), nodeKeyPair()];
+    const target = await receiver();
+    const signed = configOf({ outbound_url: target.url, signing_key_env: "SIGNING_KEY" });
+    const { service: running, url, logs } = await start(signed, { SIGNING_KEY: first.secretKey });
+    const attemptOf = async (count: number) =>
+      signedAttemptOf(await waitFor(() => target.replies[count - 1], 5_000, `reply ${count}`));
+    expect((await post(url)).status).toBe(200);
+    expect(verifiesV1a(await attemptOf(1), first.publicKey)).toBe(true);
+
+    const both = `${second.secretKey} ${first.secretKey}`;
+    await running.reload({
+      config: signed,
+      secrets: new Map([["webhook", OLD]]),
+      env: (name) => (name === "SIGNING_KEY" ? both : undefined),
+    });
+    expect((await post(url)).status).toBe(200);
+    const during = await attemptOf(2);
+    expect([verifiesV1a(during, first.publicKey), verifiesV1a(during, second.publicKey)]).toEqual([true, true]);
+
+    await running.reload({ config: signed, secrets: new Map([["webhook", OLD]]), env: () => second.secretKey });
+    expect((await post(url)).status).toBe(200);
+    const after = await attemptOf(3);
+    expect([verifiesV1a(after, first.publicKey), verifiesV1a(after, second.publicKey)]).toEqual([false, true]);
+    expect(JSON.stringify(logs)).not.toContain(second.secretKey.slice(5, 30));
   });
 
   it("refuses a reload whose outbound settings cannot be built, and carries on as it was", async () => {

@@ -1,0 +1,38 @@
+import { errorMessage } from "../channel-error.js";
+import { createReplySigner } from "../outbound/reply-signer.js";
+import type { ConfigProblem } from "./config-problem.js";
+import type { Config } from "./config-schema.js";
+import { type EnvLookup, fixForUnset } from "./preflight.js";
+
+/**
+ * Signing values that are set but unusable: a `whsec_` secret that is not base64, a `whsk_`
+ * key of the wrong form or whose two halves disagree. Imported as the service imports them
+ * at start, so `config check --preflight` refuses what the start would. Variables that are
+ * unset or unreadable are `preflight`'s to report; messages never quote a value.
+ */
+export async function signingProblems(config: Config, env: EnvLookup): Promise<ConfigProblem[]> {
+  const problems: ConfigProblem[] = [];
+  for (const [index, channel] of config.channels.entries()) {
+    for (const key of ["signing_secret_env", "signing_key_env"] as const) {
+      const variable = channel.webhook[key];
+      const value = variable === undefined ? undefined : readQuietly(env, variable);
+      if (variable === undefined || value === undefined || value.trim() === "") continue;
+      const values = key === "signing_secret_env" ? { secrets: { value, variable } } : { keys: { value, variable } };
+      try {
+        await createReplySigner(values);
+      } catch (error) {
+        const path = `channels[${index}].webhook.${key}`;
+        problems.push({ path, message: errorMessage(error), fix: fixForUnset(path, variable) });
+      }
+    }
+  }
+  return problems;
+}
+
+function readQuietly(env: EnvLookup, variable: string): string | undefined {
+  try {
+    return env(variable);
+  } catch {
+    return undefined;
+  }
+}
