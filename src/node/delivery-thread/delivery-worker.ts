@@ -71,8 +71,9 @@ const progress = (id: number, job: Job, answered: Answered | undefined): Promise
   const step =
     answered === undefined ? { kind: "progress" as const, id, job } : { kind: "progress" as const, id, job, answered };
   if (!durable) {
-    // In memory the conversation memory lives here, where the brains read it: the turns stay here.
-    outbox.push({ ...step, ack: false });
+    // In memory the conversation memory lives here, where the brains read it: the turns stay here,
+    // and the main thread gets only what numbers the replies.
+    outbox.push(answered === undefined ? { ...step, ack: false } : { ...step, answered: { turns: [] }, ack: false });
     if (answered === undefined || answered.turns.length === 0) return undefined;
     return memory.append(conversationKey(job.message.channel, job.message.message.conversationId), answered.turns);
   }

@@ -55,13 +55,16 @@ export function openPostgresPool(url: string, options: PostgresPoolOptions = {})
     // TCP keep-alive, so that a connection to a vanished server is found dead in seconds, not hours.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
+    // Set apart from the startup options: a server older than Postgres 14 does not know it, and
+    // would refuse the connection; there the statement timeout alone cancels. pg-pool awaits
+    // this before it hands the connection out, so it never runs beside the first query.
+    onConnect: (client) =>
+      client.query(`SET client_connection_check_interval = ${CONNECTION_CHECK_MS}`).then(
+        () => undefined,
+        () => undefined,
+      ),
   });
   const logger = options.logger ?? silentLogger;
-  // Set apart from the startup options: a server older than Postgres 14 does not know it, and
-  // would refuse the connection; there the statement timeout alone cancels.
-  pool.on("connect", (client) => {
-    client.query(`SET client_connection_check_interval = ${CONNECTION_CHECK_MS}`).catch(() => undefined);
-  });
   pool.on("error", (error) => {
     logger.warn("a postgres connection was lost; the pool opens another when needed", {
       ...describePostgres(url),
