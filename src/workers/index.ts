@@ -5,10 +5,10 @@ import { DEFAULT_DEAD_LETTER_QUEUE, type WorkerEnv } from "./worker-env.js";
  * The Durable Object classes; wrangler.toml binds them as AUTH_FAILURES, CONVERSATIONS,
  * DEAD_LETTER_STORE, IDEMPOTENCY and RECEIVERS.
  */
-export { AuthFailureObject } from "./auth-failure-object.js";
+export { AuthFailureObject } from "./auth-failures/auth-failure-object.js";
 export { ConversationObject } from "./conversation/conversation-object.js";
 export { DeadLetterObject } from "./dead-letters/dead-letter-object.js";
-export { IdempotencyObject } from "./idempotency-object.js";
+export { IdempotencyObject } from "./idempotency/idempotency-object.js";
 export { ReceiverObject } from "./receiver/receiver-object.js";
 
 /**

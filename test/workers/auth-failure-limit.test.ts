@@ -11,7 +11,7 @@ import type { AuthFailureLimit } from "../../src/core/auth-limit/auth-failure-li
 import { limitKey } from "../../src/core/auth-limit/auth-failure-limiter.js";
 import { validateConfig } from "../../src/core/config/validate-config.js";
 import { createJsonLogger } from "../../src/core/log/logger.js";
-import { createDurableAuthFailureLimiter } from "../../src/workers/durable-auth-failure-limiter.js";
+import { createDurableAuthFailureLimiter } from "../../src/workers/auth-failures/durable-auth-failure-limiter.js";
 
 const LIMIT: AuthFailureLimit = { max: 20, windowMs: 60_000 };
 const SECRET = "workers-auth-limit-secret";

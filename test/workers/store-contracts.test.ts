@@ -17,7 +17,7 @@ import type { DurableLaneStore } from "../../src/workers/conversation/durable-la
 import { createDurablePendingJobStore } from "../../src/workers/conversation/durable-pending-job-store.js";
 import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letters/dead-letter-object.js";
 import { createDurableDeadLetterStore } from "../../src/workers/dead-letters/durable-dead-letter-store.js";
-import { createDurableIdempotencyStore } from "../../src/workers/durable-idempotency-store.js";
+import { createDurableIdempotencyStore } from "../../src/workers/idempotency/durable-idempotency-store.js";
 import { conversationStoreContract } from "../shared/store-contracts/conversation-store-contract.js";
 import {
   type DeadLetterStoreUnderTest,

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { IdempotencyRecord, Reservation } from "../core/idempotency/idempotency-store.js";
+import type { IdempotencyRecord, Reservation } from "../../core/idempotency/idempotency-store.js";
 
 type ReservationRow = { message_id: string; conversation_id: string; committed: number; expires_at: number };
 

@@ -1,5 +1,5 @@
-import { type AuthFailureLimiter, limitKey } from "../core/auth-limit/auth-failure-limiter.js";
-import type { Clock } from "../core/clock.js";
+import { type AuthFailureLimiter, limitKey } from "../../core/auth-limit/auth-failure-limiter.js";
+import type { Clock } from "../../core/clock.js";
 import type { AuthFailureObject } from "./auth-failure-object.js";
 
 /**

@@ -3,7 +3,7 @@ import {
   type IdempotencyStore,
   idempotencyId,
   PENDING_LEASE_MS,
-} from "../core/idempotency/idempotency-store.js";
+} from "../../core/idempotency/idempotency-store.js";
 import type { IdempotencyObject } from "./idempotency-object.js";
 
 /**

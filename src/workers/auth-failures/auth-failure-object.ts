@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import type { AuthFailureBlock, AuthFailureLimit } from "../core/auth-limit/auth-failure-limiter.js";
-import { addFailure, blockOf, emptyWindow, type FailureWindow } from "../core/auth-limit/failure-window.js";
+import type { AuthFailureBlock, AuthFailureLimit } from "../../core/auth-limit/auth-failure-limiter.js";
+import { addFailure, blockOf, emptyWindow, type FailureWindow } from "../../core/auth-limit/failure-window.js";
 
 type WindowRow = { times: string; warned_at: number | null };
 
