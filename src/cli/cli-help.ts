@@ -9,7 +9,7 @@ export const CLI = "npx webhook-channel";
 /** The overview printed by `--help`, `help` and a usage error outside any command. */
 export const USAGE = `usage: ${CLI} <command> [options]
 
-  serve [--config <file>]                         start the service
+  serve [--config <file>] [--bind <host:port>]    start the service
   config check [--preflight] [[--config] <file>]  validate a configuration file
   dead-letters list [--json] [--config <file> | --url <base URL>]
                                                   show the dead letters (state_dir or admin API)

@@ -8,6 +8,11 @@ export interface PostgresMigration {
   readonly description: string;
   /** The statements, run in the migration transaction (no parameters). */
   readonly sql: string;
+  /**
+   * Replicas of the older code cannot run beside the new layout (they would write what it no
+   * longer reads): the migration is refused while any replica's lease is live.
+   */
+  readonly exclusive?: boolean;
 }
 
 /** The schema every table lives in, so that the service shares a database with anything else. */
@@ -92,6 +97,8 @@ CREATE INDEX lanes_owner ON webhook_channel.lanes (owner);
     version: 2,
     description:
       "lanes carry the claim's epoch and the last reply number (sequences folded into them); receivers hold each channel's circuit; brain_pauses",
+    // A replica of version 1 would number replies from the dropped table and write unfenced.
+    exclusive: true,
     // A claim raises a lane's epoch, and every write for the conversation checks it in its own
     // statement (the fence). The last reply number lives in the same row, so that the write that
     // stores new replies moves it under the same check. A lane row now outlives its owner (owner
@@ -171,6 +178,7 @@ export async function migratePostgres(pool: pg.Pool): Promise<number> {
     const locked = (await schemaVersion(client)) ?? 0;
     assertSupported(locked);
     for (const migration of POSTGRES_MIGRATIONS.filter((entry) => entry.version > locked)) {
+      if (migration.exclusive === true && locked > 0) await assertNoLiveReplicas(client, locked, migration.version);
       await client.query(timedQuery(migration.sql, MIGRATION_TIMEOUT_MS));
       await client.query(`INSERT INTO ${POSTGRES_SCHEMA}.schema_migrations (version, description) VALUES ($1, $2)`, [
         migration.version,
@@ -179,6 +187,22 @@ export async function migratePostgres(pool: pg.Pool): Promise<number> {
     }
   });
   return POSTGRES_SCHEMA_VERSION;
+}
+
+/**
+ * Refuses an exclusive migration while a replica (of the older code: this one has no lease yet)
+ * holds a live lease, naming what to do; a replica that stopped or was killed no longer counts
+ * once its lease has run out.
+ */
+async function assertNoLiveReplicas(client: pg.PoolClient, from: number, to: number): Promise<void> {
+  const live = await client.query<{ count: string }>(
+    `SELECT count(*) AS count FROM ${POSTGRES_SCHEMA}.replicas WHERE lease_until > now()`,
+  );
+  const count = Number(live.rows[0]?.count ?? 0);
+  if (count === 0) return;
+  throw new Error(
+    `the postgres database has webhook-channel schema version ${from}, and ${count} replica(s) of an older webhook-channel still run against it (a live lease in ${POSTGRES_SCHEMA}.replicas): version ${to} changes how replicas share conversations, so stop every replica, then start this version (a killed replica's lease runs out within seconds)`,
+  );
 }
 
 /** The database's schema version, or undefined before the first migration created the table. */

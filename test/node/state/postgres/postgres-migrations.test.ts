@@ -1,3 +1,4 @@
+import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import { systemClock } from "../../../../src/core/clock.js";
 import { openPostgresBackend } from "../../../../src/node/state/postgres/postgres-backend.js";
@@ -8,6 +9,19 @@ import {
 } from "../../../../src/node/state/postgres/postgres-migrations.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { emptyDatabase, migratedDatabase, poolOn } from "./fresh-postgres.js";
+
+/** A database as webhook-channel with schema version 1 left it: its URL and a pool on it. */
+async function versionOneDatabase(): Promise<{ url: string; pool: pg.Pool }> {
+  const url = await emptyDatabase();
+  const pool = poolOn(url);
+  const first = POSTGRES_MIGRATIONS[0];
+  if (first === undefined) throw new Error("no migration");
+  await pool.query(`CREATE SCHEMA webhook_channel;
+    CREATE TABLE webhook_channel.schema_migrations (version int PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+    ${first.sql}
+    INSERT INTO webhook_channel.schema_migrations (version, description) VALUES (1, 'v1');`);
+  return { url, pool };
+}
 
 describe("Postgres schema migrations", () => {
   it("run once when five backends open the same empty database at once", async () => {
@@ -62,5 +76,34 @@ describe("Postgres schema migrations", () => {
     );
     const applied = await pool.query("SELECT version FROM webhook_channel.schema_migrations");
     expect(applied.rowCount).toBe(POSTGRES_SCHEMA_VERSION + 1);
+  });
+
+  it("carry each conversation's last reply number from version 1 into its lane, owned by nobody", async () => {
+    const { pool } = await versionOneDatabase();
+    await pool.query(`INSERT INTO webhook_channel.sequences (conversation, last) VALUES ('7:webhook:a', 4), ('3:sms:b', 9);
+      INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ('gone', now() - interval '1 minute');
+      INSERT INTO webhook_channel.lanes (conversation, channel, owner) VALUES ('7:webhook:a', 'webhook', 'gone');`);
+    expect(await migratePostgres(pool)).toBe(POSTGRES_SCHEMA_VERSION);
+    const lanes = await pool.query<{ conversation: string; channel: string; owner: string | null; last_seq: string }>(
+      "SELECT conversation, channel, owner, last_seq FROM webhook_channel.lanes ORDER BY conversation",
+    );
+    expect(lanes.rows).toEqual([
+      { conversation: "3:sms:b", channel: "sms", owner: null, last_seq: "9" },
+      { conversation: "7:webhook:a", channel: "webhook", owner: "gone", last_seq: "4" },
+    ]);
+  });
+
+  it("refuse to leave version 1 while a replica of the older code holds a live lease, naming the fix", async () => {
+    const { url, pool } = await versionOneDatabase();
+    await pool.query(
+      "INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ('old', now() + interval '1 hour')",
+    );
+    await expect(openPostgresBackend(url, createLogSink().logger, systemClock)).rejects.toThrow(
+      /1 replica\(s\) of an older webhook-channel still run against it .*stop every replica, then start this version/,
+    );
+    const applied = await pool.query("SELECT version FROM webhook_channel.schema_migrations");
+    expect(applied.rowCount).toBe(1);
+    await pool.query("UPDATE webhook_channel.replicas SET lease_until = now() - interval '1 second'");
+    expect(await migratePostgres(pool)).toBe(POSTGRES_SCHEMA_VERSION);
   });
 });
