@@ -1,8 +1,8 @@
 import { nodeUnsupportedBrains } from "../core/brain/runtime-support.js";
 import { errorMessage } from "../core/channel-error.js";
 import { type ConfigProblem, formatProblem } from "../core/config/config-problem.js";
-import { envReferences, preflight, weakSecretProblems } from "../core/config/preflight.js";
-import { signingProblems } from "../core/config/signing-problems.js";
+import { envReferences, preflight, weakSecretProblems } from "../core/config/preflight/preflight.js";
+import { signingProblems } from "../core/config/preflight/signing-problems.js";
 import { validateConfig } from "../core/config/validate-config.js";
 import { clientTlsProblems, workersOnlyTls } from "../node/client-tls-problems.js";
 import { readConfigFile } from "../node/read-config-file.js";

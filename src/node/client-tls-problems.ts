@@ -2,7 +2,7 @@ import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import { errorMessage } from "../core/channel-error.js";
 import type { ConfigProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
-import { fixForUnset } from "../core/config/preflight.js";
+import { fixForUnset } from "../core/config/preflight/preflight.js";
 
 /** Reads a variable as the service does (`<NAME>_FILE` too); may throw for an unreadable file. */
 type Lookup = (name: string) => string | undefined;

@@ -1,7 +1,7 @@
 import { errorMessage } from "../core/channel-error.js";
 import { formatProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
-import { envReferences } from "../core/config/preflight.js";
+import { envReferences } from "../core/config/preflight/preflight.js";
 import { channelName } from "../core/config/validate-config.js";
 import type { LogFields } from "../core/log/logger.js";
 import { clientTlsProblems, workersOnlyTls } from "./client-tls-problems.js";

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { errorMessage } from "../core/channel-error.js";
 import type { Config } from "../core/config/config-schema.js";
-import { findWeakSecrets } from "../core/config/weak-secret.js";
+import { findWeakSecrets } from "../core/config/preflight/weak-secret.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
 import { loadServiceInputs, type ServiceInputs } from "./load-service-inputs.js";
 import { BIND_VARIABLE } from "./parse-service-args.js";

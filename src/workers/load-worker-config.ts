@@ -3,7 +3,7 @@ import { errorMessage, isChannelError } from "../core/channel-error.js";
 import type { ConfigProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
 import { parseInboundSecrets } from "../core/config/inbound-secrets.js";
-import { envReferences, preflight } from "../core/config/preflight.js";
+import { envReferences, preflight } from "../core/config/preflight/preflight.js";
 import { type ConfigResult, channelName, validateConfig } from "../core/config/validate-config.js";
 import { isNodeTlsVariable, tlsBindingProblems } from "./tls-binding-problems.js";
 import { envString, type WorkerEnv } from "./worker-env.js";

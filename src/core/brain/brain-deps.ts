@@ -1,6 +1,6 @@
 import { ChannelError } from "../channel-error.js";
 import type { Clock } from "../clock.js";
-import type { EnvLookup } from "../config/preflight.js";
+import type { EnvLookup } from "../config/preflight/preflight.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { BrainLimiters } from "./limits/brain-limits.js";

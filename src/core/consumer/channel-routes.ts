@@ -2,7 +2,7 @@ import type { Brain } from "../brain/brain.js";
 import { ChannelError } from "../channel-error.js";
 import type { Config } from "../config/config-schema.js";
 import { type KeyMapping, resolveMapping } from "../config/message-fields.js";
-import { envValueProblem } from "../config/preflight.js";
+import { envValueProblem } from "../config/preflight/preflight.js";
 import { channelName } from "../config/validate-config.js";
 import type { RetryPolicy } from "../lifecycle/retry-policy.js";
 import { type ClientTls, readClientTls } from "../outbound/client-tls.js";

@@ -1,6 +1,6 @@
 import { errorMessage } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
-import { envReferences } from "../../core/config/preflight.js";
+import { envReferences } from "../../core/config/preflight/preflight.js";
 import { channelName } from "../../core/config/validate-config.js";
 import type { Logger } from "../../core/log/logger.js";
 import { readAdminSecret } from "../admin/admin-secret.js";

@@ -4,7 +4,7 @@ import { ChannelError } from "../../core/channel-error.js";
 import type { Clock } from "../../core/clock.js";
 import { systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
-import { envReferences } from "../../core/config/preflight.js";
+import { envReferences } from "../../core/config/preflight/preflight.js";
 import { createChannelRoutes } from "../../core/consumer/channel-routes.js";
 import type { RunHooks } from "../../core/consumer/create-consumer.js";
 import type { Job, JobOutcome } from "../../core/lifecycle/job.js";

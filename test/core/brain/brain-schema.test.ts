@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { brainSchema } from "../../../src/core/config/brain-schema.js";
 import { configJsonSchema } from "../../../src/core/config/config-json-schema.js";
-import { preflight } from "../../../src/core/config/preflight.js";
+import { preflight } from "../../../src/core/config/preflight/preflight.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
 
 function document(brains: Record<string, unknown>) {

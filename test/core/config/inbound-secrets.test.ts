@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isChannelError } from "../../../src/core/channel-error.js";
 import { parseInboundSecrets } from "../../../src/core/config/inbound-secrets.js";
-import { preflight } from "../../../src/core/config/preflight.js";
+import { preflight } from "../../../src/core/config/preflight/preflight.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
 import { configDocument } from "../../support/configs.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { envValueProblem, preflight } from "../../../src/core/config/preflight.js";
-import { validateConfig } from "../../../src/core/config/validate-config.js";
+import { envValueProblem, preflight } from "../../../../src/core/config/preflight/preflight.js";
+import { validateConfig } from "../../../../src/core/config/validate-config.js";
 
 const config = (() => {
   const result = validateConfig({

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { weakSecretProblems } from "../../../src/core/config/preflight.js";
-import { validateConfig } from "../../../src/core/config/validate-config.js";
-import { findWeakSecrets, MIN_SECRET_LENGTH, weakSecretReason } from "../../../src/core/config/weak-secret.js";
+import { weakSecretProblems } from "../../../../src/core/config/preflight/preflight.js";
+import {
+  findWeakSecrets,
+  MIN_SECRET_LENGTH,
+  weakSecretReason,
+} from "../../../../src/core/config/preflight/weak-secret.js";
+import { validateConfig } from "../../../../src/core/config/validate-config.js";
 
 /** What `webhook-channel secret` makes: 43 characters of base64url. */
 const STRONG = "q1Vh3nXJ0c9yZkq8bL2sTtR4mW7pA5eD6fG8hJ0kL1M";

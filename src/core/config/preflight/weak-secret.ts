@@ -1,6 +1,6 @@
-import { isChannelError } from "../channel-error.js";
-import type { Config } from "./config-schema.js";
-import { parseInboundSecrets } from "./inbound-secrets.js";
+import { isChannelError } from "../../channel-error.js";
+import type { Config } from "../config-schema.js";
+import { parseInboundSecrets } from "../inbound-secrets.js";
 
 /**
  * The shortest inbound or admin secret taken as strong. `webhook-channel secret` makes 43

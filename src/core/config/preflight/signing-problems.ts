@@ -1,7 +1,7 @@
-import { errorMessage } from "../channel-error.js";
-import { createReplySigner } from "../outbound/reply-signer.js";
-import type { ConfigProblem } from "./config-problem.js";
-import type { Config } from "./config-schema.js";
+import { errorMessage } from "../../channel-error.js";
+import { createReplySigner } from "../../outbound/reply-signer.js";
+import type { ConfigProblem } from "../config-problem.js";
+import type { Config } from "../config-schema.js";
 import { type EnvLookup, fixForUnset } from "./preflight.js";
 
 /**

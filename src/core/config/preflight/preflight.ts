@@ -1,7 +1,7 @@
-import { errorMessage, isChannelError } from "../channel-error.js";
-import { type ConfigProblem, formatJsonPath } from "./config-problem.js";
-import type { Config } from "./config-schema.js";
-import { parseInboundSecrets } from "./inbound-secrets.js";
+import { errorMessage, isChannelError } from "../../channel-error.js";
+import { type ConfigProblem, formatJsonPath } from "../config-problem.js";
+import type { Config } from "../config-schema.js";
+import { parseInboundSecrets } from "../inbound-secrets.js";
 import { findWeakSecrets } from "./weak-secret.js";
 
 /**
