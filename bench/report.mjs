@@ -104,7 +104,7 @@ function postgresTargets(postgres) {
       measured:
         compared.ratio == null
           ? "n/a"
-          : `${compared.ratio.toFixed(3)} × (${int(compared.meanPostgres)} vs ${int(compared.meanSqlite)} replies/s, mean over ${compared.rates.map(int).join(", ")} msg/s)`,
+          : `${compared.ratio.toFixed(3)} × (${int(compared.meanRun)} vs ${int(compared.meanBase)} replies/s, mean over ${compared.rates.map(int).join(", ")} msg/s)`,
       pass: compared.ratio == null ? null : compared.ratio >= 0.5,
     },
     {
@@ -435,10 +435,13 @@ function postgresLines(postgres) {
     return [`End to end with \`postgres_url_env\`: skipped (${postgres?.skipped ?? "not measured"}).`, ""];
   }
   const lines = [];
-  for (const [label, run] of [
-    ["1 replica", postgres.one],
-    ["2 replicas, each message to the next replica in turn", postgres.two],
+  for (const [label, run, against] of [
+    ["1 replica", postgres.one, null],
+    ["1 replica, baseline build", postgres.oneBaseline, postgres.oneAgainstBaseline],
+    ["2 replicas, each message to the next replica in turn", postgres.two, null],
+    ["2 replicas, baseline build", postgres.twoBaseline, postgres.twoAgainstBaseline],
   ]) {
+    if (!run) continue;
     lines.push(
       `### End to end, \`postgres_url_env\`: ${label} (a private cluster on this machine, fsync on)`,
       "",
@@ -446,6 +449,12 @@ function postgresLines(postgres) {
       "",
       `Highest offered rate delivered without a 503: ${int(run.highestCleanRate)} msg/s.`,
       "",
+      ...(against?.ratio == null
+        ? []
+        : [
+            `This build against the baseline: ${int(against.meanBase ?? 0)} → ${int(against.meanRun ?? 0)} replies/s, mean over every step (${against.ratio.toFixed(2)} ×).`,
+            "",
+          ]),
     );
   }
   return lines;

@@ -287,8 +287,13 @@ async function main() {
               skipped: null,
               one: postgresRuns.one,
               two: postgresRuns.two,
+              oneBaseline: postgresRuns.oneBaseline,
+              twoBaseline: postgresRuns.twoBaseline,
               oneAgainstSqlite: comparePostgres(endToEndDurable, postgresRuns.one),
               twoAgainstSqlite: comparePostgres(endToEndDurable, postgresRuns.two),
+              // This build's replies per second over the baseline's (ratio > 1: this build delivers more).
+              oneAgainstBaseline: comparePostgres(postgresRuns.oneBaseline, postgresRuns.one),
+              twoAgainstBaseline: comparePostgres(postgresRuns.twoBaseline, postgresRuns.two),
             },
       metricsCost,
       // This build's service against the baseline's, per round of the inbound phase.
