@@ -1,12 +1,12 @@
 import { errorMessage } from "../../core/channel-error.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
+import { CrashQuarantine } from "../../core/lifecycle/crash-quarantine.js";
 import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
 import { type HeadResult, type LaneRunnerDeps, runHead, settleRun } from "../../core/lifecycle/lane-runner.js";
 import { isLaneFenced, type LaneStore } from "../../core/lifecycle/lane-store.js";
 import type { Settlement } from "../../core/lifecycle/settle-outcome.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
-import { CrashQuarantine } from "./crash-quarantine.js";
 import type { LaneOwnership } from "./lane-ownership.js";
 import type { LaneSchedule } from "./lane-schedule.js";
 import type { NodeCircuit } from "./node-circuit.js";
@@ -151,30 +151,11 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
     }
   };
 
-  /**
-   * A run that rejected (the delivery thread stopped mid-run). The job is kept as far as its last
-   * reported step. A stop of the service is nobody's fault: the job is kept, among the unfinished
-   * ones the stop reports, and not counted; anything else goes to the quarantine.
-   */
+  /** A run that rejected (the delivery thread stopped mid-run): the quarantine rules, the lane settles. */
   const failedUnexpectedly = async (key: string, job: Job, error: unknown): Promise<void> => {
-    const id = job.message.id;
     const ticket = ownership.ticket(key);
     if (ticket === undefined) return;
-    const detail = errorMessage(error);
-    let outcome: JobOutcome;
-    if (lanes.isStopped) {
-      logger.warn(`job stopped with the delivery thread: ${detail}`, { message_id: id });
-      outcome = { kind: "retry", job, delayMs: 0 };
-    } else {
-      const verdict = quarantine.failed(id);
-      if (verdict.kind === "dead") {
-        const message = `failed unexpectedly ${verdict.failures} times in a row: ${detail}`;
-        outcome = { kind: "dead", job, error: { code: "internal_error", message, retryable: false } };
-      } else {
-        logger.error(`job failed unexpectedly: ${detail}`, { message_id: id, failures: verdict.failures });
-        outcome = { kind: "retry", job, delayMs: verdict.delayMs };
-      }
-    }
+    const outcome = quarantine.outcome(job, errorMessage(error), lanes.isStopped, logger);
     apply(key, await settleRun(ticket, outcome, deps));
   };
 

@@ -1,3 +1,6 @@
+import type { Logger } from "../log/logger.js";
+import type { Job, JobOutcome } from "./job.js";
+
 /** Unexpected failures in a row after which a job is dead-lettered. */
 export const MAX_UNEXPECTED_FAILURES = 5;
 
@@ -41,6 +44,26 @@ export class CrashQuarantine {
   /** The job had an ordinary outcome: it is no longer a suspect. */
   cleared(messageId: string): void {
     this.failures.delete(messageId);
+  }
+
+  /**
+   * The outcome of a run of `job` that rejected with `detail` (the delivery thread stopped
+   * mid-run). A stop of the service (`stopping`) is nobody's fault: the job is retried at once,
+   * and not counted; anything else counts as an unexpected failure.
+   */
+  outcome(job: Job, detail: string, stopping: boolean, logger: Logger): JobOutcome {
+    const id = job.message.id;
+    if (stopping) {
+      logger.warn(`job stopped with the delivery thread: ${detail}`, { message_id: id });
+      return { kind: "retry", job, delayMs: 0 };
+    }
+    const verdict = this.failed(id);
+    if (verdict.kind === "dead") {
+      const message = `failed unexpectedly ${verdict.failures} times in a row: ${detail}`;
+      return { kind: "dead", job, error: { code: "internal_error", message, retryable: false } };
+    }
+    logger.error(`job failed unexpectedly: ${detail}`, { message_id: id, failures: verdict.failures });
+    return { kind: "retry", job, delayMs: verdict.delayMs };
   }
 
   /** Counts an unexpected failure and says whether to try again (after how long) or give up. */
