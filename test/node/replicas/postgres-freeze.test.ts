@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
 import { configDocument } from "../../support/configs.js";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.js";
+import { expectConversationInOrder, expectOneWebhookIdPerMessage, waitForReplies } from "../../support/reply-checks.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
 import { waitFor } from "../../support/wait-for.js";
 
@@ -41,13 +42,6 @@ interface Sent {
   readonly id?: string;
   readonly code?: string;
   readonly retryAfter: string | null;
-}
-
-interface ReplyBody {
-  readonly message_id: string;
-  readonly in_reply_to: string;
-  readonly conversation_id: string;
-  readonly sequence: number;
 }
 
 async function send(url: string, conversation: string, text: string): Promise<Sent> {
@@ -190,34 +184,20 @@ describe("a Postgres that stops answering", () => {
 
     // Nothing answered 200 is lost; order, numbers and webhook-ids hold.
     const accepted = sent.filter((result) => result.status === 200);
-    await waitFor(
-      () => {
-        const answered = new Set(replies.map((reply) => (reply.body as ReplyBody).in_reply_to));
-        return accepted.every((result) => answered.has(result.id ?? "")) ? true : undefined;
-      },
+    await waitForReplies(
+      replies,
+      accepted.map((result) => result.id ?? ""),
       30_000,
-      "every accepted message's reply",
     );
-    const replyIds = new Map<string, Set<string>>();
-    for (const reply of replies) {
-      const body = reply.body as ReplyBody;
-      const ids = replyIds.get(body.in_reply_to) ?? new Set<string>();
-      ids.add(body.message_id);
-      replyIds.set(body.in_reply_to, ids);
-    }
-    for (const ids of replyIds.values()) expect(ids.size).toBe(1);
+    expectOneWebhookIdPerMessage(replies);
     for (let index = 0; index < CONVERSATIONS; index += 1) {
       const conversation = `c${index}`;
-      const firsts = new Map<string, ReplyBody>();
-      for (const reply of replies) {
-        const body = reply.body as ReplyBody;
-        if (body.conversation_id === conversation && !firsts.has(body.message_id)) firsts.set(body.message_id, body);
-      }
-      const bodies = [...firsts.values()];
-      expect(bodies.map((body) => body.sequence)).toEqual(bodies.map((_, at) => at + 1));
-      const order = bodies.map((body) => body.in_reply_to);
-      const acceptedHere = accepted.filter((result) => result.conversation === conversation).map((result) => result.id);
-      expect(order.filter((id) => acceptedHere.includes(id))).toEqual(acceptedHere);
+      const acceptedHere = accepted.filter((result) => result.conversation === conversation);
+      expectConversationInOrder(
+        replies,
+        conversation,
+        acceptedHere.map((result) => result.id ?? ""),
+      );
     }
   }, 120_000);
 });

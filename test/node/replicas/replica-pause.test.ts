@@ -12,6 +12,12 @@ import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/n
 import { configDocument } from "../../support/configs.js";
 import { type JsonTestServer, startJsonServer } from "../../support/json-test-server.js";
 import { createTestDatabase } from "../../support/postgres-cluster.js";
+import {
+  expectConversationInOrder,
+  expectOneWebhookIdPerMessage,
+  replyBody,
+  waitForReplies,
+} from "../../support/reply-checks.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
 import { waitFor } from "../../support/wait-for.js";
 
@@ -36,14 +42,6 @@ afterEach(async () => {
   receiver = undefined;
   bot = undefined;
 });
-
-interface ReplyBody {
-  readonly message_id: string;
-  readonly in_reply_to: string;
-  readonly conversation_id: string;
-  readonly sequence: number;
-  readonly text: string;
-}
 
 async function post(url: string, conversation: string, text: string): Promise<string | undefined> {
   const response = await fetch(url, {
@@ -123,42 +121,17 @@ describe("a replica paused past its lease", () => {
       "the paused replica to accept again",
     );
     await waitFor(
-      () => (replies.some((reply) => (reply.body as ReplyBody).in_reply_to === afterwards) ? true : undefined),
+      () => (replies.some((reply) => replyBody(reply).in_reply_to === afterwards) ? true : undefined),
       20_000,
       "the reply to the message it accepted after the pause",
     );
     stop = true;
     await Promise.all(clients);
 
-    const all = [...accepted.values()].flat();
-    await waitFor(
-      () => {
-        const answered = new Set(replies.map((reply) => (reply.body as ReplyBody).in_reply_to));
-        return all.every((id) => answered.has(id)) ? true : undefined;
-      },
-      40_000,
-      "every accepted message's reply",
-    );
+    await waitForReplies(replies, [...accepted.values()].flat(), 40_000);
     // One webhook-id per message, whoever posted it and however often.
-    const replyIds = new Map<string, Set<string>>();
-    for (const reply of replies) {
-      const body = reply.body as ReplyBody;
-      expect(reply.headers["webhook-id"]).toBe(body.message_id);
-      const ids = replyIds.get(body.in_reply_to) ?? new Set<string>();
-      ids.add(body.message_id);
-      replyIds.set(body.in_reply_to, ids);
-    }
-    for (const [message, ids] of replyIds) expect(ids.size, `replies of ${message}`).toBe(1);
-    for (const [conversation, ids] of accepted) {
-      const firsts = new Map<string, ReplyBody>();
-      for (const reply of replies) {
-        const body = reply.body as ReplyBody;
-        if (body.conversation_id === conversation && !firsts.has(body.message_id)) firsts.set(body.message_id, body);
-      }
-      const bodies = [...firsts.values()];
-      expect(bodies.map((body) => body.sequence)).toEqual(bodies.map((_, at) => at + 1));
-      expect(bodies.map((body) => body.in_reply_to)).toEqual(ids);
-    }
+    expectOneWebhookIdPerMessage(replies);
+    for (const [conversation, ids] of accepted) expectConversationInOrder(replies, conversation, ids);
     // The paused replica noticed: its lease had run out, and the runs it woke up in were refused.
     const lines = paused.lines.map((line) => JSON.parse(line) as { msg: string });
     expect(lines.some((line) => line.msg.startsWith("replica lease had run out"))).toBe(true);

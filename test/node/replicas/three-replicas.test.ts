@@ -10,6 +10,7 @@ import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/n
 import { configDocument } from "../../support/configs.js";
 import { freePort } from "../../support/free-port.js";
 import { createTestDatabase } from "../../support/postgres-cluster.js";
+import { expectConversationInOrder, expectOneWebhookIdPerMessage, waitForReplies } from "../../support/reply-checks.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
 import { waitFor } from "../../support/wait-for.js";
 
@@ -24,12 +25,6 @@ afterEach(async () => {
   replicas = [];
   receiver = undefined;
 });
-
-interface ReplyBody {
-  readonly in_reply_to: string;
-  readonly conversation_id: string;
-  readonly sequence: number;
-}
 
 describe("several replicas on one Postgres", () => {
   it("loses nothing and keeps each conversation in order when one of three replicas is killed with -9 under load", async () => {
@@ -88,41 +83,13 @@ describe("several replicas on one Postgres", () => {
     stop = true;
     await Promise.all(clients);
 
-    const all = [...accepted.values()].flat();
-    const answered = () => new Set(replies.map((reply) => (reply.body as ReplyBody).in_reply_to));
-    await waitFor(
-      () => (all.every((id) => answered().has(id)) ? true : undefined),
-      30_000,
-      "every message answered 200 delivered",
-    );
-
-    // Per conversation: the first post of each message, in the order received, is the
-    // acceptance order, and its sequence is its place (1, 2, 3… without a gap).
-    for (const [id, ids] of accepted) {
-      const firstPosts: ReplyBody[] = [];
-      const seen = new Set<string>();
-      for (const reply of replies) {
-        const body = reply.body as ReplyBody;
-        if (body.conversation_id !== id || seen.has(body.in_reply_to)) continue;
-        seen.add(body.in_reply_to);
-        firstPosts.push(body);
-      }
-      // A message stored by the killed replica whose 200 never left is delivered too: the
-      // client saw no answer, so it is not in `ids`, but it holds a place in the order.
-      const known = new Set(ids);
-      expect(firstPosts.map((body) => body.in_reply_to).filter((inReplyTo) => known.has(inReplyTo))).toEqual(ids);
-      expect(firstPosts.map((body) => body.sequence)).toEqual(firstPosts.map((_, index) => index + 1));
-    }
+    await waitForReplies(replies, [...accepted.values()].flat(), 30_000);
+    // Per conversation: acceptance order, numbered 1, 2, 3… without a gap. A message stored by
+    // the killed replica whose 200 never left is delivered too: the client saw no answer, so it
+    // is not among the accepted, but it holds a place in the order.
+    for (const [id, ids] of accepted) expectConversationInOrder(replies, id, ids);
     // A reply posted twice (in flight when its replica died) keeps its webhook-id.
-    const idsPerMessage = new Map<string, Set<string>>();
-    for (const reply of replies) {
-      const inReplyTo = (reply.body as ReplyBody).in_reply_to;
-      idsPerMessage.set(
-        inReplyTo,
-        (idsPerMessage.get(inReplyTo) ?? new Set()).add(String(reply.headers["webhook-id"])),
-      );
-    }
-    for (const ids of idsPerMessage.values()) expect(ids.size).toBe(1);
+    expectOneWebhookIdPerMessage(replies);
 
     for (const replica of replicas.slice(1)) replica.child.kill("SIGTERM");
     expect(await Promise.all(replicas.slice(1).map((replica) => replica.exited))).toEqual([0, 0]);
