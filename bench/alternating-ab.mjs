@@ -8,7 +8,8 @@ import { startReceiver } from "./receiver-client.mjs";
 import { startService } from "./service.mjs";
 
 /**
- * Runs `setups` ([{ name, options }], where `options` go to startService) for `rounds` rounds
+ * Runs `setups` ([{ name, options }], where `options`, or what the function `options` resolves
+ * to for each run, go to startService) for `rounds` rounds
  * in alternating order, each through every rate in `rates` for `seconds` per step, failed or
  * not, so all setups get the same steps. Calls `onRun({ round, setup, steps })` after each run
  * and returns every run in that shape.
@@ -20,7 +21,9 @@ export async function alternate({ setups, rounds, rates, seconds, warmupSeconds 
   try {
     for (let round = 0; round < rounds; round += 1) {
       for (const setup of round % 2 === 0 ? setups : [...setups].reverse()) {
-        const service = await startService({ secret, outboundUrl: receiver.url, ...setup.options });
+        // A setup's options may be made afresh per run (a fresh database, say).
+        const options = typeof setup.options === "function" ? await setup.options() : setup.options;
+        const service = await startService({ secret, outboundUrl: receiver.url, ...options });
         try {
           const { steps } = await runEndToEnd({
             url: service.url,
@@ -47,12 +50,13 @@ export async function alternate({ setups, rounds, rates, seconds, warmupSeconds 
   return runs;
 }
 
-/** One run as a line: per offered rate, clean or not, replies/s, p99 and service CPU. */
+/** One run as a line: per offered rate, clean or not, replies/s, p50, p99 and service CPU. */
 export function runLine(run) {
   const cells = run.steps.map(
     (step) =>
       `${step.offered}/s ${step.clean ? "clean" : "NOT clean"}: ${Math.round(step.deliveredPerSecond ?? 0)} replies/s, ` +
-      `p99 ${step.p99 === null ? "n/a" : step.p99.toFixed(1)} ms, ${Math.round(step.serviceCpuMicrosPerMessage ?? 0)} µs/msg`,
+      `p50 ${step.p50 === null ? "n/a" : step.p50.toFixed(1)} ms, p99 ${step.p99 === null ? "n/a" : step.p99.toFixed(1)} ms, ` +
+      `${Math.round(step.serviceCpuMicrosPerMessage ?? 0)} µs/msg`,
   );
   return `round ${run.round} ${run.setup.padEnd(15)} ${cells.join(" | ")}`;
 }

@@ -35,6 +35,14 @@ interface Held<T> {
 const DELETE_RETRY_MS = 1_000;
 
 /**
+ * How long a finished job's delete may wait for a group to ride on. A group of its own would
+ * take the one write in flight from the next accepted message or stored reply, which wait for
+ * it; riding on theirs costs nothing. A job finished and not yet deleted when its replica dies
+ * is run again by the next owner, its replies posted again under their own ids.
+ */
+const FINISH_MAX_WAIT_MS = 1_000;
+
+/**
  * The longest an accepted message waits for its commit before the client is answered 503: a
  * database that stops answering must not hang requests. One not yet sent is dropped (it is never
  * stored); one whose statement is under way may still commit, and is then delivered (a client
@@ -54,9 +62,8 @@ const MAX_LANES = 100_000;
  * replica claimed the conversation) is refused by the statement's fence and rejects with
  * `lane_fenced`; one the database did not take rejects with `state_unavailable`.
  *
- * Finished jobs are deleted in the next group too, not a second later: a job still stored when
- * this replica dies would be run again by the replica that takes over. A delete that failed is
- * tried again.
+ * A finished job's delete rides on the next group (under load, milliseconds later), or is written
+ * on its own within {@link FINISH_MAX_WAIT_MS}. A delete that failed is tried again.
  */
 export function createPostgresLaneStore(
   pool: pg.Pool,
@@ -146,13 +153,17 @@ export function createPostgresLaneStore(
     batch.later(DELETE_RETRY_MS);
   };
 
-  /** A write under `ticket` in the group now forming, resolved once that group committed. */
-  const hold = <T>(into: Map<string, Held<T>>, id: string, ticket: LaneTicket, value: T): Promise<void> =>
+  /**
+   * A write under `ticket` in the group now forming (or, `eager` false, in the next group within
+   * {@link FINISH_MAX_WAIT_MS}), resolved once that group committed.
+   */
+  const hold = <T>(into: Map<string, Held<T>>, id: string, ticket: LaneTicket, value: T, eager = true): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       const waiters = into.get(id)?.waiters ?? [];
       waiters.push({ resolve, reject });
       into.set(id, { ticket, value, waiters });
-      batch.soon();
+      if (eager) batch.soon();
+      else batch.later(FINISH_MAX_WAIT_MS);
     });
 
   const update = (ticket: LaneTicket, job: Job): Promise<void> => {
@@ -230,7 +241,7 @@ export function createPostgresLaneStore(
       });
       return Promise.all([written, kept]).then(() => undefined);
     },
-    finish: (ticket, job) => hold(deleted, job.message.id, ticket, job.message.id),
+    finish: (ticket, job) => hold(deleted, job.message.id, ticket, job.message.id, false),
     postpone: (ticket, job) => update(ticket, job),
     hold: (ticket, job) => update(ticket, job),
     bury(ticket, letter) {
