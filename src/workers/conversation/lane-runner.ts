@@ -73,6 +73,9 @@ export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
       logger,
     });
     if (result.kind === "fenced") return;
+    // The object's storage writes at once: a write that failed fails this invocation (an alarm is
+    // tried again by the platform), rather than going unnoticed.
+    await result.stored;
     const { kind } = result.settlement;
     if (kind === "postpone" || kind === "hold") return;
   }
