@@ -1,11 +1,4 @@
 import type { Pool } from "pg";
-import type { Job } from "../../core/lifecycle/job.js";
-
-/** A conversation with stored jobs that no live replica runs. */
-export interface Orphan {
-  readonly conversation: string;
-  readonly channel: string;
-}
 
 /** What claiming a conversation for one stored job found. */
 export interface Claim {
@@ -15,8 +8,13 @@ export interface Claim {
   readonly epoch: number;
   /** Who ran it before the claim (null: nobody); when not `mine`, the live owner to tell. */
   readonly previous: string | null;
-  /** Ids of the conversation's stored jobs accepted before this one, oldest first. */
-  readonly before: readonly string[];
+  /** The stored job's position in the jobs table (0 for a claim without a job, or a job gone). */
+  readonly seq: number;
+  /**
+   * The position of the conversation's last stored job before this one (0: none): the owner has
+   * every job before this one when it has loaded up to here.
+   */
+  readonly prev: number;
   /** The conversation's last reply `sequence` (0: none yet). */
   readonly lastSequence: number;
 }
@@ -39,7 +37,8 @@ export interface ClaimRequest {
 }
 
 // A lane row names the replica that runs the conversation and the epoch of its claim. A replica
-// may take one that nobody runs, or (with `takeover`) one whose owner's lease ran out, and
+// may take one that nobody runs, one whose owner stopped (`gone`), or (with `takeover`) one whose
+// owner's lease ran out, and
 // (with `reclaim`) its own; every claim raises the epoch. A row it owns already and does not
 // reclaim is left untouched, so that the usual claim writes nothing. The claim waits for a write
 // that holds the row (the fence), and returns the last number as that write left it; the jobs
@@ -57,19 +56,21 @@ claimed AS (
   ON CONFLICT (conversation) DO UPDATE SET owner = EXCLUDED.owner, epoch = l.epoch + 1
   WHERE l.owner IS NULL
      OR (l.owner = EXCLUDED.owner AND EXISTS (SELECT 1 FROM input r WHERE r.conversation = l.conversation AND r.reclaim))
-     OR (l.owner <> EXCLUDED.owner AND $6 AND NOT EXISTS (
-           SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.lease_until > now()))
+     OR (l.owner <> EXCLUDED.owner AND NOT EXISTS (
+           SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.lease_until > now())
+         AND ($6 OR EXISTS (SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.gone)))
   RETURNING conversation, epoch, last_seq
 )
 SELECT (c.conversation IS NOT NULL OR (l.owner = $5 AND NOT i.reclaim)) AS mine,
        coalesce(c.epoch, l.epoch, 0) AS epoch,
        coalesce(c.last_seq, l.last_seq, 0) AS last_sequence,
        l.owner AS previous,
-       ARRAY(SELECT j.id FROM webhook_channel.jobs j
-             WHERE j.conversation = i.conversation AND j.state = 'pending'
-               AND j.seq < coalesce((SELECT seq FROM webhook_channel.jobs WHERE id = i.job_id), 9223372036854775807)
-             ORDER BY j.seq) AS before
+       coalesce(s.seq, 0) AS seq,
+       coalesce((SELECT max(j.seq) FROM webhook_channel.jobs j
+                 WHERE j.conversation = i.conversation AND j.state = 'pending'
+                   AND j.seq < coalesce(s.seq, 9223372036854775807)), 0) AS prev
 FROM input i
+  LEFT JOIN webhook_channel.jobs s ON s.id = i.job_id
   LEFT JOIN claimed c ON c.conversation = i.conversation
   LEFT JOIN webhook_channel.lanes l ON l.conversation = i.conversation
 ORDER BY i.n`;
@@ -88,7 +89,8 @@ export async function claimLanes(
     mine: boolean;
     epoch: string;
     previous: string | null;
-    before: string[];
+    seq: string;
+    prev: string;
     last_sequence: string;
   }>(CLAIM, [
     requests.map((request) => request.conversation),
@@ -102,7 +104,8 @@ export async function claimLanes(
     mine: row.mine,
     epoch: Number(row.epoch),
     previous: row.previous,
-    before: row.before,
+    seq: Number(row.seq),
+    prev: Number(row.prev),
     lastSequence: Number(row.last_sequence),
   }));
   if (claims.every((claim) => claim.mine || claim.previous !== null)) return claims;
@@ -119,15 +122,40 @@ export async function claimLanes(
   );
 }
 
+/** A stored job's owner is told of: its conversation, and where the job is (see {@link Claim}). */
+export interface JobNotice {
+  readonly conversation: string;
+  readonly seq: number;
+  readonly id: string;
+}
+
 /** Tells each live owner that its conversation has a new stored job, in one statement. */
 export async function notifyOwners(
   pool: Pool,
-  notices: readonly { readonly owner: string; readonly conversation: string }[],
+  notices: readonly (JobNotice & { readonly owner: string })[],
 ): Promise<void> {
   await pool.query("SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) AS t(c, p)", [
     notices.map((notice) => notifyChannel(notice.owner)),
-    notices.map((notice) => notice.conversation),
+    notices.map(noticePayload),
   ]);
+}
+
+/** A notice as a notification's payload: the position and the id first, the conversation key last. */
+function noticePayload(notice: JobNotice): string {
+  return `${notice.seq} ${notice.id} ${notice.conversation}`;
+}
+
+/**
+ * A notification's payload as a notice. A conversation key starts with its channel's length and
+ * a colon, never with digits and a space, so a bare key (what a replica of schema 2 sends) reads
+ * as a notice without a position.
+ */
+export function readNotice(payload: string): JobNotice | { readonly conversation: string } {
+  const match = /^(\d+) (\S+) (.+)$/s.exec(payload);
+  if (match === null) return { conversation: payload };
+  const [, seq, id, conversation] = match;
+  if (seq === undefined || id === undefined || conversation === undefined) return { conversation: payload };
+  return { conversation, seq: Number(seq), id };
 }
 
 /** What giving up a conversation did: `released`, `kept` (a job was stored meanwhile), or `gone` (not this replica's any more). */
@@ -157,103 +185,25 @@ export async function releaseLanes(pool: Pool, replica: string, conversations: r
   return conversations.map((conversation) => answers.get(conversation) ?? "gone");
 }
 
-/** The stored jobs of `conversations`, each conversation's in acceptance order, in one statement. */
-export async function jobsOfLanes(pool: Pool, conversations: readonly string[]): Promise<Job[][]> {
-  const result = await pool.query<{ conversation: string; job: string }>(
-    `SELECT conversation, job FROM webhook_channel.jobs
-     WHERE conversation = ANY($1) AND state = 'pending' ORDER BY seq`,
-    [conversations],
-  );
-  const byLane = new Map<string, Job[]>(conversations.map((conversation) => [conversation, []]));
-  for (const row of result.rows) byLane.get(row.conversation)?.push(JSON.parse(row.job) as Job);
-  return conversations.map((conversation) => byLane.get(conversation) ?? []);
-}
-
 /**
- * Conversations with stored jobs and no live owner: no lane row (a claim that has not run yet
- * or failed), or, with `takeover`, an owner whose lease ran out.
+ * Gives up `replica`'s conversations and its lease (a graceful stop): those with no stored job are
+ * released, those with stored jobs stay named after it, and its lease ends now with the mark
+ * `gone`, so that the other replicas take them at their next sweep, without waiting for the lease
+ * to run out (nor, for one just started, for a whole lease of its own).
  */
-export async function findOrphans(
-  pool: Pool,
-  takeover: boolean,
-  channels: readonly string[],
-  limit: number,
-): Promise<Orphan[]> {
-  // Only the channels this replica has: during a rolling change of channels, a replica without
-  // one must not hold its conversations.
-  const result = await pool.query<Orphan>(
-    `SELECT DISTINCT j.conversation, j.channel FROM webhook_channel.jobs j
-       LEFT JOIN webhook_channel.lanes l ON l.conversation = j.conversation
-     WHERE j.state = 'pending' AND j.channel = ANY($3)
-       AND (l.owner IS NULL OR ($1 AND NOT EXISTS (
-         SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.lease_until > now())))
-     LIMIT $2`,
-    [takeover, limit, channels],
-  );
-  return result.rows;
-}
-
-/** The stored jobs of the conversations `replica` runs: to find those it was not told of. */
-export async function jobsOfOwner(
-  pool: Pool,
-  replica: string,
-): Promise<readonly { conversation: string; channel: string; id: string }[]> {
-  const result = await pool.query<{ conversation: string; channel: string; id: string }>(
-    `SELECT j.conversation, j.channel, j.id FROM webhook_channel.jobs j
-       JOIN webhook_channel.lanes l ON l.conversation = j.conversation
-     WHERE l.owner = $1 AND j.state = 'pending'`,
-    [replica],
-  );
-  return result.rows;
-}
-
-/** Gives up every conversation of `replica` and its lease (a graceful stop): others take them at once. */
 export async function leaveReplicas(pool: Pool, replica: string): Promise<void> {
   // In conversation order, as claims lock them, so that the two never deadlock. The rows stay:
   // they keep each conversation's epoch and last reply number.
   await pool.query(
     `UPDATE webhook_channel.lanes SET owner = NULL WHERE conversation IN (
-       SELECT conversation FROM webhook_channel.lanes WHERE owner = $1 ORDER BY conversation FOR UPDATE)`,
+       SELECT l.conversation FROM webhook_channel.lanes l
+       WHERE l.owner = $1
+         AND NOT EXISTS (SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
+       ORDER BY l.conversation FOR UPDATE)`,
     [replica],
   );
-  await pool.query("DELETE FROM webhook_channel.replicas WHERE id = $1", [replica]);
-}
-
-/** Forgets replicas whose lease ran out an hour ago, and lets go of their conversations with no stored job. */
-export async function forgetDeadReplicas(pool: Pool): Promise<void> {
   await pool.query(
-    `UPDATE webhook_channel.lanes SET owner = NULL WHERE conversation IN (
-       SELECT l.conversation FROM webhook_channel.lanes l
-       WHERE l.owner IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.lease_until > now())
-         AND NOT EXISTS (SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
-       ORDER BY l.conversation FOR UPDATE SKIP LOCKED)`,
+    "UPDATE webhook_channel.replicas SET lease_until = now() - interval '1 millisecond', swept = false, gone = true WHERE id = $1",
+    [replica],
   );
-  await pool.query("DELETE FROM webhook_channel.replicas WHERE lease_until < now() - interval '1 hour'");
-}
-
-/**
- * The stored unfinished jobs per channel when `replica` is the live replica with the lowest id
- * (the one that reports what all replicas share), undefined when it is not.
- */
-export async function sharedBacklogIfReporter(
-  pool: Pool,
-  replica: string,
-): Promise<ReadonlyMap<string, number> | undefined> {
-  const reporter = await pool.query<{ id: string | null }>(
-    "SELECT min(id) AS id FROM webhook_channel.replicas WHERE lease_until > now()",
-  );
-  if (reporter.rows[0]?.id !== replica) return undefined;
-  const counts = await pool.query<{ channel: string; n: string }>(
-    "SELECT channel, count(*) AS n FROM webhook_channel.jobs GROUP BY channel",
-  );
-  return new Map(counts.rows.map((row) => [row.channel, Number(row.n)]));
-}
-
-/** The ids of the replicas whose lease runs, in order: what each one's share of a brain's limit follows. */
-export async function liveReplicas(pool: Pool): Promise<string[]> {
-  const result = await pool.query<{ id: string }>(
-    "SELECT id FROM webhook_channel.replicas WHERE lease_until > now() ORDER BY id",
-  );
-  return result.rows.map((row) => row.id);
 }

@@ -8,16 +8,19 @@ import type { JobQueue } from "../queue/job-queue.js";
 import type { LaneOwnership, LanePlace } from "../queue/lane-ownership.js";
 import type { PostgresLaneStore } from "../state/postgres/postgres-lane-store.js";
 import { createKeyChains } from "./key-chains.js";
+import { createLaneLoader } from "./lane-loader.js";
 import {
   type Claim,
   type ClaimRequest,
   claimLanes,
-  jobsOfLanes,
+  type JobNotice,
   leaveReplicas,
   notifyOwners,
   type Release,
+  readNotice,
   releaseLanes,
 } from "./lane-statements.js";
+import { OwnedLanes } from "./owned-lanes.js";
 import { createReplicaBrains } from "./replica-brains.js";
 import { ReplicaLease } from "./replica-lease.js";
 import { createReplicaSweep } from "./replica-sweep.js";
@@ -59,19 +62,18 @@ export interface ReplicaLanes {
  * Runs each conversation on one replica at a time over Postgres. A conversation's runner is the
  * replica named by its `lanes` row, under the epoch of the claim that gave it the row: the
  * replica that stores a message claims the conversation when nobody runs it, or tells its live
- * owner (NOTIFY), who loads the job from the store. Every write of a run carries the lane's
- * ticket, and the lane store's fence refuses one whose epoch moved on, so a replica that was
- * paused past its lease writes (and posts) nothing new when it wakes. A replica gives up a
- * conversation whose jobs here are all finished (and their deletes committed) at its next sweep
- * (`replica-sweep.ts`), which also takes conversations no live replica runs. What one
- * conversation goes through here runs in order, one step at a time.
+ * owner (NOTIFY) where the job is, and the owner reads what follows what it holds. Every write of
+ * a run carries the lane's ticket, and the lane store's fence refuses one whose epoch moved on,
+ * so a replica that was paused past its lease writes (and posts) nothing new when it wakes. A
+ * replica gives up a conversation whose jobs here are all finished at its next sweep
+ * (`replica-sweep.ts`), which also takes what dead replicas left. What one conversation goes
+ * through here runs in order, one step at a time; no step reads more than the queue has room for.
  */
 export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   const { pool, lanes, replica, logger } = options;
-  /** The conversations this replica runs, as far as it knows, with the epoch of its claim. */
-  const owned = new Map<string, number>();
-  /** Owned conversations with no job here since their last one finished: given up at the next sweep. */
-  const idle = new Map<string, string>();
+  const loader = createLaneLoader(pool, options.queues, logger);
+  const owned = new OwnedLanes(lanes, loader);
+  const { idle, behind, unplaced } = owned;
   let stopped = false;
   /** While set, no job starts and nothing is claimed: see `rejoin`. */
   let rejoining = false;
@@ -79,89 +81,90 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   const claim = createStatementBatch<ClaimRequest, Claim>((requests) =>
     claimLanes(pool, replica, lease.mayTakeOver(), requests),
   );
-  const notify = createStatementBatch<{ owner: string; conversation: string }, true>(async (notices) => {
+  const notify = createStatementBatch<JobNotice & { owner: string }, true>(async (notices) => {
     await notifyOwners(pool, notices);
     return notices.map(() => true as const);
   });
   const release = createStatementBatch<string, Release>((conversations) => releaseLanes(pool, replica, conversations));
-  const readLane = createStatementBatch<string, Job[]>((conversations) => jobsOfLanes(pool, conversations));
 
   const chains = createKeyChains();
   const serial = <T>(key: string, step: () => Promise<T>): Promise<T> => chains.run(key, step);
 
-  const queueOf = (channel: string): JobQueue | undefined => {
-    const queue = options.queues().get(channel);
-    if (queue === undefined) {
-      logger.error("a stored message belongs to a channel that is no longer configured; it stays in Postgres", {
-        channel,
-      });
-    }
-    return queue;
-  };
-
-  /** Jobs loaded from the store since start: the first sweep's are what this replica resumed. */
-  let loaded = 0;
-
-  /** The conversation's stored jobs, into its queue (those it holds are skipped); how many were new. */
-  const load = async (key: string, channel: string): Promise<number> => {
-    const queue = queueOf(channel);
-    if (queue === undefined) return 0;
-    // Read after the claim committed: what a run fenced by the claim stored last is in it.
-    const added = queue.restore(await readLane(key));
-    loaded += added;
-    return added;
-  };
-
-  /** Records the ticket a claim gave, and the lane's last number with it. */
-  const own = (key: string, answer: Claim): void => {
-    owned.set(key, answer.epoch);
-    lanes.primed({ key, epoch: answer.epoch }, answer.lastSequence);
-  };
-
-  /** Who this replica took conversations from since the last report, for the takeover line. */
-  const takenOver = new Map<string, { conversations: number; jobs: number }>();
-
   /**
-   * Claims a conversation found by a sweep or a notification, and loads its jobs when it is ours.
-   * One this replica holds a ticket of is only loaded: while its ticket holds, nobody took it.
+   * Claims a conversation found by a sweep or a notification, and reads its jobs when it is
+   * ours. One this replica holds a ticket of is only read on from where it is.
    */
   const take = (key: string, channel: string): Promise<void> =>
     serial(key, async () => {
       if (stopped || rejoining) return;
       idle.delete(key);
-      if (!owned.has(key)) {
-        const answer = await claim({ conversation: key, channel, jobId: "", reclaim: true });
-        if (!answer.mine) return;
-        own(key, answer);
-        const loaded = await load(key, channel);
-        if (answer.previous !== null && answer.previous !== replica) {
-          const from = takenOver.get(answer.previous) ?? { conversations: 0, jobs: 0 };
-          takenOver.set(answer.previous, { conversations: from.conversations + 1, jobs: from.jobs + loaded });
-        }
+      const held = owned.get(key);
+      if (held !== undefined) {
+        unplaced.delete(key);
+        await owned.readOn(key, channel, held);
         return;
       }
-      await load(key, channel);
+      const answer = await claim({ conversation: key, channel, jobId: "", reclaim: true });
+      unplaced.delete(key);
+      if (!answer.mine) return;
+      const loaded = await owned.readOn(key, channel, owned.own(key, answer));
+      if (answer.previous !== null && answer.previous !== replica) owned.tookOver(answer.previous, loaded);
     });
+
+  /** Another replica stored a job of a conversation this one runs (or ran): read it. */
+  const noticed = (notice: JobNotice | { readonly conversation: string }): Promise<void> => {
+    const key = notice.conversation;
+    const channel = channelOfKey(key);
+    if (channel === undefined || stopped) return Promise.resolve();
+    return serial(key, async () => {
+      const lane = owned.get(key);
+      if (lane === undefined) {
+        unplaced.set(key, channel);
+        return;
+      }
+      idle.delete(key);
+      // At or below what the lane holds: a job whose commit came after a later one's.
+      if ("seq" in notice && notice.seq <= lane.upTo) await loader.byId(channel, lane, [notice.id]);
+      else await owned.readOn(key, channel, lane);
+      owned.noteBehind(key, channel, lane);
+    });
+  };
 
   const place = (job: Job): Promise<LanePlace> => {
     const { channel } = job.message;
     const key = conversationKey(channel, job.message.message.conversationId);
     return serial(key, async (): Promise<LanePlace> => {
       idle.delete(key);
-      const answer = await claim({ conversation: key, channel, jobId: job.message.id, reclaim: !owned.has(key) });
+      let answer: Claim;
+      try {
+        answer = await claim({
+          conversation: key,
+          channel,
+          jobId: job.message.id,
+          reclaim: owned.get(key) === undefined,
+        });
+      } catch (error) {
+        // Stored: claimed again at the next sweep, here, or by another replica should this one die.
+        unplaced.set(key, channel);
+        throw error;
+      }
       if (!answer.mine) {
-        owned.delete(key);
-        if (answer.previous !== null) await notify({ owner: answer.previous, conversation: key });
+        owned.lost(key);
+        if (answer.previous !== null) {
+          await notify({ owner: answer.previous, conversation: key, seq: answer.seq, id: job.message.id });
+        }
         return "elsewhere";
       }
-      if (owned.get(key) !== answer.epoch) own(key, answer);
-      // Jobs stored earlier (by other replicas, or before a takeover) go first.
-      const queue = queueOf(channel);
-      if (queue !== undefined && answer.before.some((id) => !queue.knows(id))) {
-        await load(key, channel);
-        return "loaded";
+      const held = owned.get(key);
+      const lane = held !== undefined && held.epoch === answer.epoch ? held : owned.own(key, answer);
+      // Everything stored before it is held here: it joins the lane's end.
+      if (!lane.behind && answer.prev <= lane.upTo) {
+        lane.upTo = Math.max(lane.upTo, answer.seq);
+        return "here";
       }
-      return "here";
+      // Jobs stored before it (by other replicas, or before a takeover) go first, it included.
+      await owned.readOn(key, channel, lane, 1);
+      return "loaded";
     });
   };
 
@@ -170,14 +173,14 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     // the give-up then finds it and keeps the conversation, and tries again at the next sweep.
     serial(key, async () => {
       await removed?.catch(() => undefined);
-      if (owned.has(key)) idle.set(key, channel);
+      const lane = owned.get(key);
+      if (lane === undefined) return;
+      if (lane.behind && (await owned.readOn(key, channel, lane)) > 0) return;
+      idle.set(key, channel);
     }).catch(() => undefined);
   };
 
-  const lost = (key: string): void => {
-    owned.delete(key);
-    idle.delete(key);
-  };
+  const lost = (key: string): void => owned.lost(key);
 
   /**
    * The lease had run out: other replicas may run some of this one's conversations now. Drop
@@ -192,12 +195,11 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       let dropped = 0;
       for (const queue of options.queues().values()) dropped += queue.forsake();
       owned.clear();
-      idle.clear();
       logger.info("replica taking stock after its lease ran out", { dropped });
     } finally {
       rejoining = false;
     }
-    await sweep.run();
+    await sweep.stocktake();
     for (const queue of options.queues().values()) queue.wake();
   };
 
@@ -208,16 +210,15 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     replica,
     leaseMs: options.leaseMs,
     logger,
-    onNotify: (key) => {
-      const channel = channelOfKey(key);
-      if (channel === undefined || stopped) return;
-      take(key, channel).catch((error: unknown) => {
+    onNotify: (payload) => {
+      noticed(readNotice(payload)).catch((error: unknown) => {
         logger.warn("cannot take a job another replica stored; the next sweep will", { error: errorMessage(error) });
       });
     },
     onPause: (payload) => brains.notified(payload),
     onConnected: () => {
-      void sweep.run();
+      // Notifications may have been missed while the connection was down.
+      void sweep.stocktake();
     },
     onValidity: (valid) => {
       if (valid) for (const queue of options.queues().values()) queue.wake();
@@ -237,31 +238,36 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     lease,
     brains,
     idle,
+    behind,
+    unplaced,
+    owned: (key) => owned.get(key),
     isStopped: () => stopped,
     take,
+    readOn: (key, channel) =>
+      serial(key, async () => {
+        const lane = owned.get(key);
+        if (lane !== undefined) await owned.readOn(key, channel, lane);
+      }),
     giveUp: (key, channel) =>
       serial(key, async () => {
         if (!idle.has(key)) return;
         idle.delete(key);
         const answer = await release(key);
-        if (answer !== "kept") owned.delete(key);
-        else if ((await load(key, channel)) === 0) idle.set(key, channel);
+        const lane = owned.get(key);
+        if (answer !== "kept" || lane === undefined) {
+          lost(key);
+          return;
+        }
+        // A job was stored meanwhile, whose notification this replica may not have had yet.
+        if ((await owned.readOn(key, channel, lane)) === 0 && !lane.behind) idle.set(key, channel);
       }),
-    reportTakeovers: () => {
-      for (const [from, counts] of takenOver) {
-        logger.info("took over conversations of another replica", { from, ...counts });
-      }
-      takenOver.clear();
-    },
+    reportTakeovers: () => owned.reportTakeovers(logger),
   });
 
   return {
     ownership: {
       place,
-      ticket: (key) => {
-        const epoch = owned.get(key);
-        return epoch === undefined ? undefined : { key, epoch };
-      },
+      ticket: (key) => owned.ticket(key),
       released,
       lost,
       mayRun: () => lease.isValid() && !rejoining,
@@ -271,9 +277,9 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     async start() {
       await lease.start();
       sweep.start();
-      await sweep.run();
+      await sweep.stocktake();
       // Logged when 0 too, as with state_dir: silence would not tell "nothing to resume" from a fault.
-      logger.info("resumed unfinished messages from postgres", { count: loaded });
+      logger.info("resumed unfinished messages from postgres", { count: loader.loaded });
     },
     async leave() {
       // No renewal and no notification from here on: a renewal after the delete would

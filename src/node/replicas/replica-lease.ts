@@ -163,7 +163,7 @@ export class ReplicaLease {
     const result = await client.query<{ lapsed: boolean }>(
       `WITH old AS (SELECT lease_until FROM webhook_channel.replicas WHERE id = $1)
        INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ($1, now() + make_interval(secs => $2))
-       ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until
+       ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until, swept = false, gone = false
        RETURNING coalesce((SELECT lease_until < now() FROM old), $3) AS lapsed`,
       [replica, leaseMs / 1000, this.renewed],
     );

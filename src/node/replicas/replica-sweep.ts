@@ -2,20 +2,26 @@ import type { Pool } from "pg";
 import { errorMessage } from "../../core/channel-error.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
-import {
-  findOrphans,
-  forgetDeadReplicas,
-  jobsOfOwner,
-  liveReplicas,
-  sharedBacklogIfReporter,
-} from "./lane-statements.js";
+import type { OwnedLane } from "./lane-loader.js";
 import type { ReplicaBrains } from "./replica-brains.js";
 import type { ReplicaLease } from "./replica-lease.js";
+import {
+  forgetDeadReplicas,
+  lapsedReplicas,
+  liveReplicas,
+  markSwept,
+  orphansOf,
+  ownLanes,
+  sharedBacklogIfReporter,
+  strayLanes,
+} from "./sweep-statements.js";
 
 /** Sweeps between two looks for dead replicas' leftovers. */
 const FORGET_EVERY = 600;
 /** Sweeps between two counts of the shared backlog. */
 const COUNT_EVERY = 5;
+/** Sweeps between two comparisons of what this replica holds with what the lanes table says it runs. */
+const STOCKTAKE_EVERY = 30;
 /** Conversations taken per sweep at most. */
 const ORPHANS_PER_SWEEP = 500;
 
@@ -30,10 +36,18 @@ export interface ReplicaSweepOptions {
   readonly brains: ReplicaBrains;
   /** Owned conversations with nothing to run here: given up by {@link ReplicaSweepOptions.giveUp}. */
   readonly idle: ReadonlyMap<string, string>;
+  /** Owned conversations with stored jobs waiting for room: read on by {@link ReplicaSweepOptions.readOn}. */
+  readonly behind: ReadonlyMap<string, string>;
+  /** Conversations whose claim failed: taken by {@link ReplicaSweepOptions.take}. */
+  readonly unplaced: ReadonlyMap<string, string>;
+  /** What this replica holds of an owned conversation. */
+  readonly owned: (key: string) => OwnedLane | undefined;
   readonly isStopped: () => boolean;
-  /** Claims a conversation (unless this replica holds its ticket) and loads its stored jobs. */
+  /** Claims a conversation (unless this replica holds its ticket) and reads its stored jobs. */
   readonly take: (key: string, channel: string) => Promise<void>;
-  /** Gives up an idle conversation, or loads it when a job was stored meanwhile. */
+  /** Reads on an owned conversation's stored jobs, as far as the queue has room. */
+  readonly readOn: (key: string, channel: string) => Promise<void>;
+  /** Gives up an idle conversation, or reads it on when a job was stored meanwhile. */
   readonly giveUp: (key: string, channel: string) => Promise<void>;
   /** Logs whom conversations were taken over from since the last call. */
   readonly reportTakeovers: () => void;
@@ -43,6 +57,11 @@ export interface ReplicaSweepOptions {
 export interface ReplicaSweep {
   /** Sweeps now, unless a sweep is under way or the lease is not valid. */
   run(): Promise<void>;
+  /**
+   * Compares what this replica holds with what the lanes table says it runs, then sweeps: at
+   * start, after its lease ran out, and when its notifications may have been missed.
+   */
+  stocktake(): Promise<void>;
   /** Sweeps every fifth of the lease from now on. */
   start(): void;
   stop(): void;
@@ -51,11 +70,12 @@ export interface ReplicaSweep {
 }
 
 /**
- * The sweep of one replica, every fifth of its lease: it gives up idle conversations, takes
- * conversations with stored jobs and no live runner (a replica killed, a claim that failed),
- * finds jobs of its own conversations that it was not told of (a notification lost with a
- * connection), counts the shared backlog when it is the replica that reports it, and now and
- * then lets go of what dead replicas left.
+ * The sweep of one replica, every fifth of its lease: it gives up idle conversations, claims
+ * again what a failed claim left, takes what replicas whose lease ran out left (through the
+ * indexes on a lane's owner and a job's storing replica, never a read of every stored job), reads
+ * on conversations that waited for room, counts the shared backlog when it is the replica that
+ * reports it, and now and then compares what it holds with the lanes table and lets go of what
+ * dead replicas left.
  */
 export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
   const { pool, replica, lease, logger } = options;
@@ -63,31 +83,66 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
   let sweeps = 0;
   let timer: ReturnType<typeof setInterval> | undefined;
   let shared: ReadonlyMap<string, number> | undefined;
+  let started = false;
+  /** A stocktake asked for while a sweep was under way: the next sweep does it. */
+  let stocktakeDue = false;
 
   const sweepMs = (): number => Math.max(100, Math.floor(lease.leaseMs / 5));
-
-  /** Loads the conversations of this replica that have stored jobs it was not told of. */
-  const catchUp = async (): Promise<void> => {
-    const missed = new Map<string, string>();
-    for (const row of await jobsOfOwner(pool, replica)) {
-      if (options.queues().get(row.channel)?.knows(row.id) !== true) missed.set(row.conversation, row.channel);
-    }
-    await Promise.allSettled([...missed].map(([key, channel]) => options.take(key, channel)));
+  const channels = (): string[] => [...options.queues().keys()];
+  const each = async (found: ReadonlyMap<string, string>, step: (key: string, channel: string) => Promise<void>) => {
+    await Promise.allSettled([...found].map(([key, channel]) => step(key, channel)));
   };
 
-  const run = async (): Promise<void> => {
+  /** What dead replicas left; a lapsed replica with nothing left is not looked at again. */
+  const takeOrphans = async (): Promise<void> => {
+    // A replica that stopped and said so may be taken over at once; a silent one only by a
+    // replica that has been up for a whole lease (see ReplicaLease.mayTakeOver).
+    const lapsed = await lapsedReplicas(pool, !lease.mayTakeOver());
+    if (lapsed.length === 0) return;
+    const orphans = await orphansOf(pool, lapsed, channels(), ORPHANS_PER_SWEEP);
+    if (orphans.length === 0) {
+      await markSwept(pool, lapsed);
+      return;
+    }
+    await Promise.allSettled(orphans.map((orphan) => options.take(orphan.conversation, orphan.channel)));
+  };
+
+  /** Conversations the lanes table says this replica runs with jobs it does not hold. */
+  const compare = async (): Promise<void> => {
+    const steps: Promise<void>[] = [];
+    for (const row of await ownLanes(pool, replica)) {
+      if (row.last === 0) continue;
+      const lane = options.owned(row.conversation);
+      if (lane === undefined) steps.push(options.take(row.conversation, row.channel));
+      else if (row.last > lane.upTo) steps.push(options.readOn(row.conversation, row.channel));
+    }
+    if (!started) {
+      // Once, at start: a conversation nobody owns that a path no index covers left behind.
+      for (const stray of await strayLanes(pool, channels(), ORPHANS_PER_SWEEP)) {
+        steps.push(options.take(stray.conversation, stray.channel));
+      }
+      started = true;
+    }
+    await Promise.allSettled(steps);
+  };
+
+  const sweep = async (stocktaking: boolean): Promise<void> => {
+    if (stocktaking) stocktakeDue = true;
     if (sweeping || options.isStopped() || !lease.isValid()) return;
     sweeping = true;
     try {
       sweeps += 1;
       options.brains.live(await liveReplicas(pool), sweepMs());
       await options.brains.readPauses();
-      await Promise.allSettled([...options.idle].map(([key, channel]) => options.giveUp(key, channel)));
-      const channels = [...options.queues().keys()];
-      const orphans = await findOrphans(pool, lease.mayTakeOver(), channels, ORPHANS_PER_SWEEP);
-      await Promise.allSettled(orphans.map((orphan) => options.take(orphan.conversation, orphan.channel)));
+      await each(options.idle, options.giveUp);
+      await each(options.unplaced, options.take);
+      await takeOrphans();
       options.reportTakeovers();
-      await catchUp();
+      if (stocktakeDue || sweeps % STOCKTAKE_EVERY === 0) {
+        stocktakeDue = false;
+        await compare();
+      }
+      await each(options.behind, options.readOn);
       if (sweeps % COUNT_EVERY === 1) shared = await sharedBacklogIfReporter(pool, replica);
       if (sweeps % FORGET_EVERY === 0) await forgetDeadReplicas(pool);
     } catch (error) {
@@ -98,9 +153,10 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
   };
 
   return {
-    run,
+    run: () => sweep(false),
+    stocktake: () => sweep(true),
     start() {
-      timer = setInterval(() => void run(), sweepMs());
+      timer = setInterval(() => void sweep(false), sweepMs());
       timer.unref();
     },
     stop() {

@@ -77,7 +77,7 @@ function fenceOf(group: LaneGroup): Part {
 
 /** Added jobs in acceptance order (`ORDINALITY`: `seq` is the lane's order); an id stored again keeps its place. */
 const addJobs =
-  (jobs: readonly Job[]): Part =>
+  (jobs: readonly Job[], owner: string): Part =>
   (param) => {
     if (jobs.length === 0) return undefined;
     const rows = unnest(param, [
@@ -86,8 +86,10 @@ const addJobs =
       [jobs.map((job) => laneOf(job)), "text[]"],
       [jobs.map((job) => JSON.stringify(job)), "text[]"],
     ]);
-    return `INSERT INTO webhook_channel.jobs (id, channel, conversation, job)
-  SELECT id, channel, conversation, job FROM ${rows} WITH ORDINALITY AS a(id, channel, conversation, job, n) ORDER BY n
+    // stored_by: a replica that dies before it claims the job's conversation is found by it.
+    return `INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by)
+  SELECT id, channel, conversation, job, ${param(owner, "text")}
+  FROM ${rows} WITH ORDINALITY AS a(id, channel, conversation, job, n) ORDER BY n
   ON CONFLICT (id) DO UPDATE SET job = excluded.job`;
   };
 
@@ -214,7 +216,10 @@ export async function writeLaneGroup(pool: pg.Pool, group: LaneGroup): Promise<A
   };
   const fence = fenceOf(group)(param);
   const parts = [
-    addJobs(group.added.filter((entry) => entry.stored).map((entry) => entry.job)),
+    addJobs(
+      group.added.filter((entry) => entry.stored).map((entry) => entry.job),
+      group.owner,
+    ),
     // A message accepted and finished within one turn was still accepted: its key stays.
     addKeys(group.added.map((entry) => entry.job)),
     ...(fence === undefined ? [] : [updateJobs(group.updated), keepLetters(group.buried), deleteJobs(group.deleted)]),

@@ -96,7 +96,7 @@ CREATE INDEX lanes_owner ON webhook_channel.lanes (owner);
   {
     version: 2,
     description:
-      "lanes carry the claim's epoch and the last reply number (sequences folded into them); receivers hold each channel's circuit; brain_pauses",
+      "lanes carry the claim's epoch and the last reply number (sequences folded into them); receivers hold each channel's circuit; brain_pauses; jobs name the replica that stored them",
     // A replica of version 1 would number replies from the dropped table and write unfenced.
     exclusive: true,
     // A claim raises a lane's epoch, and every write for the conversation checks it in its own
@@ -104,7 +104,9 @@ CREATE INDEX lanes_owner ON webhook_channel.lanes (owner);
     // stores new replies moves it under the same check. A lane row now outlives its owner (owner
     // NULL: nobody runs it), so that the number survives; only the owned rows are indexed. A
     // channel's receiver circuit is one row every replica reads and writes over its version; a
-    // brain's pause (after a 429 or 503) one row per server, which every replica obeys.
+    // brain's pause (after a 429 or 503) one row per server, which every replica obeys. A job
+    // names the replica that stored it, and a lapsed replica is swept once: what a dead replica
+    // left is found through these, not by reading every stored job.
     sql: `
 ALTER TABLE webhook_channel.lanes ALTER COLUMN owner DROP NOT NULL;
 ALTER TABLE webhook_channel.lanes ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
@@ -123,6 +125,10 @@ CREATE TABLE webhook_channel.receivers (
   state text NOT NULL,
   version bigint NOT NULL
 );
+ALTER TABLE webhook_channel.jobs ADD COLUMN stored_by text;
+CREATE INDEX jobs_stored_by ON webhook_channel.jobs (stored_by) WHERE state = 'pending';
+ALTER TABLE webhook_channel.replicas ADD COLUMN swept boolean NOT NULL DEFAULT false;
+ALTER TABLE webhook_channel.replicas ADD COLUMN gone boolean NOT NULL DEFAULT false;
 CREATE TABLE webhook_channel.brain_pauses (
   target text PRIMARY KEY,
   until_ms bigint NOT NULL,

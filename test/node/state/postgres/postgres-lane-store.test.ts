@@ -2,7 +2,8 @@
 import { describe, expect, it, vi } from "vitest";
 import type { Job } from "../../../../src/core/lifecycle/job.js";
 import { isLaneFenced } from "../../../../src/core/lifecycle/lane-store.js";
-import { claimLanes, jobsOfLanes } from "../../../../src/node/replicas/lane-statements.js";
+import { jobsAfter } from "../../../../src/node/replicas/lane-reads.js";
+import { claimLanes } from "../../../../src/node/replicas/lane-statements.js";
 import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { migratedDatabase, poolOn } from "./fresh-postgres.js";
@@ -117,8 +118,8 @@ describe("Postgres lane store", () => {
     const first = jobs[0];
     if (first === undefined) throw new Error("no job");
     await store.finish(await claimTicket(pool, "rorder", first), first);
-    const [lane] = await jobsOfLanes(pool, [laneOf(first)]);
-    expect(lane?.map((stored) => stored.message.message.text)).toEqual(["two", "three", "four"]);
+    const [lane] = await jobsAfter(pool, [{ conversation: laneOf(first), after: 0, limit: 100 }]);
+    expect(lane?.map((stored) => stored.job.message.message.text)).toEqual(["two", "three", "four"]);
   });
 
   it("moves the lane's last number with the replies' write; a replica that claims it next starts after it", async () => {

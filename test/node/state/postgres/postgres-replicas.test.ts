@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { AuthFailureLimit } from "../../../../src/core/auth-limit/auth-failure-limiter.js";
 import type { DeadLetter } from "../../../../src/core/dead-letters/dead-letter.js";
 import type { Job } from "../../../../src/core/lifecycle/job.js";
-import { jobsOfLanes } from "../../../../src/node/replicas/lane-statements.js";
+import { jobsAfter } from "../../../../src/node/replicas/lane-reads.js";
 import { createPostgresAuthFailureLimiter } from "../../../../src/node/state/postgres/postgres-auth-failure-limiter.js";
 import { createPostgresDeadLetterStore } from "../../../../src/node/state/postgres/postgres-dead-letter-store.js";
 import { createPostgresIdempotencyStore } from "../../../../src/node/state/postgres/postgres-idempotency-store.js";
@@ -137,8 +137,8 @@ describe("Postgres stores across replicas", () => {
     const someLetter = letters[0];
     if (someLetter === undefined) throw new Error("no letter");
     const key = `${channel.length}:${channel}:${someLetter.job.message.message.conversationId}`;
-    const [lane] = await jobsOfLanes(second, [key]);
-    expect(lane?.map((stored) => stored.message.id)).toEqual([someLetter.job.message.id]);
+    const [lane] = await jobsAfter(second, [{ conversation: key, after: 0, limit: 100 }]);
+    expect(lane?.map((stored) => stored.job.message.id)).toEqual([someLetter.job.message.id]);
   });
 
   it("a dead letter buried on one replica is listed and replayed by the other", async () => {

@@ -1,0 +1,98 @@
+import type { Pool } from "pg";
+import type { Logger } from "../../core/log/logger.js";
+import type { JobQueue } from "../queue/job-queue.js";
+import { jobsAfter, jobsById, type LaneSlice, type StoredJob } from "./lane-reads.js";
+import { createStatementBatch } from "./statement-batch.js";
+
+/** A conversation this replica runs: the epoch of its claim, and how far its stored jobs are held here. */
+export interface OwnedLane {
+  readonly epoch: number;
+  /** The position of the last stored job handed to the queue (0: none yet). */
+  upTo: number;
+  /** Stored jobs after {@link upTo} wait for room in the queue. */
+  behind: boolean;
+}
+
+/** Hands a replica's queues the stored jobs of the conversations it runs, within their room. */
+export interface LaneLoader {
+  /** The channel's queue; a stored job of a channel no longer configured is logged and stays stored. */
+  queueOf(channel: string): JobQueue | undefined;
+  /**
+   * Reads the jobs of `key` stored after `lane.upTo`, as many as the queue has room for (plus
+   * `reserved`: places already counted, the job being placed), and hands them to the queue.
+   * Marks the lane behind when more may wait. Returns how many the queue took.
+   */
+  after(key: string, channel: string, lane: OwnedLane, reserved: number): Promise<number>;
+  /**
+   * Hands the queue the jobs `ids` of a lane it does not hold, whatever their position (one whose
+   * commit came after a later one's), when it has room; otherwise the lane reads them later.
+   */
+  byId(channel: string, lane: OwnedLane, ids: readonly string[]): Promise<number>;
+  /** Jobs handed to the queues since start. */
+  readonly loaded: number;
+}
+
+/**
+ * The loads of a replica, batched per event-loop turn. A load never takes more than the queue's
+ * free room, so a takeover of a large backlog, a wake-up on a long conversation or a burst of
+ * notifications hold at most `buffer_capacity` jobs in memory, and the rest are read as room
+ * frees; and it reads only what follows what the lane holds, so its work does not grow with the
+ * backlog.
+ */
+export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, JobQueue>, logger: Logger): LaneLoader {
+  const readAfter = createStatementBatch<LaneSlice, StoredJob[]>((slices) => jobsAfter(pool, slices));
+  const readIds = createStatementBatch<string, StoredJob[]>((ids) => jobsById(pool, ids));
+  let loaded = 0;
+
+  const queueOf = (channel: string): JobQueue | undefined => {
+    const queue = queues().get(channel);
+    if (queue === undefined) {
+      logger.error("a stored message belongs to a channel that is no longer configured; it stays in Postgres", {
+        channel,
+      });
+    }
+    return queue;
+  };
+
+  const roomOf = (queue: JobQueue, reserved: number): number => Math.max(0, queue.capacity - queue.size) + reserved;
+
+  const hand = (queue: JobQueue, lane: OwnedLane, read: readonly StoredJob[]): number => {
+    const added = queue.restore(read.map((stored) => stored.job));
+    for (const stored of read) lane.upTo = Math.max(lane.upTo, stored.seq);
+    loaded += added;
+    return added;
+  };
+
+  return {
+    queueOf,
+    async after(key, channel, lane, reserved) {
+      const queue = queueOf(channel);
+      if (queue === undefined) return 0;
+      const room = roomOf(queue, reserved);
+      if (room === 0) {
+        lane.behind = true;
+        return 0;
+      }
+      const read = await readAfter({ conversation: key, after: lane.upTo, limit: room });
+      lane.behind = read.length === room;
+      return hand(queue, lane, read);
+    },
+    async byId(channel, lane, ids) {
+      const queue = queueOf(channel);
+      if (queue === undefined) return 0;
+      const unknown = ids.filter((id) => !queue.knows(id));
+      if (unknown.length === 0) return 0;
+      if (roomOf(queue, 0) < unknown.length) {
+        // Read with the lane's next slice: below its position, so read from the start of the lane.
+        lane.upTo = 0;
+        lane.behind = true;
+        return 0;
+      }
+      const read = (await Promise.all(unknown.map((id) => readIds(id)))).flat();
+      return hand(queue, lane, read);
+    },
+    get loaded() {
+      return loaded;
+    },
+  };
+}

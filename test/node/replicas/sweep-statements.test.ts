@@ -1,0 +1,60 @@
+/**
+ * What a sweep finds of the replicas whose lease ran out, read through the indexes on a lane's
+ * owner and a job's storing replica: their conversations with stored jobs, and the conversations
+ * of the jobs they stored and never claimed; nothing a live replica runs.
+ */
+import { describe, expect, it } from "vitest";
+import type { Job } from "../../../src/core/lifecycle/job.js";
+import { lapsedReplicas, markSwept, orphansOf } from "../../../src/node/replicas/sweep-statements.js";
+import { createPostgresLaneStore } from "../../../src/node/state/postgres/postgres-lane-store.js";
+import { createLogSink } from "../../support/log-sink.js";
+import { migratedDatabase } from "../state/postgres/fresh-postgres.js";
+import { claimTicket, laneOf } from "../state/postgres/lane-tickets.js";
+
+function job(conversationId: string): Job {
+  return {
+    message: {
+      id: crypto.randomUUID(),
+      channel: "webhook",
+      receivedAt: Date.now(),
+      message: { senderId: "u1", conversationId, text: "hello" },
+    },
+    delivered: 0,
+    attempts: 0,
+  };
+}
+
+describe("the sweep's statements", () => {
+  it("find what lapsed replicas left, and nothing of a live replica's, until they are swept", async () => {
+    const { pool } = await migratedDatabase();
+    await pool.query(
+      `INSERT INTO webhook_channel.replicas (id, lease_until, gone) VALUES
+         ('dead', now() - interval '1 minute', false),
+         ('stopped', now() - interval '1 second', true),
+         ('live', now() + interval '1 hour', false)`,
+    );
+    // Stored by "dead", never claimed: no lane row at all.
+    const unclaimed = job("unclaimed");
+    await createPostgresLaneStore(pool, "dead", createLogSink().logger).add(unclaimed);
+    // Run by "stopped", with a stored job.
+    const held = job("held");
+    await createPostgresLaneStore(pool, "live", createLogSink().logger).add(held);
+    await claimTicket(pool, "stopped", held);
+    // Stored by "dead", but run by the live replica: not an orphan.
+    const taken = job("taken");
+    await createPostgresLaneStore(pool, "dead", createLogSink().logger).add(taken);
+    await claimTicket(pool, "live", taken);
+
+    expect(await lapsedReplicas(pool, false)).toEqual(["dead", "stopped"]);
+    expect(await lapsedReplicas(pool, true)).toEqual(["stopped"]);
+    const orphans = await orphansOf(pool, ["dead", "stopped"], ["webhook"], 100);
+    expect(orphans.map((orphan) => orphan.conversation).sort()).toEqual([laneOf(held), laneOf(unclaimed)].sort());
+    expect(await orphansOf(pool, ["dead", "stopped"], ["other"], 100)).toEqual([]);
+
+    await markSwept(pool, ["dead", "stopped", "live"]);
+    expect(await lapsedReplicas(pool, false)).toEqual([]);
+    // A replica that renews its lease is looked at again should it lapse once more.
+    const live = await pool.query<{ swept: boolean }>("SELECT swept FROM webhook_channel.replicas WHERE id = 'live'");
+    expect(live.rows[0]?.swept).toBe(false);
+  });
+});
