@@ -15,6 +15,8 @@ export interface Claim {
    * every job before this one when it has loaded up to here.
    */
   readonly prev: number;
+  /** That job's id ("": none): a replica that holds it, or finished it lately, holds all before it. */
+  readonly prevId: string;
   /** The conversation's last reply `sequence` (0: none yet). */
   readonly lastSequence: number;
 }
@@ -66,11 +68,14 @@ SELECT (c.conversation IS NOT NULL OR (l.owner = $5 AND NOT i.reclaim)) AS mine,
        coalesce(c.last_seq, l.last_seq, 0) AS last_sequence,
        l.owner AS previous,
        coalesce(s.seq, 0) AS seq,
-       coalesce((SELECT max(j.seq) FROM webhook_channel.jobs j
-                 WHERE j.conversation = i.conversation AND j.state = 'pending'
-                   AND j.seq < coalesce(s.seq, 9223372036854775807)), 0) AS prev
+       coalesce(p.seq, 0) AS prev,
+       coalesce(p.id, '') AS prev_id
 FROM input i
   LEFT JOIN webhook_channel.jobs s ON s.id = i.job_id
+  LEFT JOIN LATERAL (
+    SELECT j.seq, j.id FROM webhook_channel.jobs j
+    WHERE j.conversation = i.conversation AND j.state = 'pending' AND j.seq < coalesce(s.seq, 9223372036854775807)
+    ORDER BY j.seq DESC LIMIT 1) p ON true
   LEFT JOIN claimed c ON c.conversation = i.conversation
   LEFT JOIN webhook_channel.lanes l ON l.conversation = i.conversation
 ORDER BY i.n`;
@@ -91,6 +96,7 @@ export async function claimLanes(
     previous: string | null;
     seq: string;
     prev: string;
+    prev_id: string;
     last_sequence: string;
   }>(CLAIM, [
     requests.map((request) => request.conversation),
@@ -106,6 +112,7 @@ export async function claimLanes(
     previous: row.previous,
     seq: Number(row.seq),
     prev: Number(row.prev),
+    prevId: row.prev_id,
     lastSequence: Number(row.last_sequence),
   }));
   if (claims.every((claim) => claim.mine || claim.previous !== null)) return claims;

@@ -65,9 +65,8 @@ export interface ReplicaLanes {
  * owner (NOTIFY) where the job is, and the owner reads what follows what it holds. Every write of
  * a run carries the lane's ticket, and the lane store's fence refuses one whose epoch moved on,
  * so a replica that was paused past its lease writes (and posts) nothing new when it wakes. A
- * replica gives up a conversation whose jobs here are all finished at its next sweep
- * (`replica-sweep.ts`), which also takes what dead replicas left. What one conversation goes
- * through here runs in order, one step at a time; no step reads more than the queue has room for.
+ * replica gives up a conversation whose jobs here are all finished at its next sweep, which also
+ * takes what dead replicas left. One conversation's steps here run in order, one at a time.
  */
 export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   const { pool, lanes, replica, logger } = options;
@@ -157,8 +156,9 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       }
       const held = owned.get(key);
       const lane = held !== undefined && held.epoch === answer.epoch ? held : owned.own(key, answer);
-      // Everything stored before it is held here: it joins the lane's end.
-      if (!lane.behind && answer.prev <= lane.upTo) {
+      // Everything before it is held here (or finished here, its delete to come): it joins the end.
+      const known = answer.prevId !== "" && loader.queueOf(channel)?.knows(answer.prevId) === true;
+      if (!lane.behind && (answer.prev <= lane.upTo || known)) {
         lane.upTo = Math.max(lane.upTo, answer.seq);
         return "here";
       }
