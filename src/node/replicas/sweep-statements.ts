@@ -81,13 +81,16 @@ export async function ownLanes(pool: Pool, replica: string): Promise<OwnLane[]> 
 
 /**
  * Conversations with stored jobs, on `channels`, that nobody owns: looked for once, when a
- * replica starts, in case a path left one that the owner and storer indexes do not find.
+ * replica starts, in case a path left one that the owner and storer indexes do not find. A job
+ * a live replica stored is left to it: it may be between storing and claiming its lane.
  */
 export async function strayLanes(pool: Pool, channels: readonly string[], limit: number): Promise<Orphan[]> {
   const result = await pool.query<Orphan>(
     `SELECT DISTINCT j.conversation, j.channel FROM webhook_channel.jobs j
        LEFT JOIN webhook_channel.lanes l ON l.conversation = j.conversation
      WHERE j.state = 'pending' AND j.channel = ANY($2) AND l.owner IS NULL
+       AND NOT EXISTS (SELECT 1 FROM webhook_channel.replicas r
+                       WHERE r.id = j.stored_by AND r.lease_until > now() AND NOT r.gone)
      LIMIT $1`,
     [limit, channels],
   );

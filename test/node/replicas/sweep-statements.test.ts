@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Job } from "../../../src/core/lifecycle/job.js";
-import { lapsedReplicas, markSwept, orphansOf } from "../../../src/node/replicas/sweep-statements.js";
+import { lapsedReplicas, markSwept, orphansOf, strayLanes } from "../../../src/node/replicas/sweep-statements.js";
 import { createPostgresLaneStore } from "../../../src/node/state/postgres/postgres-lane-store.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { migratedDatabase } from "../state/postgres/fresh-postgres.js";
@@ -56,5 +56,18 @@ describe("the sweep's statements", () => {
     // A replica that renews its lease is looked at again should it lapse once more.
     const live = await pool.query<{ swept: boolean }>("SELECT swept FROM webhook_channel.replicas WHERE id = 'live'");
     expect(live.rows[0]?.swept).toBe(false);
+  });
+
+  it("leaves a job a live replica stored and has yet to claim to that replica, and finds one nobody will", async () => {
+    const { pool } = await migratedDatabase();
+    await pool.query(
+      `INSERT INTO webhook_channel.replicas (id, lease_until, gone) VALUES
+         ('live', now() + interval '1 hour', false), ('dead', now() - interval '1 minute', false)`,
+    );
+    await createPostgresLaneStore(pool, "live", createLogSink().logger).add(job("claiming"));
+    const left = job("left");
+    await createPostgresLaneStore(pool, "dead", createLogSink().logger).add(left);
+    const strays = await strayLanes(pool, ["webhook"], 100);
+    expect(strays.map((stray) => stray.conversation)).toEqual([laneOf(left)]);
   });
 });
