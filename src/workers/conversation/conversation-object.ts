@@ -9,6 +9,7 @@ import { MeteredSql, type StorageUsage } from "../metered-sql.js";
 import type { InboundBody } from "../queue-body.js";
 import { ReceiverLink } from "../receiver/receiver-link.js";
 import type { WorkerEnv } from "../worker-env.js";
+import { AnsweredIds } from "./answered-ids.js";
 import { ConversationAlarm } from "./conversation-alarm.js";
 import { ConversationCounters } from "./conversation-counters.js";
 import { ConversationExpiry } from "./conversation-expiry.js";
@@ -21,6 +22,7 @@ import { ObjectConsumer } from "./object-consumer.js";
 import { OldDeadLetters } from "./old-dead-letters.js";
 import { ParkedJobs } from "./parked-jobs.js";
 import { workersReplayHint } from "./replay-hint.js";
+import { SingleRun } from "./single-run.js";
 import { PENDING, sleep, within } from "./within.js";
 
 /**
@@ -33,16 +35,13 @@ import { PENDING, sleep, within } from "./within.js";
  * counter and parked jobs; its dead letters go to the {@link DeadLetterObject}.
  *
  * The object wires its parts, one per table (`conversation-tables.ts` lists them), and holds
- * the alarm. One alarm serves everything: it is set to the head job's next run while jobs
- * wait (a retry, a head held for order); an idle conversation keeps whatever alarm it has for
- * its expiry (`conversation-expiry.ts`). Jobs start in the hand-over that brought them
- * ({@link enqueue}) or in `alarm()`; one run at a time (an instance is unique and its memory is
- * lost with it, so the run needs no storage): calls that arrive while a job awaits its brain or
- * receiver only add to the lane, and the running loop takes what they added. A hand-over waits
- * for the run no longer than {@link HAND_OVER_WAIT_MS}: what outlasts it goes on under an alarm
- * set to fire at once, which waits for the run and then runs what is left, so the inbound
- * consumer never waits on a slow receiver or brain and a hanging one holds back only its own
- * conversation.
+ * the one alarm: the head job's next run while jobs wait, else whatever alarm it has for its
+ * expiry (`conversation-expiry.ts`). Jobs start in the hand-over that brought them
+ * ({@link enqueue}) or in `alarm()`, one run at a time (kept in memory: an instance is unique);
+ * calls that arrive meanwhile only add to the lane, and the running loop takes what they added.
+ * A hand-over waits for the run at most {@link HAND_OVER_WAIT_MS}: what outlasts it goes on under
+ * an alarm set to fire at once, which waits for the run and then runs what is left, so a slow or
+ * hanging receiver or brain holds back only its own conversation, never the inbound consumer.
  */
 export class ConversationObject extends DurableObject<WorkerEnv> {
   private readonly sql: MeteredSql;
@@ -58,8 +57,8 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   /** What the lane store reports through during a run: the Worker's parts, or their stand-ins. */
   private reporting: { readonly logger: Logger; readonly metrics: Metrics } | undefined;
   private running = false;
-  /** The lane's run under way, resolving with the error that failed it, if any. */
-  private run: Promise<unknown> | undefined;
+  /** The lane's run: one at a time. */
+  private readonly run = new SingleRun(() => this.runLane());
   /** An alarm invocation is under way: it waits for the run, so a hand-over needs no alarm of its own. */
   private onAlarm = false;
   /** A receiver wake-up came while the lane ran: the head runs again once the run ends. */
@@ -72,7 +71,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     this.alarms = new ConversationAlarm(ctx.storage, this.sql.usage);
     this.memory = new ConversationMemory(this.sql);
     this.parked = new ParkedJobs(this.sql);
-    this.lane = new ConversationLane(this.sql, this.parked);
+    this.lane = new ConversationLane(this.sql, this.parked, new AnsweredIds(this.sql));
     this.counters = new ConversationCounters(this.sql, () => this.lane.lastSequence());
     this.oldLetters = new OldDeadLetters(this.sql);
     this.expiry = new ConversationExpiry({
@@ -98,6 +97,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
       now: () => Date.now(),
     });
     createConversationTables(this.sql);
+    this.lane.adoptOpen();
   }
 
   /** What this instance did that is billed; read by the cost test. */
@@ -108,21 +108,26 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   /**
    * Takes the inbound queue's messages of this conversation, idempotent by message id, and
    * resolves with one result per body once they are stored: the consumer acks them then. A head
-   * due within {@link ORDER_HOLD_MS} is waited for here (rather than on an alarm, a billed
-   * write); the run it starts is waited for up to {@link HAND_OVER_WAIT_MS}, and what outlasts
-   * that goes on under the alarm (see the class). Had the object stopped before answering, this
-   * call fails, the queue hands the messages over again, and they are duplicates by then whose
-   * hand-over runs the lane again, so a stored job never waits without an alarm or a run.
+   * due within {@link ORDER_HOLD_MS} is waited for here (an alarm would be a billed write), then
+   * the run it starts for up to {@link HAND_OVER_WAIT_MS} (`busy`, from a full batch: not at all);
+   * what outlasts that goes on under the alarm. Had the object stopped before answering, the
+   * queue hands the messages over again.
    */
-  async enqueue(bodies: readonly InboundBody[]): Promise<HandOver[]> {
-    const results = bodies.map((body) => this.lane.add(body));
+  async enqueue(bodies: readonly InboundBody[], busy = false): Promise<HandOver[]> {
+    // Joining a run under way, or from a full batch, the messages are stored and not waited for.
+    const joining = this.run.underWay !== undefined;
+    const waits = !joining && !busy;
+    // A lone message to an idle lane is stored only if it is not answered before this returns.
+    const results = bodies.map((body) => this.lane.add(body, bodies.length === 1 && waits));
     this.expiry.touch(Date.now());
-    if (this.run === undefined) {
+    if (!joining) {
       const wait = (this.lane.nextRunAt() ?? Number.POSITIVE_INFINITY) - Date.now();
       // Other calls are delivered meanwhile; their jobs join the lane and the run takes them.
       if (wait > 0 && wait <= ORDER_HOLD_MS) await sleep(wait);
     }
-    const failure = await within(this.startRun(), ConversationObject.HAND_OVER_WAIT_MS);
+    const run = joining ? undefined : this.run.start();
+    const failure = run === undefined || !waits ? PENDING : await within(run, this.handOverWaitMs());
+    this.lane.secure();
     if (failure === PENDING) {
       if (!this.onAlarm) await this.alarms.byNow(Date.now());
     } else if (failure !== undefined) {
@@ -132,7 +137,12 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   }
 
   /** How long a hand-over waits for its run: a quick one needs no alarm, a slow one never holds the consumer. */
-  static readonly HAND_OVER_WAIT_MS = 50;
+  static readonly HAND_OVER_WAIT_MS = 250;
+
+  /** {@link HAND_OVER_WAIT_MS}; a method, so that a test harness can wait otherwise. */
+  protected handOverWaitMs(): number {
+    return ConversationObject.HAND_OVER_WAIT_MS;
+  }
 
   /** The last `limit` turns (at most `MAX_TURNS`, 100), oldest first. */
   history(limit: number): ConversationTurn[] {
@@ -207,27 +217,13 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     this.alarms.fired();
     this.onAlarm = true;
     try {
-      const left = await this.run;
+      const left = await this.run.underWay;
       if (left !== undefined) throw left;
-      const failure = await this.startRun();
+      const failure = await this.run.start();
       if (failure !== undefined) throw failure;
     } finally {
       this.onAlarm = false;
     }
-  }
-
-  /** The run under way, or a new one; it resolves with the error that failed it, if any. */
-  private startRun(): Promise<unknown> {
-    if (this.run !== undefined) return this.run;
-    const run = this.runLane().then(
-      () => undefined,
-      (error: unknown) => error ?? new Error("the lane's run failed"),
-    );
-    this.run = run;
-    void run.then(() => {
-      if (this.run === run) this.run = undefined;
-    });
-    return run;
   }
 
   /** Runs the lane's due jobs (see {@link alarm}); the caller makes sure no other run is under way. */

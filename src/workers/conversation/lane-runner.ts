@@ -43,7 +43,7 @@ export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
     if (head === undefined || head.nextAt > now()) return;
     if (head.job === undefined) {
       logger.error("a stored job cannot be read: dropped", { message_id: head.id });
-      lane.finish(head.id, now());
+      lane.finish(head.id);
       continue;
     }
     if (head.letter !== undefined) {

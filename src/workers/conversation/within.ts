@@ -12,5 +12,7 @@ export function sleep(ms: number): Promise<void> {
  */
 export function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof PENDING> {
   const pending: Promise<typeof PENDING> = sleep(ms).then(() => PENDING);
+  // A timer of an object that stops rejects: the race may be over by then, and nobody waits.
+  pending.catch(() => undefined);
   return Promise.race([promise, pending]);
 }
