@@ -82,7 +82,7 @@ export function readOptions(argv) {
       "skip-postgres": { type: "boolean", default: false },
       load: { type: "string", default: "auto" },
       baseline: { type: "string" },
-      "worker-baseline": { type: "string" },
+      "worker-baseline": { type: "string", multiple: true },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -99,7 +99,7 @@ export function readOptions(argv) {
     skipPostgres: values["skip-postgres"],
     load: values.load,
     baseline: values.baseline === undefined ? null : baselineEntry(values.baseline),
-    workerBaseline: values["worker-baseline"] === undefined ? null : workerCheckout(values["worker-baseline"]),
+    workerBaselines: (values["worker-baseline"] ?? []).map(workerCheckout),
     ...PRESETS[mode],
   };
 }
@@ -127,7 +127,7 @@ function workerCheckout(path) {
 }
 
 export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--skip-durable] [--skip-postgres] [--load auto|wrk|autocannon]
-                       [--baseline <path>] [--worker-baseline <checkout>]
+                       [--baseline <path>] [--worker-baseline <checkout>]...
   --quick         short run (about a minute): 3 inbound rounds of 1 s, 2 s steps, stock config and
                   durable (state_dir) at up to 3 rates, no delivery_thread run, no second bare
                   process; results in bench/results/quick.*
@@ -141,7 +141,8 @@ export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--skip
                   run: an inbound row "service, baseline build" and the end-to-end steps once more
                   on it, in memory and durable; see bench/README.md for building one in a git worktree
   --worker-baseline  another checkout (a git worktree of an earlier commit, say) whose Worker runs
-                  end to end through workerd next to this one, with its own wrangler.toml
+                  end to end through workerd next to this one, with its own wrangler.toml; give it
+                  more than once to measure several checkouts in the same run
 A full run (9 rounds of 2 × 1 s slices, a second bare process as the noise yardstick, end to end
 also with delivery_thread: true) takes about 5 minutes, plus the durable steps (5 s each, up to
 the durable run's first failed step and one more, per build); results in bench/results/full.*`;

@@ -144,12 +144,12 @@ async function writeResults(results) {
   await writeFile(new URL(`${mode}-latency.svg`, RESULTS), renderChart(series));
 }
 
-/** The Worker end to end through workerd, this build and `--worker-baseline`'s; null when skipped. */
+/** The Worker end to end through workerd, this build and each `--worker-baseline`'s; null when skipped. */
 async function workerdEndToEndPhase(options, secret, workerd) {
   if (workerd.built === undefined) return null;
   const prepared = await prepareWorkerdEndToEnd({
     built: workerd.built,
-    baselineCheckout: options.workerBaseline,
+    baselineCheckouts: options.workerBaselines,
     log,
   });
   try {
@@ -164,7 +164,10 @@ async function workerdEndToEndPhase(options, secret, workerd) {
       conversations: options.workerdConversations,
       rounds: options.workerdRounds,
     });
-    return { ...result, baselineSkipped: prepared.baselineSkipped ?? null };
+    return {
+      ...result,
+      baselineSkipped: prepared.baselineSkipped.length > 0 ? prepared.baselineSkipped.join("; ") : null,
+    };
   } finally {
     await prepared.cleanup();
   }
@@ -194,7 +197,7 @@ async function main() {
   if (options.baseline !== null) log(`baseline build: ${options.baseline}`);
   const state = options.skipDurable ? null : stateLocation();
   if (state !== null) log(`durable runs: state_dir in ${state.folder} (${state.fileSystem ?? "file system unknown"})`);
-  if (options.workerBaseline !== null) log(`baseline Worker: ${options.workerBaseline}`);
+  for (const checkout of options.workerBaselines) log(`baseline Worker: ${checkout}`);
   machine.backgroundLoad = await backgroundLoad();
   if (machine.backgroundLoad !== null && machine.backgroundLoad > BUSY) {
     log(

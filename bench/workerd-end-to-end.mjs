@@ -1,8 +1,8 @@
 // End to end through workerd: replies per second of the Worker's whole path, the client's POST
 // to the reply at a receiver (fetch → the inbound queue → its consumer → the conversation's
 // Durable Object → the reply POST, all simulated by Miniflare on this machine), for this
-// checkout's Worker and, with `--worker-baseline <checkout>`, another checkout's Worker (with
-// that checkout's own wrangler.toml), alternating A B | B A over the rounds, in one run.
+// checkout's Worker and, with `--worker-baseline <checkout>` (once or more), other checkouts'
+// Workers (each with its own wrangler.toml), alternating A B C | C B A over the rounds, in one run.
 //
 // Each run sends a fixed burst of messages spread over conversations, as fast as the raw
 // client goes, and waits for every reply: replies/s is replies over the time from the first
@@ -31,23 +31,27 @@ const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * The Workers to measure: this checkout's (`built`, from prepareWorkerd) and, when
- * `baselineCheckout` is given, that checkout's, bundled now. Returns `{ builds, cleanup() }`,
- * or `{ skipped }` when the baseline cannot be bundled.
+ * The Workers to measure: this checkout's (`built`, from prepareWorkerd) and each checkout of
+ * `baselineCheckouts`, bundled now. Returns `{ builds, cleanup(), baselineSkipped }`, where
+ * `baselineSkipped` lists the reasons of the baselines that could not be bundled.
  */
-export async function prepareWorkerdEndToEnd({ built, baselineCheckout, log }) {
+export async function prepareWorkerdEndToEnd({ built, baselineCheckouts, log }) {
   const builds = [{ key: "this", name: "this build", built }];
-  if (baselineCheckout === null) return { builds, cleanup: async () => undefined };
-  log(`workerd end to end: bundling the baseline Worker of ${baselineCheckout}`);
-  try {
-    const baseline = await bundleWorker(baselineCheckout);
-    builds.push({ key: "baseline", name: `baseline (${baselineCheckout})`, built: baseline });
-    return { builds, cleanup: () => baseline.cleanup() };
-  } catch (error) {
-    const reason = `could not bundle the baseline Worker: ${failureReason(error)}`;
-    log(`workerd end to end: ${reason}; measuring this build only`);
-    return { builds, cleanup: async () => undefined, baselineSkipped: reason };
+  const cleanups = [];
+  const baselineSkipped = [];
+  for (const [index, checkout] of baselineCheckouts.entries()) {
+    log(`workerd end to end: bundling the baseline Worker of ${checkout}`);
+    try {
+      const baseline = await bundleWorker(checkout);
+      builds.push({ key: `baseline${index}`, name: `baseline (${checkout})`, built: baseline });
+      cleanups.push(() => baseline.cleanup());
+    } catch (error) {
+      const reason = `could not bundle the baseline Worker of ${checkout}: ${failureReason(error)}`;
+      log(`workerd end to end: ${reason}; measuring without it`);
+      baselineSkipped.push(reason);
+    }
   }
+  return { builds, cleanup: () => Promise.all(cleanups.map((cleanup) => cleanup())), baselineSkipped };
 }
 
 /** One burst through one Worker: a fresh workerd and receiver, stopped afterwards. */
@@ -177,9 +181,11 @@ export function workerdEndToEndLines(result) {
         `| ${scenario.receiver} | ${build.name} | ${num(build.repliesPerSecond)} | ${num(build.p50)} | ${num(build.p99)} | ${num(build.cpuMicrosPerReply)} | ${build.lost} |`,
       );
     }
-    const [mine, baseline] = scenario.builds;
-    if (baseline !== undefined && mine?.repliesPerSecond && baseline.repliesPerSecond) {
-      ratios.push(`${(mine.repliesPerSecond / baseline.repliesPerSecond).toFixed(2)} × (${scenario.receiver})`);
+    const [mine, ...baselines] = scenario.builds;
+    for (const baseline of baselines) {
+      if (!mine?.repliesPerSecond || !baseline.repliesPerSecond) continue;
+      const over = baselines.length > 1 ? ` over ${baseline.name}` : "";
+      ratios.push(`${(mine.repliesPerSecond / baseline.repliesPerSecond).toFixed(2)} × (${scenario.receiver}${over})`);
     }
   }
   lines.push(

@@ -12,6 +12,14 @@ export const MAX_QUEUE_DELAY_SECONDS = 43_200;
 /** Seconds before a message is tried again when the dead-letter queue refused it. */
 const DEAD_LETTER_RETRY_SECONDS = 60;
 
+/**
+ * A batch this large (wrangler.toml's `max_batch_size`) says messages wait behind it: Queues
+ * fills a batch before its wait is over only then. Its conversations' runs are not waited for
+ * at all, so the backlog moves on at once (Miniflare runs one batch at a time, and Cloudflare
+ * starts more invocations only as the backlog grows).
+ */
+export const BUSY_BATCH_SIZE = 10;
+
 /** What the inbound consumer is built from. */
 export interface InboundBatchDeps {
   /** One Durable Object per conversation: the sequencer that runs its jobs. */
@@ -27,11 +35,11 @@ type Entry = { readonly message: Message<unknown>; readonly body: InboundBody };
 
 /**
  * The consumer of the inbound queue: it hands each message to its conversation's Durable
- * Object and acks it once the hand-over returns: the object stores it, and runs its
- * conversation's due messages in that request (for up to 15 s; its alarm does the rest and
- * every retry), which spares an alarm per message. So an invocation lasts about as long as its
- * slowest conversation's brain and receiver take for what is due, and one conversation that
- * keeps failing holds back no other (a failed attempt waits on the object's alarm).
+ * Object and acks it once the hand-over returns: the object stores it and starts its
+ * conversation's due messages, waiting for them a short while (none for a full batch, see
+ * {@link BUSY_BATCH_SIZE}); what outlasts that goes on under the object's alarm, as every retry
+ * does. So an invocation never waits on a slow or hanging receiver or brain, and one
+ * conversation holds back no other.
  *
  * A batch's messages are grouped by conversation (the core's {@link ConversationLanes}) and
  * each group goes over in one call, in batch order. A call that fails leaves its messages on
@@ -42,10 +50,13 @@ type Entry = { readonly message: Message<unknown>; readonly body: InboundBody };
 export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: MessageBatch<unknown>) => Promise<void> {
   const { conversations, deadLetters, logger, random } = deps;
 
-  const handOver = async (entries: readonly Entry[]): Promise<void> => {
+  const handOver = async (entries: readonly Entry[], busy: boolean): Promise<void> => {
     try {
       const stub = conversations.get(conversations.idFromName(keyOf(entries[0]?.body)));
-      const results = await stub.enqueue(entries.map((entry) => entry.body));
+      const results = await stub.enqueue(
+        entries.map((entry) => entry.body),
+        busy,
+      );
       entries.forEach((entry, index) => {
         if (results[index] === "missing") {
           // At-least-once delivery: a copy of a message that was answered and forgotten.
@@ -91,7 +102,8 @@ export function createInboundBatchHandler(deps: InboundBatchDeps): (batch: Messa
       }
       lanes.push(keyOf(body), { message, body });
     }
-    for (const entries of lanes.all()) work.push(handOver(entries));
+    const busy = batch.messages.length >= BUSY_BATCH_SIZE;
+    for (const entries of lanes.all()) work.push(handOver(entries, busy));
     await Promise.all(work);
   };
 }

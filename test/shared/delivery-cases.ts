@@ -70,11 +70,19 @@ export interface SeenReply {
   readonly conversationId: string;
   readonly text: string;
   readonly sequence: number;
+  /** The status answered, or {@link UNANSWERED} for a POST the receiver left hanging. */
   readonly status: number;
 }
 
-/** What the receiver answers to a POST: `attempt` counts this reply's POSTs, from 1. */
-export type ReceiverAnswer = (reply: Omit<SeenReply, "status">, attempt: number) => number;
+/** The status of a POST the receiver never answered (see {@link ReceiverAnswer}). */
+export const UNANSWERED = 0;
+
+/**
+ * What the receiver answers to a POST: `attempt` counts this reply's POSTs, from 1. `"hang"`
+ * answers nothing: the runner's receiver keeps the request open, as a stuck receiver does, until
+ * the runtime gives up on it (the POST's `timeout_ms`).
+ */
+export type ReceiverAnswer = (reply: Omit<SeenReply, "status">, attempt: number) => number | "hang";
 
 /** What a runtime brings to run the cases. */
 export interface DeliveryHarness {
@@ -113,9 +121,9 @@ export async function replayDeadLetter(h: DeliveryHarness, messageId: string, ti
 
 /**
  * What a runner's receiver does with one POST: records it in `harness.seen` and returns the
- * status to answer with. `body` is the parsed JSON body.
+ * status to answer with, or `"hang"` to leave it unanswered. `body` is the parsed JSON body.
  */
-export function recordPost(harness: DeliveryHarness, body: unknown): number {
+export function recordPost(harness: DeliveryHarness, body: unknown): number | "hang" {
   const fields = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
   const reply = {
     id: String(fields.message_id),
@@ -126,7 +134,7 @@ export function recordPost(harness: DeliveryHarness, body: unknown): number {
   };
   const attempt = harness.seen.filter((seen) => seen.id === reply.id).length + 1;
   const status = harness.answer(reply, attempt);
-  harness.seen.push({ ...reply, status });
+  harness.seen.push({ ...reply, status: status === "hang" ? UNANSWERED : status });
   return status;
 }
 
@@ -135,7 +143,9 @@ export function delivered(seen: readonly SeenReply[], conversationId: string): S
   const ids = new Set<string>();
   const first: SeenReply[] = [];
   for (const reply of seen) {
-    if (reply.conversationId !== conversationId || reply.status >= 300 || ids.has(reply.id)) continue;
+    if (reply.conversationId !== conversationId || reply.status < 200 || reply.status >= 300 || ids.has(reply.id)) {
+      continue;
+    }
     ids.add(reply.id);
     first.push(reply);
   }
@@ -218,6 +228,36 @@ export function deliveryCases(
         expect(firstB2).toBeGreaterThan(firstBlockedSuccess);
       },
       timeoutMs * 2,
+    );
+
+    it(
+      "holds back only the conversation whose receiver hangs: five others are answered while its POST waits",
+      async () => {
+        const h = harness();
+        const hanging = fresh("hanging");
+        const others = Array.from({ length: 5 }, (_, index) => fresh(`beside${index}`));
+        const othersAnswered = () => others.every((conversationId) => delivered(h.seen, conversationId).length === 1);
+        // The hanging conversation's receiver leaves its POSTs unanswered until the others got theirs.
+        h.answer = (reply) => (reply.conversationId === hanging && !othersAnswered() ? "hang" : 200);
+        await h.send({ conversationId: hanging, text: "h1" });
+        await h.send({ conversationId: hanging, text: "h2" });
+        await until(() => h.seen.some((reply) => reply.conversationId === hanging), timeoutMs, "the hanging POST");
+        for (const conversationId of others) await h.send({ conversationId, text: "o1" });
+        await until(othersAnswered, timeoutMs, "the other conversations' replies");
+
+        // All of them while the first POST still hung: it is tried again only once it timed out.
+        const tried = h.seen.filter((reply) => reply.conversationId === hanging);
+        expect(tried.map((reply) => [reply.text, reply.status])).toEqual([["h1", UNANSWERED]]);
+        for (const conversationId of others) {
+          expect(delivered(h.seen, conversationId).map((reply) => [reply.text, reply.sequence])).toEqual([["o1", 1]]);
+        }
+        await until(() => delivered(h.seen, hanging).length === 2, timeoutMs, "the hanging conversation's replies");
+        expect(delivered(h.seen, hanging).map((reply) => [reply.text, reply.sequence])).toEqual([
+          ["h1", 1],
+          ["h2", 2],
+        ]);
+      },
+      timeoutMs * 3,
     );
 
     it(

@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CONVERSATION_TTL_MS } from "../../src/workers/conversation/conversation-expiry.js";
@@ -10,6 +10,7 @@ import {
   forgetConversations,
   handOver,
   objectsUse,
+  usageOf,
   waiting,
 } from "./support/conversations.js";
 import { captureLogs, type Delivery, fakeReceiver } from "./support/fake-receiver.js";
@@ -25,7 +26,7 @@ afterEach(async () => {
 });
 
 describe("the conversation's Durable Object as the sequencer", () => {
-  it("runs one job at a time: an alarm that comes while a job runs does nothing, and the brain never sees two turns at once", async () => {
+  it("runs one job at a time: an alarm that comes while a job runs waits for it, and the brain never sees two turns at once", async () => {
     captureLogs();
     let active = 0;
     let mostActive = 0;
@@ -56,7 +57,7 @@ describe("the conversation's Durable Object as the sequencer", () => {
     const conversationId = freshConversation();
     const stub = conversation(conversationId);
     const texts = ["one", "two", "three", "four"];
-    // The hand-over runs the lane itself (in its request), so it is awaited at the end.
+    // The hand-over starts the lane's run, which outlasts it, so it is awaited at the end.
     const handedOver = handOver(
       env,
       texts.map((text) => delivered(queuedMessage({ conversationId, text }))),
@@ -72,6 +73,62 @@ describe("the conversation's Durable Object as the sequencer", () => {
     expect(histories).toEqual([0, 2, 4, 6]);
     expect(replies.map((reply) => [reply.body.text, reply.body.sequence])).toEqual(
       texts.map((text, index) => [`answer to ${text}`, index + 1]),
+    );
+  });
+
+  it("leaves a run that outlasts the hand-over to the alarm: the consumer acks at once, the reply goes out when the receiver answers", async () => {
+    captureLogs();
+    let answer: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const { deliveries } = fakeReceiver(async () => {
+      await answered;
+      return new Response(null, { status: 200 });
+    });
+    const env = objectsUse(testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }));
+    const queued = queuedMessage({ conversationId: freshConversation() });
+    const stub = conversation(queued.message.conversationId);
+
+    const result = await handOver(env, [delivered(queued)]);
+    expect(result.explicitAcks).toHaveLength(1);
+    await eventually(() => expect(deliveries).toHaveLength(1));
+    // The POST still waits for its answer, and an alarm invocation sees the run through.
+    await eventually(async () => expect((await usageOf(stub)).alarmRuns).toBe(1));
+    answer();
+    await eventually(async () =>
+      expect(await alarmOf(stub)).toBeGreaterThan(Date.now() + CONVERSATION_TTL_MS - 3_600_000),
+    );
+    expect(deliveries).toHaveLength(1);
+    expect(await waiting(stub)).toBe(0);
+  });
+
+  it("takes a run back after its object stopped mid-POST past the hand-over: the same reply, with its number, goes out again", async () => {
+    captureLogs();
+    // The first POST gets no answer before the object stops.
+    let answer: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const { deliveries } = fakeReceiver(async (_delivery, index) => {
+      if (index === 0) await answered;
+      return new Response(null, { status: 200 });
+    });
+    const env = objectsUse(testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }));
+    const queued = queuedMessage({ conversationId: freshConversation() });
+    const stub = () => conversation(queued.message.conversationId);
+
+    expect((await handOver(env, [delivered(queued)])).explicitAcks).toHaveLength(1);
+    await eventually(() => expect(deliveries).toHaveLength(1));
+    await abortAllDurableObjects();
+    // The alarm the hand-over left, as the platform fires it again on a new instance.
+    await runInDurableObject(stub(), (instance) => instance.alarm());
+
+    await eventually(() => expect(deliveries).toHaveLength(2));
+    const [first, again] = deliveries.map((delivery) => delivery.body);
+    expect(again?.message_id).toBe(first?.message_id);
+    expect(again?.sequence).toBe(1);
+    expect(await waiting(stub())).toBe(0);
+    answer();
+    // The platform tries the stopped alarm again: it finds nothing left, and the expiry's alarm is set.
+    await eventually(async () =>
+      expect(await alarmOf(stub())).toBeGreaterThan(Date.now() + CONVERSATION_TTL_MS - 3_600_000),
     );
   });
 

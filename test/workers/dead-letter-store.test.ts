@@ -3,6 +3,7 @@ import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
 import type { Job } from "../../src/core/lifecycle/job.js";
+import { AnsweredIds } from "../../src/workers/conversation/answered-ids.js";
 import { ConversationLane } from "../../src/workers/conversation/conversation-lane.js";
 import type { ConversationObject } from "../../src/workers/conversation/conversation-object.js";
 import { ParkedJobs } from "../../src/workers/conversation/parked-jobs.js";
@@ -75,7 +76,7 @@ const runStoreAlarm = () =>
 const restore = (stub: DurableObjectStub<ConversationObject>, job: Job, markedAt: number) =>
   runInDurableObject(stub, (_instance, state) => {
     const sql = new MeteredSql(state.storage.sql);
-    return new ConversationLane(sql, new ParkedJobs(sql)).restore(job, Date.now(), markedAt);
+    return new ConversationLane(sql, new ParkedJobs(sql), new AnsweredIds(sql)).restore(job, Date.now(), markedAt);
   });
 
 /** The lane of a conversation object in the order it runs its jobs. */

@@ -39,7 +39,13 @@ beforeAll(() => {
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const request = new Request(input, init);
     expect(request.url).toBe(RECEIVER_URL);
-    return new Response(null, { status: recordPost(harness, await request.json()) });
+    const status = recordPost(harness, await request.json());
+    if (status !== "hang") return new Response(null, { status });
+    // A receiver that never answers: the POST ends when the poster gives up on it, as over a socket.
+    return new Promise<Response>((_resolve, reject) => {
+      const signal = init?.signal;
+      signal?.addEventListener("abort", () => reject(signal.reason));
+    });
   });
   harness = {
     seen: [],

@@ -4,28 +4,26 @@
  * object, for a failed POST and the success after it): Worker invocations, Queues operations, Durable Object requests, SQLite
  * rows read and written (as the object's cursors report them, plus one row per `setAlarm`,
  * as Cloudflare bills it) and subrequests. docs/workers.md prices a million messages from
- * these numbers; when one changes, this test fails and the table there must follow.
+ * these numbers; when one changes, this test fails and the table there must follow. The test
+ * prices them too, at the prices the page quotes, and holds an echo message under $5 a million
+ * and a retried reply and a dead letter under what they cost before issue 31.
  */
 import { createExecutionContext, createMessageBatch, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { ORDER_HOLD_MS } from "../../src/workers/conversation/conversation-lane.js";
 import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letters/dead-letter-object.js";
 import worker from "../../src/workers/index.js";
 import type { StorageUsage } from "../../src/workers/metered-sql.js";
-import {
-  conversation,
-  eventually,
-  forgetConversations,
-  objectsUse,
-  usageOf,
-  waiting,
-} from "./support/conversations.js";
+import { conversation, eventually, forgetConversations, objectsUse, usageOf } from "./support/conversations.js";
 import { captureLogs, fakeReceiver } from "./support/fake-receiver.js";
+import { replaceHandOverWait } from "./support/object-environment.js";
 import { delivered } from "./support/queue-messages.js";
 import { channelConfig, freshConversation, SECRET } from "./support/test-config.js";
 import { type TestEnv, testEnv } from "./support/test-env.js";
 
 afterEach(async () => {
+  replaceHandOverWait(undefined);
   await forgetConversations();
   vi.restoreAllMocks();
 });
@@ -101,21 +99,40 @@ async function consume(env: TestEnv, queue: string, bodies: unknown[]): Promise<
   return (await getQueueResult(batch, ctx)).explicitAcks.length;
 }
 
+/** Nothing of the conversation waits or runs any more, and its alarm is its expiry's. */
+const settled = (stub: ReturnType<typeof conversation>) =>
+  runInDurableObject(stub, async (_instance, state) => {
+    const { n } = state.storage.sql
+      .exec<{ n: number }>("SELECT (SELECT COUNT(*) FROM lane) + (SELECT COUNT(*) FROM answered WHERE open = 1) AS n")
+      .one();
+    const alarm = await state.storage.getAlarm();
+    return n === 0 && alarm !== null && alarm > Date.now() + 86_400_000;
+  });
+
 const difference = (after: StorageUsage, before: StorageUsage) => ({
   rowsRead: after.rowsRead - before.rowsRead,
   rowsWritten: after.rowsWritten - before.rowsWritten + (after.alarmsSet - before.alarmsSet),
   alarmRuns: after.alarmRuns - before.alarmRuns,
 });
 
-/** The receiver of the test: counts the POSTs it gets, and answers each as `next` says, then `otherwise`. */
-const receiver = { posts: 0, next: [] as number[], otherwise: 200 };
+/**
+ * The receiver of the test: counts the POSTs it gets, and answers each as `next` says, then
+ * `otherwise`; while `gate` is set, only once it resolves (a receiver slower than the hand-over).
+ */
+const receiver = { posts: 0, next: [] as number[], otherwise: 200, gate: undefined as Promise<void> | undefined };
 
 /**
  * Sends one message of `conversationId` through the Worker as a client would, lets the
  * platform's part run (the queue hands it to the consumer; dead letters to theirs), and
  * counts what it took once the receiver got `posts` POSTs and the conversation's lane is empty.
  */
-async function measure(env: TestEnv, calls: string[], conversationId: string, posts: number): Promise<MessageCost> {
+async function measure(
+  env: TestEnv,
+  calls: string[],
+  conversationId: string,
+  posts: number,
+  slow = false,
+): Promise<MessageCost> {
   const stub = conversation(conversationId);
   const before = await usageOf(stub);
   const storeBefore = await storeUsage();
@@ -133,11 +150,16 @@ async function measure(env: TestEnv, calls: string[], conversationId: string, po
   expect(response.status).toBe(200);
   let invocations = 1;
   const inbound = env.INBOUND.sent.splice(0);
+  let release: () => void = () => undefined;
+  if (slow) receiver.gate = new Promise<void>((resolve) => (release = resolve));
   // Written by the endpoint, read by the consumer, deleted when acked.
   let operations = inbound.length * 2 + (await consume(env, "webhook-channel-inbound", inbound));
   invocations += 1;
+  // The receiver answers once the hand-over returned, so the run goes on under the alarm.
+  receiver.gate = undefined;
+  release();
   await eventually(() => expect(receiver.posts - postsBefore).toBe(posts));
-  await eventually(async () => expect(await waiting(stub)).toBe(0));
+  await eventually(async () => expect(await settled(stub)).toBe(true));
   const letters = env.DEAD_LETTERS.sent.splice(0);
   if (letters.length > 0) {
     operations += letters.length * 2 + (await consume(env, "webhook-channel-dead-letters", letters));
@@ -164,17 +186,65 @@ async function measure(env: TestEnv, calls: string[], conversationId: string, po
   };
 }
 
+/** The Workers Paid prices docs/workers.md quotes, in dollars per million of each. */
+const PRICE = {
+  workerRequest: 0.3,
+  cpuMs: 0.02,
+  queueOperation: 0.4,
+  objectRequest: 0.15,
+  gbSecond: 12.5,
+  rowRead: 0.001,
+  rowWritten: 1,
+};
+
+/** A Durable Object's memory as its duration is billed, in GB. */
+const OBJECT_GB = 0.128;
+
+/** The hand-over's wait in production (`ConversationObject.HAND_OVER_WAIT_MS`). */
+const HAND_OVER_WAIT_MS = 250;
+
+/**
+ * Dollars for a million messages that each cost `cost`, with the conversation object busy
+ * `busyMs` per message and about 1 ms of CPU per Worker invocation, as the page prices them.
+ */
+function perMillion(cost: MessageCost, busyMs: number): number {
+  return (
+    cost.workerInvocations * (PRICE.workerRequest + PRICE.cpuMs) +
+    cost.queueOperations * PRICE.queueOperation +
+    cost.objectRequests * PRICE.objectRequest +
+    (busyMs / 1000) * OBJECT_GB * PRICE.gbSecond +
+    cost.rowsRead * PRICE.rowRead +
+    cost.rowsWritten * PRICE.rowWritten
+  );
+}
+
+/** What a retried reply and a dead letter took before issue 31, the deletion of their id a day later included. */
+const BEFORE: Record<"retried" | "dead", MessageCost> = {
+  retried: {
+    workerInvocations: 2,
+    queueOperations: 3,
+    objectRequests: 4,
+    rowsRead: 28,
+    rowsWritten: 10,
+    subrequests: 6,
+  },
+  dead: { workerInvocations: 3, queueOperations: 6, objectRequests: 3, rowsRead: 16, rowsWritten: 8, subrequests: 6 },
+};
+
 describe("what one message costs on Workers", () => {
   it("counts an echo reply delivered first time, one retry, and a dead letter", async () => {
     captureLogs();
-    fakeReceiver(() => {
+    fakeReceiver(async () => {
       receiver.posts += 1;
+      await receiver.gate;
       return new Response(null, { status: receiver.next.shift() ?? receiver.otherwise });
     });
     const calls: string[] = [];
     const env = objectsUse(countedEnv(channelConfig({ delivery: { initial_delay_ms: 20 } }), calls));
     const conversationId = freshConversation();
 
+    // A receiver that answers within the hand-over's wait, however loaded the machine.
+    replaceHandOverWait(60_000);
     const first = await measure(env, calls, conversationId, 1);
     const echo = await measure(env, calls, conversationId, 1);
     // The first report of a channel to its receiver object (after the object started) also
@@ -185,6 +255,9 @@ describe("what one message costs on Workers", () => {
     const retried = await measure(env, calls, conversationId, 2);
     receiver.otherwise = 400;
     const dead = await measure(env, calls, conversationId, 1);
+    receiver.otherwise = 200;
+    replaceHandOverWait(undefined);
+    const slow = await measure(env, calls, conversationId, 1, true);
 
     // docs/workers.md, "What a million messages cost", prices these rows.
     const row = (cost: MessageCost) => [
@@ -195,16 +268,27 @@ describe("what one message costs on Workers", () => {
       cost.rowsWritten,
       cost.subrequests,
     ];
-    expect({ echo: row(echo), retried: row(retried), dead: row(dead), first: row(first) }).toEqual({
-      // Issue 23's target: at most 4 rows written for an echo reply delivered first time, the
-      // deletion of its id a day later (not counted here) included: 3 + 1.
-      echo: [2, 3, 1, 14, 3, 3],
+    expect({ echo: row(echo), retried: row(retried), dead: row(dead), slow: row(slow), first: row(first) }).toEqual({
+      // Issue 31: 2 rows written, and none later (the row that keeps its id is taken over by a
+      // later id instead of being deleted).
+      echo: [2, 3, 1, 9, 2, 3],
       // The failed POST and the success after it are each reported to the receiver object.
       retried: [2, 3, 4, 28, 9, 6],
-      dead: [3, 6, 3, 16, 7, 6],
+      dead: [3, 6, 3, 11, 6, 6],
+      // A receiver slower than the hand-over's wait: the run goes on under an alarm set to fire
+      // at once (a row and a request), and the expiry's alarm is set again after it (a row).
+      slow: [2, 3, 2, 15, 4, 3],
       // The first message of a conversation also notes when it was active, and sets the alarm
       // of its expiry.
-      first: [2, 3, 1, 18, 6, 3],
+      first: [2, 3, 1, 14, 5, 3],
     });
+
+    // Priced as docs/workers.md prices them, with a receiver answering within the hand-over's
+    // wait (a slow one: 100 ms), and up to the order hold on top.
+    const within = HAND_OVER_WAIT_MS + ORDER_HOLD_MS;
+    expect(perMillion(echo, within)).toBeLessThan(5);
+    // Against the rows these took before issue 31 (the deletion of the id a day later included).
+    expect(perMillion(retried, 2 * within)).toBeLessThan(perMillion(BEFORE.retried, 2 * within));
+    expect(perMillion(dead, within)).toBeLessThan(perMillion(BEFORE.dead, within));
   });
 });

@@ -1,27 +1,16 @@
 import { type Job, newJob } from "../../core/lifecycle/job.js";
 import type { MeteredSql } from "../metered-sql.js";
 import { bodyRef, type InboundBody, readStoredJob } from "../queue-body.js";
+import { type AnsweredIds, lastSequenceOf } from "./answered-ids.js";
 import type { ParkedJobs } from "./parked-jobs.js";
 
 /**
- * A job waits at least this long after its acceptance before it first runs. Cloudflare
- * Queues do not promise order, and concurrent consumer invocations may hand two messages of
- * one conversation over in the other order a few milliseconds apart: waiting this long lets
- * the earlier one arrive and go first. A message that reaches the consumer later than this
- * (the queue batch wait is up to a second, so most do) does not wait at all.
+ * A job waits at least this long after its acceptance before it first runs. Cloudflare Queues
+ * do not promise order, and concurrent consumer invocations may hand two messages of one
+ * conversation over in the other order a few milliseconds apart: this lets the earlier one
+ * arrive and go first. A message that reaches the consumer later than this does not wait.
  */
 export const ORDER_HOLD_MS = 200;
-
-/**
- * How long the ids of answered (or dead-lettered) messages are remembered: a queue message
- * delivered again within this time is recognised and not answered twice. Redeliveries of a
- * message already handed over come from a consumer invocation whose acks were lost, after
- * the queue's retry delay (seconds to minutes).
- */
-export const ANSWERED_KEPT_MS = 86_400_000;
-
-/** Answered ids are pruned at most this often: pruning reads the whole table, and rows read are billed. */
-const PRUNE_EVERY_MS = 3_600_000;
 
 /** What became of a message handed over to the lane. */
 export type HandOver = "queued" | "duplicate" | "missing";
@@ -38,6 +27,16 @@ export interface LaneHead {
 }
 
 type HeadRow = { id: string; job: string; next_at: number; letter: string | null };
+
+/** A job handed over to an empty lane and not stored yet (see {@link ConversationLane.add}). */
+interface UnstoredJob {
+  job: Job;
+  nextAt: number;
+  readonly acceptedAt: number;
+}
+
+/** What a lane row is stored with when an unstored job must be kept. */
+type StoredState = { readonly job?: Job; readonly nextAt?: number; readonly letter?: string };
 
 // A waiting job's progress, once it has replies, is kept in its `answered` row (see `save`),
 // so each lane row is read with that row, if any.
@@ -61,49 +60,92 @@ const HEAD_ORDER =
  * are here before the earlier one would start. A message that arrives after a later one of
  * its conversation was delivered (an invocation that crashed before handing it over, and the
  * queue's retry delay) runs next: its reply then follows, with the next `sequence`.
+ *
+ * A message handed over alone to an empty lane is not stored at once: the queue keeps it until
+ * the hand-over returns, and if it is answered by then, its `answered` row (its replies saved
+ * before they are posted, then closed) is all it writes. It is stored ({@link persist}) when
+ * anything else must wait with it (another message, a retry, a letter), or when the hand-over
+ * returns before its replies are saved ({@link secure}).
  */
 export class ConversationLane {
-  /** When answered ids were last pruned; in memory, since an instance that starts afresh may prune once more. */
-  private prunedAt = 0;
+  /** The job handed over and not stored yet; only ever while no lane row exists. */
+  private unstored: UnstoredJob | undefined;
 
   /** `parked` is where a message too large for a queue message waits until it joins the lane. */
   constructor(
     private readonly sql: MeteredSql,
     private readonly parked: ParkedJobs,
-    private readonly now: () => number = Date.now,
+    private readonly answered: AnsweredIds,
   ) {}
 
   /**
    * Takes a message the inbound consumer hands over. Idempotent by message id: a message
-   * already waiting here, or answered (its `answered` row kept {@link ANSWERED_KEPT_MS} from
-   * its first saved reply, or from its end when it had none), is a duplicate. A
+   * already waiting here, or answered (its `answered` row kept at least a day), is a duplicate. A
    * message parked (too large for a queue message, or with progress saved by an earlier
    * version) comes with what is stored there, and leaves the parked jobs; a reference to
-   * nothing is `missing`.
+   * nothing is `missing`. With `unstored`, a new message that finds the lane empty stays in
+   * memory until {@link persist} (see the class).
    */
-  add(body: InboundBody): HandOver {
+  add(body: InboundBody, unstored = false): HandOver {
     const { id } = bodyRef(body).stored;
-    const seen = this.sql.first<{ n: number }>(
-      "SELECT (SELECT COUNT(*) FROM lane WHERE id = ?1) + (SELECT COUNT(*) FROM answered WHERE id = ?1) AS n",
+    if (this.unstored?.job.message.id === id) return "duplicate";
+    const seen = this.sql.first<{ n: number; waiting: number }>(
+      `SELECT (SELECT COUNT(*) FROM lane WHERE id = ?1) + (SELECT COUNT(*) FROM answered WHERE id = ?1) AS n,
+        EXISTS (SELECT 1 FROM lane) AS waiting`,
       id,
     );
     if ((seen?.n ?? 0) > 0) return "duplicate";
     const parked = this.parked.find(id);
     const job = parked?.job ?? ("stored" in body ? undefined : newJob(body));
     if (job === undefined) return "missing";
-    this.insert(job, job.message.receivedAt + ORDER_HOLD_MS, job.replies === undefined ? 0 : 1, job.message.receivedAt);
+    const { receivedAt } = job.message;
+    if (unstored && this.unstored === undefined && seen?.waiting === 0 && parked === undefined) {
+      this.unstored = { job, nextAt: receivedAt + ORDER_HOLD_MS, acceptedAt: receivedAt };
+      return "queued";
+    }
+    this.persist();
+    this.insert(job, receivedAt + ORDER_HOLD_MS, job.replies === undefined ? 0 : 1, receivedAt);
     if (parked !== undefined) this.parked.forget(id);
     return "queued";
   }
 
   /**
+   * Makes sure the job kept in memory outlives this instance: stored in its lane row, unless its
+   * saved replies already are (its `open` answered row, which a new instance takes back).
+   */
+  secure(): void {
+    if (this.unstored?.job.replies === undefined) this.persist();
+  }
+
+  /** Stores the job kept in memory, if any (see the class); `state` is what it is stored with. */
+  persist(state: StoredState = {}): void {
+    const kept = this.unstored;
+    if (kept === undefined) return;
+    this.unstored = undefined;
+    // Its progress, once it has replies, is in its `answered` row, which the head reads with it.
+    this.insert(state.job ?? kept.job, state.nextAt ?? kept.nextAt, 0, kept.acceptedAt, state.letter);
+  }
+
+  /**
+   * Takes back the jobs whose run stopped with an earlier instance before they were stored: an
+   * `open` answered row without a lane row (see {@link AnsweredIds}). They had replies, so they
+   * go first, and run again from their saved progress.
+   */
+  adoptOpen(): void {
+    this.sql.run(
+      `INSERT INTO lane (id, received_at, arrival, started, next_at, job)
+        SELECT id, COALESCE(json_extract(job, '$.message.receivedAt'), at), (SELECT COALESCE(MAX(arrival), 0) + 1 FROM lane), 1, 0, job
+        FROM answered WHERE open = 1 AND job IS NOT NULL AND id NOT IN (SELECT id FROM lane)`,
+    );
+  }
+
+  /**
    * Takes a replayed dead letter's job: it runs again even though its id was answered (dead-
    * lettered) before. It joins the end of the lane as if accepted at `now`, behind every job
-   * already waiting, as on Node (docs/delivery.md, "Replay"). The
-   * hand-back is idempotent: a job of that id still waiting here, or with an `answered` row
-   * written at or after `markedAt` (the replay that asked for it already ran: its first saved
-   * reply, or its end), is a duplicate, so a hand-back
-   * repeated after a lost answer never runs the message twice.
+   * already waiting, as on Node (docs/delivery.md, "Replay"). The hand-back is idempotent: a job
+   * of that id still waiting here, or with an `answered` row written at or after `markedAt` (the
+   * replay that asked for it already ran: its first saved reply, or its end), is a duplicate, so
+   * a hand-back repeated after a lost answer never runs the message twice.
    */
   restore(job: Job, now: number, markedAt: number): HandOver {
     const { id } = job.message;
@@ -113,7 +155,8 @@ export class ConversationLane {
       markedAt,
     );
     if ((seen?.n ?? 0) > 0) return "duplicate";
-    this.sql.run("DELETE FROM answered WHERE id = ?", id);
+    this.persist();
+    this.answered.forget(id);
     this.parked.forget(id);
     // Not started, whatever its replies: `save` marks it once it runs.
     // Held like a new message (ORDER_HOLD_MS), so that one accepted just before the replay and
@@ -126,19 +169,27 @@ export class ConversationLane {
    * Adds a job after every other that arrived, to run no earlier than `nextAt`, placed in
    * acceptance order by `acceptedAt` (the message's acceptance, or a replay's moment).
    */
-  private insert(job: Job, nextAt: number, started: 0 | 1, acceptedAt: number): void {
+  private insert(job: Job, nextAt: number, started: 0 | 1, acceptedAt: number, letter?: string): void {
     this.sql.run(
-      "INSERT INTO lane (id, received_at, arrival, started, next_at, job) VALUES (?, ?, (SELECT COALESCE(MAX(arrival), 0) + 1 FROM lane), ?, ?, ?)",
+      "INSERT INTO lane (id, received_at, arrival, started, next_at, job, letter) VALUES (?, ?, (SELECT COALESCE(MAX(arrival), 0) + 1 FROM lane), ?, ?, ?, ?)",
       job.message.id,
       acceptedAt,
       started,
       nextAt,
       JSON.stringify(job),
+      letter ?? null,
     );
+  }
+
+  /** Whether `id` is the job kept in memory. */
+  private isUnstored(id: string): boolean {
+    return this.unstored?.job.message.id === id;
   }
 
   /** The job that may run next, if any. */
   head(): LaneHead | undefined {
+    const kept = this.unstored;
+    if (kept !== undefined) return { id: kept.job.message.id, job: kept.job, nextAt: kept.nextAt, letter: undefined };
     const row = this.sql.first<HeadRow>(
       `SELECT lane.id AS id, COALESCE(progress.job, lane.job) AS job, lane.next_at AS next_at, lane.letter AS letter
         ${WITH_PROGRESS} ${HEAD_ORDER}`,
@@ -149,12 +200,14 @@ export class ConversationLane {
 
   /** When the head may run, or undefined when nothing waits. */
   nextRunAt(): number | undefined {
+    if (this.unstored !== undefined) return this.unstored.nextAt;
     return this.sql.first<{ next_at: number }>(`SELECT lane.next_at AS next_at ${WITH_PROGRESS} ${HEAD_ORDER}`)
       ?.next_at;
   }
 
   /** The jobs waiting, in the order they run (the head first); one that cannot be read is left out. */
   waiting(): Job[] {
+    if (this.unstored !== undefined) return [this.unstored.job];
     const rows = this.sql.all<{ job: string }>(
       `SELECT COALESCE(progress.job, lane.job) AS job ${WITH_PROGRESS}
         ORDER BY (lane.started = 1 OR progress.job IS NOT NULL) DESC, lane.received_at, lane.arrival`,
@@ -167,60 +220,62 @@ export class ConversationLane {
 
   /** Jobs waiting, the head included. */
   size(): number {
+    if (this.unstored !== undefined) return 1;
     return this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM lane")?.n ?? 0;
   }
 
   /**
-   * Saves a job's progress; `nextAt` postpones it (a retry). A job with replies keeps its
-   * progress in its `answered` row, which then also holds its id once it is answered, and the
-   * highest `sequence` of its replies: answering it only deletes its lane row, so an echo
-   * message costs three rows written, not four. Before it has replies (a brain's failed
-   * attempt), its lane row keeps it. With replies and `nextAt`, the two writes are two
-   * statements of one synchronous turn, which the object commits together.
+   * Saves a job's progress; `nextAt` postpones it (a retry). A job with replies keeps it in its
+   * `answered` row, which also keeps its id once it is answered; before it has replies (a brain's
+   * failed attempt), its lane row keeps it. Two writes are two statements of one synchronous
+   * turn, which the object commits together.
    */
   save(job: Job, nextAt?: number): void {
     const { id } = job.message;
-    if (job.replies === undefined) {
-      if (nextAt === undefined) this.sql.run("UPDATE lane SET job = ? WHERE id = ?", JSON.stringify(job), id);
-      else this.sql.run("UPDATE lane SET job = ?, next_at = ? WHERE id = ?", JSON.stringify(job), nextAt, id);
+    const kept = this.isUnstored(id) ? this.unstored : undefined;
+    if (job.replies !== undefined) this.answered.save(job, kept !== undefined);
+    if (kept !== undefined) {
+      kept.job = job;
+      if (nextAt !== undefined) this.persist({ nextAt });
       return;
     }
-    const lastSeq = job.replies.reduce((last, reply) => Math.max(last, reply.sequence), 0);
-    this.sql.run(
-      `INSERT INTO answered (id, at, last_seq, job) VALUES (?1, ?2, ?3, ?4)
-        ON CONFLICT (id) DO UPDATE SET job = excluded.job, last_seq = MAX(COALESCE(last_seq, 0), excluded.last_seq)`,
-      id,
-      this.now(),
-      lastSeq,
-      JSON.stringify(job),
-    );
-    if (nextAt !== undefined) this.postpone(id, nextAt);
+    if (job.replies !== undefined) {
+      if (nextAt !== undefined) this.postpone(id, nextAt);
+      return;
+    }
+    if (nextAt === undefined) this.sql.run("UPDATE lane SET job = ? WHERE id = ?", JSON.stringify(job), id);
+    else this.sql.run("UPDATE lane SET job = ?, next_at = ? WHERE id = ?", JSON.stringify(job), nextAt, id);
   }
 
   /** Keeps a dead job at the head until its letter is in the dead-letter queue. */
   holdLetter(id: string, letter: string, nextAt: number): void {
-    this.sql.run("UPDATE lane SET letter = ?, next_at = ? WHERE id = ?", letter, nextAt, id);
+    if (this.isUnstored(id)) this.persist({ letter, nextAt });
+    else this.sql.run("UPDATE lane SET letter = ?, next_at = ? WHERE id = ?", letter, nextAt, id);
   }
 
   /** Postpones the head without changing it (nothing can run it now). */
   postpone(id: string, nextAt: number): void {
-    this.sql.run("UPDATE lane SET next_at = ? WHERE id = ?", nextAt, id);
+    if (this.unstored !== undefined && this.isUnstored(id)) this.unstored.nextAt = nextAt;
+    else this.sql.run("UPDATE lane SET next_at = ? WHERE id = ?", nextAt, id);
   }
 
   /**
-   * Removes a finished job (answered or dead-lettered) and remembers its id, with the last
-   * `sequence` its replies took: the conversation's counter is read from these rows (see
-   * `ConversationCounters`), so a reply's number costs no write of its own. A job whose
-   * replies were saved has its `answered` row already (see `save`): only its lane row goes.
+   * Removes a finished job (answered or dead-lettered) and keeps its id with the last `sequence`
+   * its replies took (the counter reads them: a number costs no write of its own). A job whose
+   * replies were saved has its `answered` row already: its lane row goes, or its row is closed.
    */
-  finish(id: string, now: number): void {
-    this.sql.run(
-      `INSERT INTO answered (id, at, last_seq) SELECT ?1, ?2,
-        (SELECT MAX(json_extract(reply.value, '$.sequence')) FROM lane, json_each(lane.job, '$.replies') AS reply WHERE lane.id = ?1)
-        WHERE NOT EXISTS (SELECT 1 FROM answered WHERE id = ?1)`,
-      id,
-      now,
-    );
+  finish(id: string): void {
+    const kept = this.isUnstored(id) ? this.unstored : undefined;
+    if (kept !== undefined) {
+      this.unstored = undefined;
+      if (kept.job.replies === undefined) this.answered.record(id, null);
+      else this.answered.close(id);
+      return;
+    }
+    const row = this.sql.first<{ job: string }>("SELECT job FROM lane WHERE id = ?", id);
+    const job = row === undefined ? undefined : readStoredJob(row.job);
+    this.answered.record(id, job === undefined ? null : lastSequenceOf(job));
+    this.answered.close(id);
     this.sql.run("DELETE FROM lane WHERE id = ?", id);
   }
 
@@ -233,27 +288,13 @@ export class ConversationLane {
     return Math.max(row?.waiting ?? 0, row?.answered ?? 0);
   }
 
-  /**
-   * Forgets answered ids older than {@link ANSWERED_KEPT_MS}, at most once per
-   * {@link PRUNE_EVERY_MS}; `keepSequence` is told the highest `sequence` they held first, so
-   * numbering never goes back.
-   */
+  /** Forgets old answered ids that hold a job's text (see {@link AnsweredIds.prune}). */
   prune(now: number, keepSequence: (last: number) => void): void {
-    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
-    this.prunedAt = now;
-    const cutoff = now - ANSWERED_KEPT_MS;
-    // The progress of a job still waiting (retried for longer than a day) is not an old id.
-    const old = this.sql.first<{ last: number | null; n: number }>(
-      "SELECT MAX(last_seq) AS last, COUNT(*) AS n FROM answered WHERE at < ? AND id NOT IN (SELECT id FROM lane)",
-      cutoff,
-    );
-    if (old === undefined || old.n === 0) return;
-    if (old.last !== null) keepSequence(old.last);
-    this.sql.run("DELETE FROM answered WHERE at < ? AND id NOT IN (SELECT id FROM lane)", cutoff);
+    this.answered.prune(now, keepSequence);
   }
 
   /** Forgets every answered id (the conversation expired, with nothing waiting). */
   clearAnswered(): void {
-    this.sql.run("DELETE FROM answered");
+    this.answered.clear();
   }
 }

@@ -9,6 +9,8 @@ import { MeteredSql, type StorageUsage } from "../metered-sql.js";
 import type { InboundBody } from "../queue-body.js";
 import { ReceiverLink } from "../receiver/receiver-link.js";
 import type { WorkerEnv } from "../worker-env.js";
+import { AnsweredIds } from "./answered-ids.js";
+import { ConversationAlarm } from "./conversation-alarm.js";
 import { ConversationCounters } from "./conversation-counters.js";
 import { ConversationExpiry } from "./conversation-expiry.js";
 import { ConversationLane, type HandOver, ORDER_HOLD_MS } from "./conversation-lane.js";
@@ -20,6 +22,8 @@ import { ObjectConsumer } from "./object-consumer.js";
 import { OldDeadLetters } from "./old-dead-letters.js";
 import { ParkedJobs } from "./parked-jobs.js";
 import { workersReplayHint } from "./replay-hint.js";
+import { SingleRun } from "./single-run.js";
+import { PENDING, sleep, within } from "./within.js";
 
 /**
  * One conversation of one channel, addressed by `idFromName(conversationKey(...))`: the
@@ -31,14 +35,13 @@ import { workersReplayHint } from "./replay-hint.js";
  * counter and parked jobs; its dead letters go to the {@link DeadLetterObject}.
  *
  * The object wires its parts, one per table (`conversation-tables.ts` lists them), and holds
- * the alarm. One alarm serves everything: it is set to the head job's next run while jobs
- * wait (a retry, a head held for order); an idle conversation keeps whatever alarm it has for
- * its expiry (`conversation-expiry.ts`). Jobs run in the hand-over that brought them
- * ({@link enqueue}) or in `alarm()`, and an in-memory flag keeps a second run (an alarm during
- * a hand-over, a test running it by hand, the platform's at-least-once retry) from running the
- * lane at the same time: calls that arrive while a job awaits its brain or receiver only add
- * to the lane, and the running loop takes what they added. An instance is unique and its
- * memory is lost with it, so the flag needs no storage.
+ * the one alarm: the head job's next run while jobs wait, else whatever alarm it has for its
+ * expiry (`conversation-expiry.ts`). Jobs start in the hand-over that brought them
+ * ({@link enqueue}) or in `alarm()`, one run at a time (kept in memory: an instance is unique);
+ * calls that arrive meanwhile only add to the lane, and the running loop takes what they added.
+ * A hand-over waits for the run at most {@link HAND_OVER_WAIT_MS}: what outlasts it goes on under
+ * an alarm set to fire at once, which waits for the run and then runs what is left, so a slow or
+ * hanging receiver or brain holds back only its own conversation, never the inbound consumer.
  */
 export class ConversationObject extends DurableObject<WorkerEnv> {
   private readonly sql: MeteredSql;
@@ -54,17 +57,21 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   /** What the lane store reports through during a run: the Worker's parts, or their stand-ins. */
   private reporting: { readonly logger: Logger; readonly metrics: Metrics } | undefined;
   private running = false;
+  /** The lane's run: one at a time. */
+  private readonly run = new SingleRun(() => this.runLane());
+  /** An alarm invocation is under way: it waits for the run, so a hand-over needs no alarm of its own. */
+  private onAlarm = false;
   /** A receiver wake-up came while the lane ran: the head runs again once the run ends. */
   private wokenDuringRun = false;
-  /** The alarm as set, null for none, undefined until read: `setAlarm` is billed, so it is not repeated. */
-  private alarmAt: number | null | undefined;
+  private readonly alarms: ConversationAlarm;
 
   constructor(ctx: DurableObjectState, env: WorkerEnv) {
     super(ctx, env);
     this.sql = new MeteredSql(ctx.storage.sql);
+    this.alarms = new ConversationAlarm(ctx.storage, this.sql.usage);
     this.memory = new ConversationMemory(this.sql);
     this.parked = new ParkedJobs(this.sql);
-    this.lane = new ConversationLane(this.sql, this.parked);
+    this.lane = new ConversationLane(this.sql, this.parked, new AnsweredIds(this.sql));
     this.counters = new ConversationCounters(this.sql, () => this.lane.lastSequence());
     this.oldLetters = new OldDeadLetters(this.sql);
     this.expiry = new ConversationExpiry({
@@ -90,6 +97,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
       now: () => Date.now(),
     });
     createConversationTables(this.sql);
+    this.lane.adoptOpen();
   }
 
   /** What this instance did that is billed; read by the cost test. */
@@ -98,22 +106,43 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   }
 
   /**
-   * Takes the inbound queue's messages of this conversation, idempotent by message id, runs
-   * the lane's due jobs in this request (waiting here for a head due within
-   * {@link ORDER_HOLD_MS}, rather than setting an alarm, which is a billed write), and resolves
-   * with one result per body: the consumer acks them then. Had the object stopped mid-run, this
-   * call fails, the queue hands the messages over again, and they are duplicates by then whose
-   * hand-over runs the lane again, so a stored job never waits without an alarm or a run.
+   * Takes the inbound queue's messages of this conversation, idempotent by message id, and
+   * resolves with one result per body once they are stored: the consumer acks them then. A head
+   * due within {@link ORDER_HOLD_MS} is waited for here (an alarm would be a billed write), then
+   * the run it starts for up to {@link HAND_OVER_WAIT_MS} (`busy`, from a full batch: not at all);
+   * what outlasts that goes on under the alarm. Had the object stopped before answering, the
+   * queue hands the messages over again.
    */
-  async enqueue(bodies: readonly InboundBody[]): Promise<HandOver[]> {
-    const results = bodies.map((body) => this.lane.add(body));
+  async enqueue(bodies: readonly InboundBody[], busy = false): Promise<HandOver[]> {
+    // Joining a run under way, or from a full batch, the messages are stored and not waited for.
+    const joining = this.run.underWay !== undefined;
+    const waits = !joining && !busy;
+    // A lone message to an idle lane is stored only if it is not answered before this returns.
+    const results = bodies.map((body) => this.lane.add(body, bodies.length === 1 && waits));
     this.expiry.touch(Date.now());
-    await this.runLane(ORDER_HOLD_MS);
+    if (!joining) {
+      const wait = (this.lane.nextRunAt() ?? Number.POSITIVE_INFINITY) - Date.now();
+      // Other calls are delivered meanwhile; their jobs join the lane and the run takes them.
+      if (wait > 0 && wait <= ORDER_HOLD_MS) await sleep(wait);
+    }
+    const run = joining ? undefined : this.run.start();
+    const failure = run === undefined || !waits ? PENDING : await within(run, this.handOverWaitMs());
+    this.lane.secure();
+    if (failure === PENDING) {
+      if (!this.onAlarm) await this.alarms.byNow(Date.now());
+    } else if (failure !== undefined) {
+      throw failure;
+    }
     return results;
   }
 
-  /** How long a hand-over keeps starting jobs; the alarm runs what is left. */
-  static readonly HAND_OVER_RUN_MS = 15_000;
+  /** How long a hand-over waits for its run: a quick one needs no alarm, a slow one never holds the consumer. */
+  static readonly HAND_OVER_WAIT_MS = 250;
+
+  /** {@link HAND_OVER_WAIT_MS}; a method, so that a test harness can wait otherwise. */
+  protected handOverWaitMs(): number {
+    return ConversationObject.HAND_OVER_WAIT_MS;
+  }
 
   /** The last `limit` turns (at most `MAX_TURNS`, 100), oldest first. */
   history(limit: number): ConversationTurn[] {
@@ -180,30 +209,27 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   }
 
   /**
-   * Moves dead letters an earlier version kept here, runs the due jobs of the lane, then
-   * expires the conversation if it is idle and old enough.
+   * Waits for a run under way (a hand-over's, left to the alarm), then moves dead letters an
+   * earlier version kept here, runs the due jobs of the lane, and expires the conversation if
+   * it is idle and old enough. A run that failed fails the alarm, which the platform tries again.
    */
   override async alarm(): Promise<void> {
-    this.alarmAt = null;
-    this.sql.usage.alarmRuns += 1;
-    await this.runLane();
+    this.alarms.fired();
+    this.onAlarm = true;
+    try {
+      const left = await this.run.underWay;
+      if (left !== undefined) throw left;
+      const failure = await this.run.start();
+      if (failure !== undefined) throw failure;
+    } finally {
+      this.onAlarm = false;
+    }
   }
 
-  /**
-   * Runs the lane (see {@link alarm}) unless it runs already. With `waitUpTo` (a hand-over), it
-   * runs only when the head is due within that many ms, after waiting for it here.
-   */
-  private async runLane(waitUpTo?: number): Promise<void> {
-    const startUntil = waitUpTo === undefined ? undefined : Date.now() + ConversationObject.HAND_OVER_RUN_MS;
-    if (this.running) return;
+  /** Runs the lane's due jobs (see {@link alarm}); the caller makes sure no other run is under way. */
+  private async runLane(): Promise<void> {
     this.running = true;
     try {
-      if (waitUpTo !== undefined) {
-        const wait = (this.lane.nextRunAt() ?? Number.POSITIVE_INFINITY) - Date.now();
-        if (wait > waitUpTo) return;
-        // Other calls are delivered meanwhile; their jobs join the lane and this run takes them.
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      }
       const env = this.environment();
       const built = await partsFor(env);
       const logger = built.ok ? built.parts.logger : built.logger;
@@ -217,7 +243,6 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
         logger,
         receiver: this.receiver,
         now: () => Date.now(),
-        startUntil,
       });
       if (this.wokenDuringRun) {
         this.wokenDuringRun = false;
@@ -255,18 +280,14 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   private async schedule(): Promise<void> {
     if (this.running) return;
     const next = this.lane.nextRunAt();
-    this.alarmAt ??= await this.ctx.storage.getAlarm();
-    const at = next ?? (this.alarmAt === null ? this.expiry.expiresAt() : undefined);
-    if (at === undefined || this.alarmAt === at) return;
-    this.alarmAt = at;
-    this.sql.usage.alarmsSet += 1;
-    await this.ctx.storage.setAlarm(at);
+    const at = next ?? ((await this.alarms.current()) === null ? this.expiry.expiresAt() : undefined);
+    if (at !== undefined) await this.alarms.set(at);
   }
 
   /** The expiry's end: everything goes, the alarm too; the tables come back, since this instance may still be called. */
   private async deleteStorage(): Promise<void> {
     await this.ctx.storage.deleteAll();
-    this.alarmAt = null;
+    this.alarms.forget();
     this.counters.forget();
     createConversationTables(this.sql);
   }

@@ -15,11 +15,12 @@ import type { MeteredSql } from "../metered-sql.js";
  *   over (messages too large for a queue message), or until the dead-letter consumer reads
  *   them (dead letters too large for one).
  * - `lane` (`ConversationLane`): the conversation's pending jobs, run one at a time in
- *   acceptance order.
- * - `answered` (`ConversationLane`): ids of messages recently answered or dead-lettered, so
- *   that a queue message delivered again is not answered twice, with the last `sequence` of
- *   their replies (the counter reads it); and the progress of a waiting job once it has
- *   replies (`job`), kept until the id is forgotten, so that answering it writes one row.
+ *   acceptance order (a lone job handed over to an empty lane only once it must wait).
+ * - `answered` (`AnsweredIds`): ids of messages answered or dead-lettered in the last day at
+ *   least, so that a queue message delivered again is not answered twice, with the last
+ *   `sequence` of their replies (the counter reads it); and the progress of a running job once
+ *   it has replies (`job`; `open` while the job has no lane row), so that answering it writes
+ *   one row. Old rows are taken over by new ids rather than deleted.
  * - `dead_letters` (`OldDeadLetters`): where version 0.1.0 kept the conversation's dead
  *   letters; emptied into the dead-letter store, and no longer written.
  *
@@ -47,7 +48,7 @@ export function createConversationTables(sql: MeteredSql): void {
     letter TEXT
   ) WITHOUT ROWID`);
   sql.run(
-    "CREATE TABLE IF NOT EXISTS answered (id TEXT PRIMARY KEY, at INTEGER NOT NULL, last_seq INTEGER, job TEXT) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS answered (id TEXT PRIMARY KEY, at INTEGER NOT NULL, last_seq INTEGER, job TEXT, open INTEGER) WITHOUT ROWID",
   );
   // An object of an earlier version has `answered` without `last_seq` or `job`; reading the
   // columns is one small read per construction, and each column is added once.
@@ -55,6 +56,7 @@ export function createConversationTables(sql: MeteredSql): void {
   if (!columns.some((column) => column.name === "last_seq"))
     sql.run("ALTER TABLE answered ADD COLUMN last_seq INTEGER");
   if (!columns.some((column) => column.name === "job")) sql.run("ALTER TABLE answered ADD COLUMN job TEXT");
+  if (!columns.some((column) => column.name === "open")) sql.run("ALTER TABLE answered ADD COLUMN open INTEGER");
   sql.run(
     "CREATE TABLE IF NOT EXISTS dead_letters (id TEXT PRIMARY KEY, letter TEXT NOT NULL, died_at INTEGER NOT NULL)",
   );

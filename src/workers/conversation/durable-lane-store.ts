@@ -74,7 +74,7 @@ export function createDurableLaneStore(parts: DurableLaneParts): DurableLaneStor
       lane.holdLetter(id, letter, now() + BLOCKED_RETRY_MS);
       return false;
     }
-    lane.finish(id, now());
+    lane.finish(id);
     return true;
   };
 
@@ -114,7 +114,7 @@ export function createDurableLaneStore(parts: DurableLaneParts): DurableLaneStor
     },
     finish(ticket, job) {
       mine(ticket);
-      lane.finish(job.message.id, now());
+      lane.finish(job.message.id);
     },
     postpone(ticket, job, dueAt) {
       mine(ticket);

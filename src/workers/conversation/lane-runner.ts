@@ -25,12 +25,6 @@ export interface LaneRunnerDeps {
   /** The channel's receiver circuit, as this conversation sees it. */
   readonly receiver: ReceiverLink;
   readonly now: () => number;
-  /**
-   * Epoch ms after which no further job starts (the first always does): a hand-over runs the
-   * lane in the consumer's request, which should not last for a whole backlog of slow brain
-   * calls; the alarm takes the rest. Default: no limit but {@link MAX_JOBS_PER_RUN}.
-   */
-  readonly startUntil?: number | undefined;
 }
 
 /**
@@ -45,12 +39,11 @@ export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
   const { lane, store, consumer, logger, now } = deps;
   const circuit = deps.receiver.client;
   for (let ran = 0; ran < MAX_JOBS_PER_RUN; ran += 1) {
-    if (ran > 0 && deps.startUntil !== undefined && now() >= deps.startUntil) return;
     const head = lane.head();
     if (head === undefined || head.nextAt > now()) return;
     if (head.job === undefined) {
       logger.error("a stored job cannot be read: dropped", { message_id: head.id });
-      lane.finish(head.id, now());
+      lane.finish(head.id);
       continue;
     }
     if (head.letter !== undefined) {

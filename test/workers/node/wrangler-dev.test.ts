@@ -87,7 +87,9 @@ beforeAll(async () => {
     request.on("end", () => {
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
       if (request.url === "/cases") {
-        response.writeHead(recordPost(harness, body)).end();
+        const status = recordPost(harness, body);
+        // "hang": the request stays open, unanswered, until the Worker gives up on it.
+        if (status !== "hang") response.writeHead(status).end();
         return;
       }
       if (request.url === REFUSING_PATH && !refused.has(String(body.in_reply_to))) {
@@ -189,6 +191,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopWrangler();
+  receiver.closeAllConnections();
   await new Promise<void>((resolve) => receiver.close(() => resolve()));
   if (workDir !== "") await rm(workDir, { recursive: true, force: true });
 });

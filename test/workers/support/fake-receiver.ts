@@ -7,8 +7,8 @@ export interface Delivery {
   readonly body: Record<string, unknown>;
 }
 
-/** What the fake receiver answers to the n-th delivery (0-based). */
-export type Answer = (delivery: Delivery, index: number) => Response;
+/** What the fake receiver answers to the n-th delivery (0-based), at once or when the promise resolves. */
+export type Answer = (delivery: Delivery, index: number) => Response | Promise<Response>;
 
 /**
  * Replaces the isolate's `fetch` (the Worker looks it up on every call) with a receiver that
@@ -24,7 +24,7 @@ export function fakeReceiver(answer: Answer = () => new Response(null, { status:
       body: (await request.json()) as Record<string, unknown>,
     };
     deliveries.push(delivery);
-    return answer(delivery, deliveries.length - 1);
+    return await answer(delivery, deliveries.length - 1);
   });
   return { deliveries };
 }

@@ -19,3 +19,19 @@ export function objectEnvironment(own: WorkerEnv): WorkerEnv {
 export function replaceObjectEnvironment(env: WorkerEnv | undefined): void {
   replacement = env;
 }
+
+let handOverWait: number | undefined;
+
+/**
+ * How long the test entry's conversation objects wait for a hand-over's run: the production
+ * value unless a test set another (the cost test counts the path of a run that finishes within
+ * the wait, which a loaded machine must not turn into the other).
+ */
+export function objectHandOverWait(production: number): number {
+  return handOverWait ?? production;
+}
+
+/** Sets the hand-over's wait of {@link objectHandOverWait}; `undefined` restores the production value. */
+export function replaceHandOverWait(ms: number | undefined): void {
+  handOverWait = ms;
+}

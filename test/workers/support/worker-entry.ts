@@ -10,7 +10,7 @@ import {
   ReceiverObject as WorkerReceiverObject,
 } from "../../../src/workers/index.js";
 import type { WorkerEnv } from "../../../src/workers/worker-env.js";
-import { objectEnvironment } from "./object-environment.js";
+import { objectEnvironment, objectHandOverWait } from "./object-environment.js";
 
 export { AuthFailureObject, default, IdempotencyObject } from "../../../src/workers/index.js";
 
@@ -18,6 +18,10 @@ export { AuthFailureObject, default, IdempotencyObject } from "../../../src/work
 export class ConversationObject extends WorkerConversationObject {
   protected override environment(): WorkerEnv {
     return objectEnvironment(this.env);
+  }
+
+  protected override handOverWaitMs(): number {
+    return objectHandOverWait(super.handOverWaitMs());
   }
 }
 
