@@ -18,6 +18,7 @@ export const BENCH_CLUSTER = { durable: true, settings: ["shared_preload_librari
 
 const GONE_TIMEOUT_MS = 10_000;
 const TOP_STATEMENTS = 12;
+const STATEMENT_PREFIX = 100;
 
 /**
  * CPU seconds of the whole cluster: the postmaster with its ended children (cutime/cstime, the
@@ -94,11 +95,14 @@ export async function createCostProbe(cluster) {
                FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1`,
             [database],
           );
+          // Grouped by the statement's first characters: one kind of statement built for groups
+          // of several sizes is several entries in pg_stat_statements.
           const { rows: top } = await client.query(
-            `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query, calls::float8 AS calls,
-                    total_exec_time::float8 AS exec_ms, rows::float8 AS rows
+            `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), ${STATEMENT_PREFIX}) AS query,
+                    sum(calls)::float8 AS calls, sum(total_exec_time)::float8 AS exec_ms, sum(rows)::float8 AS rows,
+                    count(*)::int AS variants
                FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1
-              ORDER BY calls DESC LIMIT ${TOP_STATEMENTS}`,
+              GROUP BY 1 ORDER BY calls DESC LIMIT ${TOP_STATEMENTS}`,
             [database],
           );
           const per = (value) => (delivered > 0 && value !== null ? value / delivered : null);
@@ -125,6 +129,7 @@ export async function createCostProbe(cluster) {
               callsPerMessage: per(row.calls),
               microsPerMessage: per(row.exec_ms * 1000),
               rowsPerCall: row.calls > 0 ? row.rows / row.calls : null,
+              variants: row.variants,
             })),
           };
         },

@@ -93,16 +93,17 @@ function costTable(runs) {
 function statementMix(run) {
   if (!run?.costs?.topStatements?.length) return [];
   return [
-    `Statement mix of "${run.name}" (pg_stat_statements, by calls; the text cut at 100 characters):`,
+    `Statement mix of "${run.name}" (pg_stat_statements by calls, statements with the same first 100 characters summed):`,
     "",
     table(
-      ["calls/msg", "µs/msg", "rows/call", "statement"],
+      ["calls/msg", "µs/msg", "rows/call", "variants", "statement"],
       run.costs.topStatements
         .slice(0, 6)
         .map((statement) => [
           three(statement.callsPerMessage),
           two(statement.microsPerMessage),
           two(statement.rowsPerCall),
+          int(statement.variants),
           `\`${statement.query.slice(0, 100).replaceAll("|", "\\|").replaceAll("`", "'")}\``,
         ]),
     ),
