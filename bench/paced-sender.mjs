@@ -36,8 +36,8 @@ export const createSenderPool = (url, connections = 64) => createRawClient(url, 
  * latency from the send (ms, sorted).
  *
  * `targets` ([{ pool, url }], instead of `pool` and `url`) spreads the messages over several
- * services in turn, as a round-robin load balancer would: a conversation's messages then reach
- * every replica.
+ * services in turn, as a round-robin load balancer would, so that a conversation's consecutive
+ * messages reach different replicas.
  */
 export async function sendPaced({
   pool,
@@ -84,7 +84,11 @@ export async function sendPaced({
   };
   const sendOne = (index) => {
     inFlight += 1;
-    const target = index % targets.length;
+    // The next target in turn, shifted by one after each pass over the conversations: with plain
+    // index % targets a conversation (index % conversations) would always meet the same replica
+    // whenever the count of targets divides the count of conversations (2 into 1,000), and its
+    // messages would never cross replicas.
+    const target = (index + Math.floor(index / conversations)) % targets.length;
     const sentAt = nowMs();
     targets[target].pool.send(requests[target][index % conversations], (error, status, body) =>
       answered(sentAt, error, status, body),
