@@ -1,5 +1,5 @@
 // Command-line options of `npm run bench -- [--quick] [--skip-workerd] [--skip-durable] [--skip-postgres]
-// [--baseline <dist/node.js>]` and the two presets.
+// [--skip-saturation] [--baseline <dist/node.js>]` and the two presets.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -37,6 +37,14 @@ const PRESETS = {
     workerdMessages: 1_000,
     workerdConversations: 100,
     workerdRounds: 1,
+    // Saturation (saturation.mjs): short windows, one replica only.
+    saturationConnections: 10,
+    saturationConversations: 1_000,
+    saturationWarmupSeconds: 1,
+    saturationSeconds: 2,
+    saturationReplicas: [1],
+    roundTripMessages: 10,
+    noKneeSeconds: 3,
   },
   // More rounds rather than longer ones: both inbound servers keep every message they accept
   // (see inbound.mjs), and a heap of several hundred thousand messages would make the
@@ -69,6 +77,15 @@ const PRESETS = {
     workerdMessages: 3_000,
     workerdConversations: 100,
     workerdRounds: 3,
+    // Saturation: wrk as in issue 30 (10 connections, 1,000 conversations); 2 s to fill the
+    // buffers and reach the steady state, then 8 s measured; 1, 2 and 3 replicas on Postgres.
+    saturationConnections: 10,
+    saturationConversations: 1_000,
+    saturationWarmupSeconds: 2,
+    saturationSeconds: 8,
+    saturationReplicas: [1, 2, 3],
+    roundTripMessages: 40,
+    noKneeSeconds: 8,
   },
 };
 
@@ -80,6 +97,7 @@ export function readOptions(argv) {
       "skip-workerd": { type: "boolean", default: false },
       "skip-durable": { type: "boolean", default: false },
       "skip-postgres": { type: "boolean", default: false },
+      "skip-saturation": { type: "boolean", default: false },
       load: { type: "string", default: "auto" },
       baseline: { type: "string" },
       "worker-baseline": { type: "string", multiple: true },
@@ -97,6 +115,7 @@ export function readOptions(argv) {
     skipWorkerd: values["skip-workerd"],
     skipDurable: values["skip-durable"],
     skipPostgres: values["skip-postgres"],
+    skipSaturation: values["skip-saturation"],
     load: values.load,
     baseline: values.baseline === undefined ? null : baselineEntry(values.baseline),
     workerBaselines: (values["worker-baseline"] ?? []).map(workerCheckout),
@@ -126,8 +145,8 @@ function workerCheckout(path) {
   return root;
 }
 
-export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--skip-durable] [--skip-postgres] [--load auto|wrk|autocannon]
-                       [--baseline <path>] [--worker-baseline <checkout>]...
+export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--skip-durable] [--skip-postgres] [--skip-saturation]
+                       [--load auto|wrk|autocannon] [--baseline <path>] [--worker-baseline <checkout>]...
   --quick         short run (about a minute): 3 inbound rounds of 1 s, 2 s steps, stock config and
                   durable (state_dir) at up to 3 rates, no delivery_thread run, no second bare
                   process; results in bench/results/quick.*
@@ -135,7 +154,12 @@ export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--skip
   --skip-durable  leave out the end-to-end steps with a state_dir (SQLite), of this build and of
                   --baseline's
   --skip-postgres leave out the end-to-end steps with postgres_url_env (1 and 2 replicas on a
-                  private Postgres cluster; skipped by themselves when Postgres is not installed)
+                  private Postgres cluster; skipped by themselves when Postgres is not installed),
+                  and the Postgres part of the saturation phase (replicas, graphile-worker,
+                  database cost, round trips)
+  --skip-saturation leave out the full-load phase: saturation (wrk above capacity: bare relay,
+                  memory, state_dir, Postgres with 1, 2, 3 replicas, graphile-worker), the database
+                  cost per message, the round trips and the no-knee step; without wrk it is skipped
   --load          inbound load generator: wrk when installed (auto, the default), or autocannon
   --baseline      another build's dist/node.js (an earlier commit, say) to compare with in the same
                   run: an inbound row "service, baseline build" and the end-to-end steps once more

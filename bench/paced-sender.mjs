@@ -10,6 +10,7 @@ export const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 
 const TICK_MS = 1;
 const ID_KEY = '"message_id":"';
+const CODE = /"code":"([^"]*)"/;
 
 /** The message_id of a 200 body, found without a full JSON parse (the sender's CPU is the service's loss). */
 function messageIdOf(body) {
@@ -30,11 +31,13 @@ export const createSenderPool = (url, connections = 64) => createRawClient(url, 
  * Resolves once every request has been answered, failed, or SETTLE_TIMEOUT_MS has passed.
  *
  * Returns `accepted`: message_id → the time its 200 was read (ms, monotonic), the status
- * counts, the rate actually achieved, and each 200's latency from the send (ms, sorted).
+ * counts, the refusals by status and problem `code` ("503 buffer_full"), the rate actually
+ * achieved, when the first and the last message left (`startedAt`, `endedAt`), and each 200's
+ * latency from the send (ms, sorted).
  *
  * `targets` ([{ pool, url }], instead of `pool` and `url`) spreads the messages over several
- * services in turn, as a round-robin load balancer would: a conversation's messages then reach
- * every replica.
+ * services in turn, as a round-robin load balancer would, so that a conversation's consecutive
+ * messages reach different replicas.
  */
 export async function sendPaced({
   pool,
@@ -56,6 +59,7 @@ export async function sendPaced({
   const total = Math.round(rate * seconds);
   const accepted = new Map();
   const statuses = {};
+  const refusals = {};
   let sent = 0;
   let skipped = 0;
   let errors = 0;
@@ -73,11 +77,18 @@ export async function sendPaced({
     if (status === 200) {
       accepted.set(messageIdOf(body), at);
       acceptLatencies.push(at - sentAt);
+    } else {
+      const key = `${status} ${CODE.exec(body)?.[1] ?? "?"}`;
+      refusals[key] = (refusals[key] ?? 0) + 1;
     }
   };
   const sendOne = (index) => {
     inFlight += 1;
-    const target = index % targets.length;
+    // The next target in turn, shifted by one after each pass over the conversations: with plain
+    // index % targets a conversation (index % conversations) would always meet the same replica
+    // whenever the count of targets divides the count of conversations (2 into 1,000), and its
+    // messages would never cross replicas.
+    const target = (index + Math.floor(index / conversations)) % targets.length;
     const sentAt = nowMs();
     targets[target].pool.send(requests[target][index % conversations], (error, status, body) =>
       answered(sentAt, error, status, body),
@@ -110,8 +121,10 @@ export async function sendPaced({
     total,
     achievedRate: sendSeconds > 0 ? (total - skipped) / sendSeconds : null,
     startedAt,
+    endedAt: lastSentAt,
     accepted,
     statuses,
+    refusals,
     errors,
     skipped,
     unanswered: inFlight,

@@ -1,7 +1,8 @@
 // The Postgres phase of `npm run bench` (issue 22): end to end with `postgres_url_env`, one
 // replica and then two on one database, against the same build's durable run on SQLite. The
 // cluster is a private one (scripts/postgres-cluster.mjs) with Postgres's default settings
-// (fsync on), on this machine's disk, like the SQLite file; each run gets a fresh database.
+// (fsync on) and pg_stat_statements loaded, on this machine's disk, like the SQLite file; each
+// run gets a fresh database.
 // With two replicas the sender sends each message to the next replica in turn, as a
 // round-robin load balancer does, so every conversation crosses replicas: the worst case for
 // handing a conversation's messages to the replica that runs it. With --baseline the other
@@ -9,6 +10,7 @@
 // the baseline, then this build), each on a fresh database of its own.
 import { createDatabase, postgresBinDir, startPostgresCluster } from "../scripts/postgres-cluster.mjs";
 import { runEndToEnd } from "./end-to-end.mjs";
+import { BENCH_CLUSTER } from "./postgres-cost.mjs";
 import { startService } from "./service.mjs";
 
 const mean = (values) => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);
@@ -20,7 +22,9 @@ const mean = (values) => (values.length === 0 ? null : values.reduce((sum, value
  */
 export async function runPostgresPhase({ options, secret, withReceiver, log }) {
   if (postgresBinDir() === undefined) return { skipped: "Postgres is not installed (apt-get install -y postgresql)" };
-  const cluster = await startPostgresCluster({ durable: true });
+  // The saturation phase's settings (pg_stat_statements loaded), so that its no-knee step meets
+  // the database this phase found the clean rate on.
+  const cluster = await startPostgresCluster(BENCH_CLUSTER);
   try {
     const runs = {};
     const builds = [

@@ -41,13 +41,17 @@ export const mb = (bytes) => (bytes === null || bytes === undefined ? "n/a" : (b
 // The kernel's clock tick; 100 on every mainstream Linux build (getconf CLK_TCK).
 const TICKS_PER_SECOND = 100;
 
-/** User + system CPU seconds the process has used so far, or null. */
-export function cpuSeconds(pid) {
+/**
+ * User + system CPU seconds the process has used so far, or null. With `withChildren`, plus
+ * those of its children that have ended and been waited for (cutime, cstime).
+ */
+export function cpuSeconds(pid, withChildren = false) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // Fields after the command name, which is in parentheses and may contain spaces.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    const own = Number(fields[11]) + Number(fields[12]);
+    return (withChildren ? own + Number(fields[13]) + Number(fields[14]) : own) / TICKS_PER_SECOND;
   } catch {
     return null;
   }
@@ -62,6 +66,15 @@ function machineTicks() {
   } catch {
     return null;
   }
+}
+
+/** A reading of the machine's CPU time (all cores), for {@link busyBetween}; null off Linux. */
+export const machineCpu = () => machineTicks();
+
+/** Fraction of the machine's CPU busy between two readings of {@link machineCpu}, or null. */
+export function busyBetween(before, after) {
+  if (before === null || after === null || after.total === before.total) return null;
+  return 1 - (after.idle - before.idle) / (after.total - before.total);
 }
 
 /**

@@ -28,6 +28,14 @@ export async function startReceiver(mode = "answer") {
       for (let index = 0; index < notes.ids.length; index += 1) arrivals.set(notes.ids[index], notes.times[index]);
       return { arrivals, count: notes.count, connections: notes.connections, held: notes.held };
     },
+    /**
+     * The count of replies received so far and the receiver's clock when it was read (ms,
+     * monotonic), without handing over the notes: for sampling while a load runs.
+     */
+    async count() {
+      const { count, at } = await ask(receiver.child, { type: "count" });
+      return { count, at };
+    },
     /** Switches the mode; leaving "never" answers every held request. */
     setMode: (mode) => ask(receiver.child, { type: "mode", mode }),
   };

@@ -80,6 +80,11 @@ process.on("message", (request) => {
     process.send({ type: "mode", mode: request.mode });
     return;
   }
+  if (request?.type === "count") {
+    // Only the count and when it was read: cheap enough to ask while a load runs.
+    process.send({ type: "count", count, at: nowMs() });
+    return;
+  }
   if (request?.type !== "take") return;
   process.send({ type: "notes", ids, times, count, connections, held: held.size });
   ids = [];

@@ -3,6 +3,7 @@
 
 import { ms } from "./latency.mjs";
 import { mb } from "./proc-stats.mjs";
+import { saturationLines, saturationTargets } from "./saturation-report.mjs";
 import { workerdEndToEndLines } from "./workerd-end-to-end.mjs";
 
 const TARGETS = {
@@ -33,6 +34,7 @@ export function evaluateTargets({
   bufferThread,
   durable,
   postgres,
+  saturation,
 }) {
   const service = inbound.find((row) => row.key === "service");
   const fastify = inbound.find((row) => row.key === "fastify");
@@ -68,6 +70,7 @@ export function evaluateTargets({
     repliesTarget(endToEnd, "stock config"),
     ...(durable?.thisBuild ? [durableTarget(durable.thisBuild)] : []),
     ...(postgres?.oneAgainstSqlite ? postgresTargets(postgres) : []),
+    ...saturationTargets(saturation),
     ...(metricsCost ? [metricsCostTarget(metricsCost)] : []),
     ...(endToEndThread ? [repliesTarget(endToEndThread, "delivery_thread: true")] : []),
     memoryTarget(buffer, "stock config"),
@@ -415,6 +418,7 @@ function sections(results) {
   }
   if (endToEndDurable) out.push(...durableLines(results));
   out.push(...postgresLines(results.postgres));
+  out.push(...saturationLines(results.saturation, options));
   out.push(
     `### Memory with a full buffer`,
     "",

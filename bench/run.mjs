@@ -1,6 +1,7 @@
-// `npm run bench -- [--quick] [--skip-workerd] [--skip-durable] [--baseline <dist/node.js>]`:
-// inbound A/B against bare node:http (and the Worker under workerd when it exists), end to end at
-// stepped rates in memory and with a state_dir, memory with a full buffer; prints the tables and
+// `npm run bench -- [--quick] [--skip-workerd] [--skip-durable] [--skip-postgres] [--skip-saturation]
+// [--baseline <dist/node.js>]`: inbound A/B against bare node:http (and the Worker under workerd
+// when it exists), end to end at stepped rates in memory, with a state_dir and on Postgres, the
+// same setups saturated (and a bare relay and graphile-worker), memory with a full buffer; prints the tables and
 // writes bench/results/<mode>.json, .md and -latency.svg. With --baseline another build runs next
 // to this one in the inbound rounds and end to end (in memory and durable), so that a change is
 // measured before and after in one run on one machine.
@@ -20,6 +21,7 @@ import { comparePostgres, runPostgresPhase } from "./postgres.mjs";
 import { backgroundLoad } from "./proc-stats.mjs";
 import { startReceiver } from "./receiver-client.mjs";
 import { evaluateTargets, renderMarkdown, renderTerminal } from "./report.mjs";
+import { runSaturationPhase } from "./saturation.mjs";
 import { startService } from "./service.mjs";
 import { prepareWorkerd } from "./workerd.mjs";
 import { prepareWorkerdEndToEnd, runWorkerdEndToEnd } from "./workerd-end-to-end.mjs";
@@ -238,6 +240,21 @@ async function main() {
     const postgresRuns = options.skipPostgres
       ? { skipped: "--skip-postgres" }
       : await runPostgresPhase({ options, secret, withReceiver, log: (line) => log(`${line} (${since()})`) });
+    // Full load (issue 30): saturation of every setup, the database's cost per message, the round
+    // trips, and the no-knee step at twice the clean rates the stepped runs above found.
+    const saturation = options.skipSaturation
+      ? { skipped: "--skip-saturation" }
+      : await runSaturationPhase({
+          options,
+          secret,
+          withReceiver,
+          cleanRates: {
+            memory: endToEnd.highestCleanRate,
+            sqlite: endToEndDurable?.highestCleanRate ?? null,
+            postgres: postgresRuns.skipped === null ? postgresRuns.one.highestCleanRate : null,
+          },
+          log: (line) => log(`${line} (${since()})`),
+        });
     // The cost of /metrics (the stock config has it on), on and off alternating.
     log(
       `end to end, /metrics on against off, alternating: ${options.metricsRounds} round(s) at ${options.metricsRates.join(", ")} msg/s (${since()})`,
@@ -298,6 +315,8 @@ async function main() {
               oneAgainstBaseline: comparePostgres(postgresRuns.oneBaseline, postgresRuns.one),
               twoAgainstBaseline: comparePostgres(postgresRuns.twoBaseline, postgresRuns.two),
             },
+      // Saturation, database cost per message, round trips, no knee (saturation.mjs); `skipped` says why there is none.
+      saturation,
       metricsCost,
       // This build's service against the baseline's, per round of the inbound phase.
       baseline:

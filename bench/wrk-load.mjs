@@ -87,3 +87,97 @@ export async function runWrk({ url, headers, body, connections = 10, seconds }) 
     await rm(folder, { recursive: true, force: true });
   }
 }
+
+/** Runs wrk with `args` and returns the line of its output that starts with `prefix`, parsed. */
+async function wrkSummary(args, prefix) {
+  const output = await new Promise((resolve, reject) => {
+    const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });
+    let text = "";
+    child.stdout.on("data", (chunk) => {
+      text += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      text += chunk;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}: ${text}`))));
+  });
+  const line = output.split("\n").find((candidate) => candidate.startsWith(prefix));
+  if (line === undefined) throw new Error(`wrk printed no summary:\n${output}`);
+  return JSON.parse(line);
+}
+
+/**
+ * The script of the saturation load: each request carries the next of `conversations`
+ * conversations in turn (`head` + index + `tail` is the body), made once in init() so that a
+ * request costs wrk no string work; each answer other than 200 is counted by status and by the
+ * problem's `code`, so that a 503 can be told from any other refusal.
+ */
+function conversationsScript(headers, head, tail, conversations) {
+  const lines = ['wrk.method = "POST"', `local head = ${luaString(head)}`, `local tail = ${luaString(tail)}`];
+  for (const [name, value] of Object.entries(headers))
+    lines.push(`wrk.headers[ ${luaString(name)} ] = ${luaString(value)}`);
+  lines.push(
+    "local requests = {}",
+    "local next_index = 0",
+    "refusals = {}",
+    "local threads = {}",
+    "function setup(thread) table.insert(threads, thread) end",
+    "function init(args)",
+    `  for i = 0, ${conversations - 1} do requests[i + 1] = wrk.format(nil, nil, nil, head .. i .. tail) end`,
+    "end",
+    "function request()",
+    "  next_index = next_index % #requests + 1",
+    "  return requests[next_index]",
+    "end",
+    "function response(status, headers, body)",
+    "  if status ~= 200 then",
+    '    local code = string.match(body, \'"code":"([^"]*)"\') or \'?\'',
+    '    local key = status .. " " .. code',
+    "    refusals[key] = (refusals[key] or 0) + 1",
+    "  end",
+    "end",
+    "function done(summary, latency, requests)",
+    "  local e = summary.errors",
+    "  local parts = {}",
+    "  for _, thread in ipairs(threads) do",
+    "    for key, count in pairs(thread:get('refusals')) do",
+    "      table.insert(parts, string.format('\"%s\":%d', key, count))",
+    "    end",
+    "  end",
+    '  io.write(string.format(\'{"wrk":2,"requests":%d,"durationUs":%d,"status":%d,"connect":%d,"read":%d,"write":%d,"timeout":%d,"p50Us":%d,"p99Us":%d,"refusals":{%s}}\\n\',',
+    "    summary.requests, summary.duration, e.status, e.connect, e.read, e.write, e.timeout,",
+    '    latency:percentile(50), latency:percentile(99), table.concat(parts, ",")))',
+    "end",
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Closed-loop load for the saturation phase: `connections` connections for `seconds` (whole
+ * seconds), POSTing `body(conversation)` for conversations 0 … `conversations` − 1 in turn.
+ * Resolves when wrk ends with the 2xx count, the refusals by "status code" (e.g. "503
+ * buffer_full"), connection errors and timeouts, and wrk's own duration.
+ */
+export async function runWrkConversations({ url, headers, body, conversations = 1000, connections = 10, seconds }) {
+  const marker = "@@conversation@@";
+  const [head, tail] = body(marker).split(marker);
+  const folder = await mkdtemp(join(tmpdir(), "webhook-wrk-"));
+  try {
+    const file = join(folder, "conversations.lua");
+    await writeFile(file, conversationsScript(headers, head, tail, conversations));
+    const args = ["-t1", `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, "--timeout", "10s"];
+    const summary = await wrkSummary([...args, "-s", file, url], '{"wrk":2');
+    return {
+      seconds: summary.durationUs / 1e6,
+      ok: summary.requests - summary.status,
+      refusals: summary.refusals,
+      errors: summary.connect + summary.read + summary.write,
+      timeouts: summary.timeout,
+      p50: summary.p50Us / 1000,
+      p99: summary.p99Us / 1000,
+    };
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}

@@ -12,6 +12,8 @@ export interface PostgresCluster {
    * a frozen VM or a stalled primary would: connections stay open and nothing answers.
    */
   freeze(): Promise<void>;
+  /** The postmaster's process id and those of the processes it started (backends, WAL writer...). */
+  processes(): Promise<{ postmaster: number; children: number[] }>;
   /** Resumes what {@link freeze} paused. */
   thaw(): Promise<void>;
   /** Stops the server and removes its data. */
@@ -21,8 +23,14 @@ export interface PostgresCluster {
 /** The folder of `initdb` and `pg_ctl`, or undefined when Postgres is not installed. */
 export function postgresBinDir(): string | undefined;
 
-/** Starts a cluster; `durable: false` (the default, for tests) turns fsync off. */
-export function startPostgresCluster(options?: { durable?: boolean }): Promise<PostgresCluster>;
+/**
+ * Starts a cluster; `durable: false` (the default, for tests) turns fsync off; `settings` are
+ * more server settings as `name=value` (no spaces), each passed as `-c`.
+ */
+export function startPostgresCluster(options?: {
+  durable?: boolean;
+  settings?: readonly string[];
+}): Promise<PostgresCluster>;
 
 /** Creates the empty database `name` (letters, digits, underscores) in the cluster of `clusterUrl`; returns its URL. */
 export function createDatabase(clusterUrl: string, name: string): Promise<string>;

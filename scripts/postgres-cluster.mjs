@@ -46,8 +46,10 @@ function freePort() {
  * Starts a cluster with trust authentication for the user `postgres`. `durable: false` (the
  * tests) turns fsync off: a killed service loses nothing either way, only a machine crash would.
  * The bench keeps Postgres's defaults (`durable: true`), as a production server has them.
+ * `settings` are more `name=value` server settings (the bench's
+ * `shared_preload_libraries=pg_stat_statements`).
  */
-export async function startPostgresCluster({ durable = false } = {}) {
+export async function startPostgresCluster({ durable = false, settings: extra = [] } = {}) {
   const bin = postgresBinDir();
   if (bin === undefined) {
     throw new Error(
@@ -67,6 +69,7 @@ export async function startPostgresCluster({ durable = false } = {}) {
     `-c unix_socket_directories=${dir}`,
     "-c max_connections=200",
     ...(durable ? [] : ["-c fsync=off", "-c full_page_writes=off"]),
+    ...extra.map((setting) => `-c ${setting}`),
   ].join(" ");
   const start = () => runAs(join(bin, "pg_ctl"), ["-D", data, "-o", settings, "-l", join(dir, "log"), "-w", "start"]);
   await start();
@@ -82,6 +85,8 @@ export async function startPostgresCluster({ durable = false } = {}) {
       const { children } = await clusterProcesses(data);
       for (const pid of children) process.kill(pid, "SIGSTOP");
     },
+    /** The postmaster's id and its children's, for the bench's CPU accounting. */
+    processes: () => clusterProcesses(data),
     async thaw() {
       const { postmaster, children } = await clusterProcesses(data);
       for (const pid of [postmaster, ...children]) process.kill(pid, "SIGCONT");

@@ -1,0 +1,198 @@
+// The ceiling of the saturation phase: the service's whole job written by hand on `node:http`
+// and undici, in memory, with nothing else. Inbound: the same checks as bench/bare-server.mjs
+// (baseline-checks.mjs), answered 503 `buffer_full` while `--capacity` messages are unfinished,
+// as the service's buffer_capacity does. Then, per conversation and in order (one message of a
+// conversation at a time), an "echo" reply POSTed to `--outbound` through one keep-alive undici
+// Pool of 128 connections driven by `dispatch`, as the service posts; a failed POST is retried
+// after a pause. No journal, no retries schedule, no metrics, no signing: what a minimal
+// in-memory relay costs on this machine, the bound that the service's saturated rate is read
+// against.
+//
+// Run as a child: `node bench/bare-end-to-end-server.mjs --outbound <url> [--capacity N]`, secret
+// in BENCH_SECRET. It prints one JSON line with msg "listening" and url.
+import { createServer } from "node:http";
+import { parseArgs } from "node:util";
+import { Pool } from "undici";
+import {
+  acceptBytes,
+  bearerMatches,
+  isJsonContentType,
+  MAX_BODY_BYTES,
+  PATH,
+  problemBody,
+} from "./baseline-checks.mjs";
+
+const { values } = parseArgs({
+  options: {
+    outbound: { type: "string" },
+    capacity: { type: "string", default: "1000" },
+  },
+});
+const secret = Buffer.from(process.env.BENCH_SECRET ?? "", "utf8");
+if (secret.length === 0 || values.outbound === undefined) {
+  process.stderr.write("usage: BENCH_SECRET=... node bench/bare-end-to-end-server.mjs --outbound <url>\n");
+  process.exit(1);
+}
+const capacity = Number(values.capacity);
+const outbound = new URL(values.outbound);
+const pool = new Pool(outbound.origin, { connections: 128, keepAliveTimeout: 4_000 });
+const outboundPath = `${outbound.pathname}${outbound.search}`;
+const RETRY_MS = 200;
+const TIMEOUT_MS = 10_000;
+
+// conversation id → { queue, head, sequence, busy }; a message leaves its lane once posted.
+const lanes = new Map();
+let unfinished = 0;
+
+function enqueue(accepted) {
+  if (unfinished >= capacity) return false;
+  unfinished += 1;
+  const key = accepted.message.conversationId;
+  let lane = lanes.get(key);
+  if (lane === undefined) {
+    lane = { queue: [], head: 0, sequence: 0, busy: false };
+    lanes.set(key, lane);
+  }
+  lane.queue.push(accepted);
+  if (!lane.busy) deliverNext(lane);
+  return true;
+}
+
+function deliverNext(lane) {
+  if (lane.head === lane.queue.length) {
+    lane.busy = false;
+    lane.queue.length = 0;
+    lane.head = 0;
+    return;
+  }
+  lane.busy = true;
+  const accepted = lane.queue[lane.head];
+  lane.sequence += 1;
+  const body = JSON.stringify({
+    message_id: `${accepted.id}-r`,
+    in_reply_to: accepted.id,
+    conversation_id: accepted.message.conversationId,
+    recipient_id: accepted.message.senderId,
+    text: accepted.message.text,
+    sequence: lane.sequence,
+    brain: "echo",
+    created_at: new Date().toISOString(),
+  });
+  post(body, (ok) => {
+    if (!ok) {
+      lane.sequence -= 1;
+      setTimeout(() => deliverNext(lane), RETRY_MS);
+      return;
+    }
+    lane.queue[lane.head] = undefined;
+    lane.head += 1;
+    unfinished -= 1;
+    deliverNext(lane);
+  });
+}
+
+/** POSTs `body` and calls `done(ok)` once: a 2xx answer, or anything else (error, timeout, status). */
+function post(body, done) {
+  let settled = false;
+  let status = 0;
+  const settle = (ok) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    done(ok);
+  };
+  const timer = setTimeout(() => settle(false), TIMEOUT_MS);
+  pool.dispatch(
+    {
+      method: "POST",
+      path: outboundPath,
+      body,
+      headers: { "content-type": "application/json", "webhook-id": "bench" },
+    },
+    {
+      onRequestStart() {},
+      onResponseStart(_controller, statusCode) {
+        status = statusCode;
+      },
+      onResponseData() {},
+      onResponseEnd() {
+        settle(status >= 200 && status < 300);
+      },
+      onResponseError() {
+        settle(false);
+      },
+    },
+  );
+}
+
+function send(response, status, body, headers = {}) {
+  const json = JSON.stringify(body);
+  response.writeHead(status, {
+    "content-type": status === 200 ? "application/json" : "application/problem+json",
+    "content-length": Buffer.byteLength(json),
+    ...headers,
+  });
+  response.end(json);
+}
+
+const problem = (response, status, code, detail, extra = {}, headers = {}) =>
+  send(response, status, problemBody(status, code, detail, extra), headers);
+
+function handleWebhook(request, response) {
+  if (!bearerMatches(request.headers.authorization, secret)) {
+    problem(response, 401, "unauthorized", "Bearer required.", {}, { "www-authenticate": 'Bearer realm="bench"' });
+    return;
+  }
+  if (!isJsonContentType(request.headers["content-type"])) {
+    problem(response, 415, "unsupported_media_type", "application/json required.");
+    return;
+  }
+  const declared = request.headers["content-length"];
+  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) {
+    problem(response, 413, "payload_too_large", "Body over 1 MiB.", {}, { connection: "close" });
+    return;
+  }
+  const chunks = [];
+  let total = 0;
+  let refused = false;
+  request.on("data", (chunk) => {
+    if (refused) return;
+    total += chunk.length;
+    if (total > MAX_BODY_BYTES) {
+      refused = true;
+      problem(response, 413, "payload_too_large", "Body over 1 MiB.", {}, { connection: "close" });
+      request.destroy();
+      return;
+    }
+    chunks.push(chunk);
+  });
+  request.on("end", () => {
+    if (refused) return;
+    const result = acceptBytes(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total), enqueue);
+    if (result.status === 200) send(response, 200, result.body);
+    else problem(response, result.status, result.code, result.detail, result.extra, result.headers);
+  });
+}
+
+const server = createServer((request, response) => {
+  const query = request.url.indexOf("?");
+  const path = query === -1 ? request.url : request.url.slice(0, query);
+  if (path === PATH && request.method === "POST") handleWebhook(request, response);
+  else if (path === "/healthz") send(response, 200, { status: "ok" });
+  else problem(response, 404, "not_found", "No endpoint here.");
+});
+server.headersTimeout = 10_000;
+server.requestTimeout = 30_000;
+server.keepAliveTimeout = 5_000;
+
+server.listen(0, "127.0.0.1", () => {
+  const { port } = server.address();
+  process.stdout.write(
+    `${JSON.stringify({ level: "info", msg: "listening", url: `http://127.0.0.1:${port}${PATH}` })}\n`,
+  );
+});
+process.on("SIGTERM", () => {
+  server.close();
+  server.closeAllConnections();
+  pool.destroy().finally(() => process.exit(0));
+});
