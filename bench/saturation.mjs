@@ -13,19 +13,14 @@
 // pg_stat_statements, a fresh database per run. With --baseline the baseline build runs the
 // memory, SQLite and 1-replica saturation next to this build's, A B | B A, and its round trips
 // are counted too.
-import { fileURLToPath } from "node:url";
 import { createDatabase, postgresBinDir, startPostgresCluster } from "../scripts/postgres-cluster.mjs";
-import { startChild } from "./child-process.mjs";
 import { messageBody, messageHeaders } from "./message.mjs";
 import { runNoKneeStep } from "./no-knee.mjs";
 import { BENCH_CLUSTER, createCostProbe } from "./postgres-cost.mjs";
 import { countRoundTrips, startCountingRelay } from "./postgres-round-trips.mjs";
 import { busyBetween, cpuSeconds, machineCpu, peakRss } from "./proc-stats.mjs";
-import { startService } from "./service.mjs";
+import { saturationSetups, startServices } from "./saturation-setups.mjs";
 import { runWrkConversations, wrkAvailable } from "./wrk-load.mjs";
-
-const BARE_ENTRY = fileURLToPath(new URL("./bare-end-to-end-server.mjs", import.meta.url));
-const GRAPHILE_ENTRY = fileURLToPath(new URL("./graphile-contender.mjs", import.meta.url));
 
 const DRAIN_TIMEOUT_MS = 20_000;
 const DRAIN_QUIET_MS = 300;
@@ -55,102 +50,6 @@ async function drained(receiver, accepted) {
     last = count;
     await sleep(DRAIN_QUIET_MS);
   }
-}
-
-/** One service process, or several replicas on one database (started one after the other: the first migrates). */
-async function startServices({ count, secret, receiver, entry, durable = false, postgresUrl }) {
-  const services = [];
-  try {
-    for (let index = 0; index < count; index += 1) {
-      services.push(
-        await startService({
-          secret,
-          outboundUrl: receiver.url,
-          durable,
-          ...(postgresUrl === undefined ? {} : { postgresUrl }),
-          ...(entry === undefined ? {} : { entry }),
-        }),
-      );
-    }
-  } catch (error) {
-    await Promise.all(services.map((service) => service.stop()));
-    throw error;
-  }
-  return {
-    urls: services.map((service) => service.url),
-    pids: services.map((service) => service.pid),
-    stop: () => Promise.all(services.map((service) => service.stop())),
-  };
-}
-
-/** A single child process (the bare relay, the graphile-worker contender) in the shape of startServices. */
-async function startOne(name, args, env) {
-  const child = await startChild(name, args, { env });
-  return { urls: [child.url], pids: [child.pid], stop: () => child.stop() };
-}
-
-/**
- * The setups of the saturation runs, in the order they run. `build` is "this" or "baseline" for
- * the service, null for the others; `database` says the setup needs a fresh Postgres database.
- */
-function saturationSetups({ options, secret, withPostgres }) {
-  const builds = { this: undefined, baseline: options.baseline ?? undefined };
-  const label = (build) => (build === "baseline" ? ", baseline build" : "");
-  const memory = (build) => ({
-    key: `memory${build === "baseline" ? "-baseline" : ""}`,
-    name: `service, in memory${label(build)}`,
-    build,
-    start: ({ receiver }) => startServices({ count: 1, secret, receiver, entry: builds[build] }),
-  });
-  const sqlite = (build) => ({
-    key: `sqlite${build === "baseline" ? "-baseline" : ""}`,
-    name: `service, state_dir (SQLite)${label(build)}`,
-    build,
-    start: ({ receiver }) => startServices({ count: 1, secret, receiver, entry: builds[build], durable: true }),
-  });
-  const postgres = (replicas, build) => ({
-    key: `postgres-${replicas}${build === "baseline" ? "-baseline" : ""}`,
-    name: `service, postgres_url_env, ${replicas} replica${replicas === 1 ? "" : "s"}${label(build)}`,
-    build,
-    replicas,
-    database: true,
-    start: ({ receiver, databaseUrl }) =>
-      startServices({ count: replicas, secret, receiver, entry: builds[build], postgresUrl: databaseUrl }),
-  });
-  const bare = {
-    key: "bare",
-    name: "bare node:http + undici (in memory, the ceiling)",
-    build: null,
-    start: ({ receiver }) =>
-      startOne("bare end-to-end server", [BARE_ENTRY, "--outbound", receiver.url], { BENCH_SECRET: secret }),
-  };
-  const graphile = {
-    key: "graphile-worker",
-    name: "node:http + graphile-worker (queue per conversation)",
-    build: null,
-    database: true,
-    start: ({ receiver, databaseUrl }) =>
-      startOne("graphile-worker contender", [GRAPHILE_ENTRY, "--outbound", receiver.url], {
-        BENCH_SECRET: secret,
-        BENCH_DATABASE_URL: databaseUrl,
-      }),
-  };
-  const withBaseline = options.baseline !== null;
-  const pairs = (make, reversed) => {
-    if (!withBaseline) return [make("this")];
-    return reversed ? [make("baseline"), make("this")] : [make("this"), make("baseline")];
-  };
-  // A B | B A: the builds' memory runs are neighbours, so are their SQLite runs and their
-  // 1-replica runs, and this build's SQLite run sits next to its 1-replica run (the two that one
-  // target compares); the contender follows, then the runs with more replicas.
-  const order = [bare, ...pairs(memory, false)];
-  if (!options.skipDurable) order.push(...pairs(sqlite, true));
-  if (withPostgres) {
-    order.push(...pairs((build) => postgres(1, build), false), graphile);
-    for (const replicas of options.saturationReplicas.filter((count) => count > 1))
-      order.push(postgres(replicas, "this"));
-  }
-  return order;
 }
 
 /** One saturation run: `setup` started fresh, loaded, drained and stopped; its numbers. */
