@@ -14,7 +14,10 @@ import pg from "pg";
 import { cpuSeconds } from "./proc-stats.mjs";
 
 /** The settings of every bench cluster: Postgres's defaults (fsync on) plus the statement statistics. */
-export const BENCH_CLUSTER = { durable: true, settings: ["shared_preload_libraries=pg_stat_statements"] };
+export const BENCH_CLUSTER = {
+  durable: true,
+  settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on"],
+};
 
 const GONE_TIMEOUT_MS = 10_000;
 const TOP_STATEMENTS = 12;
@@ -91,7 +94,7 @@ export async function createCostProbe(cluster) {
           ]);
           const totals = await one(
             `SELECT coalesce(sum(calls), 0)::float8 AS calls, coalesce(sum(total_exec_time), 0)::float8 AS exec_ms,
-                    coalesce(sum(rows), 0)::float8 AS rows
+                    coalesce(sum(total_plan_time), 0)::float8 AS plan_ms, coalesce(sum(rows), 0)::float8 AS rows
                FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1`,
             [database],
           );
@@ -99,7 +102,8 @@ export async function createCostProbe(cluster) {
           // of several sizes is several entries in pg_stat_statements.
           const { rows: top } = await client.query(
             `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), ${STATEMENT_PREFIX}) AS query,
-                    sum(calls)::float8 AS calls, sum(total_exec_time)::float8 AS exec_ms, sum(rows)::float8 AS rows,
+                    sum(calls)::float8 AS calls, sum(total_exec_time)::float8 AS exec_ms,
+                    sum(total_plan_time)::float8 AS plan_ms, sum(rows)::float8 AS rows,
                     count(*)::int AS variants
                FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1
               GROUP BY 1 ORDER BY calls DESC LIMIT ${TOP_STATEMENTS}`,
@@ -115,6 +119,8 @@ export async function createCostProbe(cluster) {
             statements: totals.calls,
             statementsPerMessage: per(totals.calls),
             statementMicrosPerMessage: per(totals.exec_ms * 1000),
+            // Planning, which an unnamed statement pays on every call.
+            planMicrosPerMessage: per(totals.plan_ms * 1000),
             postgresCpuSeconds: cpu,
             postgresCpuMicrosPerMessage: per(cpu === null ? null : cpu * 1e6),
             walBytes: wal,
@@ -128,6 +134,7 @@ export async function createCostProbe(cluster) {
               query: row.query,
               callsPerMessage: per(row.calls),
               microsPerMessage: per(row.exec_ms * 1000),
+              planMicrosPerMessage: per(row.plan_ms * 1000),
               rowsPerCall: row.calls > 0 ? row.rows / row.calls : null,
               variants: row.variants,
             })),

@@ -52,8 +52,8 @@ async function drained(receiver, accepted) {
   }
 }
 
-/** One saturation run: `setup` started fresh, loaded, drained and stopped; its numbers. */
-async function saturate({ setup, options, secret, withReceiver, cluster, costProbe }) {
+/** One saturation run: `setup` started fresh, loaded, drained and stopped; its numbers (also for scripts that run one setup). */
+export async function saturate({ setup, options, secret, withReceiver, cluster, costProbe }) {
   const headers = messageHeaders(secret);
   const body = (conversation) => messageBody(`conv-${conversation}`);
   return withReceiver("answer", async (receiver) => {

@@ -126,7 +126,9 @@ CREATE TABLE webhook_channel.receivers (
   version bigint NOT NULL
 );
 ALTER TABLE webhook_channel.jobs ADD COLUMN stored_by text;
-CREATE INDEX jobs_stored_by ON webhook_channel.jobs (stored_by) WHERE state = 'pending';
+-- Not partial on the pending state: the planner would take such an index for one on the state,
+-- and intersect it with jobs_conversation on every read of a conversation's pending jobs.
+CREATE INDEX jobs_stored_by ON webhook_channel.jobs (stored_by);
 ALTER TABLE webhook_channel.replicas ADD COLUMN swept boolean NOT NULL DEFAULT false;
 ALTER TABLE webhook_channel.replicas ADD COLUMN gone boolean NOT NULL DEFAULT false;
 CREATE TABLE webhook_channel.brain_pauses (
