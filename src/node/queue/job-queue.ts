@@ -92,6 +92,11 @@ export interface JobQueue extends InboundQueue {
    * Returns how many were added.
    */
   restore(jobs: readonly Job[]): number;
+  /**
+   * While `on`, new messages are refused with `buffer_full` whatever the room: stored work of the
+   * channel not yet loaded (a resume larger than the buffer) comes first, in acceptance order.
+   */
+  hold(on: boolean): void;
   /** Starts what may start: this replica's lease is valid again. */
   wake(): void;
   /**
@@ -123,6 +128,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const onEvent = options.onEvent ?? (() => undefined);
   const metrics = options.metrics ?? noopMetrics;
   const ownership = options.ownership ?? soleOwnership(options.epoch ?? 1);
+  let held = false;
   const placing = options.ownership;
   const lanes = new LaneSchedule(() => runner.pump(), now);
   let storeError: string | undefined;
@@ -211,7 +217,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     oldestAcceptedAt: () => lanes.oldestAcceptedAt(),
     receiver: () => circuit?.view(),
     enqueue(message) {
-      if (lanes.isStopped || lanes.size >= capacity) throw bufferFullError();
+      if (held || lanes.isStopped || lanes.size >= capacity) throw bufferFullError();
       lanes.reserve();
       const job = newJob(message);
       let added: Promise<void> | undefined;
@@ -242,6 +248,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       return added;
     },
     forsake: () => lanes.forsake(),
+    hold(on) {
+      held = on;
+    },
     wake: () => runner.pump(),
     knows: (id) => lanes.knows(id),
     async drain(timeoutMs) {

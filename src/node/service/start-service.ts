@@ -21,7 +21,7 @@ import { pokingAfterReplay } from "./poking-after-replay.js";
 import { type ProgressLog, startProgressLog } from "./progress-log.js";
 import { applyReload, type LiveSettings, type ReloadInputs, type ReloadResult, variablesOf } from "./reload-service.js";
 import { type ReplayPickup, roomIn, startReplayPickup } from "./replay-pickup.js";
-import { resumeJobs } from "./resume-jobs.js";
+import { type Resume, startResume } from "./resume-jobs.js";
 import type { ServiceOptions } from "./service-options.js";
 import { type RunningConsumer, startConsumer } from "./start-consumer.js";
 
@@ -79,6 +79,7 @@ interface Parts {
   served: readonly Listener[];
   /** Puts replayed dead letters back on their lanes. */
   pickup?: ReplayPickup;
+  resume?: Resume;
   /** The `progress` line every 10 s while there is traffic. */
   progress?: ProgressLog;
   /** With `postgres_url_env`: this replica's lease and conversations. */
@@ -171,7 +172,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     }
     // Step 4, with state_dir: unfinished work of the last run; with Postgres: the lease, and the
     // conversations no replica runs. Then replayed dead letters, on every backend.
-    if (state.sqlite !== undefined) resumeJobs(state.sqlite.lanes, parts.queues, logger);
+    if (state.sqlite !== undefined) parts.resume = startResume(state.sqlite.lanes, parts.queues, logger);
     await parts.replicas?.start();
     parts.pickup = startReplayPickup({
       lanes: state.lanes,
@@ -244,6 +245,7 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   const deadline = Date.now() + timeoutMs;
   parts.shuttingDown = true;
   parts.pickup?.stop();
+  parts.resume?.stop();
   const left = (await Promise.all([...parts.queues.values()].map((queue) => queue.drain(timeoutMs)))).flat();
   // The last interval's counts, so that a stop does not swallow them.
   parts.progress?.flush();

@@ -96,7 +96,8 @@ laneStoreContract(
       jobs: (key) =>
         Promise.resolve(
           lanes
-            .takePending()
+            .readPending(0, Number.MAX_SAFE_INTEGER)
+            .map((row) => row.job)
             .filter(
               (job) =>
                 `${job.message.channel.length}:${job.message.channel}:${job.message.message.conversationId}` === key,

@@ -17,7 +17,11 @@ export interface SqliteLaneStore extends LaneStore {
   /** The epoch of this process's claim on the file. */
   readonly epoch: number;
   /** Every unfinished job, oldest first; replayed dead letters are left to `takeReplayed`. */
-  takePending(): Job[];
+  /**
+   * Up to `limit` unfinished jobs of the last run stored after position `after` (0: from the
+   * first), in acceptance order, each with its position: a resume reads them in slices.
+   */
+  readPending(after: number, limit: number): { readonly seq: number; readonly job: Job }[];
   takeReplayed(room: (channel: string) => number): readonly Job[];
 }
 
@@ -82,7 +86,9 @@ export function createSqliteLaneStore(
   );
   const insertReplay = db.prepare("INSERT OR REPLACE INTO jobs (id, job, state) VALUES (?, ?, 'replay')");
   const selectLast = db.prepare<[string], { last: number }>("SELECT last FROM sequences WHERE conversation = ?");
-  const selectPending = db.prepare("SELECT job FROM jobs WHERE state = 'pending' ORDER BY seq");
+  const selectPending = db.prepare(
+    "SELECT seq, job FROM jobs WHERE state = 'pending' AND seq > ? ORDER BY seq LIMIT ?",
+  );
   const anyReplay = db.prepare("SELECT 1 FROM jobs WHERE state = 'replay' LIMIT 1");
   // The channel without parsing each job: the pickup looks at waiting replays every second.
   const selectReplay = db.prepare(
@@ -237,7 +243,11 @@ export function createSqliteLaneStore(
     restore(job) {
       insertReplay.run(job.message.id, JSON.stringify(job));
     },
-    takePending: () => (selectPending.all() as { job: string }[]).map((row) => JSON.parse(row.job) as Job),
+    readPending: (after, limit) =>
+      (selectPending.all(after, limit) as { seq: number; job: string }[]).map((row) => ({
+        seq: row.seq,
+        job: JSON.parse(row.job) as Job,
+      })),
     takeReplayed(room) {
       // Most polls find nothing: they take no write lock then.
       if (anyReplay.get() === undefined) return [];
