@@ -7,7 +7,11 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { conversationKey } from "../../src/core/conversation/conversation-store.js";
-import { ANSWERED_KEPT_MS } from "../../src/workers/conversation/answered-ids.js";
+import type { Job } from "../../src/core/lifecycle/job.js";
+import { ANSWERED_KEPT_MS, AnsweredIds } from "../../src/workers/conversation/answered-ids.js";
+import { ConversationLane } from "../../src/workers/conversation/conversation-lane.js";
+import { ParkedJobs } from "../../src/workers/conversation/parked-jobs.js";
+import { MeteredSql } from "../../src/workers/metered-sql.js";
 import { eventually, forgetConversations, handOver, objectsUse } from "./support/conversations.js";
 import { captureLogs, fakeReceiver } from "./support/fake-receiver.js";
 import { delivered, queuedMessage } from "./support/queue-messages.js";
@@ -63,6 +67,31 @@ describe("reply sequence numbers inside workerd", () => {
       ["three", 3],
       ["four", 4],
     ]);
+  });
+
+  it("keeps the last number when a replayed dead letter's id had taken over the row that held it", async () => {
+    const env = objectsUse(testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }));
+    const conversationId = freshConversation();
+    const stub = env.CONVERSATIONS.get(env.CONVERSATIONS.idFromName(conversationKey("webhook", conversationId)));
+    const last = await runInDurableObject(stub, (_instance, state) => {
+      const sql = new MeteredSql(state.storage.sql);
+      const lane = new ConversationLane(sql, new ParkedJobs(sql), new AnsweredIds(sql));
+      // A message answered with number 5, a day ago; then one that died with no replies takes
+      // its row over (its id and when), keeping the 5.
+      state.storage.sql.exec(
+        "INSERT INTO answered (id, at, last_seq, job, open) VALUES ('answered', ?, 5, NULL, NULL)",
+        Date.now() - ANSWERED_KEPT_MS - 1,
+      );
+      new AnsweredIds(sql).record("died", null);
+      const job: Job = {
+        message: { ...queuedMessage({ conversationId, text: "replayed" }), id: "died" },
+        delivered: 0,
+        attempts: 0,
+      };
+      lane.restore(job, Date.now(), Date.now());
+      return lane.lastSequence();
+    });
+    expect(last).toBe(5);
   });
 
   it("gives an object of an earlier version, whose answered ids have no sequence, the column and carries on counting", async () => {

@@ -82,9 +82,17 @@ export class AnsweredIds {
     return this.sql.first("SELECT 1 AS n FROM answered WHERE id = ?", id) !== undefined;
   }
 
-  /** Forgets an id (its dead letter is replayed and runs again). */
+  /**
+   * Forgets an id (its dead letter is replayed and runs again). The row stays under another id
+   * until it is old enough to be taken over: it may hold the conversation's last `sequence`, taken
+   * over from an older row, which a deletion would lose (the next reply would reuse it).
+   */
   forget(id: string): void {
-    this.sql.run("DELETE FROM answered WHERE id = ?", id);
+    this.sql.run(
+      "UPDATE answered SET id = 'forgotten:' || ?2 || ':' || id, job = NULL, open = NULL WHERE id = ?1",
+      id,
+      this.now(),
+    );
   }
 
   /** Forgets every id (the conversation expired, with nothing waiting). */

@@ -35,9 +35,15 @@ export class ConversationAlarm {
   /** Sets the alarm to `at`, unless it is set to that already. */
   async set(at: number): Promise<void> {
     if ((await this.current()) === at) return;
-    this.at = at;
     this.usage.alarmsSet += 1;
-    await this.storage.setAlarm(at);
+    try {
+      await this.storage.setAlarm(at);
+    } catch (error) {
+      // Not known to be set: read from storage again next time, rather than skip a needed alarm.
+      this.at = undefined;
+      throw error;
+    }
+    this.at = at;
   }
 
   /**

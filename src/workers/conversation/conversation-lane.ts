@@ -29,11 +29,7 @@ export interface LaneHead {
 type HeadRow = { id: string; job: string; next_at: number; letter: string | null };
 
 /** A job handed over to an empty lane and not stored yet (see {@link ConversationLane.add}). */
-interface UnstoredJob {
-  job: Job;
-  nextAt: number;
-  readonly acceptedAt: number;
-}
+type UnstoredJob = { job: Job; nextAt: number; readonly acceptedAt: number };
 
 /** What a lane row is stored with when an unstored job must be kept. */
 type StoredState = { readonly job?: Job; readonly nextAt?: number; readonly letter?: string };
@@ -88,7 +84,10 @@ export class ConversationLane {
    */
   add(body: InboundBody, unstored = false): HandOver {
     const { id } = bodyRef(body).stored;
-    if (this.unstored?.job.message.id === id) return "duplicate";
+    if (this.unstored?.job.message.id === id) {
+      this.persist(); // a copy of the job kept in memory is acked only once the job is stored
+      return "duplicate";
+    }
     const seen = this.sql.first<{ n: number; waiting: number }>(
       `SELECT (SELECT COUNT(*) FROM lane WHERE id = ?1) + (SELECT COUNT(*) FROM answered WHERE id = ?1) AS n,
         EXISTS (SELECT 1 FROM lane) AS waiting`,

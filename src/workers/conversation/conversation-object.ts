@@ -117,9 +117,10 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     // Joining a run under way, or from a full batch, the messages are stored and not waited for.
     const joining = this.run.underWay !== undefined;
     const waits = !joining && !busy;
+    // Before the messages are taken: should it fail, none is held in memory only.
+    this.expiry.touch(Date.now());
     // A lone message to an idle lane is stored only if it is not answered before this returns.
     const results = bodies.map((body) => this.lane.add(body, bodies.length === 1 && waits));
-    this.expiry.touch(Date.now());
     if (!joining) {
       const wait = (this.lane.nextRunAt() ?? Number.POSITIVE_INFINITY) - Date.now();
       // Other calls are delivered meanwhile; their jobs join the lane and the run takes them.

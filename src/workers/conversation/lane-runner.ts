@@ -7,9 +7,10 @@ import type { ConversationLane } from "./conversation-lane.js";
 import { BLOCKED_RETRY_MS, type DurableLaneStore } from "./durable-lane-store.js";
 
 /**
- * Jobs one alarm invocation runs at most; the next invocation (an alarm set for now) goes on
- * with fresh budgets of subrequests and CPU time. Each job takes one subrequest per reply,
- * plus one for a brain that calls out, far below the 10,000 of an invocation.
+ * Jobs one run takes at most; the next run (an alarm set for now) goes on with fresh budgets of
+ * subrequests and CPU time. An alarm invocation may finish the run a hand-over left going before
+ * it starts its own, so it runs at most twice this. Each job takes one subrequest per reply, plus
+ * one for a brain that calls out, far below the 10,000 of an invocation.
  */
 export const MAX_JOBS_PER_RUN = 50;
 
