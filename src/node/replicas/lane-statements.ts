@@ -40,38 +40,21 @@ export interface ClaimRequest {
 
 // A lane row names the replica that runs the conversation and the epoch of its claim. A replica
 // may take one that nobody runs, one whose owner stopped (`gone`), or (with `takeover`) one whose
-// owner's lease ran out, and (with `reclaim`) its own; every claim raises the epoch. Only the rows
-// it may take, as the statement's snapshot shows them, go to the upsert, which locks them (waiting
-// for a write that holds one, the fence), checks again on the row as that write left it, and
-// returns its last number. A row another live replica runs, or that this one runs and does not
-// reclaim, is read and not locked: locking it would wait for its owner's write in flight, and
-// the usual claim writes nothing. Should such a row change hands meanwhile, the notification
-// sent to the owner it names finds a replica that no longer runs it, which claims it at its
-// next sweep. The final SELECT reads the rows as the snapshot has them, so `previous` is the
-// owner before the claim. Rows are locked in conversation order, the same order in every
-// replica's statement, so that two claims never deadlock.
+// owner's lease ran out, and
+// (with `reclaim`) its own; every claim raises the epoch. A row it owns already and does not
+// reclaim is left untouched, so that the usual claim writes nothing. The claim waits for a write
+// that holds the row (the fence), and returns the last number as that write left it; the jobs
+// are read after the claim, by a statement of their own. The final SELECT reads the row as it
+// was before the claim, so `previous` is the owner before it. Rows are locked in conversation
+// order, the same order in every replica's statement, so that two claims never deadlock.
 const CLAIM = `
 WITH input AS (
   SELECT t.n, t.conversation, t.channel, t.job_id, t.reclaim
   FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[]) WITH ORDINALITY AS t(conversation, channel, job_id, reclaim, n)
 ),
-current AS (
-  SELECT l.conversation, l.owner, l.epoch, l.last_seq FROM webhook_channel.lanes l
-  WHERE l.conversation IN (SELECT conversation FROM input)
-),
-takeable AS (
-  SELECT DISTINCT ON (i.conversation) i.conversation, i.channel FROM input i
-    LEFT JOIN current c ON c.conversation = i.conversation
-  WHERE c.owner IS NULL
-     OR (c.owner = $5 AND i.reclaim)
-     OR (c.owner <> $5 AND NOT EXISTS (
-           SELECT 1 FROM webhook_channel.replicas r WHERE r.id = c.owner AND r.lease_until > now())
-         AND ($6 OR EXISTS (SELECT 1 FROM webhook_channel.replicas r WHERE r.id = c.owner AND r.gone)))
-  ORDER BY i.conversation
-),
 claimed AS (
   INSERT INTO webhook_channel.lanes AS l (conversation, channel, owner, epoch)
-  SELECT conversation, channel, $5, 1 FROM takeable ORDER BY conversation
+  SELECT DISTINCT ON (conversation) conversation, channel, $5, 1 FROM input ORDER BY conversation
   ON CONFLICT (conversation) DO UPDATE SET owner = EXCLUDED.owner, epoch = l.epoch + 1
   WHERE l.owner IS NULL
      OR (l.owner = EXCLUDED.owner AND EXISTS (SELECT 1 FROM input r WHERE r.conversation = l.conversation AND r.reclaim))
@@ -94,7 +77,7 @@ FROM input i
     WHERE j.conversation = i.conversation AND j.state = 'pending' AND j.seq < coalesce(s.seq, 9223372036854775807)
     ORDER BY j.seq DESC LIMIT 1) p ON true
   LEFT JOIN claimed c ON c.conversation = i.conversation
-  LEFT JOIN current l ON l.conversation = i.conversation
+  LEFT JOIN webhook_channel.lanes l ON l.conversation = i.conversation
 ORDER BY i.n`;
 
 /**
