@@ -54,7 +54,22 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
     return queue;
   };
 
-  const roomOf = (queue: JobQueue, reserved: number): number => Math.max(0, queue.capacity - queue.size) + reserved;
+  // Room promised to reads in flight, per queue: loads started in one turn (a sweep's takeovers,
+  // a burst of notifications) each see only what the others left.
+  const promised = new Map<JobQueue, number>();
+  const roomOf = (queue: JobQueue, reserved: number): number =>
+    Math.max(0, queue.capacity - queue.size - (promised.get(queue) ?? 0)) + reserved;
+  /** Reads with `count` places of `queue` promised until the read settles. */
+  const promising = async <T>(queue: JobQueue, count: number, read: () => Promise<T>): Promise<T> => {
+    promised.set(queue, (promised.get(queue) ?? 0) + count);
+    try {
+      return await read();
+    } finally {
+      const left = (promised.get(queue) ?? 0) - count;
+      if (left > 0) promised.set(queue, left);
+      else promised.delete(queue);
+    }
+  };
 
   const hand = (queue: JobQueue, lane: OwnedLane, read: readonly StoredJob[]): number => {
     const added = queue.restore(read.map((stored) => stored.job));
@@ -73,7 +88,9 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
         lane.behind = true;
         return 0;
       }
-      const read = await readAfter({ conversation: key, after: lane.upTo, limit: room });
+      const read = await promising(queue, room - reserved, () =>
+        readAfter({ conversation: key, after: lane.upTo, limit: room }),
+      );
       lane.behind = read.length === room;
       return hand(queue, lane, read);
     },
@@ -88,7 +105,9 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
         lane.behind = true;
         return 0;
       }
-      const read = (await Promise.all(unknown.map((id) => readIds(id)))).flat();
+      const read = await promising(queue, unknown.length, async () =>
+        (await Promise.all(unknown.map((id) => readIds(id)))).flat(),
+      );
       return hand(queue, lane, read);
     },
     get loaded() {

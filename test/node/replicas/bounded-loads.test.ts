@@ -117,4 +117,32 @@ describe("a replica's loads of stored jobs", () => {
     expect(await sampled).toBeLessThanOrEqual(10);
     expectConversationInOrder(second.taken, "big", ids);
   }, 60_000);
+
+  it("takes over many conversations of a stopped replica at once without loading more than its buffer", async () => {
+    const databaseUrl = await createTestDatabase(inject("postgresUrl"));
+    let up = false;
+    const first = await replica(databaseUrl, 100, () => up);
+    const second = await replica(databaseUrl, 10, () => up);
+    const byConversation = new Map<string, string[]>();
+    for (let index = 0; index < 40; index += 1) {
+      const conversation = `c${index % 5}`;
+      const ids = byConversation.get(conversation) ?? [];
+      ids.push(await accept(first.harness, conversation, `m${index}`));
+      byConversation.set(conversation, ids);
+    }
+    await first.harness.service.stop(0);
+    let done = false;
+    const sampled = deepest(second.harness, () => done);
+    await waitFor(
+      async () => ((await depth(second.harness)) >= 10 ? true : undefined),
+      10_000,
+      "the takeover's first slices",
+    );
+    up = true;
+    const all = [...byConversation.values()].flat();
+    await waitFor(() => answered(second.taken, all), 30_000, "every reply");
+    done = true;
+    expect(await sampled).toBeLessThanOrEqual(10);
+    for (const [conversation, ids] of byConversation) expectConversationInOrder(second.taken, conversation, ids);
+  }, 60_000);
 });
