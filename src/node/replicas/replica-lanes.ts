@@ -8,23 +8,13 @@ import type { JobQueue } from "../queue/job-queue.js";
 import type { LaneOwnership, LanePlace } from "../queue/lane-ownership.js";
 import type { PostgresLaneStore } from "../state/postgres/postgres-lane-store.js";
 import { createKeyChains } from "./key-chains.js";
+import { createLaneBatches } from "./lane-batches.js";
 import { createLaneLoader } from "./lane-loader.js";
-import {
-  type Claim,
-  type ClaimRequest,
-  claimLanes,
-  type JobNotice,
-  leaveReplicas,
-  notifyOwners,
-  type Release,
-  readNotice,
-  releaseLanes,
-} from "./lane-statements.js";
+import { type Claim, type JobNotice, leaveReplicas, readNotice } from "./lane-statements.js";
 import { OwnedLanes } from "./owned-lanes.js";
 import { createReplicaBrains } from "./replica-brains.js";
 import { ReplicaLease } from "./replica-lease.js";
 import { createReplicaSweep } from "./replica-sweep.js";
-import { createStatementBatch } from "./statement-batch.js";
 
 /** What {@link createReplicaLanes} needs. */
 export interface ReplicaLanesOptions {
@@ -77,14 +67,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   /** While set, no job starts and nothing is claimed: see `rejoin`. */
   let rejoining = false;
 
-  const claim = createStatementBatch<ClaimRequest, Claim>((requests) =>
-    claimLanes(pool, replica, lease.mayTakeOver(), requests),
-  );
-  const notify = createStatementBatch<JobNotice & { owner: string }, true>(async (notices) => {
-    await notifyOwners(pool, notices);
-    return notices.map(() => true as const);
-  });
-  const release = createStatementBatch<string, Release>((conversations) => releaseLanes(pool, replica, conversations));
+  const { claim, notify, release } = createLaneBatches(pool, replica, () => lease.mayTakeOver());
 
   const chains = createKeyChains();
   const serial = <T>(key: string, step: () => Promise<T>): Promise<T> => chains.run(key, step);
@@ -104,6 +87,10 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
         return;
       }
       const answer = await claim({ conversation: key, channel, jobId: "", reclaim: true });
+      // Another replica runs it: tell it of the last stored job, should a notification have failed.
+      if (!answer.mine && answer.previous !== null && answer.previous !== replica && answer.prev > 0) {
+        await notify({ owner: answer.previous, conversation: key, seq: answer.prev, id: answer.prevId });
+      }
       unplaced.delete(key);
       if (!answer.mine) return;
       const loaded = await owned.readOn(key, channel, owned.own(key, answer));
@@ -150,7 +137,12 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       if (!answer.mine) {
         owned.lost(key);
         if (answer.previous !== null) {
-          await notify({ owner: answer.previous, conversation: key, seq: answer.seq, id: job.message.id });
+          await notify({ owner: answer.previous, conversation: key, seq: answer.seq, id: job.message.id }).catch(
+            (error: unknown) => {
+              unplaced.set(key, channel); // told again from the next sweep's claim
+              throw error;
+            },
+          );
         }
         return "elsewhere";
       }

@@ -48,11 +48,22 @@ export async function orphansOf(
   return result.rows;
 }
 
-/** Nothing is left to take of the replicas `ids` (still lapsed): later sweeps skip them. */
+/**
+ * Marks the replicas `ids` (still lapsed) swept, so that later sweeps skip them, when nothing of
+ * theirs is left to take on any channel (the sweeping replica may serve only some): no lane they
+ * run with stored jobs, and no job they stored that nobody runs.
+ */
 export async function markSwept(pool: Pool, ids: readonly string[]): Promise<void> {
-  await pool.query("UPDATE webhook_channel.replicas SET swept = true WHERE id = ANY($1) AND lease_until <= now()", [
-    ids,
-  ]);
+  await pool.query(
+    `UPDATE webhook_channel.replicas r SET swept = true
+     WHERE r.id = ANY($1) AND r.lease_until <= now()
+       AND NOT EXISTS (SELECT 1 FROM webhook_channel.lanes l WHERE l.owner = r.id
+             AND EXISTS (SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending'))
+       AND NOT EXISTS (SELECT 1 FROM webhook_channel.jobs j
+             LEFT JOIN webhook_channel.lanes l ON l.conversation = j.conversation
+             WHERE j.stored_by = r.id AND j.state = 'pending' AND l.owner IS NULL)`,
+    [ids],
+  );
 }
 
 /** A conversation a replica runs, and the position of its last stored job (0: none). */

@@ -18,44 +18,56 @@ export interface Resume {
 
 /**
  * Step 4, with `state_dir`: the unfinished messages of the last run go back on their queues in
- * acceptance order, as far as each queue has room (`webhook.buffer_capacity`), so that a resume
- * never holds more in memory than the buffers do, even after the capacity was lowered. While
- * stored messages wait to be loaded, the queues refuse new ones (`buffer_full`): a new message
- * must not run before an older one of its conversation. Usually everything fits at once, before
- * the listeners open. (Replayed dead letters come back through the replay pickup.)
+ * acceptance order, as far as each channel's queue has room (`webhook.buffer_capacity`), so that
+ * a resume never holds more in memory than the buffers do, even after a capacity was lowered.
+ * Each channel reads on from its own position as its queue frees room, and refuses new messages
+ * (`buffer_full`) until its last stored one is loaded: a new message must not run before an
+ * older one of its conversation. Usually everything fits at once, before the listeners open.
+ * (Replayed dead letters come back through the replay pickup, once this is done.)
  */
 export function startResume(durable: SqliteLaneStore, queues: ReadonlyMap<string, JobQueue>, logger: Logger): Resume {
-  let after = 0;
+  // Per channel, the position of the last stored job looked at; a channel is left once done.
+  const after = new Map<string, number>([...queues.keys()].map((channel) => [channel, 0]));
+  const named = new Set<string>();
   let loaded = 0;
-  let done = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const hold = (on: boolean): void => {
-    for (const queue of queues.values()) queue.hold(on);
-  };
 
-  /** Loads what fits; true once nothing is left. */
-  const load = (): boolean => {
+  /** Loads what fits of `channel`; true once nothing of it is left. */
+  const loadChannel = (channel: string, queue: JobQueue): boolean => {
     for (;;) {
-      let room = 0;
-      for (const queue of queues.values()) room += roomIn(queue);
+      const room = roomIn(queue);
       if (room === 0) return false;
-      const rows = durable.readPending(after, Math.min(SLICE, room));
+      const limit = Math.min(SLICE, room);
+      const rows = durable.readPending(after.get(channel) ?? 0, limit);
       for (const row of rows) {
-        const queue = queues.get(row.job.message.channel);
-        if (queue === undefined) {
-          logger.error("a stored message belongs to a channel that is no longer configured; it stays in state_dir", {
-            message_id: row.job.message.id,
-            channel: row.job.message.channel,
-          });
-        } else if (roomIn(queue) === 0) return false;
-        else {
+        const owner = row.job.message.channel;
+        if (owner === channel) {
+          if (roomIn(queue) === 0) return false;
           queue.restore([row.job]);
           loaded += 1;
+        } else if (!queues.has(owner) && !named.has(row.job.message.id)) {
+          named.add(row.job.message.id);
+          logger.error("a stored message belongs to a channel that is no longer configured; it stays in state_dir", {
+            message_id: row.job.message.id,
+            channel: owner,
+          });
         }
-        after = row.seq;
+        after.set(channel, row.seq);
       }
-      if (rows.length < Math.min(SLICE, room)) return true;
+      if (rows.length < limit) return true;
     }
+  };
+
+  /** Loads what fits of every channel not done; true once all are. */
+  const load = (): boolean => {
+    for (const [channel, queue] of queues) {
+      if (!after.has(channel)) continue;
+      if (loadChannel(channel, queue)) {
+        after.delete(channel);
+        queue.hold(false);
+      } else queue.hold(true);
+    }
+    return after.size === 0;
   };
 
   const again = (): void => {
@@ -70,21 +82,16 @@ export function startResume(durable: SqliteLaneStore, queues: ReadonlyMap<string
       timer = setTimeout(again, RETRY_MS * 20);
       return;
     }
-    done = true;
-    hold(false);
     logger.info("resumed the rest of the unfinished messages from state_dir", { count: loaded });
   };
 
-  done = load();
+  const doneAtOnce = load();
   // Logged when 0 too: silence would not tell "nothing to resume" from "looked in the wrong file".
-  logger.info("resumed unfinished messages from state_dir", { count: loaded, ...(done ? {} : { more: true }) });
-  if (!done) {
-    hold(true);
-    timer = setTimeout(again, RETRY_MS);
-  }
+  logger.info("resumed unfinished messages from state_dir", { count: loaded, ...(doneAtOnce ? {} : { more: true }) });
+  if (!doneAtOnce) timer = setTimeout(again, RETRY_MS);
   return {
     get done() {
-      return done;
+      return after.size === 0;
     },
     stop() {
       clearTimeout(timer);

@@ -178,7 +178,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       lanes: state.lanes,
       queues: parts.queues,
       place: parts.replicas?.ownership.place,
-      ready: parts.replicas === undefined ? undefined : () => parts.replicas?.ownership.mayRun() === true,
+      // Replays run at the end of their lanes: not before what a resume has still to load.
+      ready: () => parts.resume?.done !== false && parts.replicas?.ownership.mayRun() !== false,
       logger,
     });
     parts.listeners = buildListeners(

@@ -25,7 +25,7 @@ function job(conversationId: string): Job {
 }
 
 describe("the sweep's statements", () => {
-  it("find what lapsed replicas left, and nothing of a live replica's, until they are swept", async () => {
+  it("find what lapsed replicas left, and nothing of a live replica's, until they are swept once nothing is left", async () => {
     const { pool } = await migratedDatabase();
     await pool.query(
       `INSERT INTO webhook_channel.replicas (id, lease_until, gone) VALUES
@@ -51,6 +51,12 @@ describe("the sweep's statements", () => {
     expect(orphans.map((orphan) => orphan.conversation).sort()).toEqual([laneOf(held), laneOf(unclaimed)].sort());
     expect(await orphansOf(pool, ["dead", "stopped"], ["other"], 100)).toEqual([]);
 
+    // Not swept while something of theirs is left, on any channel.
+    await markSwept(pool, ["dead", "stopped", "live"]);
+    expect(await lapsedReplicas(pool, false)).toEqual(["dead", "stopped"]);
+    // Taken by the live replica: nothing left.
+    await claimTicket(pool, "live", unclaimed);
+    await claimTicket(pool, "live", held);
     await markSwept(pool, ["dead", "stopped", "live"]);
     expect(await lapsedReplicas(pool, false)).toEqual([]);
     // A replica that renews its lease is looked at again should it lapse once more.

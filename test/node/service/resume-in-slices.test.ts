@@ -37,18 +37,27 @@ describe("resuming state_dir in slices", () => {
   it("never loads more than the buffer holds, refuses new messages until the backlog is loaded, and delivers all in order", async () => {
     const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-state-"));
     const port = await freePort();
-    const config = (capacity: number) =>
-      writeTempConfig(
-        configDocument(
-          {
-            bind: "127.0.0.1:0",
-            outbound_url: `http://127.0.0.1:${port}/replies`,
-            buffer_capacity: capacity,
-            delivery: { initial_delay_ms: 20, max_delay_ms: 50, max_attempts: 10_000 },
-          },
-          { state_dir: stateDir },
-        ),
-      );
+    const config = (capacity: number) => {
+      const webhook = {
+        bind: "127.0.0.1:0",
+        outbound_url: `http://127.0.0.1:${port}/replies`,
+        buffer_capacity: capacity,
+        delivery: { initial_delay_ms: 20, max_delay_ms: 50, max_attempts: 10_000 },
+      };
+      const document = configDocument(webhook, { state_dir: stateDir }) as {
+        channels: Record<string, unknown>[];
+        routes: Record<string, unknown>[];
+      };
+      // A second channel with nothing stored: it takes messages while the first one resumes.
+      document.channels.push({
+        type: "webhook",
+        name: "other",
+        token_env: "WEBHOOK_SECRET",
+        webhook: { ...webhook, path: "/other", buffer_capacity: 100 },
+      });
+      document.routes.push({ channel: "other", brain: "echo" });
+      return writeTempConfig(document as Parameters<typeof writeTempConfig>[0]);
+    };
     spawned = spawnNode("dist/node.js", ["--config", await config(100)], { WEBHOOK_SECRET: SECRET });
     let url = await listeningUrl(spawned);
     const accepted: string[] = [];
@@ -68,6 +77,10 @@ describe("resuming state_dir in slices", () => {
     const refused = await post(url, "new", "too early");
     expect(refused.status).toBe(503);
     expect(((await refused.json()) as { code: string }).code).toBe("buffer_full");
+    const otherUrl = logLines(spawned).find(
+      (line) => line.msg === "listening" && String(line.url).endsWith("/other"),
+    )?.url;
+    expect((await post(String(otherUrl), "elsewhere", "not held")).status).toBe(200);
 
     const replies: ReceivedReply[] = [];
     receiver = await startReceiver({ port, onReply: (reply) => replies.push(reply) });

@@ -62,7 +62,10 @@ function fenceOf(group: LaneGroup): Part {
   }
   return (param) => {
     if (epochs.size === 0) return undefined;
-    const rows = [...epochs].flatMap(([key, set]) => [...set].map((epoch) => [key, epoch] as const));
+    // In conversation order, as claims lock lanes, so that the two rarely wait on each other in a cycle.
+    const rows = [...epochs]
+      .flatMap(([key, set]) => [...set].map((epoch) => [key, epoch] as const))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const input = unnest(param, [
       [rows.map(([key]) => key), "text[]"],
       [rows.map(([, epoch]) => epoch), "bigint[]"],
