@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 const FULL_RATES = [500, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_500, 10_000, 12_500, 15_000, 20_000, 25_000];
 
 const PRESETS = {
-  // Under a minute on a 2-core box, build included: fewer rounds, shorter steps.
+  // About two minutes on a 2-core box, build included: fewer rounds, shorter steps.
   quick: {
     rounds: 3,
     warmupRequests: 10_000,
@@ -147,7 +147,7 @@ function workerCheckout(path) {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--skip-workerd] [--skip-durable] [--skip-postgres] [--skip-saturation]
                        [--load auto|wrk|autocannon] [--baseline <path>] [--worker-baseline <checkout>]...
-  --quick         short run (about a minute): 3 inbound rounds of 1 s, 2 s steps, stock config and
+  --quick         short run (about two minutes): 3 inbound rounds of 1 s, 2 s steps, stock config and
                   durable (state_dir) at up to 3 rates, no delivery_thread run, no second bare
                   process; results in bench/results/quick.*
   --skip-workerd  leave out the Worker under workerd
