@@ -54,21 +54,23 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
     return queue;
   };
 
-  // Room promised to reads in flight, per queue: loads started in one turn (a sweep's takeovers,
-  // a burst of notifications) each see only what the others left.
-  const promised = new Map<JobQueue, number>();
-  const roomOf = (queue: JobQueue, reserved: number): number =>
-    Math.max(0, queue.capacity - queue.size - (promised.get(queue) ?? 0)) + reserved;
-  /** Reads with `count` places of `queue` promised until the read settles. */
-  const promising = async <T>(queue: JobQueue, count: number, read: () => Promise<T>): Promise<T> => {
-    promised.set(queue, (promised.get(queue) ?? 0) + count);
-    try {
-      return await read();
-    } finally {
-      const left = (promised.get(queue) ?? 0) - count;
-      if (left > 0) promised.set(queue, left);
-      else promised.delete(queue);
-    }
+  const roomOf = (queue: JobQueue, reserved: number): number => Math.max(0, queue.capacity - queue.size) + reserved;
+
+  /**
+   * Hands the queue what fits of `read` now, in order: loads started in one turn (a sweep's
+   * takeovers, a burst of notifications) each read up to the room they saw, and the ones that
+   * settle last find less. What does not fit stays stored, and the lane reads on from the last
+   * job handed. Returns how many the queue took, and whether some were left.
+   */
+  const handWhatFits = (
+    queue: JobQueue,
+    lane: OwnedLane,
+    read: readonly StoredJob[],
+    reserved: number,
+  ): { added: number; left: boolean } => {
+    const fits = roomOf(queue, reserved);
+    if (read.length <= fits) return { added: hand(queue, lane, read), left: false };
+    return { added: hand(queue, lane, read.slice(0, fits)), left: true };
   };
 
   const hand = (queue: JobQueue, lane: OwnedLane, read: readonly StoredJob[]): number => {
@@ -88,11 +90,10 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
         lane.behind = true;
         return 0;
       }
-      const read = await promising(queue, room - reserved, () =>
-        readAfter({ conversation: key, after: lane.upTo, limit: room }),
-      );
-      lane.behind = read.length === room;
-      return hand(queue, lane, read);
+      const read = await readAfter({ conversation: key, after: lane.upTo, limit: room });
+      const { added, left } = handWhatFits(queue, lane, read, reserved);
+      lane.behind = left || read.length === room;
+      return added;
     },
     async byId(channel, lane, ids) {
       const queue = queueOf(channel);
@@ -105,9 +106,12 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
         lane.behind = true;
         return 0;
       }
-      const read = await promising(queue, unknown.length, async () =>
-        (await Promise.all(unknown.map((id) => readIds(id)))).flat(),
-      );
+      const read = (await Promise.all(unknown.map((id) => readIds(id)))).flat();
+      if (roomOf(queue, 0) < read.length) {
+        lane.upTo = 0;
+        lane.behind = true;
+        return 0;
+      }
       return hand(queue, lane, read);
     },
     get loaded() {
