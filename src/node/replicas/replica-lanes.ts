@@ -235,6 +235,11 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     owned: (key) => owned.get(key),
     isStopped: () => stopped,
     take,
+    readIds: (key, channel, ids) =>
+      serial(key, async () => {
+        const lane = owned.get(key);
+        if (lane !== undefined) await loader.byId(channel, lane, ids);
+      }),
     readOn: (key, channel) =>
       serial(key, async () => {
         const lane = owned.get(key);

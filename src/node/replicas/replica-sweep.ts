@@ -7,6 +7,7 @@ import type { ReplicaBrains } from "./replica-brains.js";
 import type { ReplicaLease } from "./replica-lease.js";
 import {
   forgetDeadReplicas,
+  jobsUpTo,
   lapsedReplicas,
   liveReplicas,
   markSwept,
@@ -47,6 +48,8 @@ export interface ReplicaSweepOptions {
   readonly take: (key: string, channel: string) => Promise<void>;
   /** Reads on an owned conversation's stored jobs, as far as the queue has room. */
   readonly readOn: (key: string, channel: string) => Promise<void>;
+  /** Hands the queue the stored jobs `ids` of an owned conversation that it does not know. */
+  readonly readIds: (key: string, channel: string, ids: readonly string[]) => Promise<void>;
   /** Gives up an idle conversation, or reads it on when a job was stored meanwhile. */
   readonly giveUp: (key: string, channel: string) => Promise<void>;
   /** Logs whom conversations were taken over from since the last call. */
@@ -110,12 +113,23 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
   /** Conversations the lanes table says this replica runs with jobs it does not hold. */
   const compare = async (): Promise<void> => {
     const steps: Promise<void>[] = [];
+    const held: { conversation: string; channel: string; upTo: number }[] = [];
     for (const row of await ownLanes(pool, replica)) {
       if (row.last === 0) continue;
       const lane = options.owned(row.conversation);
       if (lane === undefined) steps.push(options.take(row.conversation, row.channel));
       else if (row.last > lane.upTo) steps.push(options.readOn(row.conversation, row.channel));
+      if (lane !== undefined && lane.upTo > 0) held.push({ ...row, upTo: lane.upTo });
     }
+    // A job at or below a lane's position that the queue does not know was missed (see jobsUpTo).
+    const channelOf = new Map(held.map((lane) => [lane.conversation, lane.channel]));
+    const missed = new Map<string, string[]>();
+    for (const job of held.length === 0 ? [] : await jobsUpTo(pool, held)) {
+      const channel = channelOf.get(job.conversation) ?? "";
+      if (options.queues().get(channel)?.knows(job.id) !== false) continue;
+      missed.set(job.conversation, [...(missed.get(job.conversation) ?? []), job.id]);
+    }
+    for (const [key, ids] of missed) steps.push(options.readIds(key, channelOf.get(key) ?? "", ids));
     if (!started) {
       // Once, at start: a conversation nobody owns that a path no index covers left behind.
       for (const stray of await strayLanes(pool, channels(), ORPHANS_PER_SWEEP)) {

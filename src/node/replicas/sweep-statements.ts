@@ -91,6 +91,23 @@ export async function ownLanes(pool: Pool, replica: string): Promise<OwnLane[]> 
 }
 
 /**
+ * The stored jobs at or below each lane's position (`upTo`): all of them the replica should hold,
+ * or have finished lately. One it does not is a job whose commit became visible after a later
+ * one's and whose notification was lost. Read through the index on a job's conversation.
+ */
+export async function jobsUpTo(
+  pool: Pool,
+  lanes: readonly { readonly conversation: string; readonly upTo: number }[],
+): Promise<{ conversation: string; id: string }[]> {
+  const result = await pool.query<{ conversation: string; id: string }>(
+    `SELECT j.conversation, j.id FROM unnest($1::text[], $2::bigint[]) AS t(conversation, up_to)
+       JOIN webhook_channel.jobs j ON j.conversation = t.conversation AND j.seq <= t.up_to AND j.state = 'pending'`,
+    [lanes.map((lane) => lane.conversation), lanes.map((lane) => lane.upTo)],
+  );
+  return result.rows;
+}
+
+/**
  * Conversations with stored jobs, on `channels`, that nobody owns: looked for once, when a
  * replica starts, in case a path left one that the owner and storer indexes do not find. A job
  * a live replica stored is left to it: it may be between storing and claiming its lane.

@@ -5,7 +5,13 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Job } from "../../../src/core/lifecycle/job.js";
-import { lapsedReplicas, markSwept, orphansOf, strayLanes } from "../../../src/node/replicas/sweep-statements.js";
+import {
+  jobsUpTo,
+  lapsedReplicas,
+  markSwept,
+  orphansOf,
+  strayLanes,
+} from "../../../src/node/replicas/sweep-statements.js";
 import { createPostgresLaneStore } from "../../../src/node/state/postgres/postgres-lane-store.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { migratedDatabase } from "../state/postgres/fresh-postgres.js";
@@ -75,5 +81,17 @@ describe("the sweep's statements", () => {
     await createPostgresLaneStore(pool, "dead", createLogSink().logger).add(left);
     const strays = await strayLanes(pool, ["webhook"], 100);
     expect(strays.map((stray) => stray.conversation)).toEqual([laneOf(left)]);
+  });
+
+  it("read the stored jobs at or below each lane's position, so that a job the owner missed is found", async () => {
+    const { pool } = await migratedDatabase();
+    const store = createPostgresLaneStore(pool, "live", createLogSink().logger);
+    const [first, second, third] = [job("c"), job("c"), job("c")];
+    for (const each of [first, second, third]) await store.add(each);
+    const seqs = await pool.query<{ id: string; seq: string }>("SELECT id, seq FROM webhook_channel.jobs ORDER BY seq");
+    const upTo = Number(seqs.rows[1]?.seq);
+    const found = await jobsUpTo(pool, [{ conversation: laneOf(first), upTo }]);
+    expect(found.map((row) => row.id).sort()).toEqual([first.message.id, second.message.id].sort());
+    expect(await jobsUpTo(pool, [{ conversation: "other", upTo }])).toEqual([]);
   });
 });
