@@ -109,9 +109,11 @@ describe("two replicas on one Postgres", () => {
     for (let index = 0; index < 6; index += 1) {
       accepted.push(await accept(first, { sender_id: `p${index % 2}`, text: `m${index}` }));
     }
-    // As the database sees a replica cut off from it: its lease ends, and the other one (connected
-    // for a whole lease by now) takes its conversations; the first one then finds out and steps back.
+    // The second replica may take over once it has been connected for a whole lease.
     await new Promise((resolve) => setTimeout(resolve, 5_200));
+    // As the database sees a replica cut off from it: its lease is over, and its renewals wait on
+    // a lock the test holds until the other one took its conversations over; the first one then
+    // finds out and steps back.
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
     try {
@@ -121,10 +123,23 @@ describe("two replicas on one Postgres", () => {
         "UPDATE webhook_channel.replicas SET lease_until = now() - interval '1 second' WHERE id = $1",
         [firstOwner],
       );
+      await client.query("BEGIN");
+      await client.query("SELECT 1 FROM webhook_channel.replicas WHERE id = $1 FOR UPDATE", [firstOwner]);
+      await waitFor(
+        () =>
+          second.logs.some((line) => line.msg === "took over conversations of another replica") ? true : undefined,
+        15_000,
+        "the second replica taking the conversations over",
+      );
+      await client.query("COMMIT");
     } finally {
       await client.end();
     }
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await waitFor(
+      () => (first.logs.some((line) => line.msg === "replica taking stock after its lease ran out") ? true : undefined),
+      15_000,
+      "the first replica stepping back",
+    );
     // The receiver sees every attempt; from here on it answers 200, so each message is posted once.
     const cut = [first.replies.length, second.replies.length];
     up = true;
