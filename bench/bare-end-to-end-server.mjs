@@ -13,14 +13,8 @@
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
-import {
-  acceptBytes,
-  bearerMatches,
-  isJsonContentType,
-  MAX_BODY_BYTES,
-  PATH,
-  problemBody,
-} from "./baseline-checks.mjs";
+import { acceptBytes, PATH } from "./baseline-checks.mjs";
+import { problem, readWebhook, send } from "./baseline-http.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -125,50 +119,9 @@ function post(body, done) {
   );
 }
 
-function send(response, status, body, headers = {}) {
-  const json = JSON.stringify(body);
-  response.writeHead(status, {
-    "content-type": status === 200 ? "application/json" : "application/problem+json",
-    "content-length": Buffer.byteLength(json),
-    ...headers,
-  });
-  response.end(json);
-}
-
-const problem = (response, status, code, detail, extra = {}, headers = {}) =>
-  send(response, status, problemBody(status, code, detail, extra), headers);
-
 function handleWebhook(request, response) {
-  if (!bearerMatches(request.headers.authorization, secret)) {
-    problem(response, 401, "unauthorized", "Bearer required.", {}, { "www-authenticate": 'Bearer realm="bench"' });
-    return;
-  }
-  if (!isJsonContentType(request.headers["content-type"])) {
-    problem(response, 415, "unsupported_media_type", "application/json required.");
-    return;
-  }
-  const declared = request.headers["content-length"];
-  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) {
-    problem(response, 413, "payload_too_large", "Body over 1 MiB.", {}, { connection: "close" });
-    return;
-  }
-  const chunks = [];
-  let total = 0;
-  let refused = false;
-  request.on("data", (chunk) => {
-    if (refused) return;
-    total += chunk.length;
-    if (total > MAX_BODY_BYTES) {
-      refused = true;
-      problem(response, 413, "payload_too_large", "Body over 1 MiB.", {}, { connection: "close" });
-      request.destroy();
-      return;
-    }
-    chunks.push(chunk);
-  });
-  request.on("end", () => {
-    if (refused) return;
-    const result = acceptBytes(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total), enqueue);
+  readWebhook(request, response, secret, (bytes) => {
+    const result = acceptBytes(bytes, enqueue);
     if (result.status === 200) send(response, 200, result.body);
     else problem(response, result.status, result.code, result.detail, result.extra, result.headers);
   });

@@ -7,32 +7,11 @@
 // Run as a child: `node bench/bare-server.mjs --capacity N --drain drop|hold`, secret in the
 // BENCH_SECRET environment variable. It prints one JSON line with msg "listening" and url.
 import { createServer } from "node:http";
-import {
-  acceptBytes,
-  bearerMatches,
-  createRing,
-  isJsonContentType,
-  MAX_BODY_BYTES,
-  PATH,
-  problemBody,
-  readBaselineOptions,
-} from "./baseline-checks.mjs";
+import { acceptBytes, createRing, PATH, readBaselineOptions } from "./baseline-checks.mjs";
+import { problem, readWebhook, send } from "./baseline-http.mjs";
 
 const { capacity, drop, secret } = readBaselineOptions();
 const enqueue = createRing(capacity, drop);
-
-function send(response, status, body, headers = {}) {
-  const json = JSON.stringify(body);
-  response.writeHead(status, {
-    "content-type": status === 200 ? "application/json" : "application/problem+json",
-    "content-length": Buffer.byteLength(json),
-    ...headers,
-  });
-  response.end(json);
-}
-
-const problem = (response, status, code, detail, extra = {}, headers = {}) =>
-  send(response, status, problemBody(status, code, detail, extra), headers);
 
 function answer(response, result) {
   if (result.status === 200) send(response, 200, result.body);
@@ -40,38 +19,7 @@ function answer(response, result) {
 }
 
 function handleWebhook(request, response) {
-  if (!bearerMatches(request.headers.authorization, secret)) {
-    problem(response, 401, "unauthorized", "Bearer required.", {}, { "www-authenticate": 'Bearer realm="bench"' });
-    return;
-  }
-  if (!isJsonContentType(request.headers["content-type"])) {
-    problem(response, 415, "unsupported_media_type", "application/json required.");
-    return;
-  }
-  const declared = request.headers["content-length"];
-  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) {
-    problem(response, 413, "payload_too_large", "Body over 1 MiB.", {}, { connection: "close" });
-    return;
-  }
-  const chunks = [];
-  let total = 0;
-  let refused = false;
-  request.on("data", (chunk) => {
-    if (refused) return;
-    total += chunk.length;
-    if (total > MAX_BODY_BYTES) {
-      // Counted on the bytes read, chunked bodies too; stop reading and drop the socket.
-      refused = true;
-      problem(response, 413, "payload_too_large", "Body over 1 MiB.", {}, { connection: "close" });
-      request.destroy();
-      return;
-    }
-    chunks.push(chunk);
-  });
-  request.on("end", () => {
-    if (!refused)
-      answer(response, acceptBytes(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total), enqueue));
-  });
+  readWebhook(request, response, secret, (bytes) => answer(response, acceptBytes(bytes, enqueue)));
 }
 
 const server = createServer((request, response) => {

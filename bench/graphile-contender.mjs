@@ -25,14 +25,8 @@ import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 import { Logger, run } from "graphile-worker";
 import { Pool } from "undici";
-import {
-  acceptBytes,
-  bearerMatches,
-  isJsonContentType,
-  MAX_BODY_BYTES,
-  PATH,
-  problemBody,
-} from "./baseline-checks.mjs";
+import { acceptBytes, PATH } from "./baseline-checks.mjs";
+import { problem, readWebhook, send } from "./baseline-http.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -106,19 +100,6 @@ const finished = () => {
 runner.events.on("job:success", finished);
 runner.events.on("job:failed", finished);
 
-function send(response, status, body, headers = {}) {
-  const json = JSON.stringify(body);
-  response.writeHead(status, {
-    "content-type": status === 200 ? "application/json" : "application/problem+json",
-    "content-length": Buffer.byteLength(json),
-    ...headers,
-  });
-  response.end(json);
-}
-
-const problem = (response, status, code, detail, extra = {}, headers = {}) =>
-  send(response, status, problemBody(status, code, detail, extra), headers);
-
 /** The job of an accepted message; the 200 waits for add_job's commit, as durability requires. */
 async function addJob(accepted, response, result) {
   try {
@@ -140,37 +121,9 @@ async function addJob(accepted, response, result) {
 }
 
 function handleWebhook(request, response) {
-  if (!bearerMatches(request.headers.authorization, secret)) {
-    problem(response, 401, "unauthorized", "Bearer required.", {}, { "www-authenticate": 'Bearer realm="bench"' });
-    return;
-  }
-  if (!isJsonContentType(request.headers["content-type"])) {
-    problem(response, 415, "unsupported_media_type", "application/json required.");
-    return;
-  }
-  const declared = request.headers["content-length"];
-  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) {
-    problem(response, 413, "payload_too_large", "Body over 1 MiB.", {}, { connection: "close" });
-    return;
-  }
-  const chunks = [];
-  let total = 0;
-  let refused = false;
-  request.on("data", (chunk) => {
-    if (refused) return;
-    total += chunk.length;
-    if (total > MAX_BODY_BYTES) {
-      refused = true;
-      problem(response, 413, "payload_too_large", "Body over 1 MiB.", {}, { connection: "close" });
-      request.destroy();
-      return;
-    }
-    chunks.push(chunk);
-  });
-  request.on("end", () => {
-    if (refused) return;
+  readWebhook(request, response, secret, (bytes) => {
     let accepted;
-    const result = acceptBytes(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total), (message) => {
+    const result = acceptBytes(bytes, (message) => {
       if (unfinished >= capacity) return false;
       unfinished += 1;
       accepted = message;
