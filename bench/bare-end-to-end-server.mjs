@@ -1,20 +1,7 @@
-// The ceiling of the saturation phase: the service's whole job written by hand on `node:http`
-// and undici, in memory, with nothing else. Inbound: the same checks as bench/bare-server.mjs
-// (baseline-checks.mjs), answered 503 `buffer_full` while `--capacity` messages are unfinished,
-// as the service's buffer_capacity does. Then, per conversation and in order (one message of a
-// conversation at a time), an "echo" reply POSTed to `--outbound` through one keep-alive undici
-// Pool of 128 connections driven by `dispatch`, as the service posts; a failed POST is retried
-// after a pause. No journal, no retries schedule, no metrics, no signing: what a minimal
-// in-memory relay costs on this machine, the bound that the service's saturated rate is read
-// against.
-//
-// Run as a child: `node bench/bare-end-to-end-server.mjs --outbound <url> [--capacity N]`, secret
-// in BENCH_SECRET. It prints one JSON line with msg "listening" and url.
-import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
-import { acceptBytes, PATH } from "./baseline-checks.mjs";
-import { problem, readWebhook, send } from "./baseline-http.mjs";
+import { acceptBytes } from "./baseline-checks.mjs";
+import { problem, readWebhook, send, serveBaseline } from "./baseline-http.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -127,23 +114,7 @@ function handleWebhook(request, response) {
   });
 }
 
-const server = createServer((request, response) => {
-  const query = request.url.indexOf("?");
-  const path = query === -1 ? request.url : request.url.slice(0, query);
-  if (path === PATH && request.method === "POST") handleWebhook(request, response);
-  else if (path === "/healthz") send(response, 200, { status: "ok" });
-  else problem(response, 404, "not_found", "No endpoint here.");
-});
-server.headersTimeout = 10_000;
-server.requestTimeout = 30_000;
-server.keepAliveTimeout = 5_000;
-
-server.listen(0, "127.0.0.1", () => {
-  const { port } = server.address();
-  process.stdout.write(
-    `${JSON.stringify({ level: "info", msg: "listening", url: `http://127.0.0.1:${port}${PATH}` })}\n`,
-  );
-});
+const server = serveBaseline(handleWebhook);
 process.on("SIGTERM", () => {
   server.close();
   server.closeAllConnections();

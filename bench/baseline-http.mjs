@@ -1,7 +1,8 @@
 // The node:http side of the hand-written baselines (bare-server.mjs, bare-end-to-end-server.mjs,
 // graphile-contender.mjs): answers as JSON or problem+json, and the webhook route's checks on
 // the head and on the bytes read, before the body is handed on.
-import { bearerMatches, isJsonContentType, MAX_BODY_BYTES, problemBody } from "./baseline-checks.mjs";
+import { createServer } from "node:http";
+import { bearerMatches, isJsonContentType, MAX_BODY_BYTES, PATH, problemBody } from "./baseline-checks.mjs";
 
 /** Writes `body` as JSON: `application/json` for a 200, `application/problem+json` otherwise. */
 export function send(response, status, body, headers = {}) {
@@ -55,4 +56,31 @@ export function readWebhook(request, response, secret, accept) {
   request.on("end", () => {
     if (!refused) accept(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
   });
+}
+
+/**
+ * Serves `handleWebhook` on POST to the webhook path (405 for another method there), `/healthz`,
+ * and 404 elsewhere, on a free port of 127.0.0.1, with the service's slow-client bounds so that
+ * neither side has cheaper socket handling; prints the `listening` line the bench waits for.
+ */
+export function serveBaseline(handleWebhook) {
+  const server = createServer((request, response) => {
+    const query = request.url.indexOf("?");
+    const path = query === -1 ? request.url : request.url.slice(0, query);
+    if (path === PATH) {
+      if (request.method === "POST") handleWebhook(request, response);
+      else problem(response, 405, "method_not_allowed", "POST only.", {}, { allow: "POST" });
+    } else if (path === "/healthz") send(response, 200, { status: "ok" });
+    else problem(response, 404, "not_found", "No endpoint here.");
+  });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.keepAliveTimeout = 5_000;
+  server.listen(0, "127.0.0.1", () => {
+    const { port } = server.address();
+    process.stdout.write(
+      `${JSON.stringify({ level: "info", msg: "listening", url: `http://127.0.0.1:${port}${PATH}` })}\n`,
+    );
+  });
+  return server;
 }

@@ -4,7 +4,7 @@
 // grows for the whole step).
 import { sortedPercentile } from "./latency.mjs";
 import { createSenderPool, nowMs, sendPaced } from "./paced-sender.mjs";
-import { cpuSeconds } from "./proc-stats.mjs";
+import { cpuSecondsOf } from "./proc-stats.mjs";
 
 const DELIVERY_GRACE_MS = 10_000;
 const POLL_MS = 200;
@@ -36,24 +36,13 @@ async function collectReplies(receiver, accepted) {
   return { latencies, missing: pending.size, lastArrival };
 }
 
-/** CPU seconds of every process in `pids` (one service, or each replica), null when one is unknown. */
-function cpuOf(pids) {
-  let total = 0;
-  for (const pid of pids) {
-    const seconds = cpuSeconds(pid);
-    if (seconds === null) return null;
-    total += seconds;
-  }
-  return total;
-}
-
 /** One step: send at `rate` for `seconds` (to each of `targets` in turn), then match the replies. */
 export async function runStep({ targets, pids, secret, receiver, rate, seconds }) {
   await receiver.take(); // drop notes of earlier steps
-  const cpuBefore = cpuOf(pids);
+  const cpuBefore = cpuSecondsOf(pids);
   const sent = await sendPaced({ targets, secret, rate, seconds });
   const { latencies, missing, lastArrival } = await collectReplies(receiver, sent.accepted);
-  const cpuAfter = cpuOf(pids);
+  const cpuAfter = cpuSecondsOf(pids);
   const refused = sent.statuses[503] ?? 0;
   const otherStatuses = Object.entries(sent.statuses)
     .filter(([status]) => status !== "200" && status !== "503")

@@ -1,32 +1,8 @@
-// The Postgres contender of the saturation phase: what a user would build instead of
-// webhook-channel on Postgres. A `node:http` endpoint with the same inbound checks as the bare
-// server (baseline-checks.mjs) adds one graphile-worker job per message, with `queueName` set to
-// the conversation id (a named queue runs its jobs one at a time, in order: the per-conversation
-// order the service keeps), and answers 200 once the job is committed. A graphile-worker runner
-// in the same process runs the jobs: its task POSTs the "echo" reply to `--outbound` through a
-// keep-alive undici Pool, as the service posts, and a failed POST throws, so that
-// graphile-worker retries it.
-//
-// Settings: graphile-worker's own performance page (worker.graphile.org/docs/performance):
-// concurrentJobs 24, maxPoolSize 25, completeJobBatchDelay and failJobBatchDelay 0, prepared
-// statements on (the default), new jobs announced by LISTEN/NOTIFY (always on; pollInterval,
-// left at its default, only finds jobs scheduled for later). Its localQueue is left off:
-// in 0.17.3 it hands jobs of one named queue to several workers at once (graphile/worker
-// issue 621), which would break the order per conversation. Like the service with its default
-// buffer_capacity, it refuses with 503 `buffer_full` while `--capacity` jobs are unfinished, so
-// that both meet an overload on the same terms instead of this one queueing without bound. The
-// per-job "Completed task" log lines at info are dropped (a throughput-minded user turns them
-// off); warnings and errors go to stderr.
-//
-// Run as a child: `node bench/graphile-contender.mjs --outbound <url> [--capacity N]`, with
-// BENCH_SECRET and BENCH_DATABASE_URL (an empty database: the runner migrates it). It prints one
-// JSON line with msg "listening" and url.
-import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 import { Logger, run } from "graphile-worker";
 import { Pool } from "undici";
-import { acceptBytes, PATH } from "./baseline-checks.mjs";
-import { problem, readWebhook, send } from "./baseline-http.mjs";
+import { acceptBytes } from "./baseline-checks.mjs";
+import { problem, readWebhook, send, serveBaseline } from "./baseline-http.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -135,23 +111,7 @@ function handleWebhook(request, response) {
   });
 }
 
-const server = createServer((request, response) => {
-  const query = request.url.indexOf("?");
-  const path = query === -1 ? request.url : request.url.slice(0, query);
-  if (path === PATH && request.method === "POST") handleWebhook(request, response);
-  else if (path === "/healthz") send(response, 200, { status: "ok" });
-  else problem(response, 404, "not_found", "No endpoint here.");
-});
-server.headersTimeout = 10_000;
-server.requestTimeout = 30_000;
-server.keepAliveTimeout = 5_000;
-
-server.listen(0, "127.0.0.1", () => {
-  const { port } = server.address();
-  process.stdout.write(
-    `${JSON.stringify({ level: "info", msg: "listening", url: `http://127.0.0.1:${port}${PATH}` })}\n`,
-  );
-});
+const server = serveBaseline(handleWebhook);
 process.on("SIGTERM", async () => {
   server.close();
   server.closeAllConnections();

@@ -5,7 +5,7 @@
 // slow down with the server, which a closed loop (wrk) would. It reads each refusal's problem
 // `code`.
 import { createSenderPool, sendPaced } from "./paced-sender.mjs";
-import { cpuSeconds } from "./proc-stats.mjs";
+import { cpuSecondsOf } from "./proc-stats.mjs";
 
 // The first second of the overload fills the buffer; the rate is read after it.
 const RAMP_MS = 1_000;
@@ -28,9 +28,9 @@ export async function runNoKneeStep({ server, secret, receiver, cleanRate, secon
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     await receiver.take();
     const offered = 2 * cleanRate;
-    const cpuBefore = cpuOf(server.pids);
+    const cpuBefore = cpuSecondsOf(server.pids);
     const sent = await sendPaced({ targets, secret, rate: offered, seconds });
-    const cpuAfter = cpuOf(server.pids);
+    const cpuAfter = cpuSecondsOf(server.pids);
     const { arrivals } = await receiver.take();
     const from = sent.startedAt + RAMP_MS;
     const to = sent.endedAt;
@@ -65,14 +65,4 @@ export async function runNoKneeStep({ server, secret, receiver, cleanRate, secon
   } finally {
     await Promise.all(targets.map((target) => target.pool.close()));
   }
-}
-
-function cpuOf(pids) {
-  let total = 0;
-  for (const pid of pids) {
-    const seconds = cpuSeconds(pid);
-    if (seconds === null) return null;
-    total += seconds;
-  }
-  return total;
 }

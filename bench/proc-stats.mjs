@@ -57,6 +57,17 @@ export function cpuSeconds(pid, withChildren = false) {
   }
 }
 
+/** CPU seconds of every process in `pids` (one service, or each replica), null when one is unknown. */
+export function cpuSecondsOf(pids) {
+  let total = 0;
+  for (const pid of pids) {
+    const seconds = cpuSeconds(pid);
+    if (seconds === null) return null;
+    total += seconds;
+  }
+  return total;
+}
+
 function machineTicks() {
   try {
     const [, ...values] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/);

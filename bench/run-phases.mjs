@@ -12,8 +12,10 @@ export const BUFFER_CAPACITY = 10_000;
 
 export const log = (line) => process.stdout.write(`${line}\n`);
 const startedAt = Date.now();
+/** Whole seconds since the run started. */
+export const elapsedSeconds = () => Math.round((Date.now() - startedAt) / 1000);
 /** Seconds since the run started, for the log. */
-export const since = () => `${Math.round((Date.now() - startedAt) / 1000)} s`;
+export const since = () => `${elapsedSeconds()} s`;
 
 /** Runs `body(receiver)` with a receiver child in `mode`, always stopping it. */
 export async function withReceiver(mode, body) {

@@ -18,6 +18,7 @@ import { comparePostgres, runPostgresPhase } from "./postgres.mjs";
 import { backgroundLoad } from "./proc-stats.mjs";
 import { evaluateTargets, renderMarkdown, renderTerminal } from "./report.mjs";
 import {
+  elapsedSeconds,
   endToEndPhase,
   inboundPhase,
   log,
@@ -152,7 +153,7 @@ async function main() {
     const results = {
       mode: options.mode,
       date: new Date().toISOString(),
-      durationSeconds: Math.round((Date.now() - startedAt) / 1000),
+      durationSeconds: elapsedSeconds(),
       machine,
       options,
       loader: { name: loader.name, description: loader.description },

@@ -18,7 +18,7 @@ import { messageBody, messageHeaders } from "./message.mjs";
 import { runNoKneeStep } from "./no-knee.mjs";
 import { BENCH_CLUSTER, createCostProbe } from "./postgres-cost.mjs";
 import { countRoundTrips, startCountingRelay } from "./postgres-round-trips.mjs";
-import { busyBetween, cpuSeconds, machineCpu, peakRss } from "./proc-stats.mjs";
+import { busyBetween, cpuSecondsOf, machineCpu, peakRss } from "./proc-stats.mjs";
 import { saturationSetups, startServices } from "./saturation-setups.mjs";
 import { runWrkConversations, wrkAvailable } from "./wrk-load.mjs";
 
@@ -29,16 +29,6 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** `connections` split over `count` targets as evenly as whole numbers allow (10 over 3: 4, 3, 3). */
 const split = (connections, count) =>
   Array.from({ length: count }, (_, index) => Math.floor(connections / count) + (index < connections % count ? 1 : 0));
-
-function cpuOf(pids) {
-  let total = 0;
-  for (const pid of pids) {
-    const seconds = cpuSeconds(pid);
-    if (seconds === null) return null;
-    total += seconds;
-  }
-  return total;
-}
 
 /** Waits until the receiver has at least `accepted` replies and no more arrive for a moment. */
 async function drained(receiver, accepted) {
@@ -81,11 +71,11 @@ export async function saturate({ setup, options, secret, withReceiver, cluster, 
       loads.catch(() => undefined);
       await sleep(options.saturationWarmupSeconds * 1000);
       const start = await receiver.count();
-      const cpuStart = cpuOf(server.pids);
+      const cpuStart = cpuSecondsOf(server.pids);
       const machineStart = machineCpu();
       await sleep(options.saturationSeconds * 1000);
       const end = await receiver.count();
-      const cpuEnd = cpuOf(server.pids);
+      const cpuEnd = cpuSecondsOf(server.pids);
       const machineEnd = machineCpu();
       const results = await loads;
       const accepted = results.reduce((sum, result) => sum + result.ok, 0);
