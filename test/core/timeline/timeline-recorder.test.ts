@@ -32,7 +32,13 @@ describe("the timeline recorder", () => {
   it("writes a message's acceptance and quick answer as one write, once its timer fires", async () => {
     const store = new MemoryTimelineStore();
     const writes: number[] = [];
-    const counting: TimelineStore = { ...bound(store), write: (w, a) => (writes.push(w.length), store.write(w, a)) };
+    const counting: TimelineStore = {
+      ...bound(store),
+      write: (w, a) => {
+        writes.push(w.length);
+        store.write(w, a);
+      },
+    };
     const { recorder, tasks } = recorderOver(counting);
     recorder.record(SUBJECT, [{ type: "accepted", at: T0 }], "accepted");
     recorder.record(SUBJECT, [{ type: "delivered", at: T0 + 7 }], "delivered");
