@@ -78,7 +78,7 @@ export function timelineIsOn(retention: TimelineRetention): boolean {
 export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
   const { store, retention, clock, logger } = deps;
   if (!timelineIsOn(retention)) return noTimeline;
-  let gathered = new Map<string, { subject: TimelineSubject; write: Mutable<TimelineWrite> }>();
+  let gathered = new Map<string, Gathered>();
   let activity = new Map<string, Mutable<ActivityCount>>();
   let scheduled = false;
   let writing: Promise<void> = Promise.resolve();
@@ -87,7 +87,7 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
 
   const writeGathered = async (): Promise<void> => {
     scheduled = false;
-    const writes = [...gathered.values()].map(({ write }) => write);
+    const writes: TimelineWrite[] = [...gathered.values()];
     const counts = [...activity.values()];
     gathered = new Map();
     activity = new Map();
@@ -123,19 +123,26 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     on: true,
     keepText: retention.keepText,
     record(subject, events, status) {
-      let entry = gathered.get(subject.id);
-      if (entry === undefined) {
+      let write = gathered.get(subject.id);
+      if (write === undefined) {
         if (gathered.size >= MAX_GATHERED) {
           dropped += events.length;
           return;
         }
-        entry = { subject, write: { ...subject, status: null, updatedAt: subject.acceptedAt, events: [] } };
-        gathered.set(subject.id, entry);
+        write = {
+          id: subject.id,
+          channel: subject.channel,
+          conversationId: subject.conversationId,
+          acceptedAt: subject.acceptedAt,
+          status: null,
+          updatedAt: subject.acceptedAt,
+          events: [],
+        };
+        gathered.set(subject.id, write);
       }
-      const { write } = entry;
-      write.events = [...write.events, ...events];
       for (const event of events) {
-        write.updatedAt = Math.max(write.updatedAt, event.at);
+        write.events.push(event);
+        if (event.at > write.updatedAt) write.updatedAt = event.at;
         for (const series of seriesOf(event, subject.acceptedAt)) count(activity, minuteOf(event.at), series);
       }
       if (status !== null) write.status = status;
@@ -149,6 +156,11 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** A message's events gathered for the next write. */
+interface Gathered extends Omit<Mutable<TimelineWrite>, "events"> {
+  readonly events: TimelineEvent[];
+}
 
 function count(activity: Map<string, Mutable<ActivityCount>>, minute: number, series: string): void {
   const key = `${minute} ${series}`;
