@@ -6,9 +6,10 @@ import { runService } from "../node/run-service.js";
 import { COMMAND_HELP, USAGE } from "./cli-help.js";
 import type { CliIo } from "./cli-io.js";
 import { runConfigCheck } from "./config-check.js";
-import { runDeadLetters, UsageError } from "./dead-letters-command.js";
+import { runDeadLetters } from "./dead-letters-command.js";
 import { newSecret } from "./new-secret.js";
 import { runKeypair, runPublicKey } from "./signing-keys-command.js";
+import { UsageError } from "./usage-error.js";
 
 /** Exit status of a usage error (unknown command or option, missing argument). */
 export const EXIT_USAGE = 2;
