@@ -52,8 +52,11 @@ export interface RecorderDeps {
   readonly schedule: (task: () => void, ms: number) => void;
 }
 
-/** How long events gather before they are written. */
-const FLUSH_MS = 200;
+/**
+ * How long events gather before they are written: long enough that most messages are accepted
+ * and answered within one batch (one row write each), short enough for a live view.
+ */
+const FLUSH_MS = 1_000;
 /** Messages gathered at most between writes; beyond it new events are dropped until a write. */
 const MAX_GATHERED = 50_000;
 /** How often what the retention no longer keeps is forgotten. */

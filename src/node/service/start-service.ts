@@ -1,4 +1,4 @@
-import { type Clock, randomId, systemClock } from "../../core/clock.js";
+import { type Clock, systemClock, timeOrderedId } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { Job } from "../../core/lifecycle/job.js";
 import type { Logger } from "../../core/log/logger.js";
@@ -203,7 +203,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         secretsFor: (name) => parts.live.secrets.get(name) ?? NO_SECRETS,
         queueFor: (name) => queueOf(parts, name),
         clock,
-        newId: options.newId ?? randomId,
+        newId: options.newId ?? timeOrderedId,
         logger,
         idempotency: state.idempotency,
         ...(state.postgres === undefined ? {} : { authFailures: state.postgres.authFailures }),
