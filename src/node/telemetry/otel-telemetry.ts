@@ -56,7 +56,7 @@ export async function startOtelTelemetry(
       exporter.export(spans, (result) => {
         const ok = result.code === core.ExportResultCode.SUCCESS;
         if (!ok && !failing) {
-          logger.warn("telemetry: cannot export spans; trying again with the next batch", {
+          logger.warn("telemetry: cannot export spans; they are dropped, and the next ones are tried", {
             error: result.error?.message ?? "export failed",
           });
         } else if (ok && failing) logger.info("telemetry: exporting spans again");
