@@ -85,6 +85,7 @@ export async function startConsumer(
     random: options.random,
     poster: options.poster,
     brainSharing,
+    telemetry: options.telemetry,
   });
   return {
     run: (job, hooks, admission) => built.consumer.run(job, hooks, admission),

@@ -221,6 +221,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         }),
       },
       { ...DEFAULT_LISTENER_LIMITS, ...options.listenerLimits },
+      options.telemetry,
     );
     served = await serveListeners(parts.listeners, logger);
     parts.served = served;
