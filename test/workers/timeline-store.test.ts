@@ -74,7 +74,11 @@ describe("the timeline shards", () => {
     const alarm = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
     expect(alarm).toBeGreaterThan(now + PRUNE_EVERY_MS - 60_000);
 
+    const before = await runInDurableObject(stub, (instance) => instance.usage);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
+    // Each row forgotten is one row written, as Cloudflare bills a deletion: 3 messages, 1 minute.
+    const after = await runInDurableObject(stub, (instance) => instance.usage);
+    expect(after.rowsWritten - before.rowsWritten).toBe(4);
     expect(await store.one(old.id)).toBeUndefined();
     const kept = (await store.page({ channel, limit: 10 })).map((row) => row.id);
     expect(kept).toEqual([recent[0]?.id, recent[1]?.id]);
