@@ -2,13 +2,17 @@
  * The message timeline's store on Workers, inside workerd over the pool's real shard objects:
  * the shared store contract through one shard and through several (whose merged pages and summed
  * counts must read as one store), and what only the shards do: prune themselves on their alarm
- * by the configuration's retention, cut long texts, and keep a batch when one row is full.
+ * by the configuration's retention, cut long texts, keep a batch when one row is full, and hold
+ * a flush no longer than its bound when they do not answer.
  * Each use takes shards of its own (a prefix of its own), so no test sees another's rows.
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { TimelineWrite } from "../../src/core/timeline/timeline-store.js";
+import { systemClock } from "../../src/core/clock.js";
+import { silentLogger } from "../../src/core/log/logger.js";
+import type { TimelineStore, TimelineWrite } from "../../src/core/timeline/timeline-store.js";
+import { DeferredTimeline, FLUSH_WAIT_MS } from "../../src/workers/timeline/deferred-timeline.js";
 import { createDurableTimelineStore, MAX_TEXT_CHARS } from "../../src/workers/timeline/durable-timeline-store.js";
 import { PRUNE_EVERY_MS } from "../../src/workers/timeline/timeline-shard-object.js";
 import { shardName, shardOf } from "../../src/workers/timeline/timeline-shards.js";
@@ -112,6 +116,24 @@ describe("the timeline shards", () => {
     await store.write([message], []);
     const [event] = (await store.one(message.id))?.events ?? [];
     expect(event).toEqual({ type: "accepted", at: message.acceptedAt, text: "a".repeat(MAX_TEXT_CHARS - 1) });
+  });
+
+  it(`are waited for at most ${FLUSH_WAIT_MS} ms by a flush: a shard that does not answer holds no run longer`, async () => {
+    const never: TimelineStore = {
+      write: () => new Promise<void>(() => undefined),
+      one: () => undefined,
+      page: () => [],
+      activity: () => [],
+      prune: () => undefined,
+    };
+    const retention = { windowMs: HOUR, maxMessages: 10, keepText: false };
+    const timeline = new DeferredTimeline({ store: never, retention, clock: systemClock, logger: silentLogger });
+    const message = accepted(`timeline-${crypto.randomUUID()}`, Date.now());
+    timeline.record(message, message.events, "accepted");
+    const started = Date.now();
+    await timeline.flush();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(FLUSH_WAIT_MS - 5);
+    expect(Date.now() - started).toBeLessThan(FLUSH_WAIT_MS + 1000);
   });
 
   it("store the rest of a batch when one message's row cannot take more, and say which", async () => {

@@ -7,6 +7,13 @@ import {
   type TimelineRetention,
 } from "../../core/timeline/timeline-recorder.js";
 import type { TimelineStore, TimelineSubject } from "../../core/timeline/timeline-store.js";
+import { within } from "../conversation/within.js";
+
+/**
+ * How long a flush is waited for at most: a shard that does not answer must not hold a
+ * conversation's run (nor a request's `waitUntil`) for longer; its write goes on meanwhile.
+ */
+export const FLUSH_WAIT_MS = 2_000;
 
 /** What a {@link DeferredTimeline} writes with. */
 export interface DeferredTimelineDeps {
@@ -49,14 +56,17 @@ export class DeferredTimeline implements TimelineRecorder {
     this.gathered.push({ subject, events, status });
   }
 
-  /** Writes what was gathered; resolves once written, or dropped with a warning. */
-  flush(): Promise<void> {
-    if (this.gathered.length === 0) return Promise.resolve();
+  /**
+   * Writes what was gathered; resolves once written (or dropped with a warning), or after
+   * {@link FLUSH_WAIT_MS} while the write goes on.
+   */
+  async flush(): Promise<void> {
+    if (this.gathered.length === 0) return;
     const taken = this.gathered;
     this.gathered = [];
     // A recorder made now never prunes (it would a minute after it was made): the shards prune themselves.
     const recorder = createTimelineRecorder({ ...this.deps, schedule: () => undefined });
     for (const { subject, events, status } of taken) recorder.record(subject, events, status);
-    return recorder.flush();
+    await within(recorder.flush(), FLUSH_WAIT_MS);
   }
 }
