@@ -26,8 +26,8 @@ const COLUMNS = "message_id, channel, conversation_id, status, accepted_at, upda
  * Creates a shard's tables when missing (idempotent, synchronous: it runs in the object's
  * constructor). `timeline` is keyed by message id without a rowid, so a new message is one row
  * and one entry of `timeline_accepted`, and a later write one row: no indexed column ever
- * changes. That index gives the list its order, and carries the channel and conversation so
- * that a filtered page reads the table only for the rows it returns. `timeline_activity` holds
+ * changes. That index gives the list its order, and carries the channel and conversation that
+ * pages filter on (a filtered page walks it until it has the page). `timeline_activity` holds
  * a minute's counts as one JSON object, so a write adds to one row whatever it counts.
  */
 export function createTimelineTables(sql: MeteredSql): void {
