@@ -8,6 +8,7 @@ import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
 import type { InboundBody } from "../queue-body.js";
 import { ReceiverLink } from "../receiver/receiver-link.js";
+import { timelineFor } from "../timeline/workers-timeline.js";
 import type { WorkerEnv } from "../worker-env.js";
 import { AnsweredIds } from "./answered-ids.js";
 import { ConversationAlarm } from "./conversation-alarm.js";
@@ -227,15 +228,17 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     }
   }
 
-  /** Runs the lane's due jobs (see {@link alarm}); the caller makes sure no other run is under way. */
+  /** Runs the due jobs and writes their timeline (see {@link alarm}); the caller makes sure no other run is under way. */
   private async runLane(): Promise<void> {
     this.running = true;
+    let timeline: ReturnType<typeof timelineFor>;
     try {
       const env = this.environment();
       const built = await partsFor(env);
       const logger = built.ok ? built.parts.logger : built.logger;
       await this.oldLetters.moveOnce(env.DEAD_LETTER_STORE, logger);
       this.reporting = { logger, metrics: built.ok ? built.parts.metrics : noopMetrics };
+      timeline = built.ok ? timelineFor(env, built.parts) : undefined;
       await runDueJobs({
         lane: this.lane,
         store: this.store,
@@ -244,6 +247,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
         logger,
         receiver: this.receiver,
         now: () => Date.now(),
+        timeline,
       });
       if (this.wokenDuringRun) {
         this.wokenDuringRun = false;
@@ -252,6 +256,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
       }
       await this.expiry.afterRun(() => this.deleteStorage());
     } finally {
+      await timeline?.flush(); // never throws: what cannot be written is dropped with a warning
       this.running = false;
       await this.schedule();
     }

@@ -2,6 +2,7 @@ import type { Consumer } from "../../core/consumer/create-consumer.js";
 import { conversationKey } from "../../core/conversation/conversation-store.js";
 import { runHead } from "../../core/lifecycle/lane-runner.js";
 import type { Logger } from "../../core/log/logger.js";
+import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
 import type { ReceiverLink } from "../receiver/receiver-link.js";
 import type { ConversationLane } from "./conversation-lane.js";
 import { BLOCKED_RETRY_MS, type DurableLaneStore } from "./durable-lane-store.js";
@@ -26,6 +27,8 @@ export interface LaneRunnerDeps {
   /** The channel's receiver circuit, as this conversation sees it. */
   readonly receiver: ReceiverLink;
   readonly now: () => number;
+  /** Where each run's calls, POSTs and settlement are recorded; default nowhere. */
+  readonly timeline?: TimelineRecorder | undefined;
 }
 
 /**
@@ -65,6 +68,7 @@ export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
       now,
       replayHint: deps.replayHint,
       logger,
+      timeline: deps.timeline,
     });
     if (result.kind === "fenced") return;
     // The object's storage writes at once: a write that failed fails this invocation (an alarm is
