@@ -66,7 +66,8 @@ export async function startService({
       env: {
         BENCH_SECRET: secret,
         ...(timeline === "on" ? { BENCH_ADMIN_SECRET: `${secret}-admin` } : {}),
-        ...(postgresUrl === undefined ? {} : { BENCH_DATABASE_URL: postgresUrl }) },
+        ...(postgresUrl === undefined ? {} : { BENCH_DATABASE_URL: postgresUrl }),
+      },
       nodeOptions,
     });
     return {

@@ -1,7 +1,7 @@
 import type { AdminDeps } from "../core/admin/admin-routes.js";
 import { createApp } from "../core/app/create-app.js";
 import { ChannelError, errorMessage } from "../core/channel-error.js";
-import { randomId, systemClock } from "../core/clock.js";
+import { systemClock, timeOrderedId } from "../core/clock.js";
 import type { Config } from "../core/config/config-schema.js";
 import { channelName } from "../core/config/validate-config.js";
 import { problemResponse } from "../core/http/problem-response.js";
@@ -72,7 +72,7 @@ export function createWorkerRuntime(env: WorkerEnv, built: BuiltParts): WorkerRu
       authFailures: createDurableAuthFailureLimiter(env.AUTH_FAILURES, systemClock),
       peerAddress: (request) => request.headers.get("cf-connecting-ip"),
       clock: systemClock,
-      newId: randomId,
+      newId: timeOrderedId,
       logger,
       metrics,
       timeline,

@@ -16,7 +16,7 @@ import { DeferredTimeline, FLUSH_WAIT_MS } from "../../src/workers/timeline/defe
 import { createDurableTimelineStore, MAX_TEXT_CHARS } from "../../src/workers/timeline/durable-timeline-store.js";
 import { PRUNE_EVERY_MS } from "../../src/workers/timeline/timeline-shard-object.js";
 import { shardName, shardOf } from "../../src/workers/timeline/timeline-shards.js";
-import { timelineStoreContract } from "../shared/timeline-store-cases.js";
+import { timelineStoreContract } from "../shared/store-contracts/timeline-store-contract.js";
 import { forgetConversations, objectsUse } from "./support/conversations.js";
 import { captureLogs } from "./support/fake-receiver.js";
 import { channelConfig, SECRET } from "./support/test-config.js";

@@ -14,7 +14,7 @@ export function shardName(prefix: string, index: number): string {
 
 /**
  * The shard of message `id` among `shards`: FNV-1a over its UTF-16 code units. Stable across
- * isolates and deployments; message ids are random, so shards fill evenly.
+ * isolates and deployments; message ids end in random bits, so shards fill evenly.
  */
 export function shardOf(id: string, shards: number): number {
   let hash = 0x811c9dc5;
