@@ -6,8 +6,8 @@ import { readConfigFile } from "../node/read-config-file.js";
 import { openPostgresPool } from "../node/state/postgres/postgres-pool.js";
 import { postgresErrorMessage } from "../node/state/postgres/postgres-state-error.js";
 import { createPostgresTimelineStore } from "../node/state/postgres/postgres-timeline-store.js";
-import { openStateDb } from "../node/state/sqlite/sqlite-state.js";
 import { createSqliteTimelineStore } from "../node/state/sqlite/sqlite-timeline-store.js";
+import { openTimelineDb } from "../node/state/sqlite/timeline-db.js";
 import { DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
 import type { CliIo } from "./cli-io.js";
 import { configAdminUrl } from "./config-admin-url.js";
@@ -67,7 +67,7 @@ export async function openStateTimeline(
     io.err(memoryModeMessage(file, config, request));
     return undefined;
   }
-  const db = openStateDb(stateDir);
+  const db = openTimelineDb(stateDir);
   return {
     admin: createTimelineAdmin(createSqliteTimelineStore(db), systemClock),
     where: stateDir,

@@ -20,6 +20,8 @@ export interface RunOptions {
    * the main thread, which is what tests of this function use.
    */
   readonly deliveryWorker?: URL;
+  /** The timeline writer thread's module (dist/timeline-writer.js); without it the timeline is written on the event loop. */
+  readonly timelineWriter?: URL;
 }
 
 /**
@@ -69,6 +71,7 @@ export async function runService(options: RunOptions): Promise<number> {
       env: inputs.env,
       configPath: resolve(options.configPath),
       ...(options.deliveryWorker === undefined ? {} : { deliveryThread: { entry: options.deliveryWorker, env } }),
+      ...(options.timelineWriter === undefined ? {} : { timelineWriter: options.timelineWriter }),
       ...(telemetry === undefined ? {} : { telemetry }),
     });
   } catch (error) {

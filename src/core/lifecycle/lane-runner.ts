@@ -103,7 +103,7 @@ export async function settleRun(
       if (runEvents.length > 0) timeline.record(subjectOf(job.message), runEvents, null);
     } else {
       const { event, status } = settlementEvent(result.settlement, runEvents, deps.now());
-      timeline.record(subjectOf(job.message), [...runEvents, event], status);
+      timeline.record(subjectOf(job.message), runEvents.length === 0 ? [event] : [...runEvents, event], status);
     }
   }
   return result;

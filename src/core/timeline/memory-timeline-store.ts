@@ -3,7 +3,8 @@ import { type ActivityCount, inTimeOrder, isAfter, type TimelinePrune, type Time
 
 interface Row {
   summary: TimelineSummary;
-  events: StoredTimeline["events"][number][];
+  /** A write's own array, kept as it is (a writer hands over what it wrote); an update concatenates. */
+  events: StoredTimeline["events"];
 }
 
 /**
@@ -33,10 +34,10 @@ export class MemoryTimelineStore implements TimelineStore {
           status: write.status ?? "accepted",
           updatedAt: write.updatedAt,
         };
-        this.#rows.set(write.id, { summary, events: [...write.events] });
+        this.#rows.set(write.id, { summary, events: write.events });
         continue;
       }
-      row.events.push(...write.events);
+      row.events = row.events.concat(write.events);
       const { summary } = row;
       const status = write.status !== null && write.updatedAt >= summary.updatedAt ? write.status : summary.status;
       row.summary = { ...summary, status, updatedAt: Math.max(summary.updatedAt, write.updatedAt) };

@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import { DEFAULT_TIMELINE_MESSAGES_IN_MEMORY, DEFAULT_TIMELINE_MESSAGES_STORED } from "../config/timeline-schema.js";
 import type { Logger } from "../log/logger.js";
 import type { QueuedMessage } from "../message/inbound-message.js";
-import { ACTIVITY_WINDOW_MS, minuteOf, seriesOf } from "./activity-series.js";
+import { ACTIVITY_WINDOW_MS, countEvent, minuteOf } from "./activity-series.js";
 import type { MessageStatus, TimelineEvent } from "./timeline-event.js";
 import type { ActivityCount, TimelineStore, TimelineSubject, TimelineWrite } from "./timeline-store.js";
 
@@ -82,7 +82,7 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
   const { store, retention, clock, logger } = deps;
   if (!timelineIsOn(retention)) return noTimeline;
   let gathered = new Map<string, Gathered>();
-  let activity = new Map<string, Mutable<ActivityCount>>();
+  let activity = new Map<number, Map<string, number>>();
   let scheduled = false;
   let writing: Promise<void> = Promise.resolve();
   let lastPrune = clock.now();
@@ -91,7 +91,10 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
   const writeGathered = async (): Promise<void> => {
     scheduled = false;
     const writes: TimelineWrite[] = [...gathered.values()];
-    const counts = [...activity.values()];
+    const counts: ActivityCount[] = [];
+    for (const [minute, series] of activity) {
+      for (const [name, count] of series) counts.push({ minute, series: name, count });
+    }
     gathered = new Map();
     activity = new Map();
     const now = clock.now();
@@ -146,7 +149,14 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
       for (const event of events) {
         write.events.push(event);
         if (event.at > write.updatedAt) write.updatedAt = event.at;
-        for (const series of seriesOf(event, subject.acceptedAt)) count(activity, minuteOf(event.at), series);
+        const minute = minuteOf(event.at);
+        let series = activity.get(minute);
+        if (series === undefined) {
+          series = new Map();
+          activity.set(minute, series);
+        }
+        const counts = series;
+        countEvent(event, subject.acceptedAt, (name) => counts.set(name, (counts.get(name) ?? 0) + 1));
       }
       if (status !== null) write.status = status;
       if (!scheduled) {
@@ -163,13 +173,6 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 /** A message's events gathered for the next write. */
 interface Gathered extends Omit<Mutable<TimelineWrite>, "events"> {
   readonly events: TimelineEvent[];
-}
-
-function count(activity: Map<string, Mutable<ActivityCount>>, minute: number, series: string): void {
-  const key = `${minute} ${series}`;
-  const kept = activity.get(key);
-  if (kept === undefined) activity.set(key, { minute, series, count: 1 });
-  else kept.count += 1;
 }
 
 /**

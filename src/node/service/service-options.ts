@@ -29,6 +29,11 @@ export interface ServiceOptions {
    */
   readonly deliveryThread?: { readonly entry: URL; readonly env: Readonly<Record<string, string | undefined>> };
   /**
+   * The timeline writer thread's module (dist/timeline-writer.js): with `state_dir` the message
+   * timeline is written there; without it, on the event loop.
+   */
+  readonly timelineWriter?: URL;
+  /**
    * Bounds on slow clients, for tests that watch them with real sockets in a few seconds;
    * the service runs with DEFAULT_LISTENER_LIMITS, which docs/security.md lists.
    */

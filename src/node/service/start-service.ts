@@ -119,7 +119,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let served: Listener[];
   let consumer: RunningConsumer;
   try {
-    const state = await openStateBackend(config, clock, logger, env);
+    const state = await openStateBackend(config, clock, logger, env, "service", options.timelineWriter);
     parts.state = state;
     logger.info("state", state.describe());
     if (state.postgres !== undefined) {

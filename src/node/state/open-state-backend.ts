@@ -19,6 +19,7 @@ export async function openStateBackend(
   logger: Logger,
   env: (name: string) => string | undefined,
   role: StateRole = "service",
+  timelineWriter?: URL,
 ): Promise<StateBackend> {
   const variable = config.postgres_url_env;
   if (variable !== undefined) {
@@ -36,5 +37,5 @@ export async function openStateBackend(
         config.delivery_thread && role === "service",
         timelineRetention(config.timeline, false).maxMessages,
       )
-    : openSqliteBackend(config.state_dir, logger, role);
+    : openSqliteBackend(config.state_dir, logger, role, timelineWriter);
 }
