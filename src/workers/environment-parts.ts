@@ -8,6 +8,8 @@ import type { Config } from "../core/config/config-schema.js";
 import { createChannelRoutes } from "../core/consumer/channel-routes.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
 import type { Metrics } from "../core/metrics/metrics.js";
+import { createOperatorEventRoutes } from "../core/operator-events/operator-event-routes.js";
+import { createOperatorEventSender, type OperatorEventSender } from "../core/operator-events/operator-event-sender.js";
 import { createFetchPoster } from "../core/outbound/fetch-poster.js";
 import type { Poster } from "../core/outbound/poster.js";
 import { metricsOf } from "./analytics-engine-metrics.js";
@@ -34,6 +36,11 @@ export interface EnvironmentParts {
   readonly lookup: (name: string) => string | undefined;
   /** The `METRICS` Analytics Engine dataset when bound; noop otherwise. */
   readonly metrics: Metrics;
+  /**
+   * The isolate's operator events, sent with `fetch`: whoever raises one in an invocation hands
+   * `settled()` to its `waitUntil`, so that the invocation outlives the POST.
+   */
+  readonly operatorEvents: OperatorEventSender;
 }
 
 /** The parts, or why there are none: one log line per problem, with its path and fix. */
@@ -79,6 +86,13 @@ async function buildParts(env: WorkerEnv): Promise<BuiltParts> {
   const lookup = (name: string) => envString(env, name);
   const metrics = metricsOf(env);
   try {
+    const poster = createFetchPoster(lateFetch, (binding) => bindingFetchOf(env, binding));
+    const operatorEvents = createOperatorEventSender({
+      routes: await createOperatorEventRoutes(config, lookup),
+      poster,
+      logger,
+      metrics,
+    });
     // Built once per isolate: the brains' limits (max_concurrency, a pause after a 429 or 503)
     // hold for the calls of this isolate, shared by the Worker and every Durable Object in it;
     // so a call waiting for a slot learns it on a timer of its own object (WAITER_POLL_MS).
@@ -90,10 +104,10 @@ async function buildParts(env: WorkerEnv): Promise<BuiltParts> {
       logger,
       metrics,
       waiterPollMs: WAITER_POLL_MS,
+      operatorEvents,
     });
     await createChannelRoutes(config, brains, lookup);
-    const poster = createFetchPoster(lateFetch, (binding) => bindingFetchOf(env, binding));
-    const parts = { config, source, secrets, logger, brains, poster, lookup, metrics };
+    const parts = { config, source, secrets, logger, brains, poster, lookup, metrics, operatorEvents };
     return { ok: true, parts };
   } catch (error) {
     return { ok: false, logger, problems: [`cannot start (${source}): ${errorMessage(error)}`] };

@@ -29,6 +29,8 @@ export interface LaneRunnerDeps {
   /** What a dead letter's log line says about replaying it. */
   readonly replayHint: (id: string) => string;
   readonly logger: Logger;
+  /** Told of each dead letter once its burial is stored (operator events); must not throw. */
+  readonly buried?: ((settlement: Extract<Settlement, { kind: "bury" }>) => void) | undefined;
 }
 
 /**
@@ -99,6 +101,7 @@ export async function settleRun(
   const { level, msg, fields } = settlement.log;
   logger[level](msg, fields);
   if (logger.enabled("debug")) logger.debug("dead letter in full", { letter: settlement.letter });
+  deps.buried?.(settlement);
   return { kind: "settled", settlement, stored: undefined };
 }
 

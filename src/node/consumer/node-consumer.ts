@@ -7,6 +7,7 @@ import { type Consumer, createConsumer, type ReloadableConsumer } from "../../co
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import type { OperatorEvents } from "../../core/operator-events/operator-events.js";
 import type { Poster } from "../../core/outbound/poster.js";
 import type { StateBackend } from "../state/state-backend.js";
 import { createUndiciPoster } from "./undici-poster.js";
@@ -29,6 +30,8 @@ export interface NodeConsumerOptions {
   readonly metrics?: Metrics | undefined;
   /** With replicas, this one's share of the brains' limits; default all of them. */
   readonly brainSharing?: BrainSharing | undefined;
+  /** Where the brains' pauses are raised as operator events; default nowhere. */
+  readonly operatorEvents?: OperatorEvents | undefined;
 }
 
 /** A built Node consumer and the outbound client it owns. */
@@ -58,7 +61,14 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
   // One set of limiters for the consumer's life: a reload keeps a brain's calls in flight and
   // its pause when its server is unchanged.
   const limiters = createBrainLimiters(options.brainSharing);
-  const brainDeps = { fetch: globalThis.fetch, clock, logger, metrics, limiters };
+  const brainDeps = {
+    fetch: globalThis.fetch,
+    clock,
+    logger,
+    metrics,
+    limiters,
+    operatorEvents: options.operatorEvents,
+  };
   const consumer = await createConsumer({
     config,
     brains: createBrains(config, { ...brainDeps, env }),

@@ -51,6 +51,8 @@ try {
     env: (name) => process.env[name],
     state,
     metrics,
+    // Sent from the main thread, which holds the configuration's destinations and their keys.
+    operatorEvents: { emit: (event) => outbox.push({ kind: "operator_event", event }) },
   });
 } catch (error) {
   await state?.close();

@@ -2,6 +2,7 @@ import type { Clock } from "../../core/clock.js";
 import type { ChannelConfig, Config } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
+import type { OperatorEvents } from "../../core/operator-events/operator-events.js";
 import { circuitPolicyOf } from "../../core/receiver/receiver-circuit.js";
 import type { NodeAdmin } from "../admin/node-admin.js";
 import type { Listener } from "../listener/serve-listeners.js";
@@ -28,6 +29,8 @@ export interface QueueInputs {
   readonly liveConfig: () => Config;
   /** Where each listener listens, once it does. */
   readonly served: () => readonly Listener[];
+  /** Where dead letters and receiver changes are raised as operator events. */
+  readonly operatorEvents: OperatorEvents;
 }
 
 /**
@@ -56,6 +59,7 @@ export function buildQueues(inputs: QueueInputs): Map<string, JobQueue> {
         channel: name,
         // The live configuration's: a reload of webhook.delivery reaches the circuit at once.
         policy: () => circuitPolicyOf(liveChannel(inputs.liveConfig(), channel).webhook),
+        outboundUrl: () => liveChannel(inputs.liveConfig(), channel).webhook.outbound_url,
         store: state.circuits,
         refreshMs: state.circuitRefreshMs,
       },
@@ -71,6 +75,7 @@ export function buildQueues(inputs: QueueInputs): Map<string, JobQueue> {
       onDeadLetter: admin.onDeadLetter,
       replayHint,
       metrics: inputs.metrics,
+      operatorEvents: inputs.operatorEvents,
     });
     queues.set(name, queue);
   }

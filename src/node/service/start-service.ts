@@ -1,6 +1,7 @@
 import { randomId, systemClock } from "../../core/clock.js";
 import type { Job } from "../../core/lifecycle/job.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import type { OperatorEventSender } from "../../core/operator-events/operator-event-sender.js";
 import { readAdminSecret } from "../admin/admin-secret.js";
 import { createConsoleTally } from "../admin/console-tally.js";
 import { createNodeAdmin } from "../admin/node-admin.js";
@@ -16,6 +17,7 @@ import { openStateBackend } from "../state/open-state-backend.js";
 import type { StateBackend } from "../state/state-backend.js";
 import { buildQueues } from "./build-queues.js";
 import { channelSecrets } from "./channel-secrets.js";
+import { startOperatorEvents } from "./node-operator-events.js";
 import { createNodeReadiness } from "./node-readiness.js";
 import { pokingAfterReplay } from "./poking-after-replay.js";
 import { type ProgressLog, startProgressLog } from "./progress-log.js";
@@ -84,6 +86,8 @@ interface Parts {
   progress?: ProgressLog;
   /** With `postgres_url_env`: this replica's lease and conversations. */
   replicas?: ReplicaLanes;
+  /** Dead letters, receiver changes and brain pauses, POSTed to the operator URLs. */
+  operatorEvents?: OperatorEventSender;
   shuttingDown: boolean;
 }
 
@@ -108,6 +112,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   };
   let served: Listener[];
   let consumer: RunningConsumer;
+  let operatorEvents: OperatorEventSender;
   try {
     const state = await openStateBackend(config, clock, logger, env);
     parts.state = state;
@@ -129,7 +134,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     parts.metrics = createServiceMetrics(config, parts.queues, state, clock, parts.replicas);
     // The console's counts and the brains' state (admin only; otherwise the metrics pass untouched).
     const tally = createConsoleTally(config.admin !== undefined, () => clock.now());
-    consumer = await startConsumer(options, state, tally.watching(parts.metrics), parts.replicas?.brains);
+    operatorEvents = await startOperatorEvents({ config, env, logger, metrics: parts.metrics ?? noopMetrics, clock });
+    parts.operatorEvents = operatorEvents;
+    consumer = await startConsumer(
+      options,
+      state,
+      tally.watching(parts.metrics),
+      parts.replicas?.brains,
+      operatorEvents,
+    );
     parts.consumer = consumer;
     parts.progress = startProgressLog({
       logger,
@@ -167,6 +180,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       progress: (event) => parts.progress?.record(event),
       liveConfig: () => parts.live.config,
       served: () => parts.served,
+      operatorEvents,
     })) {
       parts.queues.set(name, queue);
     }
@@ -216,6 +230,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const scope = {
     live: parts.live,
     consumer,
+    operatorEvents,
     listeners: parts.listeners,
     logger,
     isShuttingDown: () => parts.shuttingDown,
@@ -255,6 +270,8 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   // Runs still in flight were given up on when the wait ended; the delivery thread gets
   // what is left of it, but at least a short grace, to close its connections and database.
   await parts.consumer?.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now()));
+  // The last dead letters' events (and any waiting for a retry) get one more try, then go.
+  await parts.operatorEvents?.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now()));
   // Give finished-job deletes queued for this turn their commit before closing.
   await new Promise((resolve) => setImmediate(resolve));
   // Other replicas take what is left here at once, rather than when the lease runs out; the

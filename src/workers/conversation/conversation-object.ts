@@ -244,6 +244,8 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
         logger,
         receiver: this.receiver,
         now: () => Date.now(),
+        operatorEvents: built.ok ? built.parts.operatorEvents : undefined,
+        waitUntil: (promise) => this.ctx.waitUntil(promise),
       });
       if (this.wokenDuringRun) {
         this.wokenDuringRun = false;
