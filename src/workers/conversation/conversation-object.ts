@@ -6,6 +6,7 @@ import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
+import { ObjectOperatorEvents } from "../object-operator-events.js";
 import type { InboundBody } from "../queue-body.js";
 import { ReceiverLink } from "../receiver/receiver-link.js";
 import type { WorkerEnv } from "../worker-env.js";
@@ -64,6 +65,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   /** A receiver wake-up came while the lane ran: the head runs again once the run ends. */
   private wokenDuringRun = false;
   private readonly alarms: ConversationAlarm;
+  private readonly events = new ObjectOperatorEvents((promise) => this.ctx.waitUntil(promise));
 
   constructor(ctx: DurableObjectState, env: WorkerEnv) {
     super(ctx, env);
@@ -244,8 +246,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
         logger,
         receiver: this.receiver,
         now: () => Date.now(),
-        operatorEvents: built.ok ? built.parts.operatorEvents : undefined,
-        waitUntil: (promise) => this.ctx.waitUntil(promise),
+        operatorEvents: built.ok ? this.events.bound(built.parts) : undefined,
       });
       if (this.wokenDuringRun) {
         this.wokenDuringRun = false;

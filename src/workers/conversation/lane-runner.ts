@@ -3,7 +3,7 @@ import { conversationKey } from "../../core/conversation/conversation-store.js";
 import { runHead } from "../../core/lifecycle/lane-runner.js";
 import type { Logger } from "../../core/log/logger.js";
 import { deadLetteredEvent } from "../../core/operator-events/operator-event.js";
-import type { OperatorEventSender } from "../../core/operator-events/operator-event-sender.js";
+import type { BoundOperatorEvents } from "../object-operator-events.js";
 import type { ReceiverLink } from "../receiver/receiver-link.js";
 import type { ConversationLane } from "./conversation-lane.js";
 import { BLOCKED_RETRY_MS, type DurableLaneStore } from "./durable-lane-store.js";
@@ -28,10 +28,8 @@ export interface LaneRunnerDeps {
   /** The channel's receiver circuit, as this conversation sees it. */
   readonly receiver: ReceiverLink;
   readonly now: () => number;
-  /** Where dead letters are raised as operator events (and brains' pauses, during the runs). */
-  readonly operatorEvents?: OperatorEventSender | undefined;
-  /** The object's `ctx.waitUntil`: it outlives the POST of an event raised during the run. */
-  readonly waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
+  /** The object's operator events: dead letters are raised there, and settled after the run. */
+  readonly operatorEvents?: BoundOperatorEvents | undefined;
 }
 
 /**
@@ -40,15 +38,14 @@ export interface LaneRunnerDeps {
  * postponed or held, the head keeps its place until its due time (to the millisecond) and every
  * later job waits behind it. A head whose dead letter waits to be sent is sent first. Returns
  * when the head must wait, the lane is empty, or {@link MAX_JOBS_PER_RUN} jobs ran; the caller
- * sets the alarm. Operator events raised meanwhile (a dead letter, a brain's pause) are handed to
- * `waitUntil`.
+ * sets the alarm. Operator events raised meanwhile (a dead letter, a brain's pause) are settled
+ * after it: the object outlives their POSTs.
  */
 export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
-  const events = deps.operatorEvents;
   try {
     await runJobs(deps);
   } finally {
-    if (events !== undefined && events.pending > 0) deps.waitUntil?.(events.settled());
+    deps.operatorEvents?.settle();
   }
 }
 

@@ -14,6 +14,7 @@ import {
 import { type ReceiverStanding, standingOf } from "../../core/receiver/receiver-standing.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
+import { ObjectOperatorEvents } from "../object-operator-events.js";
 import type { WorkerEnv } from "../worker-env.js";
 import { ReceiverStorage } from "./receiver-storage.js";
 import type { ReceiverView } from "./receiver-views.js";
@@ -35,6 +36,7 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
   private readonly keeper: CircuitKeeper;
   /** The alarm as set, null for none, undefined until read: `setAlarm` is billed. */
   private alarmAt: number | null | undefined;
+  private readonly events = new ObjectOperatorEvents((promise) => this.ctx.waitUntil(promise));
 
   constructor(ctx: DurableObjectState, env: WorkerEnv) {
     super(ctx, env);
@@ -128,11 +130,9 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     // One object per channel makes every change: each is told once.
     const found = built.parts.config.channels.find((candidate) => channelName(candidate) === channel);
     if (found === undefined || !origin.madeHere) return;
-    const { operatorEvents } = built.parts;
-    operatorEvents.emit(
-      receiverEvent(change, channel, found.webhook.outbound_url, state, Date.now(), origin.downSince),
-    );
-    this.ctx.waitUntil(operatorEvents.settled());
+    const events = this.events.bound(built.parts);
+    events.emit(receiverEvent(change, channel, found.webhook.outbound_url, state, Date.now(), origin.downSince));
+    events.settle();
   }
 
   /** Sets the one alarm, unless it is set for that time already (a report that changes nothing writes none). */
