@@ -1,6 +1,5 @@
-// One file, over the usual 250 lines, on purpose: it is the life of one worker thread (runs in
-// flight, the message batcher, replacing a thread that died, reload and close), and all of it
-// shares the thread's state. The message types and the batcher are beside it.
+// One file, over the usual 250 lines, on purpose: the life of one worker thread (runs in flight, the
+// batcher, replacing a thread that died, reload and close) shares its state. Messages and batcher are beside it.
 import { Worker } from "node:worker_threads";
 import { ChannelError, errorMessage } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";

@@ -72,9 +72,9 @@ export function variablesOf(
  * verdict. Refused when a key that needs a restart changed (naming the keys) or when the new
  * brains and routes cannot be built; the service then carries on with what it had. Applied
  * in an order that cannot half-fail: everything that can fail first (reading the variables,
- * splitting the inbound secrets, checking the admin secret, the consumer's new routes), then
- * the swaps that cannot (the operator events' routes among them). No connection is closed and no accepted message is touched: a job's
- * next attempt reads the new routes.
+ * splitting the inbound secrets, checking the admin secret, the operator events' and the
+ * consumer's new routes), then the swaps that cannot. No connection is closed and no accepted
+ * message is touched: a job's next attempt reads the new routes.
  */
 export async function applyReload(scope: ReloadScope, next: ReloadInputs): Promise<ReloadResult> {
   const { live, logger } = scope;
