@@ -11,30 +11,33 @@ export interface BoundOperatorEvents extends OperatorEvents {
   settle(): void;
 }
 
+/** The part of a Durable Object's state that its operator events use. */
+export interface ObjectState {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/** Each object's sender, and the parts it was made for. */
+const senders = new WeakMap<ObjectState, { readonly parts: EnvironmentParts; readonly sender: OperatorEventSender }>();
+
 /**
- * The operator events of one Durable Object: a sender of its own, over the routes of the isolate's
- * parts, since the I/O of a POST (and the retries' timers) belongs to the object that started it
- * and cannot be shared with the isolate's other objects. A new configuration (new parts) gets a
- * new sender; events raised under the old one are still sent by it.
+ * The operator events of the Durable Object whose state is `state`, under `parts`: a sender of its
+ * own, over the routes of the isolate's parts, since the I/O of a POST (and the retries' timers)
+ * belongs to the object that started it and cannot be shared with the isolate's other objects. A
+ * new configuration (new parts) gets a new sender; events raised under the old one are still sent.
  */
-export class ObjectOperatorEvents {
-  private current: { readonly parts: EnvironmentParts; readonly sender: OperatorEventSender } | undefined;
-
-  constructor(private readonly waitUntil: (promise: Promise<unknown>) => void) {}
-
-  /** The object's events under `parts`. */
-  bound(parts: EnvironmentParts): BoundOperatorEvents {
-    if (this.current?.parts !== parts) {
-      const { operatorRoutes: routes, poster, logger, metrics } = parts;
-      this.current = { parts, sender: createOperatorEventSender({ routes, poster, logger, metrics }) };
-    }
-    const { sender } = this.current;
-    return {
-      emit: (event) => sender.emit(event),
-      settle: () => {
-        for (const event of parts.brainEvents.drain()) sender.emit(event);
-        if (sender.pending > 0) this.waitUntil(sender.settled());
-      },
-    };
+export function operatorEventsOf(state: ObjectState, parts: EnvironmentParts): BoundOperatorEvents {
+  let current = senders.get(state);
+  if (current?.parts !== parts) {
+    const { operatorRoutes: routes, poster, logger, metrics } = parts;
+    current = { parts, sender: createOperatorEventSender({ routes, poster, logger, metrics }) };
+    senders.set(state, current);
   }
+  const { sender } = current;
+  return {
+    emit: (event) => sender.emit(event),
+    settle: () => {
+      for (const event of parts.brainEvents.drain()) sender.emit(event);
+      if (sender.pending > 0) state.waitUntil(sender.settled());
+    },
+  };
 }

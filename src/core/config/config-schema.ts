@@ -5,6 +5,7 @@ import { brainSchema } from "./brain-schema.js";
 import { MESSAGE_FIELDS } from "./message-fields.js";
 import { operatorEventsSchema } from "./operator-events-schema.js";
 import { envName, httpUrl } from "./schema-parts.js";
+import { timelineSchema } from "./timeline-schema.js";
 import { replyTlsSchema } from "./tls-schema.js";
 
 /** The default listener: loopback only, so nothing is exposed until the operator decides to. */
@@ -247,6 +248,7 @@ export const configSchema = z
       .prefault({})
       .describe("What the service exposes for monitoring; see docs/operations.md."),
     operator_events: operatorEventsSchema.optional(),
+    timeline: timelineSchema.prefault({}),
     admin: z
       .strictObject({
         token_env: z

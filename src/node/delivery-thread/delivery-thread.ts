@@ -1,5 +1,6 @@
-// One file, over the usual 250 lines, on purpose: the life of one worker thread (runs in flight, the
-// batcher, replacing a thread that died, reload and close) shares its state. Messages and batcher are beside it.
+// One file, over the usual 250 lines, on purpose: it is the life of one worker thread (runs in
+// flight, the message batcher, replacing a thread that died, reload and close), and all of it
+// shares the thread's state. The message types and the batcher are beside it.
 import { Worker } from "node:worker_threads";
 import { ChannelError, errorMessage } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
@@ -62,6 +63,8 @@ interface PendingRun {
   readonly reject: (error: Error) => void;
   /** Told of each step the thread reports; a promise it returns (the step's commit) is waited for before the ack. */
   readonly save: RunHooks["save"];
+  /** Told of the run's calls and POSTs, which come back with its outcome. */
+  readonly record: RunHooks["record"];
 }
 
 interface Thread {
@@ -145,6 +148,7 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
         case "outcome": {
           const run = pending.get(message.id);
           pending.delete(message.id);
+          if (message.events !== undefined && message.events.length > 0) run?.record?.(message.events);
           run?.resolve(message.outcome);
           break;
         }
@@ -252,8 +256,15 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
       nextId += 1;
       const thread = current;
       return new Promise<JobOutcome>((resolve, reject) => {
-        thread.pending.set(id, { resolve, reject, save: hooks.save });
-        thread.outbox.push({ kind: "run", id, job, firstSequence: hooks.firstSequence, admission });
+        thread.pending.set(id, { resolve, reject, save: hooks.save, record: hooks.record });
+        thread.outbox.push({
+          kind: "run",
+          id,
+          job,
+          firstSequence: hooks.firstSequence,
+          admission,
+          record: hooks.record !== undefined,
+        });
       });
     },
     async close(timeoutMs) {

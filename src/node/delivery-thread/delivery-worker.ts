@@ -6,13 +6,17 @@ import { parentPort, workerData } from "node:worker_threads";
 import { ChannelError, errorMessage, isChannelError } from "../../core/channel-error.js";
 import { systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
+import type { RunHooks } from "../../core/consumer/create-consumer.js";
 import { conversationKey } from "../../core/conversation/conversation-store.js";
 import type { Job } from "../../core/lifecycle/job.js";
 import type { Answered } from "../../core/lifecycle/lane-store.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
+import type { RunEvent } from "../../core/timeline/timeline-event.js";
 import { createNodeConsumer, type NodeConsumer } from "../consumer/node-consumer.js";
 import { openStateBackend } from "../state/open-state-backend.js";
 import type { StateBackend } from "../state/state-backend.js";
+import { startTelemetry } from "../telemetry/start-telemetry.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
 import { createThreadLogger } from "./thread-logger.js";
 import { createThreadMetrics, type MetricEvent } from "./thread-metrics.js";
@@ -39,6 +43,9 @@ const metrics = config.observability.metrics
 
 let state: StateBackend | undefined;
 let built: NodeConsumer;
+// Brain calls and reply POSTs happen here: this thread exports their spans itself (the main
+// thread, reading the same environment, says whether export is on).
+const telemetry: Telemetry | undefined = await startTelemetry(logger, { announce: false });
 try {
   // A backend of its own (with state_dir a connection of its own: better-sqlite3 connections
   // cannot cross threads, and WAL lets this one write conversations while the main thread
@@ -51,11 +58,13 @@ try {
     env: (name) => process.env[name],
     state,
     metrics,
+    telemetry,
     // Sent from the main thread, which holds the configuration's destinations and their keys.
     operatorEvents: { emit: (event) => outbox.push({ kind: "operator_event", event }) },
   });
 } catch (error) {
   await state?.close();
+  await telemetry?.shutdown().catch(() => undefined);
   outbox.push({
     kind: "failed",
     code: isChannelError(error) ? error.code : "internal_error",
@@ -91,9 +100,16 @@ let poolsClosed = false;
 const finish = (): void => {
   // SQLite or memory here (config check refuses the thread with Postgres): closed at once.
   void state?.close();
-  outbox.push({ kind: "closed" });
-  outbox.flush();
-  port.close();
+  // The spans still buffered are exported before the thread says it is closed, within the
+  // main thread's wait for it.
+  (telemetry?.shutdown() ?? Promise.resolve())
+    .catch((error: unknown) => logger.warn("telemetry: cannot export the last spans", { error: errorMessage(error) }))
+    .finally(() => {
+      outbox.push({ kind: "closed" });
+      outbox.flush();
+      port.close();
+    })
+    .catch(() => undefined);
 };
 /**
  * As on the main thread, closing aborts posts still in flight (the main thread has stopped
@@ -112,12 +128,18 @@ const close = (): void => {
     .catch(() => undefined);
 };
 
-const start = (id: number, job: Job, firstSequence: number, admission: Admission): void => {
+const start = (id: number, job: Job, firstSequence: number, admission: Admission, record: boolean): void => {
   inFlight += 1;
+  const events: RunEvent[] = [];
+  const hooks: RunHooks = {
+    firstSequence,
+    save: (next, answered) => progress(id, next, answered),
+    ...(record ? { record: (recorded: readonly RunEvent[]) => events.push(...recorded) } : {}),
+  };
   consumer
-    .run(job, { firstSequence, save: (next, answered) => progress(id, next, answered) }, admission)
+    .run(job, hooks, admission)
     .then(
-      (outcome) => outbox.push({ kind: "outcome", id, outcome }),
+      (outcome) => outbox.push({ kind: "outcome", id, outcome, ...(record ? { events } : {}) }),
       (error: unknown) => outbox.push({ kind: "rejected", id, message: errorMessage(error) }),
     )
     .finally(() => {
@@ -149,7 +171,8 @@ const reload = (id: number, next: Config, env: Readonly<Record<string, string | 
 
 port.on("message", (batch: ToDeliveryThread[]) => {
   for (const message of batch) {
-    if (message.kind === "run") start(message.id, message.job, message.firstSequence, message.admission);
+    if (message.kind === "run")
+      start(message.id, message.job, message.firstSequence, message.admission, message.record);
     else if (message.kind === "reload") reload(message.id, message.config, message.env);
     else if (message.kind === "progressed") {
       const waiter = awaitingAck.get(message.id);

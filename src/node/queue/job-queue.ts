@@ -14,6 +14,7 @@ import { noopOperatorEvents, type OperatorEvents } from "../../core/operator-eve
 import type { CircuitStore } from "../../core/receiver/circuit-store.js";
 import { createMemoryCircuitStore } from "../../core/receiver/memory-circuit-store.js";
 import type { CircuitPolicy } from "../../core/receiver/receiver-circuit.js";
+import { noTimeline, type TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
 import { type LaneOwnership, soleOwnership } from "./lane-ownership.js";
 import { LaneSchedule } from "./lane-schedule.js";
 import { createNodeCircuit, type ReceiverView } from "./node-circuit.js";
@@ -67,6 +68,8 @@ export interface JobQueueOptions {
   readonly onDeadLetter?: (letter: DeadLetter) => unknown;
   /** Counts dead letters as they are stored, and the receiver's changes of state. */
   readonly metrics?: Metrics;
+  /** Where each run's calls, POSTs and settlement are recorded; default nowhere. */
+  readonly timeline?: TimelineRecorder;
   /** Where dead letters and the receiver's changes of state are raised as operator events; default nowhere. */
   readonly operatorEvents?: OperatorEvents | undefined;
 }
@@ -167,6 +170,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     metrics,
     onEvent,
     onDeadLetter: options.onDeadLetter ?? (() => undefined),
+    timeline: options.timeline ?? noTimeline,
     operatorEvents,
     onStoreResult: (error) => {
       storeError = error;

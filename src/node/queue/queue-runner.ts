@@ -9,6 +9,7 @@ import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { deadLetteredEvent } from "../../core/operator-events/operator-event.js";
 import type { OperatorEvents } from "../../core/operator-events/operator-events.js";
+import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
 import type { LaneOwnership } from "./lane-ownership.js";
 import type { LaneSchedule } from "./lane-schedule.js";
 import type { NodeCircuit } from "./node-circuit.js";
@@ -37,6 +38,8 @@ export interface QueueRunnerOptions {
   readonly replayHint: (id: string) => string;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** Where each run's calls, POSTs and settlement are recorded. */
+  readonly timeline: TimelineRecorder;
   readonly onEvent: (event: RunEvent) => void;
   readonly onDeadLetter: (letter: DeadLetter) => unknown;
   /** Where each stored dead letter is raised (`message.dead_lettered`). */
@@ -72,6 +75,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
     now,
     replayHint: options.replayHint,
     logger,
+    timeline: options.timeline,
     buried: ({ letter, log }) => options.operatorEvents.emit(deadLetteredEvent(letter, log.fields)),
   };
 
@@ -183,6 +187,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
             lanes.progress(key, progress);
             return hooks.save(progress, answered);
           },
+          record: hooks.record,
         },
         admission,
       );

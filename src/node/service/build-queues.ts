@@ -4,6 +4,7 @@ import { channelName } from "../../core/config/validate-config.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import type { OperatorEvents } from "../../core/operator-events/operator-events.js";
 import { circuitPolicyOf } from "../../core/receiver/receiver-circuit.js";
+import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
 import type { NodeAdmin } from "../admin/node-admin.js";
 import type { Listener } from "../listener/serve-listeners.js";
 import { createJobQueue, type JobQueue, type JobQueueEvent } from "../queue/job-queue.js";
@@ -29,6 +30,8 @@ export interface QueueInputs {
   readonly liveConfig: () => Config;
   /** Where each listener listens, once it does. */
   readonly served: () => readonly Listener[];
+  /** Where each run's calls, POSTs and settlement are recorded. */
+  readonly timeline: TimelineRecorder;
   /** Where dead letters and receiver changes are raised as operator events. */
   readonly operatorEvents: OperatorEvents;
 }
@@ -75,6 +78,7 @@ export function buildQueues(inputs: QueueInputs): Map<string, JobQueue> {
       onDeadLetter: admin.onDeadLetter,
       replayHint,
       metrics: inputs.metrics,
+      timeline: inputs.timeline,
       operatorEvents: inputs.operatorEvents,
     });
     queues.set(name, queue);

@@ -89,6 +89,7 @@ export async function startConsumer(
     random: options.random,
     poster: options.poster,
     brainSharing,
+    telemetry: options.telemetry,
     operatorEvents,
   });
   return {

@@ -1,7 +1,15 @@
-import { randomId, systemClock } from "../../core/clock.js";
+import { type Clock, systemClock, timeOrderedId } from "../../core/clock.js";
+import type { Config } from "../../core/config/config-schema.js";
 import type { Job } from "../../core/lifecycle/job.js";
+import type { Logger } from "../../core/log/logger.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import type { OperatorEventSender } from "../../core/operator-events/operator-event-sender.js";
+import {
+  createTimelineRecorder,
+  noTimeline,
+  type TimelineRecorder,
+  timelineRetention,
+} from "../../core/timeline/timeline-recorder.js";
 import { readAdminSecret } from "../admin/admin-secret.js";
 import { createConsoleTally } from "../admin/console-tally.js";
 import { createNodeAdmin } from "../admin/node-admin.js";
@@ -86,6 +94,8 @@ interface Parts {
   progress?: ProgressLog;
   /** With `postgres_url_env`: this replica's lease and conversations. */
   replicas?: ReplicaLanes;
+  /** Where each message's timeline is recorded. */
+  timeline?: TimelineRecorder;
   /** Dead letters, receiver changes and brain pauses, POSTed to the operator URLs. */
   operatorEvents?: OperatorEventSender;
   shuttingDown: boolean;
@@ -112,7 +122,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   };
   let served: Listener[];
   let consumer: RunningConsumer;
-  let operatorEvents: OperatorEventSender;
+  let events: OperatorEventSender;
   try {
     const state = await openStateBackend(config, clock, logger, env);
     parts.state = state;
@@ -131,18 +141,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger.info("replica", { id: replica, lease_ms: options.replicaLeaseMs ?? DEFAULT_LEASE_MS });
     }
     state.prune(clock.now());
+    const timeline = startTimeline(config, state, clock, logger);
+    parts.timeline = timeline;
     parts.metrics = createServiceMetrics(config, parts.queues, state, clock, parts.replicas);
     // The console's counts and the brains' state (admin only; otherwise the metrics pass untouched).
     const tally = createConsoleTally(config.admin !== undefined, () => clock.now());
-    operatorEvents = await startOperatorEvents({ config, env, logger, metrics: parts.metrics ?? noopMetrics, clock });
-    parts.operatorEvents = operatorEvents;
-    consumer = await startConsumer(
-      options,
-      state,
-      tally.watching(parts.metrics),
-      parts.replicas?.brains,
-      operatorEvents,
-    );
+    events = await startOperatorEvents({ config, env, logger, metrics: parts.metrics ?? noopMetrics, clock });
+    parts.operatorEvents = events;
+    consumer = await startConsumer(options, state, tally.watching(parts.metrics), parts.replicas?.brains, events);
     parts.consumer = consumer;
     parts.progress = startProgressLog({
       logger,
@@ -164,6 +170,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const secret = (): string => parts.live.adminSecret ?? "";
     const admin = createNodeAdmin({
       config,
+      timeline: { store: state.timeline, recorder: timeline, clock },
       deadLetterStore: () => pokingAfterReplay(state.deadLetterStore(restore), () => parts.pickup?.poke()),
       secret,
       logger,
@@ -180,7 +187,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       progress: (event) => parts.progress?.record(event),
       liveConfig: () => parts.live.config,
       served: () => parts.served,
-      operatorEvents,
+      timeline,
+      operatorEvents: events,
     })) {
       parts.queues.set(name, queue);
     }
@@ -203,11 +211,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         secretsFor: (name) => parts.live.secrets.get(name) ?? NO_SECRETS,
         queueFor: (name) => queueOf(parts, name),
         clock,
-        newId: options.newId ?? randomId,
+        newId: options.newId ?? timeOrderedId,
         logger,
         idempotency: state.idempotency,
         ...(state.postgres === undefined ? {} : { authFailures: state.postgres.authFailures }),
         metrics: parts.metrics,
+        timeline,
         metricsEndpoint: parts.metrics?.respond,
         isShuttingDown: () => parts.shuttingDown,
         admin: admin.deps,
@@ -220,6 +229,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         }),
       },
       { ...DEFAULT_LISTENER_LIMITS, ...options.listenerLimits },
+      options.telemetry,
     );
     served = await serveListeners(parts.listeners, logger);
     parts.served = served;
@@ -230,7 +240,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const scope = {
     live: parts.live,
     consumer,
-    operatorEvents,
+    operatorEvents: events,
     listeners: parts.listeners,
     logger,
     isShuttingDown: () => parts.shuttingDown,
@@ -245,6 +255,23 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       return result;
     },
   };
+}
+
+/**
+ * The recorder of every message's timeline over the backend's store. In memory without the
+ * admin API nothing could ever read it, so nothing is recorded.
+ */
+function startTimeline(config: Config, state: StateBackend, clock: Clock, logger: Logger): TimelineRecorder {
+  if (state.mode === "memory" && config.admin === undefined) return noTimeline;
+  return createTimelineRecorder({
+    store: state.timeline,
+    retention: timelineRetention(config.timeline, state.mode !== "memory"),
+    clock,
+    logger,
+    schedule: (task, ms) => {
+      setTimeout(task, ms).unref();
+    },
+  });
 }
 
 function queueOf(parts: Parts, channel: string): JobQueue {
@@ -278,6 +305,7 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   // deletes of finished jobs commit first, or the next replica would run those jobs again.
   await parts.state?.postgres?.lanes.flush().catch(() => undefined);
   await parts.replicas?.leave();
+  await parts.timeline?.flush();
   await parts.state?.close();
   const mode = parts.state?.mode ?? "memory";
   return { left, fate: mode === "memory" ? "lost" : mode === "postgres" ? "shared" : "kept" };

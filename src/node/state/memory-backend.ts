@@ -1,10 +1,12 @@
 import type { Clock } from "../../core/clock.js";
+import { DEFAULT_TIMELINE_MESSAGES_IN_MEMORY } from "../../core/config/timeline-schema.js";
 import type { ConversationStore } from "../../core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../../core/conversation/memory-conversation-store.js";
 import { createMemoryDeadLetterStore } from "../../core/dead-letters/memory-dead-letter-store.js";
 import { createMemoryIdempotencyStore } from "../../core/idempotency/memory-idempotency-store.js";
 import { createMemoryLaneStore } from "../../core/lifecycle/memory-lane-store.js";
 import { createMemoryCircuitStore } from "../../core/receiver/memory-circuit-store.js";
+import { MemoryTimelineStore } from "../../core/timeline/memory-timeline-store.js";
 import type { StateBackend } from "./state-backend.js";
 
 /** A conversation memory that keeps nothing. */
@@ -17,7 +19,11 @@ const NO_MEMORY: ConversationStore = {
  * The memory mode (no `state_dir`): everything lives in this process and is lost when it
  * ends. Accepted jobs are kept only by the job queue (the memory lane store keeps no job).
  */
-export function createMemoryBackend(clock: Clock, turnsOnThread = false): StateBackend {
+export function createMemoryBackend(
+  clock: Clock,
+  turnsOnThread = false,
+  timelineBound = DEFAULT_TIMELINE_MESSAGES_IN_MEMORY,
+): StateBackend {
   const conversations = createMemoryConversationStore({ now: () => clock.now() });
   // With the delivery thread the memory lives there, where the brains read it (it keeps the turns).
   const lanes = createMemoryLaneStore(turnsOnThread ? NO_MEMORY : conversations);
@@ -29,6 +35,7 @@ export function createMemoryBackend(clock: Clock, turnsOnThread = false): StateB
     circuitRefreshMs: undefined,
     idempotency: createMemoryIdempotencyStore(),
     conversations,
+    timeline: new MemoryTimelineStore(timelineBound),
     sqlite: undefined,
     postgres: undefined,
     deadLetterStore: (restore) => createMemoryDeadLetterStore(restore),

@@ -3,6 +3,7 @@ import { conversationKey } from "../../core/conversation/conversation-store.js";
 import { runHead } from "../../core/lifecycle/lane-runner.js";
 import type { Logger } from "../../core/log/logger.js";
 import { deadLetteredEvent } from "../../core/operator-events/operator-event.js";
+import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
 import type { BoundOperatorEvents } from "../object-operator-events.js";
 import type { ReceiverLink } from "../receiver/receiver-link.js";
 import type { ConversationLane } from "./conversation-lane.js";
@@ -28,6 +29,8 @@ export interface LaneRunnerDeps {
   /** The channel's receiver circuit, as this conversation sees it. */
   readonly receiver: ReceiverLink;
   readonly now: () => number;
+  /** Where each run's calls, POSTs and settlement are recorded; default nowhere. */
+  readonly timeline?: TimelineRecorder | undefined;
   /** The object's operator events: dead letters are raised there, and settled after the run. */
   readonly operatorEvents?: BoundOperatorEvents | undefined;
 }
@@ -78,6 +81,7 @@ async function runJobs(deps: LaneRunnerDeps): Promise<void> {
       now,
       replayHint: deps.replayHint,
       logger,
+      timeline: deps.timeline,
       buried: ({ letter, log }) => deps.operatorEvents?.emit(deadLetteredEvent(letter, log.fields)),
     });
     if (result.kind === "fenced") return;

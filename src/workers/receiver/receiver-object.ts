@@ -14,7 +14,7 @@ import {
 import { type ReceiverStanding, standingOf } from "../../core/receiver/receiver-standing.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
-import { ObjectOperatorEvents } from "../object-operator-events.js";
+import { operatorEventsOf } from "../object-operator-events.js";
 import type { WorkerEnv } from "../worker-env.js";
 import { ReceiverStorage } from "./receiver-storage.js";
 import type { ReceiverView } from "./receiver-views.js";
@@ -36,7 +36,6 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
   private readonly keeper: CircuitKeeper;
   /** The alarm as set, null for none, undefined until read: `setAlarm` is billed. */
   private alarmAt: number | null | undefined;
-  private readonly events = new ObjectOperatorEvents((promise) => this.ctx.waitUntil(promise));
 
   constructor(ctx: DurableObjectState, env: WorkerEnv) {
     super(ctx, env);
@@ -130,7 +129,7 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     // One object per channel makes every change: each is told once.
     const found = built.parts.config.channels.find((candidate) => channelName(candidate) === channel);
     if (found === undefined || !origin.madeHere) return;
-    const events = this.events.bound(built.parts);
+    const events = operatorEventsOf(this.ctx, built.parts);
     events.emit(receiverEvent(change, channel, found.webhook.outbound_url, state, Date.now(), origin.downSince));
     events.settle();
   }
