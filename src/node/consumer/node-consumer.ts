@@ -7,6 +7,7 @@ import { type Consumer, createConsumer, type ReloadableConsumer } from "../../co
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import type { OperatorEvents } from "../../core/operator-events/operator-events.js";
 import type { Poster } from "../../core/outbound/poster.js";
 import type { StateBackend } from "../state/state-backend.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
@@ -34,6 +35,8 @@ export interface NodeConsumerOptions {
   readonly brainSharing?: BrainSharing | undefined;
   /** Where brain calls and reply POSTs are traced; default nowhere, and nothing is wrapped. */
   readonly telemetry?: Telemetry | undefined;
+  /** Where the brains' pauses are raised as operator events; default nowhere. */
+  readonly operatorEvents?: OperatorEvents | undefined;
 }
 
 /** A built Node consumer and the outbound client it owns. */
@@ -64,7 +67,7 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
   // its pause when its server is unchanged.
   const limiters = createBrainLimiters(options.brainSharing);
   const fetch = telemetry === undefined ? globalThis.fetch : tracedFetch(globalThis.fetch);
-  const brainDeps = { fetch, clock, logger, metrics, limiters };
+  const brainDeps = { fetch, clock, logger, metrics, limiters, operatorEvents: options.operatorEvents };
   // Without telemetry nothing is wrapped: the hot path stays as it is.
   const brainsOf = (next: Config, nextEnv: (name: string) => string | undefined) => {
     const brains = createBrains(next, { ...brainDeps, env: nextEnv });

@@ -59,6 +59,8 @@ try {
     state,
     metrics,
     telemetry,
+    // Sent from the main thread, which holds the configuration's destinations and their keys.
+    operatorEvents: { emit: (event) => outbox.push({ kind: "operator_event", event }) },
   });
 } catch (error) {
   await state?.close();

@@ -6,6 +6,7 @@ import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
+import { operatorEventsOf } from "../object-operator-events.js";
 import type { InboundBody } from "../queue-body.js";
 import { ReceiverLink } from "../receiver/receiver-link.js";
 import { timelineFor } from "../timeline/workers-timeline.js";
@@ -27,22 +28,20 @@ import { SingleRun } from "./single-run.js";
 import { PENDING, sleep, within } from "./within.js";
 
 /**
- * One conversation of one channel, addressed by `idFromName(conversationKey(...))`: the
- * sequencer of its replies. The inbound consumer hands it each message ({@link enqueue});
- * it keeps them in SQLite in acceptance order and runs the head job with the core consumer
- * (brain, then replies), one job at a time. A retry sets the alarm to the policy's delay, to
- * the millisecond, and later jobs wait behind it; a dead letter goes to the dead-letter
- * queue and the next job runs. It also holds the conversation's memory, its reply sequence
- * counter and parked jobs; its dead letters go to the {@link DeadLetterObject}.
+ * One conversation of one channel, addressed by `idFromName(conversationKey(...))`: the sequencer of its replies. The
+ * inbound consumer hands it each message ({@link enqueue}); it keeps them in SQLite in acceptance order and runs the
+ * head job with the core consumer (brain, then replies), one job at a time. A retry sets the alarm to the policy's
+ * delay, to the millisecond, and later jobs wait behind it; a dead letter goes to the dead-letter queue and the next
+ * job runs. It also holds the conversation's memory, its reply sequence counter and parked jobs; its dead letters go
+ * to the {@link DeadLetterObject}.
  *
- * The object wires its parts, one per table (`conversation-tables.ts` lists them), and holds
- * the one alarm: the head job's next run while jobs wait, else whatever alarm it has for its
- * expiry (`conversation-expiry.ts`). Jobs start in the hand-over that brought them
- * ({@link enqueue}) or in `alarm()`, one run at a time (kept in memory: an instance is unique);
- * calls that arrive meanwhile only add to the lane, and the running loop takes what they added.
- * A hand-over waits for the run at most {@link HAND_OVER_WAIT_MS}: what outlasts it goes on under
- * an alarm set to fire at once, which waits for the run and then runs what is left, so a slow or
- * hanging receiver or brain holds back only its own conversation, never the inbound consumer.
+ * The object wires its parts, one per table (`conversation-tables.ts` lists them), and holds the one alarm: the head
+ * job's next run while jobs wait, else whatever alarm it has for its expiry (`conversation-expiry.ts`). Jobs start in
+ * the hand-over that brought them ({@link enqueue}) or in `alarm()`, one run at a time (kept in memory: an instance is
+ * unique); calls that arrive meanwhile only add to the lane, and the running loop takes what they added. A hand-over
+ * waits for the run at most {@link HAND_OVER_WAIT_MS}: what outlasts it goes on under an alarm set to fire at once,
+ * which waits for the run and then runs what is left, so a slow or hanging receiver or brain holds back only its own
+ * conversation, never the inbound consumer.
  */
 export class ConversationObject extends DurableObject<WorkerEnv> {
   private readonly sql: MeteredSql;
@@ -248,6 +247,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
         receiver: this.receiver,
         now: () => Date.now(),
         timeline,
+        operatorEvents: built.ok ? operatorEventsOf(this.ctx, built.parts) : undefined,
       });
       if (this.wokenDuringRun) {
         this.wokenDuringRun = false;
