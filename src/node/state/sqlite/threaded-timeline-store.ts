@@ -55,6 +55,9 @@ export function createThreadedTimelineStore(stateDir: string, entry: URL, reader
       if (failure !== undefined) return;
       // The thread answers in order: the writes asked before the close are made first.
       const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+      // Held while it ends: an unref'd thread is not something the process waits for, and the
+      // stop that awaits this would end with nothing left to run.
+      worker.ref();
       worker.postMessage({ kind: "close" } satisfies ToTimelineWriter);
       await exited;
     },
