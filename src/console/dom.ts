@@ -1,0 +1,40 @@
+/** What {@link el} sets: `text` the text, `className` the class, `key` `data-key`; null, undefined and false are left out. */
+export type Attributes = Readonly<Record<string, string | number | boolean | null | undefined>>;
+
+/** A child {@link el} appends: a node, or a string as text. */
+export type Child = Node | string;
+
+/**
+ * The page's element `id`, checked to be the element the page has there: a missing or
+ * different element is a mismatch of the page and this script, and fails loudly.
+ */
+export function byId<T extends HTMLElement>(id: string, type: abstract new () => T): T {
+  const node = document.getElementById(id);
+  if (!(node instanceof type)) throw new Error(`the page has no ${type.name} #${id}`);
+  return node;
+}
+
+/** An element with text and attributes, built with `textContent`, never with markup from data. */
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  children: readonly Child[] = [],
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "text") node.textContent = String(value);
+    else if (name === "className") node.className = String(value);
+    else if (name === "key") node.dataset.key = String(value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  node.append(...children);
+  return node;
+}
+
+/** The scrolling box a table sits in (each table of the page has one). */
+export function scrollBox(table: HTMLElement): HTMLElement {
+  const box = table.closest<HTMLElement>(".scroll");
+  if (box === null) throw new Error(`#${table.id} is not in a .scroll box`);
+  return box;
+}
