@@ -1,4 +1,15 @@
 import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
+import type { FoundKind } from "./message-links.js";
+
+/** What the found part shows: a message's timeline or a conversation's messages. */
+export interface FoundView {
+  readonly kind: FoundKind;
+  readonly id: string;
+  /** The answer last drawn: a refresh redraws only when it changed. */
+  text: string;
+  /** Where the conversation's next page starts; null when there is none. */
+  cursor: string | null;
+}
 
 /** What the console remembers between refreshes, for this tab. */
 export interface ConsoleState {
@@ -14,6 +25,10 @@ export interface ConsoleState {
   channel: string;
   /** The channel names last put in the filter. */
   channels: string;
+  /** What the found part shows, if anything. */
+  found: FoundView | null;
+  /** The activity answer last drawn. */
+  activity: string;
 }
 
 /** The console's one state: a tab shows one console. */
@@ -24,4 +39,6 @@ export const state: ConsoleState = {
   letters: "",
   channel: "",
   channels: "",
+  found: null,
+  activity: "",
 };

@@ -3,6 +3,7 @@ import { api, describe } from "./admin-api.js";
 import { state } from "./console-state.js";
 import { byId, type Child, el, scrollBox } from "./dom.js";
 import { timeEl } from "./format-time.js";
+import { foundHash } from "./message-links.js";
 import { notify } from "./notice.js";
 
 /** A dead letter's error in a line: code, HTTP status if any, message. */
@@ -40,7 +41,11 @@ export async function showDetail(id: string): Promise<void> {
   list.replaceChildren();
   field(list, "Channel", item.channel);
   field(list, "Conversation", el("code", { text: item.conversation_id }));
-  field(list, "Message id", el("code", { text: item.message_id }));
+  field(
+    list,
+    "Message id",
+    el("a", { href: foundHash("message", item.message_id) }, [el("code", { text: item.message_id })]),
+  );
   field(list, "Failed at", timeEl(item.failed_at));
   field(
     list,

@@ -5,6 +5,7 @@ import { errorText, showDetail } from "./dead-letter-detail.js";
 import { byId, el, scrollBox } from "./dom.js";
 import { timeEl } from "./format-time.js";
 import { guarded } from "./guarded.js";
+import { foundHash } from "./message-links.js";
 import { signOut } from "./sign-out.js";
 
 /** The dead letters shown: the oldest page of the chosen channel. */
@@ -45,6 +46,14 @@ function letterRow(item: DeadLetterItem): HTMLTableRowElement {
     el("td", { text: item.stage }),
     el("td", { text: errorText(item.error) }),
     el("td", { className: "num", text: String(item.attempts) }),
+    el("td", {}, [
+      el("a", {
+        href: foundHash("message", item.message_id),
+        key: `timeline:${item.id}`,
+        text: "Timeline",
+        "aria-label": `Timeline of message ${item.message_id}`,
+      }),
+    ]),
     el("td", {}, [show]),
   ]);
 }

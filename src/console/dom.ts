@@ -38,3 +38,22 @@ export function scrollBox(table: HTMLElement): HTMLElement {
   if (box === null) throw new Error(`#${table.id} is not in a .scroll box`);
   return box;
 }
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An SVG element with attributes (and `text`, `className` as for {@link el}), for the charts. */
+export function svgEl<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  children: readonly Child[] = [],
+): SVGElementTagNameMap[K] {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "text") node.textContent = String(value);
+    else if (name === "className") node.setAttribute("class", String(value));
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  node.append(...children);
+  return node;
+}

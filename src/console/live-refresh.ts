@@ -1,8 +1,10 @@
 import type { StatusReport } from "../core/admin/status-report.js";
+import { refreshActivity } from "./activity-view.js";
 import { api, describe, keepSecret, secret } from "./admin-api.js";
 import { state } from "./console-state.js";
 import { refreshLetters } from "./dead-letter-list.js";
 import { byId } from "./dom.js";
+import { refreshFound, route } from "./message-search.js";
 import { errorMessage } from "./notice.js";
 import { showSignIn, signOut } from "./sign-out.js";
 import { REFRESH_MS, renderStatus } from "./status-view.js";
@@ -20,9 +22,11 @@ export async function signIn(value: string): Promise<void> {
   byId("session", HTMLParagraphElement).hidden = false;
   byId("console", HTMLDivElement).hidden = false;
   renderStatus(answer.data as StatusReport);
-  await refreshLetters();
+  await Promise.all([refreshLetters(), refreshActivity()]);
   schedule();
   byId("channels-title", HTMLHeadingElement).focus();
+  // A shared address (#message=<id>) opens what it names once signed in.
+  await route();
 }
 
 /** The next refresh, in {@link REFRESH_MS}; a failed one says so and tries again. */
@@ -49,5 +53,5 @@ export async function refresh(): Promise<void> {
   }
   if (!answer.ok) throw new Error(`the status endpoint answered ${describe(answer)}`);
   renderStatus(answer.data as StatusReport);
-  await refreshLetters();
+  await Promise.all([refreshLetters(), refreshActivity(), refreshFound()]);
 }

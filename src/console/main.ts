@@ -9,6 +9,7 @@ import { closeDetail } from "./dead-letter-detail.js";
 import { byId } from "./dom.js";
 import { guarded } from "./guarded.js";
 import { signIn } from "./live-refresh.js";
+import { closeFound, moreMessages, route, search, showFoundDeadLetter } from "./message-search.js";
 import { errorMessage } from "./notice.js";
 import { showSignIn, signOut } from "./sign-out.js";
 
@@ -29,6 +30,21 @@ function start(): void {
   byId("detail-delete", HTMLButtonElement).addEventListener("click", guarded(deleteDetail));
   byId("detail-close", HTMLButtonElement).addEventListener("click", closeDetail);
   byId("replay-all", HTMLButtonElement).textContent = "Replay all (every channel)";
+  byId("search", HTMLFormElement).addEventListener(
+    "submit",
+    guarded((event: SubmitEvent) => {
+      event.preventDefault();
+      return search(byId("search-id", HTMLInputElement).value);
+    }),
+  );
+  byId("conversation-more", HTMLButtonElement).addEventListener("click", guarded(moreMessages));
+  byId("timeline-dead-letter", HTMLButtonElement).addEventListener("click", guarded(showFoundDeadLetter));
+  byId("found-close", HTMLButtonElement).addEventListener("click", closeFound);
+  // Links to a timeline or a conversation, and Back and Forward between them.
+  window.addEventListener(
+    "hashchange",
+    guarded(() => (secret() === null ? Promise.resolve() : route())),
+  );
   const kept = secret();
   if (kept !== null) {
     signIn(kept).catch((error: unknown) => showSignIn(`Could not reach the service: ${errorMessage(error)}`));

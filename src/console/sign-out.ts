@@ -22,7 +22,10 @@ export function signOut(message: string): void {
   state.selected.clear();
   state.letters = "";
   state.detail = null;
+  state.found = null;
+  state.activity = "";
   byId("detail", HTMLElement).hidden = true;
+  byId("found", HTMLElement).hidden = true;
   notify("");
   showSignIn(message);
 }
