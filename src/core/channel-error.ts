@@ -46,6 +46,8 @@ export interface UpstreamFacts {
   readonly upstreamErrorCode?: string;
   /** The environment variable a configuration error is about (its name, never its value). */
   readonly variable?: string;
+  /** Epoch ms a paused brain resumes: the brain was not asked. */
+  readonly pausedUntil?: number;
 }
 
 /** Options of a {@link ChannelError}. */
@@ -80,6 +82,7 @@ export class ChannelError extends Error {
   readonly upstreamErrorType: string | undefined;
   readonly upstreamErrorCode: string | undefined;
   readonly variable: string | undefined;
+  readonly pausedUntil: number | undefined;
 
   constructor(code: ErrorCode, message: string, options: ChannelErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -98,6 +101,7 @@ export class ChannelError extends Error {
     this.upstreamErrorType = options.upstreamErrorType;
     this.upstreamErrorCode = options.upstreamErrorCode;
     this.variable = options.variable;
+    this.pausedUntil = options.pausedUntil;
   }
 
   /** The upstream facts as snake_case log fields; absent facts are left out. */

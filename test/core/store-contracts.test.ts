@@ -7,10 +7,12 @@ import { createMemoryConversationStore } from "../../src/core/conversation/memor
 import { createMemoryDeadLetterStore } from "../../src/core/dead-letters/memory-dead-letter-store.js";
 import { createMemoryIdempotencyStore } from "../../src/core/idempotency/memory-idempotency-store.js";
 import { createMemoryLaneStore } from "../../src/core/lifecycle/memory-lane-store.js";
+import { MemoryTimelineStore } from "../../src/core/timeline/memory-timeline-store.js";
 import { conversationStoreContract } from "../shared/store-contracts/conversation-store-contract.js";
 import { deadLetterStoreContract, keptThroughCore } from "../shared/store-contracts/dead-letter-store-contract.js";
 import { idempotencyStoreContract } from "../shared/store-contracts/idempotency-store-contract.js";
 import { laneStoreContract } from "../shared/store-contracts/lane-store-contract.js";
+import { timelineStoreContract } from "../shared/store-contracts/timeline-store-contract.js";
 
 conversationStoreContract("memory", () => createMemoryConversationStore());
 laneStoreContract(
@@ -36,3 +38,4 @@ laneStoreContract(
 idempotencyStoreContract("memory", () => ({ store: createMemoryIdempotencyStore() }));
 // A replay hands each job to its channel's queue, which here always has room.
 deadLetterStoreContract("memory", () => keptThroughCore(createMemoryDeadLetterStore(() => true)));
+timelineStoreContract("memory", () => new MemoryTimelineStore());

@@ -5,8 +5,11 @@ import { mountConsoleRoutes } from "../console/console-routes.js";
 import { readLimitedBody } from "../http/body-limit.js";
 import { problemResponse } from "../http/problem-response.js";
 import { bearerMatches, unauthorizedError } from "../http/request-checks.js";
+import type { TimelineAdmin } from "../timeline/timeline-admin.js";
+import { invalid, methodNotAllowed, parseLimit } from "./admin-problems.js";
 import type { AdminDeadLetters } from "./dead-letter-admin.js";
 import { decodeCursor } from "./dead-letter-cursor.js";
+import { mountMessageRoutes } from "./message-routes.js";
 import type { StatusSource } from "./status-report.js";
 
 /** What the admin API is built from. */
@@ -16,11 +19,10 @@ export interface AdminDeps {
   readonly deadLetters: AdminDeadLetters;
   /** What `GET /admin/status` (and the console's live view) reports. */
   readonly status: StatusSource;
+  /** Every message's timeline and the last hour's activity; undefined when the timeline is off. */
+  readonly timeline?: TimelineAdmin | undefined;
 }
 
-/** Default and largest page of `GET /admin/dead-letters`. */
-const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 500;
 /** A bulk replay body is a channel and ids: 64 KiB is thousands of ids. */
 const MAX_REPLAY_BODY = 65_536;
 
@@ -54,6 +56,7 @@ export function mountAdminRoutes(app: Hono, deps: AdminDeps): void {
 
   app.get(STATUS, async (c) => c.json(await deps.status.report(), 200, { "cache-control": "no-store" }));
   app.all(STATUS, () => methodNotAllowed("GET, HEAD"));
+  mountMessageRoutes(app, deps.timeline);
 
   app.get(LIST, async (c) => {
     const limit = parseLimit(c.req.query("limit"));
@@ -97,13 +100,6 @@ export function mountAdminRoutes(app: Hono, deps: AdminDeps): void {
   app.all(ONE, () => methodNotAllowed("GET, HEAD, DELETE"));
 }
 
-function parseLimit(raw: string | undefined): number {
-  if (raw === undefined || raw === "") return DEFAULT_LIMIT;
-  const limit = /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (limit >= 1 && limit <= MAX_LIMIT) return limit;
-  throw invalid("limit", `must be a whole number from 1 to ${MAX_LIMIT}`);
-}
-
 /** The optional `{"channel", "ids"}` of a bulk replay; an empty body replays everything. */
 function parseReplayBody(bytes: Uint8Array): { channel?: string; ids?: readonly string[] } {
   const text = new TextDecoder().decode(bytes).trim();
@@ -128,19 +124,6 @@ function parseReplayBody(bytes: Uint8Array): { channel?: string; ids?: readonly 
   };
 }
 
-function invalid(field: string, message: string): ChannelError {
-  return new ChannelError("invalid_message", `${field === "" ? "The body" : field} ${message}.`, {
-    status: 400,
-    errors: [{ field, message }],
-  });
-}
-
 function unknownLetter(id: string): ChannelError {
   return new ChannelError("not_found", `No dead letter has the id ${JSON.stringify(id)}.`, { status: 404 });
-}
-
-function methodNotAllowed(allow: string): Response {
-  return problemResponse(new ChannelError("method_not_allowed", `This path answers ${allow} only.`, { status: 405 }), {
-    allow,
-  });
 }

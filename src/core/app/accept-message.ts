@@ -15,6 +15,8 @@ import type { Metrics } from "../metrics/metrics.js";
 import { noopMetrics } from "../metrics/noop-metrics.js";
 import { createCidrMatcher } from "../net/cidr.js";
 import { resolveClientAddress } from "../net/client-address.js";
+import type { AcceptedEvent } from "../timeline/timeline-event.js";
+import { noTimeline, subjectOf, type TimelineRecorder } from "../timeline/timeline-recorder.js";
 import type { InboundQueue } from "./inbound-queue.js";
 import { requestInProgressError, shuttingDownError, tooManyFailuresError, unavailableError } from "./refusals.js";
 
@@ -69,6 +71,8 @@ export interface AcceptDeps {
   readonly isShuttingDown: () => boolean;
   /** Counts answers and accepted messages; default records nothing. */
   readonly metrics?: Metrics | undefined;
+  /** Where each accepted message's timeline begins; default nowhere. */
+  readonly timeline?: TimelineRecorder | undefined;
 }
 
 /**
@@ -88,8 +92,11 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     logger.error("cannot accept a message: a store is unavailable", { channel: name, error: errorMessage(error) });
     return unavailableError(error);
   };
-  const accepted = (queued: QueuedMessage): Accepted => {
+  const timeline = deps.timeline ?? noTimeline;
+  const accepted = (queued: QueuedMessage, address: string | null): Accepted => {
     metrics.accepted(name);
+    if (timeline.on)
+      timeline.record(subjectOf(queued), [acceptedEvent(queued, address, timeline.keepText)], "accepted");
     if (logger.enabled("debug")) {
       logger.debug("message accepted", {
         channel: name,
@@ -101,16 +108,16 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     return { status: "accepted", message_id: queued.id, conversation_id: queued.message.conversationId };
   };
 
-  const enqueue = (queued: QueuedMessage): Accepted | Promise<Accepted> => {
+  const enqueue = (queued: QueuedMessage, address: string | null): Accepted | Promise<Accepted> => {
     let pending: Promise<void> | undefined;
     try {
       pending = queue.enqueue(queued);
     } catch (error) {
       throw asChannelError(error);
     }
-    if (pending === undefined) return accepted(queued);
+    if (pending === undefined) return accepted(queued, address);
     return pending.then(
-      () => accepted(queued),
+      () => accepted(queued, address),
       (error: unknown) => {
         throw asChannelError(error);
       },
@@ -118,7 +125,12 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
   };
 
   /** The flow with an `Idempotency-Key`: reserve, queue, then commit (or release). */
-  const enqueueOnce = async (queued: QueuedMessage, key: string, store: IdempotencyStore): Promise<Accepted> => {
+  const enqueueOnce = async (
+    queued: QueuedMessage,
+    key: string,
+    store: IdempotencyStore,
+    address: string | null,
+  ): Promise<Accepted> => {
     const { conversationId } = queued.message;
     let earlier: Awaited<ReturnType<IdempotencyStore["reserve"]>>;
     try {
@@ -138,7 +150,7 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     }
     let result: Accepted;
     try {
-      result = await enqueue({ ...queued, idempotencyKey: key });
+      result = await enqueue({ ...queued, idempotencyKey: key }, address);
     } catch (error) {
       await store.release(name, key).catch((releaseError: unknown) => {
         logger.error("cannot release an idempotency key", { channel: name, error: errorMessage(releaseError) });
@@ -219,9 +231,22 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
       const key = readIdempotencyKey(head.idempotencyKey, idempotency);
       const trace = parseTraceContext(head.traceparent, head.tracestate) ?? newTraceContext();
       const queued: QueuedMessage = { id: newId(), channel: name, receivedAt: clock.now(), message, trace };
-      if (key !== undefined && idempotency !== undefined) return enqueueOnce(queued, key, idempotency);
-      return enqueue(queued);
+      if (key !== undefined && idempotency !== undefined) {
+        return enqueueOnce(queued, key, idempotency, head.clientAddress);
+      }
+      return enqueue(queued, head.clientAddress);
     },
+  };
+}
+
+/** The first event of a message's timeline; its text only when the operator keeps text. */
+function acceptedEvent(queued: QueuedMessage, address: string | null, keepText: boolean): AcceptedEvent {
+  return {
+    type: "accepted",
+    at: queued.receivedAt,
+    ...(address === null ? {} : { client_address: address }),
+    ...(queued.idempotencyKey === undefined ? {} : { idempotency_key: queued.idempotencyKey }),
+    ...(keepText && queued.message.text !== undefined ? { text: queued.message.text } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import { problemResponse } from "../http/problem-response.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
+import type { TimelineRecorder } from "../timeline/timeline-recorder.js";
 import { type AcceptMessage, createAcceptMessage } from "./accept-message.js";
 import type { InboundQueue } from "./inbound-queue.js";
 import { type Readiness, shutdownReadiness } from "./readiness.js";
@@ -61,6 +62,8 @@ export interface AppDeps {
    * path is a 404, as if it did not exist.
    */
   readonly admin?: AdminDeps | undefined;
+  /** Where each accepted message's timeline begins; default nowhere. */
+  readonly timeline?: TimelineRecorder | undefined;
 }
 
 /**
@@ -141,6 +144,7 @@ export function createAccepts(deps: AppDeps): Map<string, AcceptMessage> {
         idempotency: deps.idempotency,
         isShuttingDown: deps.isShuttingDown ?? (() => false),
         metrics: deps.metrics,
+        timeline: deps.timeline,
       });
       return [name, accept];
     }),

@@ -4,6 +4,7 @@ import { parseBind } from "./bind-address.js";
 import { brainSchema } from "./brain-schema.js";
 import { MESSAGE_FIELDS } from "./message-fields.js";
 import { envName, httpUrl } from "./schema-parts.js";
+import { timelineSchema } from "./timeline-schema.js";
 import { replyTlsSchema } from "./tls-schema.js";
 
 /** The default listener: loopback only, so nothing is exposed until the operator decides to. */
@@ -240,6 +241,7 @@ export const configSchema = z
       })
       .prefault({})
       .describe("What the service exposes for monitoring; see docs/operations.md."),
+    timeline: timelineSchema.prefault({}),
     admin: z
       .strictObject({
         token_env: z

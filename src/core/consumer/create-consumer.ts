@@ -10,9 +10,11 @@ import type { Metrics } from "../metrics/metrics.js";
 import { noopMetrics } from "../metrics/noop-metrics.js";
 import type { Poster } from "../outbound/poster.js";
 import type { Admission } from "../receiver/receiver-circuit.js";
+import type { RunEvent } from "../timeline/timeline-event.js";
 import { type AnswerSteps, createAnswerSteps } from "./answer-message.js";
 import { type ChannelRoute, createChannelRoutes } from "./channel-routes.js";
 import { type BrainTokens, recordBrainStep } from "./record-brain-step.js";
+import { attemptEvent, brainCallEvents, replyEvents } from "./run-events.js";
 import { createStepFailures, isReceiverFailure } from "./step-failures.js";
 
 /** What the consumer is built from. */
@@ -43,6 +45,8 @@ export interface RunHooks {
   readonly firstSequence: number;
   /** Stores a step; `answered` when the job's replies were just made (with the turns to keep). */
   save(job: Job, answered?: Answered): void | Promise<void>;
+  /** Hears of each brain call, reply and POST attempt, for the message's timeline; default none. */
+  readonly record?: ((events: readonly RunEvent[]) => void) | undefined;
 }
 
 /** The hooks of a run nothing stores (tests, a first message): numbering from 1. */
@@ -80,7 +84,10 @@ export interface ReloadableConsumer extends Consumer {
  */
 export async function createConsumer(deps: ConsumerDeps): Promise<ReloadableConsumer> {
   let routes = await createChannelRoutes(deps.config, deps.brains, deps.env);
-  const runner = createJobRunner(() => routes, createAnswerSteps(deps), deps);
+  const runner = createJobRunner(() => routes, createAnswerSteps(deps), {
+    ...deps,
+    keepText: deps.config.timeline.keep_text,
+  });
   return {
     run: runner.run,
     async reload(next) {
@@ -98,12 +105,13 @@ export async function createConsumer(deps: ConsumerDeps): Promise<ReloadableCons
 export function createJobRunner(
   routes: () => ReadonlyMap<string, ChannelRoute>,
   steps: AnswerSteps,
-  deps: Pick<ConsumerDeps, "clock" | "random" | "logger" | "metrics">,
+  deps: Pick<ConsumerDeps, "clock" | "random" | "logger" | "metrics"> & { readonly keepText?: boolean },
 ): Consumer {
   const { clock, logger, random } = deps;
   const metrics = deps.metrics ?? noopMetrics;
 
   const { failure, unanswered, hold } = createStepFailures({ clock, random, logger, metrics });
+  const keepText = deps.keepText ?? false;
 
   const run = async (job: Job, hooks: RunHooks = UNSTORED, admission: Admission = "send"): Promise<JobOutcome> => {
     const route = routes().get(job.message.channel);
@@ -120,7 +128,17 @@ export function createJobRunner(
       const attemptAt = clock.now();
       const calls: BrainCall[] = [];
       const usage: BrainTokens[] = [];
-      const brainStep = (ok: boolean) =>
+      const brainStep = (ok: boolean, error?: unknown) => {
+        hooks.record?.(
+          brainCallEvents({
+            brain: route.brainName,
+            at: attemptAt,
+            durationMs: clock.now() - attemptAt,
+            calls,
+            usage,
+            ...(ok ? {} : { error }),
+          }),
+        );
         recordBrainStep(
           {
             channel: route.channel,
@@ -139,6 +157,7 @@ export function createJobRunner(
           metrics,
           logger,
         );
+      };
       let produced: { replies: PendingReply[]; turns: Answered["turns"] };
       try {
         produced = await steps.produce(
@@ -149,11 +168,12 @@ export function createJobRunner(
           (brain, tokens) => usage.push({ brain, ...tokens }),
         );
       } catch (error) {
-        brainStep(false);
+        brainStep(false, error);
         return failure(route, current, error, attemptAt);
       }
       brainStep(true);
       const { replies, turns } = produced;
+      if (replies.length > 0) hooks.record?.(replyEvents(replies, clock.now(), keepText));
       const answered = { message: current.message, replies, delivered: 0, attempts: 0 };
       if (replies.length > 0 || turns.length > 0) {
         const saved = await save(hooks, answered, { turns });
@@ -183,10 +203,12 @@ export function createJobRunner(
         await steps.post(route, reply, current.message.trace);
       } catch (thrown) {
         const error = toChannelError(thrown);
+        hooks.record?.([attemptEvent(reply, attemptAt, clock.now(), error)]);
         if (isReceiverFailure(error)) return unanswered(route, current, error, attemptAt, admission);
         return { ...failure(route, current, error, attemptAt), answered: true };
       }
       answered = true;
+      hooks.record?.([attemptEvent(reply, attemptAt, clock.now())]);
       metrics.delivered(route.channel, (clock.now() - attemptAt) / 1000);
       if (logger.enabled("debug")) {
         logger.debug("reply delivered", {

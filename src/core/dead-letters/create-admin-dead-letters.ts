@@ -1,7 +1,18 @@
 import type { AdminDeadLetters } from "../admin/dead-letter-admin.js";
 import { decodeCursor, encodeCursor } from "../admin/dead-letter-cursor.js";
+import type { StoredDeadLetter } from "../admin/dead-letter-item.js";
 import { deadLetterItem } from "../admin/dead-letter-item.js";
-import type { DeadLetterStore } from "./dead-letter-store.js";
+import { subjectOf, type TimelineRecorder } from "../timeline/timeline-recorder.js";
+import type { DeadLetterStore, ReplayFilter } from "./dead-letter-store.js";
+
+/** Where replays are recorded in their messages' timelines. */
+export interface ReplayTimeline {
+  readonly recorder: TimelineRecorder;
+  readonly now: () => number;
+}
+
+/** Largest page read while listing the letters a bulk replay takes. */
+const REPLAY_PAGE = 500;
 
 /**
  * The admin API's dead letters over any {@link DeadLetterStore}: the one pager. The cursor is
@@ -9,7 +20,7 @@ import type { DeadLetterStore } from "./dead-letter-store.js";
  * `nextCursor` shows no letter twice and skips none while others are added or removed between
  * pages (a letter added behind the cursor shows on a later page, one added before it does not).
  */
-export function createAdminDeadLetters(store: DeadLetterStore): AdminDeadLetters {
+export function createAdminDeadLetters(store: DeadLetterStore, timeline?: ReplayTimeline): AdminDeadLetters {
   return {
     async list(query) {
       // The routes refuse a cursor this service did not make; anything else starts at the top.
@@ -25,7 +36,35 @@ export function createAdminDeadLetters(store: DeadLetterStore): AdminDeadLetters
       const stored = await store.one(id);
       return stored === undefined ? undefined : deadLetterItem(stored);
     },
-    replay: async (filter) => await store.replay(filter),
+    async replay(filter) {
+      if (timeline === undefined || !timeline.recorder.on) return await store.replay(filter);
+      const letters = await replayedLetters(store, filter);
+      const replayed = await store.replay(filter);
+      const at = timeline.now();
+      for (const { letter } of letters)
+        timeline.recorder.record(subjectOf(letter.job.message), [{ type: "replayed", at }], "replayed");
+      return replayed;
+    },
     delete: async (id) => await store.remove(id),
   };
+}
+
+/** The letters `filter` takes, read before the replay moves them, for their timelines. */
+async function replayedLetters(store: DeadLetterStore, filter: ReplayFilter): Promise<StoredDeadLetter[]> {
+  if (filter.ids !== undefined) {
+    const found = await Promise.all(filter.ids.map(async (id) => await store.one(id)));
+    return found.filter(
+      (letter): letter is StoredDeadLetter =>
+        letter !== undefined && (filter.channel === undefined || letter.channel === filter.channel),
+    );
+  }
+  const letters: StoredDeadLetter[] = [];
+  let after: { diedAt: number; id: string } | null = null;
+  for (;;) {
+    const page = await store.page({ channel: filter.channel ?? null, after, limit: REPLAY_PAGE });
+    letters.push(...page.letters);
+    const last = page.letters.at(-1);
+    if (!page.more || last === undefined) return letters;
+    after = { diedAt: last.letter.diedAt, id: last.id };
+  }
 }

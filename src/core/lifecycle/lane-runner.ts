@@ -3,6 +3,9 @@ import type { RunHooks } from "../consumer/create-consumer.js";
 import type { Logger } from "../log/logger.js";
 import type { CircuitOutcome } from "../receiver/pass-circuit.js";
 import type { Admission } from "../receiver/receiver-circuit.js";
+import { settlementEvent } from "../timeline/settlement-events.js";
+import type { RunEvent } from "../timeline/timeline-event.js";
+import { subjectOf, type TimelineRecorder } from "../timeline/timeline-recorder.js";
 import type { Job, JobOutcome } from "./job.js";
 import { isLaneFenced, type LaneStore, type LaneTicket } from "./lane-store.js";
 import { type Settlement, settleOutcome, unstoredSettlement } from "./settle-outcome.js";
@@ -29,6 +32,8 @@ export interface LaneRunnerDeps {
   /** What a dead letter's log line says about replaying it. */
   readonly replayHint: (id: string) => string;
   readonly logger: Logger;
+  /** Where each run's calls, POSTs and settlement are recorded; default nowhere. */
+  readonly timeline?: TimelineRecorder | undefined;
 }
 
 /**
@@ -67,11 +72,16 @@ export async function runHead(ticket: LaneTicket, job: Job, deps: LaneRunnerDeps
     }
   }
   const admission = deps.circuit?.admit(job) ?? "send";
-  const hooks: RunHooks = { firstSequence, save: (next, answered) => store.save(ticket, next, answered) };
+  const runEvents: RunEvent[] = [];
+  const hooks: RunHooks = {
+    firstSequence,
+    save: (next, answered) => store.save(ticket, next, answered),
+    ...(deps.timeline?.on === true ? { record: (events: readonly RunEvent[]) => runEvents.push(...events) } : {}),
+  };
   const outcome = await deps.run(job, hooks, admission);
   // A fenced run posted nothing since its refused write: the circuit frees a probe it held.
   const ruled = deps.circuit === undefined ? outcome : await deps.circuit.rule(outcome, admission, ticket.key);
-  return settleRun(ticket, ruled, deps);
+  return settleRun(ticket, ruled, deps, runEvents);
 }
 
 /**
@@ -80,6 +90,26 @@ export async function runHead(ticket: LaneTicket, job: Job, deps: LaneRunnerDeps
  * returned an outcome (the delivery thread died with it), with the verdict of its quarantine.
  */
 export async function settleRun(
+  ticket: LaneTicket,
+  outcome: JobOutcome,
+  deps: Omit<LaneRunnerDeps, "run" | "circuit">,
+  runEvents: readonly RunEvent[] = [],
+): Promise<HeadResult> {
+  const result = await settle(ticket, outcome, deps);
+  const { timeline } = deps;
+  if (timeline?.on === true) {
+    const job = result.kind === "fenced" ? result.job : result.settlement.job;
+    if (result.kind === "fenced") {
+      if (runEvents.length > 0) timeline.record(subjectOf(job.message), runEvents, null);
+    } else {
+      const { event, status } = settlementEvent(result.settlement, runEvents, deps.now());
+      timeline.record(subjectOf(job.message), [...runEvents, event], status);
+    }
+  }
+  return result;
+}
+
+async function settle(
   ticket: LaneTicket,
   outcome: JobOutcome,
   deps: Omit<LaneRunnerDeps, "run" | "circuit">,

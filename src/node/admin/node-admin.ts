@@ -1,10 +1,14 @@
 import type { AdminDeps } from "../../core/admin/admin-routes.js";
+import type { Clock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import { createAdminDeadLetters } from "../../core/dead-letters/create-admin-dead-letters.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import type { DeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
 import { warnOverBound } from "../../core/dead-letters/keep-dead-letter.js";
 import type { Logger } from "../../core/log/logger.js";
+import { createTimelineAdmin } from "../../core/timeline/timeline-admin.js";
+import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
+import type { TimelineStore } from "../../core/timeline/timeline-store.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import type { ConsoleTally } from "./console-tally.js";
 import { createNodeStatus } from "./node-status.js";
@@ -33,6 +37,12 @@ export interface NodeAdminOptions {
    */
   readonly secret: () => string;
   readonly logger: Logger;
+  /** Every message's timeline: where the API reads it, and where replays are recorded. */
+  readonly timeline: {
+    readonly store: TimelineStore;
+    readonly recorder: TimelineRecorder;
+    readonly clock: Clock;
+  };
   /** What `GET /admin/status` reads: the counts, every channel's job queue, the time. */
   readonly status: {
     readonly tally: ConsoleTally;
@@ -55,11 +65,13 @@ export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
   if (admin === undefined) return { deps: undefined, onDeadLetter: () => undefined, tally };
   const store = options.deadLetterStore();
   const bound = { max: admin.max_dead_letters, logger: options.logger };
+  const { timeline } = options;
   return {
     tally,
     deps: {
       secret: options.secret,
-      deadLetters: createAdminDeadLetters(store),
+      deadLetters: createAdminDeadLetters(store, { recorder: timeline.recorder, now: () => timeline.clock.now() }),
+      timeline: timeline.recorder.on ? createTimelineAdmin(timeline.store, timeline.clock) : undefined,
       status: createNodeStatus({
         ...options.status,
         deadLetters: store,

@@ -4,6 +4,7 @@ import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
 import type { Answered } from "../../core/lifecycle/lane-store.js";
 import type { LogLevel } from "../../core/log/logger.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
+import type { RunEvent } from "../../core/timeline/timeline-event.js";
 import type { MetricEvent } from "./thread-metrics.js";
 
 /** What the delivery thread is started with (its `workerData`). */
@@ -20,6 +21,8 @@ export type ToDeliveryThread =
       readonly job: Job;
       readonly firstSequence: number;
       readonly admission: Admission;
+      /** The run's calls and POSTs come back with its outcome, for the message's timeline. */
+      readonly record: boolean;
     }
   /**
    * The main thread has stored the progress of run `id` (or could not: `error`; `fenced` when the
@@ -58,7 +61,13 @@ export type FromDeliveryThread =
       readonly answered?: Answered;
       readonly ack: boolean;
     }
-  | { readonly kind: "outcome"; readonly id: number; readonly outcome: JobOutcome }
+  /** How run `id` ended, with what it did when it was asked to record (see `run`). */
+  | {
+      readonly kind: "outcome";
+      readonly id: number;
+      readonly outcome: JobOutcome;
+      readonly events?: readonly RunEvent[];
+    }
   /** Run `id` threw, which the consumer never does by contract; the queue tries the job again. */
   | { readonly kind: "rejected"; readonly id: number; readonly message: string }
   /**

@@ -60,6 +60,8 @@ interface PendingRun {
   readonly reject: (error: Error) => void;
   /** Told of each step the thread reports; a promise it returns (the step's commit) is waited for before the ack. */
   readonly save: RunHooks["save"];
+  /** Told of the run's calls and POSTs, which come back with its outcome. */
+  readonly record: RunHooks["record"];
 }
 
 interface Thread {
@@ -143,6 +145,7 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
         case "outcome": {
           const run = pending.get(message.id);
           pending.delete(message.id);
+          if (message.events !== undefined && message.events.length > 0) run?.record?.(message.events);
           run?.resolve(message.outcome);
           break;
         }
@@ -247,8 +250,15 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
       nextId += 1;
       const thread = current;
       return new Promise<JobOutcome>((resolve, reject) => {
-        thread.pending.set(id, { resolve, reject, save: hooks.save });
-        thread.outbox.push({ kind: "run", id, job, firstSequence: hooks.firstSequence, admission });
+        thread.pending.set(id, { resolve, reject, save: hooks.save, record: hooks.record });
+        thread.outbox.push({
+          kind: "run",
+          id,
+          job,
+          firstSequence: hooks.firstSequence,
+          admission,
+          record: hooks.record !== undefined,
+        });
       });
     },
     async close(timeoutMs) {

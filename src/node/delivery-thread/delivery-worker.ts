@@ -6,10 +6,12 @@ import { parentPort, workerData } from "node:worker_threads";
 import { ChannelError, errorMessage, isChannelError } from "../../core/channel-error.js";
 import { systemClock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
+import type { RunHooks } from "../../core/consumer/create-consumer.js";
 import { conversationKey } from "../../core/conversation/conversation-store.js";
 import type { Job } from "../../core/lifecycle/job.js";
 import type { Answered } from "../../core/lifecycle/lane-store.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
+import type { RunEvent } from "../../core/timeline/timeline-event.js";
 import { createNodeConsumer, type NodeConsumer } from "../consumer/node-consumer.js";
 import { openStateBackend } from "../state/open-state-backend.js";
 import type { StateBackend } from "../state/state-backend.js";
@@ -110,12 +112,18 @@ const close = (): void => {
     .catch(() => undefined);
 };
 
-const start = (id: number, job: Job, firstSequence: number, admission: Admission): void => {
+const start = (id: number, job: Job, firstSequence: number, admission: Admission, record: boolean): void => {
   inFlight += 1;
+  const events: RunEvent[] = [];
+  const hooks: RunHooks = {
+    firstSequence,
+    save: (next, answered) => progress(id, next, answered),
+    ...(record ? { record: (recorded: readonly RunEvent[]) => events.push(...recorded) } : {}),
+  };
   consumer
-    .run(job, { firstSequence, save: (next, answered) => progress(id, next, answered) }, admission)
+    .run(job, hooks, admission)
     .then(
-      (outcome) => outbox.push({ kind: "outcome", id, outcome }),
+      (outcome) => outbox.push({ kind: "outcome", id, outcome, ...(record ? { events } : {}) }),
       (error: unknown) => outbox.push({ kind: "rejected", id, message: errorMessage(error) }),
     )
     .finally(() => {
@@ -147,7 +155,8 @@ const reload = (id: number, next: Config, env: Readonly<Record<string, string | 
 
 port.on("message", (batch: ToDeliveryThread[]) => {
   for (const message of batch) {
-    if (message.kind === "run") start(message.id, message.job, message.firstSequence, message.admission);
+    if (message.kind === "run")
+      start(message.id, message.job, message.firstSequence, message.admission, message.record);
     else if (message.kind === "reload") reload(message.id, message.config, message.env);
     else if (message.kind === "progressed") {
       const waiter = awaitingAck.get(message.id);

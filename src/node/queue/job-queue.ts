@@ -13,6 +13,7 @@ import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import type { CircuitStore } from "../../core/receiver/circuit-store.js";
 import { createMemoryCircuitStore } from "../../core/receiver/memory-circuit-store.js";
 import type { CircuitPolicy } from "../../core/receiver/receiver-circuit.js";
+import { noTimeline, type TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
 import { type LaneOwnership, soleOwnership } from "./lane-ownership.js";
 import { LaneSchedule } from "./lane-schedule.js";
 import { createNodeCircuit, type ReceiverView } from "./node-circuit.js";
@@ -64,6 +65,8 @@ export interface JobQueueOptions {
   readonly onDeadLetter?: (letter: DeadLetter) => unknown;
   /** Counts dead letters as they are stored, and the receiver's changes of state. */
   readonly metrics?: Metrics;
+  /** Where each run's calls, POSTs and settlement are recorded; default nowhere. */
+  readonly timeline?: TimelineRecorder;
 }
 
 /** What the queue tells {@link JobQueueOptions.onEvent}: a message accepted, or how a run ended. */
@@ -159,6 +162,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     metrics,
     onEvent,
     onDeadLetter: options.onDeadLetter ?? (() => undefined),
+    timeline: options.timeline ?? noTimeline,
     onStoreResult: (error) => {
       storeError = error;
     },

@@ -7,6 +7,7 @@ import { isLaneFenced, type LaneStore } from "../../core/lifecycle/lane-store.js
 import type { Settlement } from "../../core/lifecycle/settle-outcome.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
+import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
 import type { LaneOwnership } from "./lane-ownership.js";
 import type { LaneSchedule } from "./lane-schedule.js";
 import type { NodeCircuit } from "./node-circuit.js";
@@ -35,6 +36,8 @@ export interface QueueRunnerOptions {
   readonly replayHint: (id: string) => string;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** Where each run's calls, POSTs and settlement are recorded. */
+  readonly timeline: TimelineRecorder;
   readonly onEvent: (event: RunEvent) => void;
   readonly onDeadLetter: (letter: DeadLetter) => unknown;
   /** A store write failed (its message), or succeeded again (undefined). */
@@ -68,6 +71,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
     now,
     replayHint: options.replayHint,
     logger,
+    timeline: options.timeline,
   };
 
   /** Another runner claimed the lane: its jobs here are no longer this process's to run. */
@@ -178,6 +182,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
             lanes.progress(key, progress);
             return hooks.save(progress, answered);
           },
+          record: hooks.record,
         },
         admission,
       );

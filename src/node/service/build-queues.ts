@@ -3,6 +3,7 @@ import type { ChannelConfig, Config } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { circuitPolicyOf } from "../../core/receiver/receiver-circuit.js";
+import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
 import type { NodeAdmin } from "../admin/node-admin.js";
 import type { Listener } from "../listener/serve-listeners.js";
 import { createJobQueue, type JobQueue, type JobQueueEvent } from "../queue/job-queue.js";
@@ -28,6 +29,8 @@ export interface QueueInputs {
   readonly liveConfig: () => Config;
   /** Where each listener listens, once it does. */
   readonly served: () => readonly Listener[];
+  /** Where each run's calls, POSTs and settlement are recorded. */
+  readonly timeline: TimelineRecorder;
 }
 
 /**
@@ -71,6 +74,7 @@ export function buildQueues(inputs: QueueInputs): Map<string, JobQueue> {
       onDeadLetter: admin.onDeadLetter,
       replayHint,
       metrics: inputs.metrics,
+      timeline: inputs.timeline,
     });
     queues.set(name, queue);
   }

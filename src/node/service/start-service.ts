@@ -1,6 +1,14 @@
-import { randomId, systemClock } from "../../core/clock.js";
+import { type Clock, randomId, systemClock } from "../../core/clock.js";
+import type { Config } from "../../core/config/config-schema.js";
 import type { Job } from "../../core/lifecycle/job.js";
+import type { Logger } from "../../core/log/logger.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import {
+  createTimelineRecorder,
+  noTimeline,
+  type TimelineRecorder,
+  timelineRetention,
+} from "../../core/timeline/timeline-recorder.js";
 import { readAdminSecret } from "../admin/admin-secret.js";
 import { createConsoleTally } from "../admin/console-tally.js";
 import { createNodeAdmin } from "../admin/node-admin.js";
@@ -84,6 +92,8 @@ interface Parts {
   progress?: ProgressLog;
   /** With `postgres_url_env`: this replica's lease and conversations. */
   replicas?: ReplicaLanes;
+  /** Where each message's timeline is recorded. */
+  timeline?: TimelineRecorder;
   shuttingDown: boolean;
 }
 
@@ -126,6 +136,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger.info("replica", { id: replica, lease_ms: options.replicaLeaseMs ?? DEFAULT_LEASE_MS });
     }
     state.prune(clock.now());
+    const timeline = startTimeline(config, state, clock, logger);
+    parts.timeline = timeline;
     parts.metrics = createServiceMetrics(config, parts.queues, state, clock, parts.replicas);
     // The console's counts and the brains' state (admin only; otherwise the metrics pass untouched).
     const tally = createConsoleTally(config.admin !== undefined, () => clock.now());
@@ -151,6 +163,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const secret = (): string => parts.live.adminSecret ?? "";
     const admin = createNodeAdmin({
       config,
+      timeline: { store: state.timeline, recorder: timeline, clock },
       deadLetterStore: () => pokingAfterReplay(state.deadLetterStore(restore), () => parts.pickup?.poke()),
       secret,
       logger,
@@ -167,6 +180,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       progress: (event) => parts.progress?.record(event),
       liveConfig: () => parts.live.config,
       served: () => parts.served,
+      timeline,
     })) {
       parts.queues.set(name, queue);
     }
@@ -194,6 +208,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         idempotency: state.idempotency,
         ...(state.postgres === undefined ? {} : { authFailures: state.postgres.authFailures }),
         metrics: parts.metrics,
+        timeline,
         metricsEndpoint: parts.metrics?.respond,
         isShuttingDown: () => parts.shuttingDown,
         admin: admin.deps,
@@ -232,6 +247,23 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   };
 }
 
+/**
+ * The recorder of every message's timeline over the backend's store. In memory without the
+ * admin API nothing could ever read it, so nothing is recorded.
+ */
+function startTimeline(config: Config, state: StateBackend, clock: Clock, logger: Logger): TimelineRecorder {
+  if (state.mode === "memory" && config.admin === undefined) return noTimeline;
+  return createTimelineRecorder({
+    store: state.timeline,
+    retention: timelineRetention(config.timeline, state.mode !== "memory"),
+    clock,
+    logger,
+    schedule: (task, ms) => {
+      setTimeout(task, ms).unref();
+    },
+  });
+}
+
 function queueOf(parts: Parts, channel: string): JobQueue {
   const queue = parts.queues.get(channel);
   if (queue === undefined) throw new Error(`no queue for channel ${channel}`);
@@ -261,6 +293,7 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   // deletes of finished jobs commit first, or the next replica would run those jobs again.
   await parts.state?.postgres?.lanes.flush().catch(() => undefined);
   await parts.replicas?.leave();
+  await parts.timeline?.flush();
   await parts.state?.close();
   const mode = parts.state?.mode ?? "memory";
   return { left, fate: mode === "memory" ? "lost" : mode === "postgres" ? "shared" : "kept" };

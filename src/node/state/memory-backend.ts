@@ -5,6 +5,7 @@ import { createMemoryDeadLetterStore } from "../../core/dead-letters/memory-dead
 import { createMemoryIdempotencyStore } from "../../core/idempotency/memory-idempotency-store.js";
 import { createMemoryLaneStore } from "../../core/lifecycle/memory-lane-store.js";
 import { createMemoryCircuitStore } from "../../core/receiver/memory-circuit-store.js";
+import { MemoryTimelineStore } from "../../core/timeline/memory-timeline-store.js";
 import type { StateBackend } from "./state-backend.js";
 
 /** A conversation memory that keeps nothing. */
@@ -29,6 +30,7 @@ export function createMemoryBackend(clock: Clock, turnsOnThread = false): StateB
     circuitRefreshMs: undefined,
     idempotency: createMemoryIdempotencyStore(),
     conversations,
+    timeline: new MemoryTimelineStore(),
     sqlite: undefined,
     postgres: undefined,
     deadLetterStore: (restore) => createMemoryDeadLetterStore(restore),

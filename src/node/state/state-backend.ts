@@ -6,6 +6,7 @@ import type { RestoreJob } from "../../core/dead-letters/memory-dead-letter-stor
 import type { IdempotencyStore } from "../../core/idempotency/idempotency-store.js";
 import type { LaneStore } from "../../core/lifecycle/lane-store.js";
 import type { CircuitStore } from "../../core/receiver/circuit-store.js";
+import type { TimelineStore } from "../../core/timeline/timeline-store.js";
 import type { PostgresLaneStore } from "./postgres/postgres-lane-store.js";
 import type { SqliteLaneStore } from "./sqlite/sqlite-lane-store.js";
 import type { StateDb } from "./sqlite/sqlite-state.js";
@@ -33,6 +34,8 @@ export interface StateBackend {
   readonly circuitRefreshMs: number | undefined;
   /** Conversation memory (the history brains are given). */
   readonly conversations: ConversationStore;
+  /** Every message's timeline (any replica reads what all of them wrote, on Postgres). */
+  readonly timeline: TimelineStore;
   /**
    * With `state_dir`: the database (the dead-letter admin, `/readyz` and `/metrics` read it)
    * and the durable job store that gives back unfinished and replayed jobs.

@@ -16,6 +16,7 @@ import {
   deliveryCasesConfig,
   recordPost,
 } from "../../shared/delivery-cases.js";
+import { timelineCases } from "../../shared/timeline-cases.js";
 import { createTestDatabase } from "../../support/postgres-cluster.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
 
@@ -77,5 +78,6 @@ for (const count of [1, 3]) {
     });
 
     deliveryCases(`the Node service on Postgres (${count} replica(s))`, () => harness, 30_000);
+    timelineCases(`the Node service on Postgres (${count} replica(s))`, () => harness, 30_000);
   });
 }

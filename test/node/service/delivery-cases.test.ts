@@ -20,6 +20,7 @@ import {
   deliveryCasesConfig,
   recordPost,
 } from "../../shared/delivery-cases.js";
+import { timelineCases } from "../../shared/timeline-cases.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
 
 // "thread": SQLite with the delivery thread, whose runs cross a thread boundary (the receiver
@@ -85,5 +86,6 @@ for (const mode of ["sqlite", "memory", "thread"] as const) {
     });
 
     deliveryCases(`the Node service (${mode})`, () => harness, 30_000, { restarts: mode !== "memory" });
+    timelineCases(`the Node service (${mode})`, () => harness, 30_000);
   });
 }

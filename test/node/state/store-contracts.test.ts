@@ -12,6 +12,7 @@ import { createSqliteDeadLetterStore } from "../../../src/node/state/sqlite/sqli
 import { claimSqliteEpoch } from "../../../src/node/state/sqlite/sqlite-epoch.js";
 import { createSqliteIdempotencyStore } from "../../../src/node/state/sqlite/sqlite-idempotency-store.js";
 import { openStateDb, type StateDb } from "../../../src/node/state/sqlite/sqlite-state.js";
+import { createSqliteTimelineStore } from "../../../src/node/state/sqlite/sqlite-timeline-store.js";
 import type { StateBackend } from "../../../src/node/state/state-backend.js";
 import { conversationStoreContract } from "../../shared/store-contracts/conversation-store-contract.js";
 import { deadLetterStoreContract, keptThroughCore } from "../../shared/store-contracts/dead-letter-store-contract.js";
@@ -20,6 +21,7 @@ import {
   queuedThroughJobStore,
 } from "../../shared/store-contracts/idempotency-store-contract.js";
 import { laneStoreContract } from "../../shared/store-contracts/lane-store-contract.js";
+import { timelineStoreContract } from "../../shared/store-contracts/timeline-store-contract.js";
 import { createLogSink } from "../../support/log-sink.js";
 
 const opened: { dir: string; db: StateDb }[] = [];
@@ -109,3 +111,4 @@ laneStoreContract(
   { keepsJobs: true },
 );
 deadLetterStoreContract("SQLite", async () => keptThroughCore(createSqliteDeadLetterStore(await freshDb())));
+timelineStoreContract("SQLite", async () => createSqliteTimelineStore(await freshDb()));

@@ -38,7 +38,7 @@ export function pausedError(name: string, until: number, status: number, now: nu
   return new ChannelError(
     "brain_failed",
     `brain "${name}" is paused for ${Math.ceil(left / 1000)} s more, after its server answered ${status}; not asked`,
-    { status: 503, retryable: true, retryAfterMs: left, brain: name },
+    { status: 503, retryable: true, retryAfterMs: left, brain: name, pausedUntil: until },
   );
 }
 

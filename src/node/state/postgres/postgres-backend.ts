@@ -12,6 +12,7 @@ import { createPostgresLaneStore } from "./postgres-lane-store.js";
 import { migratePostgres } from "./postgres-migrations.js";
 import { APPLICATION_NAME, describePostgres, openPostgresPool } from "./postgres-pool.js";
 import { postgresErrorMessage } from "./postgres-state-error.js";
+import { createPostgresTimelineStore } from "./postgres-timeline-store.js";
 
 /** How often a replica holding lanes for a receiver that is down reads the shared circuit again. */
 const CIRCUIT_REFRESH_MS = 1_000;
@@ -66,6 +67,7 @@ export async function openPostgresBackend(
     circuitRefreshMs: CIRCUIT_REFRESH_MS,
     idempotency: createPostgresIdempotencyStore(pool),
     conversations,
+    timeline: createPostgresTimelineStore(pool),
     sqlite: undefined,
     postgres: { pool, lanes, authFailures, replica },
     // Every replica's letters, in the one table: `restore` is for memory mode's queues.

@@ -138,6 +138,31 @@ CREATE TABLE webhook_channel.brain_pauses (
 );
 `,
   },
+  {
+    version: 3,
+    description: "timeline: every message's events, and activity counts per minute",
+    // A row per message with its events as JSON lines that any replica appends to, and counts
+    // per minute that every replica adds to, for the console's charts.
+    sql: `
+CREATE TABLE webhook_channel.timeline (
+  message_id text PRIMARY KEY,
+  channel text NOT NULL,
+  conversation_id text NOT NULL,
+  status text NOT NULL,
+  accepted_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  events text NOT NULL
+);
+CREATE INDEX timeline_accepted ON webhook_channel.timeline (accepted_at, message_id);
+CREATE INDEX timeline_conversation ON webhook_channel.timeline (conversation_id, accepted_at, message_id);
+CREATE TABLE webhook_channel.timeline_activity (
+  minute bigint NOT NULL,
+  series text NOT NULL,
+  count bigint NOT NULL,
+  PRIMARY KEY (minute, series)
+);
+`,
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

@@ -10,6 +10,7 @@ import { createGroupCommit } from "./sqlite-group-commit.js";
 import { createSqliteIdempotencyStore, pruneIdempotencyKeys } from "./sqlite-idempotency-store.js";
 import { createSqliteLaneStore } from "./sqlite-lane-store.js";
 import { openStateDb } from "./sqlite-state.js";
+import { createSqliteTimelineStore } from "./sqlite-timeline-store.js";
 
 /**
  * The SQLite mode (`state_dir`): one database file holds accepted jobs, conversations,
@@ -35,6 +36,7 @@ export function openSqliteBackend(stateDir: string, logger: Logger, role: StateR
     circuitRefreshMs: undefined,
     idempotency: createSqliteIdempotencyStore(db),
     conversations,
+    timeline: createSqliteTimelineStore(db),
     sqlite: { db, lanes },
     postgres: undefined,
     deadLetterStore: () => createSqliteDeadLetterStore(db),

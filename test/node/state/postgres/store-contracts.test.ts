@@ -11,6 +11,7 @@ import { createPostgresConversationStore } from "../../../../src/node/state/post
 import { createPostgresDeadLetterStore } from "../../../../src/node/state/postgres/postgres-dead-letter-store.js";
 import { createPostgresIdempotencyStore } from "../../../../src/node/state/postgres/postgres-idempotency-store.js";
 import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
+import { createPostgresTimelineStore } from "../../../../src/node/state/postgres/postgres-timeline-store.js";
 import { conversationStoreContract } from "../../../shared/store-contracts/conversation-store-contract.js";
 import {
   deadLetterStoreContract,
@@ -21,6 +22,7 @@ import {
   queuedThroughJobStore,
 } from "../../../shared/store-contracts/idempotency-store-contract.js";
 import { laneStoreContract } from "../../../shared/store-contracts/lane-store-contract.js";
+import { timelineStoreContract } from "../../../shared/store-contracts/timeline-store-contract.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { migratedDatabase } from "./fresh-postgres.js";
 
@@ -84,3 +86,8 @@ laneStoreContract(
   { keepsJobs: true },
 );
 deadLetterStoreContract("Postgres", () => keptThroughCoreAsync(createPostgresDeadLetterStore(pool)));
+// One database for the file: each case starts from empty tables.
+timelineStoreContract("Postgres", async () => {
+  await pool.query("TRUNCATE webhook_channel.timeline, webhook_channel.timeline_activity");
+  return createPostgresTimelineStore(pool);
+});

@@ -1,0 +1,71 @@
+import type { TimelineEvent } from "./timeline-event.js";
+
+/** One minute, the width of every activity bucket. */
+export const MINUTE_MS = 60_000;
+
+/** How far back the activity reaches: the console's charts show this much. */
+export const ACTIVITY_WINDOW_MS = 60 * MINUTE_MS;
+
+/** Each latency bucket is this many times as wide as the one before. */
+const RATIO = 1.25;
+const LOG_RATIO = Math.log(RATIO);
+/** The last bucket takes everything above an hour. */
+const LAST_BUCKET = Math.ceil(Math.log(3_600_000) / LOG_RATIO);
+const LATENCY = "latency:";
+
+/** The start of the minute `at` falls in. */
+export function minuteOf(at: number): number {
+  return Math.floor(at / MINUTE_MS) * MINUTE_MS;
+}
+
+/**
+ * The series an event counts in, if any: `accepted`, `delivered`, `retrying`, `dead_lettered`,
+ * and for a delivery also the latency bucket of its end-to-end time (accepted to delivered).
+ * Buckets grow geometrically, so a percentile read from them is within a bucket's width.
+ */
+export function seriesOf(event: TimelineEvent, acceptedAt: number): readonly string[] {
+  switch (event.type) {
+    case "accepted":
+      return ["accepted"];
+    case "retry":
+      return ["retrying"];
+    case "dead_letter":
+      return ["dead_lettered"];
+    case "delivered":
+      return ["delivered", `${LATENCY}${latencyBucket(event.at - acceptedAt)}`];
+    default:
+      return [];
+  }
+}
+
+function latencyBucket(ms: number): number {
+  if (ms <= 1) return 0;
+  return Math.min(LAST_BUCKET, Math.ceil(Math.log(ms) / LOG_RATIO));
+}
+
+/** The latency bucket a series counts, or undefined for another series. */
+export function latencyBucketOf(series: string): number | undefined {
+  if (!series.startsWith(LATENCY)) return undefined;
+  const bucket = Number(series.slice(LATENCY.length));
+  return Number.isInteger(bucket) && bucket >= 0 ? bucket : undefined;
+}
+
+/**
+ * The `p`-quantile (0 to 1) of the latencies counted in `buckets` (bucket → count), in ms, as
+ * the geometric middle of the bucket it falls in; null when nothing was counted.
+ */
+export function quantileOf(buckets: ReadonlyMap<number, number>, p: number): number | null {
+  let total = 0;
+  for (const count of buckets.values()) total += count;
+  if (total === 0) return null;
+  const rank = Math.max(1, Math.ceil(p * total));
+  let seen = 0;
+  for (const bucket of [...buckets.keys()].sort((a, b) => a - b)) {
+    seen += buckets.get(bucket) ?? 0;
+    if (seen >= rank) {
+      if (bucket === 0) return 1;
+      return Math.round(RATIO ** (bucket - 0.5));
+    }
+  }
+  return null;
+}

@@ -1,0 +1,70 @@
+import type { StoredTimeline, TimelinePageQuery, TimelineStore, TimelineSummary } from "./timeline-store.js";
+import { type ActivityCount, inTimeOrder, isAfter, type TimelinePrune, type TimelineWrite } from "./timeline-store.js";
+
+interface Row {
+  summary: TimelineSummary;
+  events: StoredTimeline["events"][number][];
+}
+
+/**
+ * The timeline in this process's memory (the memory mode, and tests): a map in the order rows
+ * were created, which is acceptance order but for a run's write that lands first, close enough
+ * for the bound, which drops the first created. Lost on exit, as everything in this mode is.
+ */
+export class MemoryTimelineStore implements TimelineStore {
+  readonly #rows = new Map<string, Row>();
+  readonly #minutes = new Map<string, ActivityCount>();
+
+  write(writes: readonly TimelineWrite[], activity: readonly ActivityCount[]): void {
+    for (const write of writes) {
+      const row = this.#rows.get(write.id);
+      if (row === undefined) {
+        const { events, status, ...rest } = write;
+        this.#rows.set(write.id, { summary: { ...rest, status: status ?? "accepted" }, events: [...events] });
+        continue;
+      }
+      row.events.push(...write.events);
+      const { summary } = row;
+      const status = write.status !== null && write.updatedAt >= summary.updatedAt ? write.status : summary.status;
+      row.summary = { ...summary, status, updatedAt: Math.max(summary.updatedAt, write.updatedAt) };
+    }
+    for (const count of activity) {
+      const key = `${count.minute} ${count.series}`;
+      const kept = this.#minutes.get(key);
+      this.#minutes.set(key, { ...count, count: (kept?.count ?? 0) + count.count });
+    }
+  }
+
+  one(id: string): StoredTimeline | undefined {
+    const row = this.#rows.get(id);
+    return row === undefined ? undefined : { ...row.summary, events: inTimeOrder(row.events) };
+  }
+
+  page(query: TimelinePageQuery): readonly TimelineSummary[] {
+    const matching: TimelineSummary[] = [];
+    for (const { summary } of this.#rows.values()) {
+      if (query.channel !== undefined && summary.channel !== query.channel) continue;
+      if (query.conversationId !== undefined && summary.conversationId !== query.conversationId) continue;
+      if (query.status !== undefined && summary.status !== query.status) continue;
+      if (query.since !== undefined && summary.acceptedAt < query.since) continue;
+      if (!isAfter(summary, query.before)) continue;
+      matching.push(summary);
+    }
+    matching.sort((a, b) => b.acceptedAt - a.acceptedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    return matching.slice(0, query.limit);
+  }
+
+  activity(since: number): readonly ActivityCount[] {
+    return [...this.#minutes.values()].filter((count) => count.minute >= since);
+  }
+
+  prune({ before, keep, minutesBefore }: TimelinePrune): void {
+    let over = this.#rows.size - keep;
+    for (const [id, { summary }] of this.#rows) {
+      if (over <= 0 && summary.acceptedAt >= before) break;
+      this.#rows.delete(id);
+      over -= 1;
+    }
+    for (const [key, count] of this.#minutes) if (count.minute < minutesBefore) this.#minutes.delete(key);
+  }
+}

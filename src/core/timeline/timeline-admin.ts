@@ -1,0 +1,90 @@
+import { decodeCursor, encodeCursor } from "../admin/dead-letter-cursor.js";
+import type { Clock } from "../clock.js";
+import { ACTIVITY_WINDOW_MS, MINUTE_MS } from "./activity-series.js";
+import { hasEnded, type MessageStatus } from "./timeline-event.js";
+import type { TimelineStore } from "./timeline-store.js";
+import {
+  type ActivityBucketView,
+  activityView,
+  type MessageSummaryView,
+  type MessageTimelineView,
+  summaryView,
+  timelineView,
+  waitingOf,
+} from "./timeline-views.js";
+
+/** What `GET /admin/messages` is asked for (the routes check each value). */
+export interface MessageQuery {
+  readonly channel?: string | undefined;
+  readonly conversationId?: string | undefined;
+  readonly status?: MessageStatus | undefined;
+  readonly since?: number | undefined;
+  readonly limit: number;
+  /** A `nextCursor` given before. */
+  readonly cursor?: string | undefined;
+}
+
+/** One page of messages, newest first. */
+export interface MessagePage {
+  readonly items: readonly MessageSummaryView[];
+  readonly nextCursor: string | null;
+}
+
+/**
+ * The port the admin routes read the timeline through: implemented once over any
+ * {@link TimelineStore} by {@link createTimelineAdmin}, and over HTTP by the CLI's client.
+ */
+export interface TimelineAdmin {
+  get(id: string): Promise<MessageTimelineView | undefined>;
+  list(query: MessageQuery): Promise<MessagePage>;
+  activity(): Promise<{ readonly bucket_seconds: number; readonly buckets: readonly ActivityBucketView[] }>;
+}
+
+/** How many earlier messages of a conversation are looked through for the one a message waits behind. */
+const AHEAD_SCAN = 50;
+
+/** The admin API's timeline over `store`: one pager, one waiting rule, one chart source. */
+export function createTimelineAdmin(store: TimelineStore, clock: Clock): TimelineAdmin {
+  return {
+    async get(id) {
+      const row = await store.one(id);
+      if (row === undefined) return undefined;
+      let ahead: string | undefined;
+      if (!hasEnded(row.status) && row.events.every((event) => event.type === "accepted")) {
+        const earlier = await store.page({
+          channel: row.channel,
+          conversationId: row.conversationId,
+          before: { acceptedAt: row.acceptedAt, id: row.id },
+          limit: AHEAD_SCAN,
+        });
+        ahead = earlier.find((other) => !hasEnded(other.status))?.id;
+      }
+      return timelineView(row, waitingOf(row, ahead));
+    },
+    async list(query) {
+      const position = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+      const rows = await store.page({
+        channel: query.channel,
+        conversationId: query.conversationId,
+        status: query.status,
+        since: query.since,
+        before: position === undefined ? undefined : { acceptedAt: position.diedAt, id: position.id },
+        limit: query.limit + 1,
+      });
+      const items = rows.slice(0, query.limit);
+      const last = items.at(-1);
+      return {
+        items: items.map(summaryView),
+        nextCursor:
+          rows.length > query.limit && last !== undefined
+            ? encodeCursor({ diedAt: last.acceptedAt, id: last.id })
+            : null,
+      };
+    },
+    async activity() {
+      const now = clock.now();
+      const counts = await store.activity(now - ACTIVITY_WINDOW_MS);
+      return { bucket_seconds: MINUTE_MS / 1000, buckets: activityView(counts, now) };
+    },
+  };
+}

@@ -1,0 +1,178 @@
+import { errorMessage } from "../channel-error.js";
+import type { Clock } from "../clock.js";
+import { DEFAULT_TIMELINE_MESSAGES_IN_MEMORY, DEFAULT_TIMELINE_MESSAGES_STORED } from "../config/timeline-schema.js";
+import type { Logger } from "../log/logger.js";
+import type { QueuedMessage } from "../message/inbound-message.js";
+import { ACTIVITY_WINDOW_MS, minuteOf, seriesOf } from "./activity-series.js";
+import type { MessageStatus, TimelineEvent } from "./timeline-event.js";
+import type { ActivityCount, TimelineStore, TimelineSubject, TimelineWrite } from "./timeline-store.js";
+
+/** How long, and how much, the timeline keeps (`timeline` in the configuration). */
+export interface TimelineRetention {
+  /** Messages accepted longer ago than this are forgotten; 0 turns the timeline off. */
+  readonly windowMs: number;
+  /** At most this many messages are kept, the most recently accepted; 0 turns the timeline off. */
+  readonly maxMessages: number;
+  /** Whether message and reply text is kept with the events. */
+  readonly keepText: boolean;
+}
+
+/**
+ * Records what happens to each message. Events are gathered in memory and written in batches,
+ * so that a message's acceptance and a quick answer become one write and the path of a message
+ * never waits for the timeline. The timeline is a record, not a promise: a batch that cannot be
+ * written is dropped with a warning, and what was gathered when the process dies is lost.
+ */
+export interface TimelineRecorder {
+  /** False when retention is 0: nothing is recorded, and callers may skip building events. */
+  readonly on: boolean;
+  /** Whether events carry message and reply text. */
+  readonly keepText: boolean;
+  /** Adds `events` to `subject`'s timeline; `status` is what they make it, null when unchanged. */
+  record(subject: TimelineSubject, events: readonly TimelineEvent[], status: MessageStatus | null): void;
+  /** Writes what was gathered; resolves once written (or dropped). */
+  flush(): Promise<void>;
+}
+
+/** A recorder that keeps nothing (timeline off, and tests). */
+export const noTimeline: TimelineRecorder = {
+  on: false,
+  keepText: false,
+  record: () => undefined,
+  flush: () => Promise.resolve(),
+};
+
+/** What a recorder is built from. */
+export interface RecorderDeps {
+  readonly store: TimelineStore;
+  readonly retention: TimelineRetention;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Runs `task` after `ms` (a runtime's timer, which must not keep a process alive). */
+  readonly schedule: (task: () => void, ms: number) => void;
+}
+
+/** How long events gather before they are written. */
+const FLUSH_MS = 200;
+/** Messages gathered at most between writes; beyond it new events are dropped until a write. */
+const MAX_GATHERED = 50_000;
+/** How often what the retention no longer keeps is forgotten. */
+const PRUNE_EVERY_MS = 60_000;
+
+/** The subject of an accepted message's timeline. */
+export function subjectOf(queued: QueuedMessage): TimelineSubject {
+  return {
+    id: queued.id,
+    channel: queued.channel,
+    conversationId: queued.message.conversationId,
+    acceptedAt: queued.receivedAt,
+  };
+}
+
+/** True when `retention` keeps anything. */
+export function timelineIsOn(retention: TimelineRetention): boolean {
+  return retention.windowMs > 0 && retention.maxMessages > 0;
+}
+
+/** Builds the recorder over `deps.store`, or {@link noTimeline} when the retention is 0. */
+export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
+  const { store, retention, clock, logger } = deps;
+  if (!timelineIsOn(retention)) return noTimeline;
+  let gathered = new Map<string, { subject: TimelineSubject; write: Mutable<TimelineWrite> }>();
+  let activity = new Map<string, Mutable<ActivityCount>>();
+  let scheduled = false;
+  let writing: Promise<void> = Promise.resolve();
+  let lastPrune = clock.now();
+  let dropped = 0;
+
+  const writeGathered = async (): Promise<void> => {
+    scheduled = false;
+    const writes = [...gathered.values()].map(({ write }) => write);
+    const counts = [...activity.values()];
+    gathered = new Map();
+    activity = new Map();
+    const now = clock.now();
+    try {
+      if (writes.length > 0 || counts.length > 0) await store.write(writes, counts);
+      if (now - lastPrune >= PRUNE_EVERY_MS) {
+        lastPrune = now;
+        await store.prune({
+          before: now - retention.windowMs,
+          keep: retention.maxMessages,
+          minutesBefore: now - 2 * ACTIVITY_WINDOW_MS,
+        });
+      }
+    } catch (error) {
+      logger.warn("cannot write the message timeline; these events are not kept", {
+        messages: writes.length,
+        error: errorMessage(error),
+      });
+    }
+    if (dropped > 0) {
+      logger.warn("the message timeline fell behind; events were dropped", { dropped });
+      dropped = 0;
+    }
+  };
+
+  const flush = (): Promise<void> => {
+    writing = writing.then(writeGathered);
+    return writing;
+  };
+
+  return {
+    on: true,
+    keepText: retention.keepText,
+    record(subject, events, status) {
+      let entry = gathered.get(subject.id);
+      if (entry === undefined) {
+        if (gathered.size >= MAX_GATHERED) {
+          dropped += events.length;
+          return;
+        }
+        entry = { subject, write: { ...subject, status: null, updatedAt: subject.acceptedAt, events: [] } };
+        gathered.set(subject.id, entry);
+      }
+      const { write } = entry;
+      write.events = [...write.events, ...events];
+      for (const event of events) {
+        write.updatedAt = Math.max(write.updatedAt, event.at);
+        for (const series of seriesOf(event, subject.acceptedAt)) count(activity, minuteOf(event.at), series);
+      }
+      if (status !== null) write.status = status;
+      if (!scheduled) {
+        scheduled = true;
+        deps.schedule(() => void flush(), FLUSH_MS);
+      }
+    },
+    flush,
+  };
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+function count(activity: Map<string, Mutable<ActivityCount>>, minute: number, series: string): void {
+  const key = `${minute} ${series}`;
+  const kept = activity.get(key);
+  if (kept === undefined) activity.set(key, { minute, series, count: 1 });
+  else kept.count += 1;
+}
+
+/**
+ * The retention `config.timeline` asks for; `stored` when the backend keeps state beyond the
+ * process (SQLite, Postgres, a Durable Object), which sets the larger default bound.
+ */
+export function timelineRetention(
+  timeline: {
+    readonly retention_hours: number;
+    readonly max_messages?: number | undefined;
+    readonly keep_text: boolean;
+  },
+  stored: boolean,
+): TimelineRetention {
+  return {
+    windowMs: timeline.retention_hours * 3_600_000,
+    maxMessages:
+      timeline.max_messages ?? (stored ? DEFAULT_TIMELINE_MESSAGES_STORED : DEFAULT_TIMELINE_MESSAGES_IN_MEMORY),
+    keepText: timeline.keep_text,
+  };
+}

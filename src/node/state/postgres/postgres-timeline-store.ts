@@ -1,0 +1,136 @@
+import type pg from "pg";
+import { fromEventLines, toEventLines } from "../../../core/timeline/event-lines.js";
+import type { MessageStatus } from "../../../core/timeline/timeline-event.js";
+import {
+  inTimeOrder,
+  type TimelinePageQuery,
+  type TimelineStore,
+  type TimelineSummary,
+} from "../../../core/timeline/timeline-store.js";
+
+interface SummaryRow {
+  readonly message_id: string;
+  readonly channel: string;
+  readonly conversation_id: string;
+  readonly status: MessageStatus;
+  readonly accepted_at: string;
+  readonly updated_at: string;
+}
+
+const COLUMNS = "message_id, channel, conversation_id, status, accepted_at, updated_at";
+
+// One statement a batch. The status moves only with a write that has one and is no older than
+// the row's, since replicas write a message's events in any order.
+const UPSERT = `INSERT INTO webhook_channel.timeline AS t (${COLUMNS}, events)
+SELECT id, channel, conversation, coalesce(status, 'accepted'), accepted, updated, events
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[])
+  AS w (id, channel, conversation, status, accepted, updated, events)
+ON CONFLICT (message_id) DO UPDATE SET
+  events = t.events || excluded.events,
+  status = CASE WHEN excluded.updated_at >= t.updated_at
+                 AND excluded.status IS DISTINCT FROM 'accepted' OR t.status = 'accepted'
+                THEN excluded.status ELSE t.status END,
+  updated_at = GREATEST(t.updated_at, excluded.updated_at)`;
+
+const ADD_COUNTS = `INSERT INTO webhook_channel.timeline_activity AS a (minute, series, count)
+SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[])
+ON CONFLICT (minute, series) DO UPDATE SET count = a.count + excluded.count`;
+
+/**
+ * The timeline of `postgres_url_env`: the `timeline` and `timeline_activity` tables every
+ * replica writes and reads, so any replica answers for a message another one ran. Rows go in
+ * id order and counts in key order, so that two replicas' batches never wait on each other in
+ * a cycle.
+ */
+export function createPostgresTimelineStore(pool: pg.Pool): TimelineStore {
+  return {
+    async write(writes, counts) {
+      if (writes.length > 0) {
+        const sorted = [...writes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        await pool.query(UPSERT, [
+          sorted.map((entry) => entry.id),
+          sorted.map((entry) => entry.channel),
+          sorted.map((entry) => entry.conversationId),
+          // A write without a status must not move the row's: it is sent as "accepted", which
+          // moves only a row that is itself still "accepted".
+          sorted.map((entry) => entry.status ?? "accepted"),
+          sorted.map((entry) => entry.acceptedAt),
+          sorted.map((entry) => entry.updatedAt),
+          sorted.map((entry) => toEventLines(entry.events)),
+        ]);
+      }
+      if (counts.length > 0) {
+        const sorted = [...counts].sort((a, b) => a.minute - b.minute || (a.series < b.series ? -1 : 1));
+        await pool.query(ADD_COUNTS, [
+          sorted.map((count) => count.minute),
+          sorted.map((count) => count.series),
+          sorted.map((count) => count.count),
+        ]);
+      }
+    },
+    async one(id) {
+      const { rows } = await pool.query<SummaryRow & { readonly events: string }>(
+        `SELECT ${COLUMNS}, events FROM webhook_channel.timeline WHERE message_id = $1`,
+        [id],
+      );
+      const row = rows[0];
+      return row === undefined ? undefined : { ...summaryOf(row), events: inTimeOrder(fromEventLines(row.events)) };
+    },
+    async page(query) {
+      const { rows } = await pool.query<SummaryRow>(pageStatement(query));
+      return rows.map(summaryOf);
+    },
+    async activity(since) {
+      const { rows } = await pool.query<{ minute: string; series: string; count: string }>(
+        "SELECT minute, series, count FROM webhook_channel.timeline_activity WHERE minute >= $1",
+        [since],
+      );
+      return rows.map((row) => ({ minute: Number(row.minute), series: row.series, count: Number(row.count) }));
+    },
+    async prune({ before, keep, minutesBefore }) {
+      const { rows } = await pool.query<{ accepted_at: string }>(
+        "SELECT accepted_at FROM webhook_channel.timeline ORDER BY accepted_at DESC LIMIT 1 OFFSET $1",
+        [keep],
+      );
+      const kept = rows[0];
+      const cutoff = kept === undefined ? before : Math.max(before, Number(kept.accepted_at) + 1);
+      await pool.query("DELETE FROM webhook_channel.timeline WHERE accepted_at < $1", [cutoff]);
+      await pool.query("DELETE FROM webhook_channel.timeline_activity WHERE minute < $1", [minutesBefore]);
+    },
+  };
+}
+
+/** A page's statement with only the filters it has, so that the planner picks the index that serves it. */
+function pageStatement(query: TimelinePageQuery): { text: string; values: unknown[] } {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const add = (clause: (at: string) => string, ...given: unknown[]): void => {
+    values.push(...given);
+    where.push(clause(`$${values.length}`));
+  };
+  if (query.conversationId !== undefined) add((at) => `conversation_id = ${at}`, query.conversationId);
+  if (query.channel !== undefined) add((at) => `channel = ${at}`, query.channel);
+  if (query.status !== undefined) add((at) => `status = ${at}`, query.status);
+  if (query.since !== undefined) add((at) => `accepted_at >= ${at}`, query.since);
+  if (query.before !== undefined) {
+    values.push(query.before.acceptedAt, query.before.id);
+    where.push(`(accepted_at, message_id) < ($${values.length - 1}::bigint, $${values.length}::text)`);
+  }
+  values.push(query.limit);
+  const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
+  return {
+    text: `SELECT ${COLUMNS} FROM webhook_channel.timeline ${filter} ORDER BY accepted_at DESC, message_id DESC LIMIT $${values.length}`,
+    values,
+  };
+}
+
+function summaryOf(row: SummaryRow): TimelineSummary {
+  return {
+    id: row.message_id,
+    channel: row.channel,
+    conversationId: row.conversation_id,
+    status: row.status,
+    acceptedAt: Number(row.accepted_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
