@@ -5,6 +5,7 @@ import { timeEl } from "./format-time.js";
 import { clockTime, lineChart, type Series, swatch } from "./line-chart.js";
 import { signOut } from "./sign-out.js";
 import { millis } from "./status-words.js";
+import { setTimelineOff } from "./timeline-availability.js";
 import type { Activity, ActivityBucket } from "./timeline-types.js";
 
 /** The counted series, in the order of the status table's columns. */
@@ -139,12 +140,19 @@ function renderActivity(activity: Activity): void {
   byId("activity-details", HTMLDetailsElement).hidden = false;
 }
 
+function hideCharts(): void {
+  state.activity = "";
+  byId("activity-charts", HTMLDivElement).hidden = true;
+  byId("activity-details", HTMLDetailsElement).hidden = true;
+}
+
 /**
  * Asks for the last hour again and redraws it when it changed. A failure is said in the
- * section's own line (a runtime or version without the route, an error) and hides the charts,
- * without stopping the rest of the console.
+ * section's own line and hides the charts, without stopping the rest of the console; a 404 (the
+ * timeline is off) is asked no more until the next sign-in.
  */
 export async function refreshActivity(): Promise<void> {
+  if (state.timelineOff !== null) return;
   const line = byId("activity-state", HTMLParagraphElement);
   let answer: Awaited<ReturnType<typeof api>>;
   try {
@@ -157,13 +165,18 @@ export async function refreshActivity(): Promise<void> {
     signOut(`Signed out: the API answered ${describe(answer)}`);
     return;
   }
-  if (!answer.ok) {
-    state.activity = "";
-    line.textContent = `The activity could not be shown: the API answered ${describe(answer)}`;
-    byId("activity-charts", HTMLDivElement).hidden = true;
-    byId("activity-details", HTMLDetailsElement).hidden = true;
+  if (answer.status === 404) {
+    hideCharts();
+    setTimelineOff(describe(answer));
+    line.textContent = `No charts: the API answered ${describe(answer)} Reload this page once it is on.`;
     return;
   }
+  if (!answer.ok) {
+    hideCharts();
+    line.textContent = `The activity could not be shown: the API answered ${describe(answer)}`;
+    return;
+  }
+  setTimelineOff(null);
   line.replaceChildren(
     "One point a minute, from the service's own data; updated ",
     timeEl(new Date().toISOString()),

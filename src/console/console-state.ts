@@ -9,6 +9,8 @@ export interface FoundView {
   text: string;
   /** Where the conversation's next page starts; null when there is none. */
   cursor: string | null;
+  /** Whether older pages were added below the first: the list is then no longer refreshed. */
+  paged: boolean;
 }
 
 /** What the console remembers between refreshes, for this tab. */
@@ -29,6 +31,8 @@ export interface ConsoleState {
   found: FoundView | null;
   /** The activity answer last drawn. */
   activity: string;
+  /** What the API said when it answered that it keeps no timeline; null while it keeps them (or is not asked yet). */
+  timelineOff: string | null;
 }
 
 /** The console's one state: a tab shows one console. */
@@ -41,4 +45,5 @@ export const state: ConsoleState = {
   channels: "",
   found: null,
   activity: "",
+  timelineOff: null,
 };

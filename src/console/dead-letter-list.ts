@@ -2,7 +2,7 @@ import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
 import { api, describe } from "./admin-api.js";
 import { state } from "./console-state.js";
 import { errorText, showDetail } from "./dead-letter-detail.js";
-import { byId, el, scrollBox } from "./dom.js";
+import { byId, el, keepingFocus, scrollBox } from "./dom.js";
 import { timeEl } from "./format-time.js";
 import { guarded } from "./guarded.js";
 import { foundHash } from "./message-links.js";
@@ -58,12 +58,6 @@ function letterRow(item: DeadLetterItem): HTMLTableRowElement {
   ]);
 }
 
-/** The `data-key` of the control in `body` that has the focus, if one has. */
-function focusedKey(body: HTMLElement): string | undefined {
-  const active = document.activeElement;
-  return active instanceof HTMLElement && body.contains(active) ? active.dataset.key : undefined;
-}
-
 /** Redraws the table only when the page changed, keeping the selection and the focused control. */
 export async function refreshLetters(): Promise<void> {
   const query = `?limit=${PAGE_LIMIT}${state.channel === "" ? "" : `&channel=${encodeURIComponent(state.channel)}`}`;
@@ -82,12 +76,9 @@ export async function refreshLetters(): Promise<void> {
   const table = byId("dead-letters", HTMLTableElement);
   const body = table.tBodies[0];
   if (body === undefined) throw new Error("#dead-letters has no body");
-  const focused = focusedKey(body);
-  body.replaceChildren(...items.map(letterRow));
-  if (focused !== undefined) {
-    const again = body.querySelector<HTMLElement>(`[data-key="${CSS.escape(focused)}"]`);
-    (again ?? byId("dead-letters-title", HTMLHeadingElement)).focus();
-  }
+  keepingFocus(body, byId("dead-letters-title", HTMLHeadingElement), () =>
+    body.replaceChildren(...items.map(letterRow)),
+  );
   const empty = byId("dead-letters-empty", HTMLParagraphElement);
   empty.textContent =
     items.length > 0

@@ -32,6 +32,20 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+/**
+ * Redraws what `container` holds with `redraw`, and gives the focus back to the control with
+ * the same `data-key` if one inside had it (else to `fallback`), so that a live refresh never
+ * takes the focus from someone working with the keyboard.
+ */
+export function keepingFocus(container: HTMLElement, fallback: HTMLElement, redraw: () => void): void {
+  const active = document.activeElement;
+  const key = active instanceof HTMLElement && container.contains(active) ? active.dataset.key : undefined;
+  redraw();
+  if (key === undefined) return;
+  const again = container.querySelector<HTMLElement>(`[data-key="${CSS.escape(key)}"]`);
+  (again ?? fallback).focus();
+}
+
 /** The scrolling box a table sits in (each table of the page has one). */
 export function scrollBox(table: HTMLElement): HTMLElement {
   const box = table.closest<HTMLElement>(".scroll");

@@ -32,11 +32,12 @@ function signedOut(answer: ApiAnswer): boolean {
 
 /** Shows the found part, empty, for `kind` and `id`, with `sentence` as its state. */
 function prepare(kind: FoundKind, id: string, sentence: string, className = ""): void {
-  state.found = { kind, id, text: "", cursor: null };
+  state.found = { kind, id, text: "", cursor: null, paged: false };
   byId("found-title", HTMLHeadingElement).textContent = kind === "message" ? `Message ${id}` : `Conversation ${id}`;
   const line = byId("found-state", HTMLParagraphElement);
   line.textContent = sentence;
   line.className = className;
+  byId("found-detail", HTMLParagraphElement).hidden = true;
   byId("conversation", HTMLDivElement).hidden = true;
   byId("timeline", HTMLDivElement).hidden = true;
   byId("timeline-dead-letter", HTMLButtonElement).hidden = true;
@@ -65,9 +66,20 @@ function showConversation(id: string, answer: ApiAnswer): void {
   renderConversation(id, page, false);
 }
 
+/** A lookup that failed; a message's 404 in the words operators look for, with the API's own below. */
 function showFailure(kind: FoundKind, id: string, answer: ApiAnswer): void {
-  if (answer.status === 404 && kind === "message") prepare(kind, id, NO_MESSAGE, "empty");
-  else prepare(kind, id, `Could not look it up: the API answered ${describe(answer)}`, "error");
+  if (answer.status === 404 && kind === "message") {
+    prepare(kind, id, NO_MESSAGE, "empty");
+    showDetailLine(`The API answered ${describe(answer)}`);
+  } else {
+    prepare(kind, id, `Could not look it up: the API answered ${describe(answer)}`, "error");
+  }
+}
+
+function showDetailLine(text: string): void {
+  const line = byId("found-detail", HTMLParagraphElement);
+  line.textContent = text;
+  line.hidden = false;
 }
 
 /** Records what is shown in the address, so that Back returns to it and the address can be shared. */
@@ -112,7 +124,8 @@ export async function search(query: string): Promise<void> {
     showTimeline(id, one);
     remember("message", id);
   } else if (one.status === 404 && list.ok) {
-    prepare("message", id, `${NO_MESSAGE} No conversation with that id has messages kept either.`, "empty");
+    prepare("message", id, NO_MESSAGE, "empty");
+    showDetailLine("No conversation with that id has messages kept either.");
   } else {
     showFailure("message", id, list.ok ? one : list);
   }
@@ -131,17 +144,29 @@ export async function moreMessages(): Promise<void> {
   }
   const page = answer.data as MessagePage;
   found.cursor = page.next_cursor;
+  found.paged = true;
   renderConversation(found.id, page, true);
 }
 
-/** Redraws an open timeline when it changed, as the live parts refresh; a failure leaves it as it was. */
+/**
+ * Redraws an open timeline, or a conversation's first page, when it changed, as the live parts
+ * refresh; a failure leaves it as it was. A list with older pages added stays as it is.
+ */
 export async function refreshFound(): Promise<void> {
   const found = state.found;
-  if (found === null || found.kind !== "message") return;
-  const answer = await api("GET", messagePath(found.id));
+  if (found === null || found.text === "" || found.paged) return;
+  const message = found.kind === "message";
+  const answer = await api("GET", message ? messagePath(found.id) : conversationPath(found.id, null));
   if (signedOut(answer) || !answer.ok || answer.text === found.text || state.found !== found) return;
   found.text = answer.text;
-  renderTimeline(answer.data as MessageTimeline);
+  if (message) {
+    renderTimeline(answer.data as MessageTimeline);
+    return;
+  }
+  const page = answer.data as MessagePage;
+  if (page.items.length === 0) return;
+  found.cursor = page.next_cursor;
+  renderConversation(found.id, page, false);
 }
 
 /** Shows what the address's fragment names, if it names something; on sign-in, and on Back and links. */

@@ -12,7 +12,11 @@ function waitingValue(waiting: Waiting): Child[] {
     const id = waiting.behind_message_id;
     parts.push(" (", el("a", { href: foundHash("message", id) }, [el("code", { text: id })]), ")");
   }
-  if (waiting.until !== undefined) parts.push("; until ", timeEl(waiting.until));
+  if (waiting.until === undefined) return parts;
+  if (waiting.reason === "receiver_down") parts.push(", or at ", timeEl(waiting.until), " at the latest");
+  else if (waiting.reason === "retry" || waiting.reason === "brain_paused")
+    parts.push("; next try at ", timeEl(waiting.until));
+  else parts.push("; until ", timeEl(waiting.until));
   return parts;
 }
 

@@ -24,6 +24,7 @@ export function signOut(message: string): void {
   state.detail = null;
   state.found = null;
   state.activity = "";
+  state.timelineOff = null;
   byId("detail", HTMLElement).hidden = true;
   byId("found", HTMLElement).hidden = true;
   notify("");

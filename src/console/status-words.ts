@@ -24,9 +24,11 @@ export function statusWords(status: MessageStatus): { readonly text: string; rea
 export function waitingWords(waiting: Waiting): string {
   switch (waiting.reason) {
     case "receiver_down":
-      return "the receiver is down; its replies are posted when it is back";
+      return "the receiver is down; its replies are posted again when it is back";
     case "brain_paused":
-      return "the brain is paused (it answered 429 or 503)";
+      return "the brain is paused (its server answered 429 or 503)";
+    case "retry":
+      return "waiting to try again after a failure";
     case "behind_message":
       return "behind an earlier message of its conversation";
     case "queued":

@@ -40,6 +40,13 @@ function describeEvent(event: TimelineEvent): Described {
     }
     case "brain_call": {
       const who = `brain ${event.brain}${event.fallback ? " (a fallback)" : ""}`;
+      if (event.paused === true) {
+        return {
+          title: "Brain paused",
+          parts: [`${who} was not asked: it is paused after a 429 or 503`],
+          failed: true,
+        };
+      }
       if (event.ok) {
         return { title: "Brain answered", parts: [`${who} in ${millis(event.duration_ms)}${tokens(event.tokens)}`] };
       }

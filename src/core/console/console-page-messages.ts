@@ -13,8 +13,9 @@ export function messageSections(): HtmlEscapedString | Promise<HtmlEscapedString
           <form id="search" role="search" method="get" action="${CONSOLE_PATHS.page}">
             <label for="search-id">Message id or conversation id</label>
             <input id="search-id" name="id" type="search" autocomplete="off" spellcheck="false" required />
-            <button type="submit">Find</button>
+            <button type="submit" id="search-submit">Find</button>
           </form>
+          <p id="search-off" class="error" role="status" hidden></p>
           <p class="meta">
             A message id (the <code>message_id</code> the webhook answered) shows what happened to it; a
             conversation id lists its messages, newest first.
@@ -23,6 +24,7 @@ export function messageSections(): HtmlEscapedString | Promise<HtmlEscapedString
         <section id="found" aria-labelledby="found-title" hidden>
           <h2 id="found-title" tabindex="-1">Found</h2>
           <p id="found-state" role="status"></p>
+          <p id="found-detail" class="meta" hidden></p>
           <div id="conversation" hidden>
             <div class="scroll" tabindex="0" role="region" aria-labelledby="found-title">
               <table id="conversation-messages">
