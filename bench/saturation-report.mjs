@@ -7,6 +7,7 @@ export const SATURATION_TARGETS = {
   postgresCpuMicrosPerMessage: 100,
   postgresOverSqlite: 0.5,
   postgresOverGraphile: 2.5,
+  timelineOverOff: 0.95,
 };
 
 const int = (value) => (value === null || value === undefined ? "n/a" : Math.round(value).toLocaleString("en-US"));
@@ -247,6 +248,18 @@ export function saturationTargets(saturation) {
       target: `saturated: state_dir (SQLite) replies/s ≥ ${SATURATION_TARGETS.durableOverMemory} × in memory, same run`,
       measured: `${three(comparisons.sqliteOverMemory)} × (${int(rate("sqlite"))} vs ${int(rate("memory"))} replies/s)`,
       pass: comparisons.sqliteOverMemory >= SATURATION_TARGETS.durableOverMemory,
+    });
+  }
+  const timeline = [
+    ["in memory (admin API on against off)", comparisons.memoryTimelineOverOff, "memory-timeline", "memory"],
+    ["state_dir (SQLite)", comparisons.sqliteTimelineOverOff, "sqlite", "sqlite-timeline-off"],
+  ];
+  for (const [mode, ratio, on, off] of timeline) {
+    if (ratio === null || ratio === undefined) continue;
+    targets.push({
+      target: `saturated, ${mode}: replies/s with the message timeline ≥ ${SATURATION_TARGETS.timelineOverOff} × without it, same run`,
+      measured: `${three(ratio)} × (${int(rate(on))} vs ${int(rate(off))} replies/s)`,
+      pass: ratio >= SATURATION_TARGETS.timelineOverOff,
     });
   }
   for (const step of noKnee ?? []) {

@@ -9,7 +9,7 @@ const BARE_ENTRY = fileURLToPath(new URL("./bare-end-to-end-server.mjs", import.
 const GRAPHILE_ENTRY = fileURLToPath(new URL("./graphile-contender.mjs", import.meta.url));
 
 /** One service process, or several replicas on one database (started one after the other: the first migrates). */
-export async function startServices({ count, secret, receiver, entry, durable = false, postgresUrl }) {
+export async function startServices({ count, secret, receiver, entry, durable = false, postgresUrl, timeline }) {
   const services = [];
   try {
     for (let index = 0; index < count; index += 1) {
@@ -18,6 +18,7 @@ export async function startServices({ count, secret, receiver, entry, durable = 
           secret,
           outboundUrl: receiver.url,
           durable,
+          timeline,
           ...(postgresUrl === undefined ? {} : { postgresUrl }),
           ...(entry === undefined ? {} : { entry }),
         }),
@@ -59,6 +60,20 @@ export function saturationSetups({ options, secret, withPostgres }) {
     build,
     start: ({ receiver }) => startServices({ count: 1, secret, receiver, entry: builds[build], durable: true }),
   });
+  // The cost of the message timeline: in memory it is on only with the admin API; with a state_dir
+  // it is on unless its retention is 0.
+  const memoryTimeline = {
+    key: "memory-timeline",
+    name: "service, in memory, admin API on (message timeline kept)",
+    build: "this",
+    start: ({ receiver }) => startServices({ count: 1, secret, receiver, timeline: "on" }),
+  };
+  const sqliteNoTimeline = {
+    key: "sqlite-timeline-off",
+    name: "service, state_dir (SQLite), timeline.retention_hours 0",
+    build: "this",
+    start: ({ receiver }) => startServices({ count: 1, secret, receiver, durable: true, timeline: "off" }),
+  };
   const postgres = (replicas, build) => ({
     key: `postgres-${replicas}${build === "baseline" ? "-baseline" : ""}`,
     name: `service, postgres_url_env, ${replicas} replica${replicas === 1 ? "" : "s"}${label(build)}`,
@@ -94,8 +109,8 @@ export function saturationSetups({ options, secret, withPostgres }) {
   // A B | B A: the builds' memory runs are neighbours, so are their SQLite runs and their
   // 1-replica runs, and this build's SQLite run sits next to its 1-replica run (the two that one
   // target compares); the contender follows, then the runs with more replicas.
-  const order = [bare, ...pairs(memory, false)];
-  if (!options.skipDurable) order.push(...pairs(sqlite, true));
+  const order = [bare, ...pairs(memory, false), memoryTimeline];
+  if (!options.skipDurable) order.push(sqliteNoTimeline, ...pairs(sqlite, true));
   if (withPostgres) {
     order.push(...pairs((build) => postgres(1, build), false), graphile);
     for (const replicas of options.saturationReplicas.filter((count) => count > 1))

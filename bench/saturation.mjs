@@ -276,6 +276,9 @@ export function compareSaturation(runs) {
     postgresOverGraphile: over("postgres-1", "graphile-worker"),
     twoOverOne: over("postgres-2", "postgres-1"),
     threeOverOne: over("postgres-3", "postgres-1"),
+    // The message timeline on over off, in memory and with a state_dir.
+    memoryTimelineOverOff: over("memory-timeline", "memory"),
+    sqliteTimelineOverOff: over("sqlite", "sqlite-timeline-off"),
     // This build over the baseline build, per setup.
     memoryOverBaseline: over("memory", "memory-baseline"),
     sqliteOverBaseline: over("sqlite", "sqlite-baseline"),

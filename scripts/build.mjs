@@ -10,6 +10,7 @@ await build({
   entryPoints: {
     node: "src/node/main.ts",
     "delivery-worker": "src/node/delivery-thread/delivery-worker.ts",
+    "timeline-writer": "src/node/state/sqlite/timeline-writer.ts",
     cli: "src/cli/main.ts",
     receiver: "src/node/receiver/receiver-main.ts",
   },

@@ -56,7 +56,8 @@ export function createAdminClient(baseUrl: string, secret: string): AdminDeadLet
   };
 }
 
-async function problemDetail(response: Response): Promise<string> {
+/** The detail of a problem+json answer, else the start of its text. */
+export async function problemDetail(response: Response): Promise<string> {
   const text = await response.text();
   try {
     const problem = JSON.parse(text) as { detail?: unknown; title?: unknown };

@@ -19,6 +19,11 @@ export const USAGE = `usage: ${CLI} <command> [options]
                                                   re-queue dead letters
   dead-letters delete --id <id>... [--config <file> | --url <base URL>]
                                                   forget dead letters
+  messages show <id> [--json] [--config <file> | --url <base URL>]
+                                                  show one message's timeline: where it is
+  messages list [--conversation <id>] [--channel <name>] [--status <s>] [--since <time>]
+                [--limit n] [--cursor c] [--all] [--json] [--config <file> | --url <base URL>]
+                                                  list messages, newest first
   secret                                          print a new random inbound secret
   keypair                                         print a new Ed25519 signing key (whsk_), and
                                                   its public key (whpk_) on stderr
@@ -114,6 +119,60 @@ or, with admin.token_env, in the running service's memory and reachable with --u
 ${CLI} dead-letters <action> --help.
 `;
 
+const MESSAGES_SHOW = `usage: ${CLI} messages show <id> [--json] [--config <file> | --url <base URL>]
+
+Shows one message's timeline: its channel, conversation and status, why it waits while it has
+not ended (the receiver is down, the brain is paused, an attempt failed, behind another message
+of its conversation, or queued), then one line per event, oldest first: its time in UTC, how
+long after acceptance, its type and its facts (brain calls, replies, POST attempts with their
+HTTP status and duration, retries, how it ended, replays). With --json, the admin API's JSON
+(GET /admin/messages/<id>). Exit 0, or 1 when no message with this id is in the timeline (never
+accepted, or older than the timeline keeps) or the source cannot be read.
+
+options:
+      --json           the admin API's JSON, on one line
+  -c, --config <file>  configuration file naming state_dir or postgres_url_env, read without a
+                       running service (default ${DEFAULT_CONFIG_PATH})
+${REMOTE_OPTIONS}
+  -h, --help           print this help
+`;
+
+const MESSAGES_LIST = `usage: ${CLI} messages list [--conversation <id>] [--channel <name>] [--status <s>]
+         [--since <time>] [--limit n] [--cursor c] [--all] [--json] [--config <file> | --url <base URL>]
+
+Lists messages from the timeline, newest first, one page at a time: a table for people (times
+in UTC; the count, and the command for the next page, on stderr), or with --json the admin
+API's page {"items":[...],"next_cursor":...}. Exit 0, or 1 when no message matches or the
+source cannot be read.
+
+options:
+      --conversation <id>  only this conversation's messages
+      --channel <name>     only this channel's messages
+      --status <s>         only messages now in this status: accepted, retrying, waiting,
+                           delivered, dead_letter or replayed
+      --since <time>       only messages accepted at or after this time: ISO 8601
+                           (2026-11-27T04:00:00Z, or a date, 2026-11-27, for its midnight UTC)
+                           or epoch milliseconds
+      --limit <n>          messages per page, 1 to 500 (default 100; 500 with --all)
+      --cursor <c>         the page after the one that printed this next_cursor
+      --all                every page to the end (--json then prints them as one page
+                           with "next_cursor":null)
+      --json               the admin API's JSON, on one line
+  -c, --config <file>      configuration file naming state_dir or postgres_url_env, read
+                           without a running service (default ${DEFAULT_CONFIG_PATH})
+${REMOTE_OPTIONS}
+  -h, --help               print this help
+`;
+
+const MESSAGES = `usage:
+  ${CLI} messages show <id> [--json] [--config <file> | --url <base URL>]
+  ${CLI} messages list [filters] [--cursor c | --all] [--json] [--config <file> | --url <base URL>]
+
+Where is a message: the timeline the service keeps of each message (timeline in the
+configuration), read from a running service's admin API (--url) or from state_dir or the
+Postgres database (--config). See ${CLI} messages <action> --help.
+`;
+
 const CONFIG = `usage: ${CLI} config check [--preflight] [--config <file> | <file>]
 
 See ${CLI} config check --help.
@@ -170,6 +229,9 @@ export const COMMAND_HELP: Readonly<Record<string, string>> = {
   "dead-letters show": DEAD_LETTERS_SHOW,
   "dead-letters replay": DEAD_LETTERS_REPLAY,
   "dead-letters delete": DEAD_LETTERS_DELETE,
+  messages: MESSAGES,
+  "messages show": MESSAGES_SHOW,
+  "messages list": MESSAGES_LIST,
   secret: SECRET,
   keypair: KEYPAIR,
   "public-key": PUBLIC_KEY,

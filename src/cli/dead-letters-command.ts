@@ -13,9 +13,7 @@ import type { CliIo } from "./cli-io.js";
 import { type DeadLettersRequest, runDeadLettersAction } from "./dead-letters-actions.js";
 import { deadLetterItem, formatDeadLetterTable } from "./dead-letters-table.js";
 import { noStateDirMessage } from "./dead-letters-without-state.js";
-
-/** Thrown for a usage error, which the CLI turns into exit status 2. */
-export class UsageError extends Error {}
+import { UsageError } from "./usage-error.js";
 
 const ACTIONS: readonly string[] = ["list", "show", "replay", "delete"];
 

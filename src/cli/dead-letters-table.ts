@@ -1,6 +1,7 @@
 export { type DeadLetterItem, deadLetterItem } from "../core/admin/dead-letter-item.js";
 
 import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
+import { printable, shorten } from "./printable-text.js";
 
 const HEADINGS = ["ID", "CHANNEL", "CONVERSATION", "FAILED AT (UTC)", "ATTEMPTS", "STAGE", "ERROR"] as const;
 /** Longest conversation id shown in full; the ids that replay takes are never shortened. */
@@ -27,21 +28,4 @@ export function formatDeadLetterTable(items: readonly DeadLetterItem[]): string 
   const line = (cells: readonly string[]) =>
     cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join("  ");
   return `${[line(HEADINGS), ...rows.map(line)].join("\n")}\n`;
-}
-
-/**
- * Conversation ids and the like come from clients: control characters are escaped so that
- * a crafted id cannot move the cursor or recolour the operator's terminal.
- */
-function printable(text: string): string {
-  let out = "";
-  for (const char of text) {
-    const code = char.charCodeAt(0);
-    out += code < 0x20 || (code >= 0x7f && code <= 0x9f) ? `\\u${code.toString(16).padStart(4, "0")}` : char;
-  }
-  return out;
-}
-
-function shorten(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

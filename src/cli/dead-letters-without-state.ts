@@ -1,7 +1,7 @@
-import { parseBind } from "../core/config/bind-address.js";
 import type { Config } from "../core/config/config-schema.js";
 import { shellWord } from "../core/shell-word.js";
 import { DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
+import { configAdminUrl } from "./config-admin-url.js";
 import type { DeadLettersRequest } from "./dead-letters-actions.js";
 
 /**
@@ -27,23 +27,11 @@ export function noStateDirMessage(file: string, config: Config, request: DeadLet
     ...(request.all ? ["--all"] : []),
     ...(request.json ? ["--json"] : []),
     "--url",
-    adminUrl(config),
+    configAdminUrl(config),
     ...(admin === DEFAULT_ADMIN_TOKEN_ENV ? [] : ["--admin-token-env", admin]),
   ].join(" ");
   return (
     `${head} With "admin" on, the running service keeps them in its memory until it stops; ` +
     `reach them through its admin API, with the admin secret in ${admin}:\n  ${command}\n`
   );
-}
-
-/**
- * A base URL of the first channel's listener, where the admin API is served too. A wildcard
- * bind is reached on loopback; port 0 is known only to the running service (its `listening` line).
- */
-function adminUrl(config: Config): string {
-  const bind = parseBind(config.channels[0]?.webhook.bind ?? "");
-  if (bind === undefined) return "http://<host>:<port>";
-  const host = bind.host === "0.0.0.0" ? "127.0.0.1" : bind.host === "::" ? "::1" : bind.host;
-  const port = bind.port === 0 ? "<port>" : String(bind.port);
-  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }

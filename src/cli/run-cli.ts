@@ -6,9 +6,11 @@ import { runService } from "../node/run-service.js";
 import { COMMAND_HELP, USAGE } from "./cli-help.js";
 import type { CliIo } from "./cli-io.js";
 import { runConfigCheck } from "./config-check.js";
-import { runDeadLetters, UsageError } from "./dead-letters-command.js";
+import { runDeadLetters } from "./dead-letters-command.js";
+import { runMessages } from "./messages-command.js";
 import { newSecret } from "./new-secret.js";
 import { runKeypair, runPublicKey } from "./signing-keys-command.js";
+import { UsageError } from "./usage-error.js";
 
 /** Exit status of a usage error (unknown command or option, missing argument). */
 export const EXIT_USAGE = 2;
@@ -17,6 +19,7 @@ export const EXIT_USAGE = 2;
 const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   config: ["check"],
   "dead-letters": ["list", "show", "replay", "delete"],
+  messages: ["show", "list"],
 };
 
 /** Runs one CLI invocation and resolves with its exit status. */
@@ -81,6 +84,8 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
       }
       case "dead-letters":
         return await runDeadLetters(rest, io);
+      case "messages":
+        return await runMessages(rest, io);
       case "secret":
         parseArgs({ args: [...rest], options: {}, strict: true, allowPositionals: false });
         io.out(`${newSecret()}\n`);

@@ -24,5 +24,6 @@ process.exitCode = await runService({
   configPath: args.configPath,
   bind: args.bind,
   deliveryWorker: new URL("./delivery-worker.js", import.meta.url),
+  timelineWriter: new URL("./timeline-writer.js", import.meta.url),
 });
 process.exit();

@@ -6,6 +6,7 @@ import { createJsonLogger, type Logger } from "../core/log/logger.js";
 import { loadServiceInputs, type ServiceInputs } from "./load-service-inputs.js";
 import { BIND_VARIABLE } from "./parse-service-args.js";
 import { type RunningService, startService } from "./service/start-service.js";
+import { startTelemetry } from "./telemetry/start-telemetry.js";
 
 /** Where the service reads its environment and writes its lines; the real process by default. */
 export interface RunOptions {
@@ -19,6 +20,8 @@ export interface RunOptions {
    * the main thread, which is what tests of this function use.
    */
   readonly deliveryWorker?: URL;
+  /** The timeline writer thread's module (dist/timeline-writer.js); without it the timeline is written on the event loop. */
+  readonly timelineWriter?: URL;
 }
 
 /**
@@ -49,6 +52,15 @@ export async function runService(options: RunOptions): Promise<number> {
   }
   let config: Config = inputs.config;
   const logger: Logger = createJsonLogger(write, config.log_level);
+  // From the process's environment, which the OpenTelemetry SDK reads (the delivery thread starts its own).
+  const telemetry = await startTelemetry(logger, { announce: true });
+  /** Exports the spans still buffered: the last ones of a stop are not lost. */
+  const flushTelemetry = (): Promise<void> =>
+    telemetry === undefined
+      ? Promise.resolve()
+      : telemetry.shutdown().catch((error: unknown) => {
+          logger.warn("telemetry: cannot export the last spans", { error: errorMessage(error) });
+        });
 
   let service: RunningService;
   try {
@@ -59,9 +71,12 @@ export async function runService(options: RunOptions): Promise<number> {
       env: inputs.env,
       configPath: resolve(options.configPath),
       ...(options.deliveryWorker === undefined ? {} : { deliveryThread: { entry: options.deliveryWorker, env } }),
+      ...(options.timelineWriter === undefined ? {} : { timelineWriter: options.timelineWriter }),
+      ...(telemetry === undefined ? {} : { telemetry }),
     });
   } catch (error) {
     logger.error(`cannot start: ${errorMessage(error)}`);
+    await flushTelemetry();
     return failed();
   }
   // After the start's own lines, so that the service is known to be up when this is read.
@@ -126,12 +141,17 @@ export async function runService(options: RunOptions): Promise<number> {
               message_ids: left,
             });
           }
-          resolve(0);
+          return 0;
         })
         .catch((error: unknown) => {
           logger.error(`shutdown failed: ${errorMessage(error)}`);
-          resolve(1);
-        });
+          return 1;
+        })
+        .then(async (code) => {
+          await flushTelemetry();
+          resolve(code);
+        })
+        .catch(() => resolve(1));
     };
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);

@@ -10,12 +10,12 @@ export interface DataPointWriter {
  * The core's metric events as Analytics Engine data points, one per event, the same layout
  * for all (docs/operations.md gives the SQL for each Node series):
  * - `blob1` the event: `request`, `accepted`, `delivered`, `retry`, `brain_call`,
- *   `dead_letter`, `end_to_end`, `receiver_state`, `brain_paused`, `brain_tokens`; `blob2` the
- *   channel (empty for `brain_paused`, which is the brain's across channels);
- * - `blob3` the HTTP status (`request`) or the brain (`brain_call`, `brain_paused`,
- *   `brain_tokens`); `blob4` `ok` or `error` (`brain_call`), `up` or `down`
- *   (`receiver_state`), `paused` or `resumed` (`brain_paused`), `prompt` or `completion`
- *   (`brain_tokens`);
+ *   `dead_letter`, `end_to_end`, `receiver_state`, `brain_paused`, `brain_tokens`,
+ *   `operator_event`; `blob2` the channel (empty for `brain_paused` and `operator_event`);
+ * - `blob3` the HTTP status (`request`), the brain (`brain_call`, `brain_paused`,
+ *   `brain_tokens`) or the event type (`operator_event`); `blob4` `ok` or `error`
+ *   (`brain_call`), `up` or `down` (`receiver_state`), `paused` or `resumed` (`brain_paused`),
+ *   `prompt` or `completion` (`brain_tokens`), `sent`, `failed` or `dropped` (`operator_event`);
  * - `double1` the count (1, or the tokens of `brain_tokens`; sum `double1 * _sample_interval`
  *   for totals), `double2` seconds (`delivered`, `brain_call`, `end_to_end`);
  * - `index1` the channel, so that sampling keeps each channel's share.
@@ -59,6 +59,7 @@ export function createAnalyticsEngineMetrics(dataset: DataPointWriter): Metrics 
       if (prompt > 0) write("brain_tokens", channel, 0, brain, "prompt", prompt);
       if (completion > 0) write("brain_tokens", channel, 0, brain, "completion", completion);
     },
+    operatorEvent: (type, outcome) => write("operator_event", "", 0, type, outcome),
   };
 }
 

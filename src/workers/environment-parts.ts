@@ -8,9 +8,11 @@ import type { Config } from "../core/config/config-schema.js";
 import { createChannelRoutes } from "../core/consumer/channel-routes.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
 import type { Metrics } from "../core/metrics/metrics.js";
+import { createOperatorEventRoutes, type OperatorEventRoutes } from "../core/operator-events/operator-event-routes.js";
 import { createFetchPoster } from "../core/outbound/fetch-poster.js";
 import type { Poster } from "../core/outbound/poster.js";
 import { metricsOf } from "./analytics-engine-metrics.js";
+import { BufferedOperatorEvents } from "./buffered-operator-events.js";
 import { loadWorkerConfig, type WorkerConfig } from "./load-worker-config.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
 
@@ -34,6 +36,10 @@ export interface EnvironmentParts {
   readonly lookup: (name: string) => string | undefined;
   /** The `METRICS` Analytics Engine dataset when bound; noop otherwise. */
   readonly metrics: Metrics;
+  /** Where operator events go; each Durable Object sends its own (`ObjectOperatorEvents`). */
+  readonly operatorRoutes: OperatorEventRoutes;
+  /** The brains' pauses and resumptions, kept until an object of the isolate sends them. */
+  readonly brainEvents: BufferedOperatorEvents;
 }
 
 /** The parts, or why there are none: one log line per problem, with its path and fix. */
@@ -79,6 +85,9 @@ async function buildParts(env: WorkerEnv): Promise<BuiltParts> {
   const lookup = (name: string) => envString(env, name);
   const metrics = metricsOf(env);
   try {
+    const poster = createFetchPoster(lateFetch, (binding) => bindingFetchOf(env, binding));
+    const operatorRoutes = await createOperatorEventRoutes(config, lookup);
+    const brainEvents = new BufferedOperatorEvents();
     // Built once per isolate: the brains' limits (max_concurrency, a pause after a 429 or 503)
     // hold for the calls of this isolate, shared by the Worker and every Durable Object in it;
     // so a call waiting for a slot learns it on a timer of its own object (WAITER_POLL_MS).
@@ -90,10 +99,10 @@ async function buildParts(env: WorkerEnv): Promise<BuiltParts> {
       logger,
       metrics,
       waiterPollMs: WAITER_POLL_MS,
+      operatorEvents: brainEvents,
     });
     await createChannelRoutes(config, brains, lookup);
-    const poster = createFetchPoster(lateFetch, (binding) => bindingFetchOf(env, binding));
-    const parts = { config, source, secrets, logger, brains, poster, lookup, metrics };
+    const parts = { config, source, secrets, logger, brains, poster, lookup, metrics, operatorRoutes, brainEvents };
     return { ok: true, parts };
   } catch (error) {
     return { ok: false, logger, problems: [`cannot start (${source}): ${errorMessage(error)}`] };

@@ -1,12 +1,13 @@
 import type { AdminDeps } from "../core/admin/admin-routes.js";
 import { createApp } from "../core/app/create-app.js";
 import { ChannelError, errorMessage } from "../core/channel-error.js";
-import { randomId, systemClock } from "../core/clock.js";
+import { systemClock, timeOrderedId } from "../core/clock.js";
 import type { Config } from "../core/config/config-schema.js";
 import { channelName } from "../core/config/validate-config.js";
 import { problemResponse } from "../core/http/problem-response.js";
 import type { Logger } from "../core/log/logger.js";
 import { type ReceiverDownEntry, receiversDown } from "../core/receiver/receiver-standing.js";
+import { createTimelineAdmin } from "../core/timeline/timeline-admin.js";
 import { createDurableAuthFailureLimiter } from "./auth-failures/durable-auth-failure-limiter.js";
 import { createCloudflareQueue } from "./cloudflare-queue.js";
 import { createDurablePendingJobStore } from "./conversation/durable-pending-job-store.js";
@@ -15,6 +16,8 @@ import { countDeadLetters, createDurableAdminDeadLetters } from "./dead-letters/
 import type { BuiltParts } from "./environment-parts.js";
 import { createDurableIdempotencyStore } from "./idempotency/durable-idempotency-store.js";
 import { createInboundBatchHandler } from "./inbound-batch.js";
+import type { DeferredTimeline } from "./timeline/deferred-timeline.js";
+import { timelineFor } from "./timeline/workers-timeline.js";
 import { envString, type WorkerEnv } from "./worker-env.js";
 import { createWorkersStatus } from "./workers-status.js";
 
@@ -24,8 +27,11 @@ const MISCONFIGURED_RETRY_SECONDS = 60;
 /** Everything the Worker's handlers need, built once per isolate and environment. */
 export interface WorkerRuntime {
   readonly logger: Logger;
-  /** Serves the core app (or a 500 while the configuration is unusable). */
-  fetch(request: Request): Promise<Response>;
+  /**
+   * Serves the core app (or a 500 while the configuration is unusable). What it recorded in the
+   * message timeline is written under `waitUntil` once answered, or before answering without one.
+   */
+  fetch(request: Request, waitUntil?: (work: Promise<unknown>) => void): Promise<Response>;
   /** Consumes a batch of the inbound queue: hands each message to its conversation's object. */
   inbound(batch: MessageBatch<unknown>): Promise<void>;
   /** Consumes a batch of the dead-letter queue. */
@@ -50,6 +56,8 @@ export function createWorkerRuntime(env: WorkerEnv, built: BuiltParts): WorkerRu
 
   const { config, secrets, source, logger, metrics } = built.parts;
   try {
+    // Accepted messages and admin replays are recorded here; runs in the conversation objects.
+    const timeline = timelineFor(env, built.parts);
     const queue = createCloudflareQueue({
       binding: env.INBOUND,
       store: jobs,
@@ -64,9 +72,10 @@ export function createWorkerRuntime(env: WorkerEnv, built: BuiltParts): WorkerRu
       authFailures: createDurableAuthFailureLimiter(env.AUTH_FAILURES, systemClock),
       peerAddress: (request) => request.headers.get("cf-connecting-ip"),
       clock: systemClock,
-      newId: randomId,
+      newId: timeOrderedId,
       logger,
       metrics,
+      timeline,
       // A Worker has no backlog of its own to report (the platform's queue holds it); its dead
       // letters are counted by the one object that keeps them, and null when it cannot answer.
       readiness: {
@@ -82,7 +91,7 @@ export function createWorkerRuntime(env: WorkerEnv, built: BuiltParts): WorkerRu
           };
         },
       },
-      ...adminOf(config, env),
+      ...adminOf(config, env, timeline),
     });
     const inbound = createInboundBatchHandler({
       conversations: env.CONVERSATIONS,
@@ -96,7 +105,15 @@ export function createWorkerRuntime(env: WorkerEnv, built: BuiltParts): WorkerRu
     });
     return {
       logger,
-      fetch: async (request) => await app.fetch(request),
+      async fetch(request, waitUntil) {
+        const response = await app.fetch(request);
+        const written = timeline?.flush();
+        if (written !== undefined) {
+          if (waitUntil === undefined) await written;
+          else waitUntil(written);
+        }
+        return response;
+      },
       inbound,
       deadLetters: createDeadLetterBatchHandler({ jobs, logger }),
     };
@@ -126,14 +143,21 @@ async function receiversDownOf(
   return receiversDown(standings.flat(), Date.now());
 }
 
-/** The admin API when `admin` is configured; its secret was checked with the configuration. */
-function adminOf(config: Config, env: WorkerEnv): { admin?: AdminDeps } {
+/**
+ * The admin API when `admin` is configured; its secret was checked with the configuration. With
+ * the timeline on, it reads the timeline and records each replay there.
+ */
+function adminOf(config: Config, env: WorkerEnv, timeline: DeferredTimeline | undefined): { admin?: AdminDeps } {
   if (config.admin === undefined) return {};
   const variable = config.admin.token_env;
   return {
     admin: {
       secret: () => envString(env, variable) ?? "",
-      deadLetters: createDurableAdminDeadLetters(env.DEAD_LETTER_STORE),
+      deadLetters: createDurableAdminDeadLetters(
+        env.DEAD_LETTER_STORE,
+        timeline === undefined ? undefined : { recorder: timeline, now: () => Date.now() },
+      ),
+      timeline: timeline === undefined ? undefined : createTimelineAdmin(timeline.store, systemClock),
       status: createWorkersStatus(env, config.channels.map(channelName)),
     },
   };

@@ -43,6 +43,7 @@ function keeperOver(
 ) {
   const woken: string[] = [];
   const changes: string[] = [];
+  const origins: { madeHere: boolean; downSince?: number | undefined }[] = [];
   const scheduled: (number | undefined)[] = [];
   const held = options.held ?? createMemoryHeldLanes();
   const keeper = new CircuitKeeper({
@@ -57,9 +58,12 @@ function keeperOver(
         return options.answers?.(key) ?? (asProbe ? "probing" : "woken");
       }),
     schedule: (at) => void scheduled.push(at),
-    changed: (change, _state, waiting) => void changes.push(`${change} ${waiting}`),
+    changed: (change, _state, waiting, origin) => {
+      changes.push(`${change} ${waiting}`);
+      origins.push(origin);
+    },
   });
-  return { keeper, woken, changes, scheduled, held };
+  return { keeper, woken, changes, origins, scheduled, held };
 }
 
 /** Reports `count` unanswered POSTs in a row. */
@@ -99,6 +103,31 @@ export function circuitCases(name: string, harness: CircuitCasesHarness): void {
       expect(await keeper.record(ANSWERED, true, null)).toEqual({ down: false, failing: false });
       expect(woken).toEqual(["probe lane-a", "lane-b", "lane-c"]);
       expect(changes).toEqual(["down 1", "up 2"]);
+    });
+
+    it("says a change was made here only to the keeper whose write made it, and when the receiver went down", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 9_000_000 };
+      const maker = keeperOver(open(), channel, clock, { held: harness.held?.() });
+      const learner = keeperOver(open(), channel, clock);
+      await learner.keeper.due();
+      await fail(maker.keeper, 3, "lane-a");
+      const since = clock.now;
+      await learner.keeper.due();
+      clock.now += POLICY.initialDelayMs;
+      await maker.keeper.due();
+      await maker.keeper.record(ANSWERED, true, null);
+      await learner.keeper.due();
+      expect(maker.changes.map((change) => change.split(" ")[0])).toEqual(["down", "up"]);
+      expect(maker.origins).toEqual([
+        { madeHere: true, downSince: undefined },
+        { madeHere: true, downSince: since },
+      ]);
+      expect(learner.changes.map((change) => change.split(" ")[0])).toEqual(["down", "up"]);
+      expect(learner.origins).toEqual([
+        { madeHere: false, downSince: undefined },
+        { madeHere: false, downSince: since },
+      ]);
     });
 
     it("moves the next probe on after a failed one, and honours Retry-After", async () => {

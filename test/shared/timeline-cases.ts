@@ -109,6 +109,7 @@ export function timelineCases(runtime: string, harness: () => DeliveryHarness, t
           "delivered",
         ]);
         expect(done.waiting).toBeUndefined();
+        expect(done.events.at(-2)).toMatchObject({ type: "attempt", ok: true, status: 200 });
         const times = done.events.map((event) => Date.parse(event.at));
         expect(times).toEqual([...times].sort((a, b) => a - b));
 

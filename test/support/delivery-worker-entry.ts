@@ -10,3 +10,10 @@ export function deliveryWorkerEntry(): URL {
   if (!existsSync(fileURLToPath(entry))) throw new Error("dist/delivery-worker.js is missing: run npm run build");
   return entry;
 }
+
+/** The built timeline writer thread (dist/timeline-writer.js), for the same reason. */
+export function timelineWriterEntry(): URL {
+  const entry = new URL("../../dist/timeline-writer.js", import.meta.url);
+  if (!existsSync(fileURLToPath(entry))) throw new Error("dist/timeline-writer.js is missing: run npm run build");
+  return entry;
+}

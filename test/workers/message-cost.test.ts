@@ -6,7 +6,8 @@
  * as Cloudflare bills it) and subrequests. docs/workers.md prices a million messages from
  * these numbers; when one changes, this test fails and the table there must follow. The test
  * prices them too, at the prices the page quotes, and holds an echo message under $5 a million
- * and a retried reply and a dead letter under what they cost before issue 31.
+ * and a retried reply and a dead letter under what they cost before issue 31. With `admin` on,
+ * the message timeline's shards are counted too: what the timeline adds to each message.
  */
 import { createExecutionContext, createMessageBatch, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
@@ -15,6 +16,7 @@ import { ORDER_HOLD_MS } from "../../src/workers/conversation/conversation-lane.
 import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letters/dead-letter-object.js";
 import worker from "../../src/workers/index.js";
 import type { StorageUsage } from "../../src/workers/metered-sql.js";
+import { shardName, TIMELINE_SHARDS } from "../../src/workers/timeline/timeline-shards.js";
 import { conversation, eventually, forgetConversations, objectsUse, usageOf } from "./support/conversations.js";
 import { captureLogs, fakeReceiver } from "./support/fake-receiver.js";
 import { replaceHandOverWait } from "./support/object-environment.js";
@@ -69,15 +71,36 @@ function counted<T extends Rpc.DurableObjectBranded | undefined>(
   } as unknown as DurableObjectNamespace<T>;
 }
 
+/** The admin API's secret, for a configuration with `admin` (and so the message timeline). */
+const ADMIN_SECRET = "workers-admin-secret-abcdefghijklmnopqrstuvwxyz0123";
+
 /** A Worker environment whose Durable Object calls and queue traffic are counted. */
 function countedEnv(config: unknown, calls: string[]): TestEnv {
-  const base = testEnv(config, { WEBHOOK_SECRET: SECRET });
+  const base = testEnv(config, { WEBHOOK_SECRET: SECRET, ADMIN_SECRET });
   return {
     ...base,
     CONVERSATIONS: counted(poolEnv.CONVERSATIONS, calls),
     DEAD_LETTER_STORE: counted(poolEnv.DEAD_LETTER_STORE, calls),
     RECEIVERS: counted(poolEnv.RECEIVERS, calls),
+    TIMELINE_SHARDS: counted(poolEnv.TIMELINE_SHARDS, calls),
   };
+}
+
+/** The message timeline's shards, whose billed work counts too once the timeline is on. */
+const shards = () =>
+  Array.from({ length: TIMELINE_SHARDS }, (_, index) =>
+    poolEnv.TIMELINE_SHARDS.get(poolEnv.TIMELINE_SHARDS.idFromName(shardName("timeline", index))),
+  );
+async function shardsUsage(): Promise<StorageUsage> {
+  const total: StorageUsage = { rowsRead: 0, rowsWritten: 0, alarmsSet: 0, alarmRuns: 0 };
+  for (const stub of shards()) {
+    const usage = await runInDurableObject(stub, (instance) => instance.usage);
+    total.rowsRead += usage.rowsRead;
+    total.rowsWritten += usage.rowsWritten;
+    total.alarmsSet += usage.alarmsSet;
+    total.alarmRuns += usage.alarmRuns;
+  }
+  return total;
 }
 
 /** The one dead-letter store, whose billed work counts too once a message dies. */
@@ -137,6 +160,7 @@ async function measure(
   const before = await usageOf(stub);
   const storeBefore = await storeUsage();
   const receiverBefore = await receiverUsage();
+  const shardsBefore = await shardsUsage();
   const callsBefore = calls.length;
   const postsBefore = receiver.posts;
   const response = await worker.fetch(
@@ -166,7 +190,11 @@ async function measure(
     invocations += 1;
   }
   const conversationStorage = difference(await usageOf(stub), before);
-  const others = [difference(await storeUsage(), storeBefore), difference(await receiverUsage(), receiverBefore)];
+  const others = [
+    difference(await storeUsage(), storeBefore),
+    difference(await receiverUsage(), receiverBefore),
+    difference(await shardsUsage(), shardsBefore),
+  ];
   const storage = others.reduce(
     (sum, usage) => ({
       rowsRead: sum.rowsRead + usage.rowsRead,
@@ -218,6 +246,16 @@ function perMillion(cost: MessageCost, busyMs: number): number {
   );
 }
 
+/** An echo reply delivered first time, as the first test counts it. */
+const ECHO_WITHOUT_TIMELINE: MessageCost = {
+  workerInvocations: 2,
+  queueOperations: 3,
+  objectRequests: 1,
+  rowsRead: 9,
+  rowsWritten: 2,
+  subrequests: 3,
+};
+
 /** What a retried reply and a dead letter took before issue 31, the deletion of their id a day later included. */
 const BEFORE: Record<"retried" | "dead", MessageCost> = {
   retried: {
@@ -233,41 +271,9 @@ const BEFORE: Record<"retried" | "dead", MessageCost> = {
 
 describe("what one message costs on Workers", () => {
   it("counts an echo reply delivered first time, one retry, and a dead letter", async () => {
-    captureLogs();
-    fakeReceiver(async () => {
-      receiver.posts += 1;
-      await receiver.gate;
-      return new Response(null, { status: receiver.next.shift() ?? receiver.otherwise });
-    });
-    const calls: string[] = [];
-    const env = objectsUse(countedEnv(channelConfig({ delivery: { initial_delay_ms: 20 } }), calls));
-    const conversationId = freshConversation();
-
-    // A receiver that answers within the hand-over's wait, however loaded the machine.
-    replaceHandOverWait(60_000);
-    const first = await measure(env, calls, conversationId, 1);
-    const echo = await measure(env, calls, conversationId, 1);
-    // The first report of a channel to its receiver object (after the object started) also
-    // writes the channel's name: measured once before, so the row counts the usual case.
-    receiver.next = [503];
-    await measure(env, calls, conversationId, 2);
-    receiver.next = [503];
-    const retried = await measure(env, calls, conversationId, 2);
-    receiver.otherwise = 400;
-    const dead = await measure(env, calls, conversationId, 1);
-    receiver.otherwise = 200;
-    replaceHandOverWait(undefined);
-    const slow = await measure(env, calls, conversationId, 1, true);
-
-    // docs/workers.md, "What a million messages cost", prices these rows.
-    const row = (cost: MessageCost) => [
-      cost.workerInvocations,
-      cost.queueOperations,
-      cost.objectRequests,
-      cost.rowsRead,
-      cost.rowsWritten,
-      cost.subrequests,
-    ];
+    const { echo, retried, dead, slow, first } = await measureEach(
+      channelConfig({ delivery: { initial_delay_ms: 20 } }),
+    );
     expect({ echo: row(echo), retried: row(retried), dead: row(dead), slow: row(slow), first: row(first) }).toEqual({
       // Issue 31: 2 rows written, and none later (the row that keeps its id is taken over by a
       // later id instead of being deleted).
@@ -291,4 +297,71 @@ describe("what one message costs on Workers", () => {
     expect(perMillion(retried, 2 * within)).toBeLessThan(perMillion(BEFORE.retried, 2 * within));
     expect(perMillion(dead, within)).toBeLessThan(perMillion(BEFORE.dead, within));
   });
+
+  it("counts what the message timeline adds (with admin on): two shard requests, and the rows of each write", async () => {
+    const config = channelConfig({ delivery: { initial_delay_ms: 20 }, top: { admin: { token_env: "ADMIN_SECRET" } } });
+    // Each shard sets the alarm of its prune once per 10 minutes, whatever it takes: set here, so
+    // that no message below counts it.
+    for (const stub of shards()) await stub.write([], []);
+    const { echo, retried, dead, slow, first } = await measureEach(config);
+    // Each message: the Worker's write of its acceptance (a request and a subrequest; its row, its
+    // index entry and the minute's counts: 3 rows written) and one write per run of its
+    // conversation object (the row updated and the minute's counts: 2); each write reads 2 rows.
+    expect({ echo: row(echo), retried: row(retried), dead: row(dead), slow: row(slow), first: row(first) }).toEqual({
+      echo: [2, 3, 1 + 2, 9 + 4, 2 + 5, 3 + 2],
+      // Two runs: the failed POST's, and the delivery's.
+      retried: [2, 3, 4 + 3, 28 + 6, 9 + 7, 6 + 3],
+      dead: [3, 6, 3 + 2, 11 + 4, 6 + 5, 6 + 2],
+      slow: [2, 3, 2 + 2, 15 + 4, 4 + 5, 3 + 2],
+      first: [2, 3, 1 + 2, 14 + 4, 5 + 5, 3 + 2],
+    });
+    // docs/workers.md prices it: $5.30 a million more for an echo reply ($1 more when its row is pruned).
+    const within = HAND_OVER_WAIT_MS + ORDER_HOLD_MS;
+    expect(perMillion(echo, within) - perMillion(ECHO_WITHOUT_TIMELINE, within)).toBeCloseTo(5.304, 3);
+  });
 });
+
+/** docs/workers.md, "What a million messages cost", prices these rows. */
+const row = (cost: MessageCost) => [
+  cost.workerInvocations,
+  cost.queueOperations,
+  cost.objectRequests,
+  cost.rowsRead,
+  cost.rowsWritten,
+  cost.subrequests,
+];
+
+/**
+ * Measures, in one fresh conversation under `config`, its first message, then an echo reply, a
+ * reply retried once, a dead letter, and a reply slower than the hand-over's wait.
+ */
+async function measureEach(
+  config: unknown,
+): Promise<Record<"first" | "echo" | "retried" | "dead" | "slow", MessageCost>> {
+  captureLogs();
+  fakeReceiver(async () => {
+    receiver.posts += 1;
+    await receiver.gate;
+    return new Response(null, { status: receiver.next.shift() ?? receiver.otherwise });
+  });
+  const calls: string[] = [];
+  const env = objectsUse(countedEnv(config, calls));
+  const conversationId = freshConversation();
+
+  // A receiver that answers within the hand-over's wait, however loaded the machine.
+  replaceHandOverWait(60_000);
+  const first = await measure(env, calls, conversationId, 1);
+  const echo = await measure(env, calls, conversationId, 1);
+  // The first report of a channel to its receiver object (after the object started) also
+  // writes the channel's name: measured once before, so the row counts the usual case.
+  receiver.next = [503];
+  await measure(env, calls, conversationId, 2);
+  receiver.next = [503];
+  const retried = await measure(env, calls, conversationId, 2);
+  receiver.otherwise = 400;
+  const dead = await measure(env, calls, conversationId, 1);
+  receiver.otherwise = 200;
+  replaceHandOverWait(undefined);
+  const slow = await measure(env, calls, conversationId, 1, true);
+  return { first, echo, retried, dead, slow };
+}

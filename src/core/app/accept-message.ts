@@ -241,13 +241,12 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
 
 /** The first event of a message's timeline; its text only when the operator keeps text. */
 function acceptedEvent(queued: QueuedMessage, address: string | null, keepText: boolean): AcceptedEvent {
-  return {
-    type: "accepted",
-    at: queued.receivedAt,
-    ...(address === null ? {} : { client_address: address }),
-    ...(queued.idempotencyKey === undefined ? {} : { idempotency_key: queued.idempotencyKey }),
-    ...(keepText && queued.message.text !== undefined ? { text: queued.message.text } : {}),
-  };
+  // Built field by field: this runs for every accepted message.
+  const event: { -readonly [K in keyof AcceptedEvent]: AcceptedEvent[K] } = { type: "accepted", at: queued.receivedAt };
+  if (address !== null) event.client_address = address;
+  if (queued.idempotencyKey !== undefined) event.idempotency_key = queued.idempotencyKey;
+  if (keepText && queued.message.text !== undefined) event.text = queued.message.text;
+  return event;
 }
 
 function readIdempotencyKey(header: string | null, store: IdempotencyStore | undefined): string | undefined {

@@ -3,6 +3,7 @@ import type { Clock } from "../clock.js";
 import type { EnvLookup } from "../config/preflight/preflight.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
+import type { OperatorEvents } from "../operator-events/operator-events.js";
 import type { BrainLimiters } from "./limits/brain-limits.js";
 
 /**
@@ -35,6 +36,8 @@ export interface BrainDeps {
   readonly limiters?: BrainLimiters;
   /** See `BrainLimiterOptions.waiterPollMs`: set on Workers, where one limiter serves many Durable Objects. */
   readonly waiterPollMs?: number;
+  /** Where a brain's pause and resumption are raised as operator events; default nowhere. */
+  readonly operatorEvents?: OperatorEvents | undefined;
 }
 
 /**

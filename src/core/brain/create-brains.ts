@@ -43,6 +43,7 @@ export function createBrains(config: Config, deps: BrainDeps): ReadonlyMap<strin
     logger: deps.logger,
     metrics: deps.metrics,
     waiterPollMs: deps.waiterPollMs,
+    events: deps.operatorEvents,
   };
   for (const [name, definition] of Object.entries(definitions)) {
     if (!inUse.has(name)) continue;

@@ -3,6 +3,7 @@ import { parseCidr } from "../net/cidr.js";
 import { parseBind } from "./bind-address.js";
 import { brainSchema } from "./brain-schema.js";
 import { MESSAGE_FIELDS } from "./message-fields.js";
+import { operatorEventsSchema } from "./operator-events-schema.js";
 import { envName, httpUrl } from "./schema-parts.js";
 import { timelineSchema } from "./timeline-schema.js";
 import { replyTlsSchema } from "./tls-schema.js";
@@ -188,6 +189,11 @@ const channel = z.strictObject({
     "Name of the environment variable that holds the inbound Bearer secret (two separated by one space while rotating; both are accepted).",
   ),
   webhook,
+  operator_events: operatorEventsSchema
+    .optional()
+    .describe(
+      "This channel's operator events (its dead letters, its receiver down and up, the brains its route asks), instead of the top-level operator_events. See docs/operator-events.md.",
+    ),
 });
 
 const route = z.strictObject({
@@ -241,6 +247,7 @@ export const configSchema = z
       })
       .prefault({})
       .describe("What the service exposes for monitoring; see docs/operations.md."),
+    operator_events: operatorEventsSchema.optional(),
     timeline: timelineSchema.prefault({}),
     admin: z
       .strictObject({

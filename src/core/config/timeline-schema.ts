@@ -22,7 +22,7 @@ export const timelineSchema = z
       .max(100_000_000, { error: "must be at most 100000000" })
       .optional()
       .describe(
-        "Messages whose timelines are kept, the most recently accepted; 0 turns the timeline off. Default 10000 in memory, 1000000 with state_dir, Postgres or on Workers (per conversation object there: see docs/operations.md).",
+        "Messages whose timelines are kept, the most recently accepted; 0 turns the timeline off. Default 10000 in memory, 1000000 with state_dir, Postgres or on Workers (where each of the 16 timeline shards keeps its share: see docs/workers.md#message-timeline).",
       ),
     keep_text: z
       .boolean({ error: "must be true or false" })

@@ -52,8 +52,11 @@ export interface AnswerSteps {
    * `firstSequence` (see `replayableJob`); the job comes back without the mark.
    */
   renumber(job: Job, firstSequence: number): Job;
-  /** Posts one reply; `trace` (the message's) gives the POST a `traceparent` with a new span id. */
-  post(route: ChannelRoute, reply: PendingReply, trace?: TraceContext): Promise<void>;
+  /**
+   * Posts one reply and resolves with the receiver's 2xx status; `trace` (the message's) gives
+   * the POST a `traceparent` with a new span id.
+   */
+  post(route: ChannelRoute, reply: PendingReply, trace?: TraceContext): Promise<number>;
 }
 
 /** Builds the steps of answering a message. */
@@ -137,7 +140,7 @@ export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
       if (route.signer !== undefined) {
         headers["webhook-signature"] = await route.signer.sign(reply.id, timestamp, reply.body);
       }
-      await deliverReply(
+      return await deliverReply(
         poster,
         { url: route.url, body: reply.body, headers, timeoutMs: route.timeoutMs, tls: route.tls },
         clock,

@@ -199,8 +199,9 @@ export function createJobRunner(
       const reply = replies[current.delivered];
       if (reply === undefined) break;
       const attemptAt = clock.now();
+      let status: number;
       try {
-        await steps.post(route, reply, current.message.trace);
+        status = await steps.post(route, reply, current.message.trace);
       } catch (thrown) {
         const error = toChannelError(thrown);
         hooks.record?.([attemptEvent(reply, attemptAt, clock.now(), error)]);
@@ -208,7 +209,7 @@ export function createJobRunner(
         return { ...failure(route, current, error, attemptAt), answered: true };
       }
       answered = true;
-      hooks.record?.([attemptEvent(reply, attemptAt, clock.now())]);
+      hooks.record?.([attemptEvent(reply, attemptAt, clock.now(), undefined, status)]);
       metrics.delivered(route.channel, (clock.now() - attemptAt) / 1000);
       if (logger.enabled("debug")) {
         logger.debug("reply delivered", {

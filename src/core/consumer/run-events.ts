@@ -58,8 +58,14 @@ export function replyEvents(replies: readonly PendingReply[], at: number, keepTe
   }));
 }
 
-/** The timeline's event of one POST of `reply`, begun at `at`. */
-export function attemptEvent(reply: PendingReply, at: number, now: number, error?: ChannelError): AttemptEvent {
+/** The timeline's event of one POST of `reply`, begun at `at`: its failure, or the status it got. */
+export function attemptEvent(
+  reply: PendingReply,
+  at: number,
+  now: number,
+  error?: ChannelError,
+  status?: number,
+): AttemptEvent {
   return {
     type: "attempt",
     at,
@@ -67,6 +73,7 @@ export function attemptEvent(reply: PendingReply, at: number, now: number, error
     sequence: reply.sequence,
     ok: error === undefined,
     duration_ms: now - at,
+    ...(status === undefined ? {} : { status }),
     ...errorFields(error),
   };
 }

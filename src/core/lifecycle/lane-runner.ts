@@ -34,6 +34,8 @@ export interface LaneRunnerDeps {
   readonly logger: Logger;
   /** Where each run's calls, POSTs and settlement are recorded; default nowhere. */
   readonly timeline?: TimelineRecorder | undefined;
+  /** Told of each dead letter once its burial is stored (operator events); must not throw. */
+  readonly buried?: ((settlement: Extract<Settlement, { kind: "bury" }>) => void) | undefined;
 }
 
 /**
@@ -103,7 +105,7 @@ export async function settleRun(
       if (runEvents.length > 0) timeline.record(subjectOf(job.message), runEvents, null);
     } else {
       const { event, status } = settlementEvent(result.settlement, runEvents, deps.now());
-      timeline.record(subjectOf(job.message), [...runEvents, event], status);
+      timeline.record(subjectOf(job.message), runEvents.length === 0 ? [event] : [...runEvents, event], status);
     }
   }
   return result;
@@ -129,6 +131,7 @@ async function settle(
   const { level, msg, fields } = settlement.log;
   logger[level](msg, fields);
   if (logger.enabled("debug")) logger.debug("dead letter in full", { letter: settlement.letter });
+  deps.buried?.(settlement);
   return { kind: "settled", settlement, stored: undefined };
 }
 

@@ -30,4 +30,9 @@ export interface Metrics {
   brainPaused(brain: string, paused: boolean, untilMs?: number): void;
   /** The tokens a brain reported for one call. */
   brainTokens(channel: string, brain: string, prompt: number, completion: number): void;
+  /**
+   * An operator event of `type` reached its URL (`sent`), was given up on after its attempts or
+   * a refusal (`failed`), or was dropped unsent (`dropped`: too many waited, or the service stopped).
+   */
+  operatorEvent(type: string, outcome: "sent" | "failed" | "dropped"): void;
 }

@@ -15,4 +15,5 @@ export const noopMetrics: Metrics = {
   brainInFlight: ignore,
   brainPaused: ignore,
   brainTokens: ignore,
+  operatorEvent: ignore,
 };

@@ -32,13 +32,13 @@ export interface DeliveryAttempt {
 }
 
 /**
- * POSTs one reply. Resolves on any 2xx; otherwise throws a ChannelError (`delivery_failed`)
+ * POSTs one reply. Resolves with the status on any 2xx; otherwise throws a ChannelError (`delivery_failed`)
  * whose `retryable` follows the status (3xx is a failure: redirects are never followed).
  */
-export async function deliverReply(poster: Poster, attempt: DeliveryAttempt, clock: Clock): Promise<void> {
+export async function deliverReply(poster: Poster, attempt: DeliveryAttempt, clock: Clock): Promise<number> {
   const result = await poster.post(attempt.url, attempt.body, attempt.headers, attempt.timeoutMs, attempt.tls);
   const { status } = result;
-  if (status >= 200 && status < 300) return;
+  if (status >= 200 && status < 300) return status;
   const retryAfterMs = parseRetryAfterMs(result.retryAfter, clock.now());
   throw new ChannelError("delivery_failed", `outbound_url answered ${status}`, {
     retryable: isRetryableStatus(status),

@@ -19,6 +19,17 @@ export interface CircuitView {
   readonly failing: boolean;
 }
 
+/**
+ * Where a change of state came from. `madeHere` is false for a change another writer made (a
+ * replica's), which this runtime only learned of: what is said once for the whole service (an
+ * operator event) is said by the one that made the change. `downSince` is when a receiver that
+ * is up again went down, when known.
+ */
+export interface ChangeOrigin {
+  readonly madeHere: boolean;
+  readonly downSince?: number | undefined;
+}
+
 /** What came of waking a held lane: it posts as the probe, it runs, nothing of it waits any more, or it could not be reached. */
 export type WakeResult = "probing" | "woken" | "idle" | "unreachable";
 
@@ -34,8 +45,13 @@ export interface CircuitKeeperDeps {
   readonly wake: (keys: readonly string[], asProbe: boolean) => readonly WakeResult[] | Promise<readonly WakeResult[]>;
   /** Asks for {@link CircuitKeeper.due} at `at` (epoch ms), replacing the call asked for before; undefined: none. */
   readonly schedule: (at: number | undefined) => void | Promise<void>;
-  /** A change of state: the log line and the metrics (`waiting`: lanes held here). */
-  readonly changed: (change: CircuitChange, state: CircuitState, waiting: number) => void | Promise<void>;
+  /** A change of state: the log line, the metrics and the operator event (`waiting`: lanes held here). */
+  readonly changed: (
+    change: CircuitChange,
+    state: CircuitState,
+    waiting: number,
+    origin: ChangeOrigin,
+  ) => void | Promise<void>;
   /**
    * Where the store is shared (replicas on Postgres): while lanes are held here, the store is read
    * again this often, so that a probe of another replica that brought the receiver up wakes them.
@@ -85,7 +101,7 @@ export class CircuitKeeper {
   async record(report: PostReport | null, wasProbe: boolean, holdAs: string | null): Promise<CircuitView> {
     const policy = await this.deps.policy();
     const now = this.deps.now();
-    const { state, change } = await this.update((stored) => {
+    const { state, change, from } = await this.update((stored) => {
       const reconciled = underPolicy(stored, policy);
       if (report !== null) {
         const step = recordPost(reconciled.state, report, now, policy, wasProbe);
@@ -95,7 +111,7 @@ export class CircuitKeeper {
       return { state: released, change: reconciled.change };
     });
     if (holdAs !== null && state.down !== undefined) await this.deps.held.add(holdAs);
-    if (change !== undefined) await this.apply(change, state);
+    if (change !== undefined) await this.apply(change, state, { madeHere: true, downSince: from.down?.since });
     await this.reschedule();
     return viewOf(state);
   }
@@ -109,10 +125,12 @@ export class CircuitKeeper {
     this.scheduledAt = undefined;
     const policy = await this.deps.policy();
     const before = this.known.state;
-    const { state, change } = await this.update((stored) => underPolicy(stored, policy));
+    const { state, change, from } = await this.update((stored) => underPolicy(stored, policy));
     const learned = change ?? learnedElsewhere(before, state);
-    if (learned !== undefined) await this.apply(learned, state);
-    else if (state.down === undefined) await this.wakeHeld();
+    const origin = change === undefined ? before : from;
+    if (learned !== undefined) {
+      await this.apply(learned, state, { madeHere: change !== undefined, downSince: origin.down?.since });
+    } else if (state.down === undefined) await this.wakeHeld();
     else await this.probe(policy);
     await this.reschedule();
   }
@@ -151,8 +169,8 @@ export class CircuitKeeper {
     }
   }
 
-  private async apply(change: CircuitChange, state: CircuitState): Promise<void> {
-    await this.deps.changed(change, state, await this.deps.held.count());
+  private async apply(change: CircuitChange, state: CircuitState, origin: ChangeOrigin): Promise<void> {
+    await this.deps.changed(change, state, await this.deps.held.count(), origin);
     if (change === "up") await this.wakeHeld();
   }
 
@@ -183,21 +201,26 @@ export class CircuitKeeper {
   /**
    * Applies `step` to the stored circuit and writes the result over the version it read,
    * reading again when another writer got there first. A step that changes nothing writes nothing.
+   * Answers the step's result and the state it was applied to (`from`).
    */
   private async update(
     step: (state: CircuitState) => { readonly state: CircuitState; readonly change?: CircuitChange | undefined },
-  ): Promise<{ readonly state: CircuitState; readonly change?: CircuitChange | undefined }> {
+  ): Promise<{
+    readonly state: CircuitState;
+    readonly change?: CircuitChange | undefined;
+    readonly from: CircuitState;
+  }> {
     const { store, channel } = this.deps;
     for (let writes = 0; writes < MAX_WRITES; writes += 1) {
       const stored = await store.read(channel);
       const next = step(stored.state);
       if (next.state === stored.state) {
         this.known = stored;
-        return next;
+        return { ...next, from: stored.state };
       }
       if (await store.write(channel, next.state, stored.version)) {
         this.known = { state: next.state, version: stored.version + 1 };
-        return next;
+        return { ...next, from: stored.state };
       }
     }
     throw new Error(`the receiver circuit of channel "${channel}" kept changing under this write`);

@@ -19,22 +19,27 @@ export function minuteOf(at: number): number {
 }
 
 /**
- * The series an event counts in, if any: `accepted`, `delivered`, `retrying`, `dead_lettered`,
- * and for a delivery also the latency bucket of its end-to-end time (accepted to delivered).
- * Buckets grow geometrically, so a percentile read from them is within a bucket's width.
+ * Counts `event` in the series it belongs to, if any: `accepted`, `delivered`, `retrying`,
+ * `dead_lettered`, and for a delivery also the latency bucket of its end-to-end time (accepted to
+ * delivered). Buckets grow geometrically, so a percentile read from them is within a bucket's width.
  */
-export function seriesOf(event: TimelineEvent, acceptedAt: number): readonly string[] {
+export function countEvent(event: TimelineEvent, acceptedAt: number, add: (series: string) => void): void {
   switch (event.type) {
     case "accepted":
-      return ["accepted"];
+      add("accepted");
+      return;
     case "retry":
-      return ["retrying"];
+      add("retrying");
+      return;
     case "dead_letter":
-      return ["dead_lettered"];
+      add("dead_lettered");
+      return;
     case "delivered":
-      return ["delivered", `${LATENCY}${latencyBucket(event.at - acceptedAt)}`];
+      add("delivered");
+      add(`${LATENCY}${latencyBucket(event.at - acceptedAt)}`);
+      return;
     default:
-      return [];
+      return;
   }
 }
 

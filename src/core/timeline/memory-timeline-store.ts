@@ -3,30 +3,50 @@ import { type ActivityCount, inTimeOrder, isAfter, type TimelinePrune, type Time
 
 interface Row {
   summary: TimelineSummary;
-  events: StoredTimeline["events"][number][];
+  /** A write's own array, kept as it is (a writer hands over what it wrote); an update concatenates. */
+  events: StoredTimeline["events"];
 }
 
 /**
  * The timeline in this process's memory (the memory mode, and tests): a map in the order rows
  * were created, which is acceptance order but for a run's write that lands first, close enough
  * for the bound, which drops the first created. Lost on exit, as everything in this mode is.
+ * `maxMessages` bounds it at every write, not only at a prune, since memory is what it spends.
  */
 export class MemoryTimelineStore implements TimelineStore {
   readonly #rows = new Map<string, Row>();
   readonly #minutes = new Map<string, ActivityCount>();
+  readonly #maxMessages: number;
+
+  constructor(maxMessages = Number.POSITIVE_INFINITY) {
+    this.#maxMessages = maxMessages;
+  }
 
   write(writes: readonly TimelineWrite[], activity: readonly ActivityCount[]): void {
     for (const write of writes) {
       const row = this.#rows.get(write.id);
       if (row === undefined) {
-        const { events, status, ...rest } = write;
-        this.#rows.set(write.id, { summary: { ...rest, status: status ?? "accepted" }, events: [...events] });
+        const summary: TimelineSummary = {
+          id: write.id,
+          channel: write.channel,
+          conversationId: write.conversationId,
+          acceptedAt: write.acceptedAt,
+          status: write.status ?? "accepted",
+          updatedAt: write.updatedAt,
+        };
+        this.#rows.set(write.id, { summary, events: write.events });
         continue;
       }
-      row.events.push(...write.events);
+      row.events = row.events.concat(write.events);
       const { summary } = row;
       const status = write.status !== null && write.updatedAt >= summary.updatedAt ? write.status : summary.status;
       row.summary = { ...summary, status, updatedAt: Math.max(summary.updatedAt, write.updatedAt) };
+    }
+    let over = this.#rows.size - this.#maxMessages;
+    for (const id of this.#rows.keys()) {
+      if (over <= 0) break;
+      this.#rows.delete(id);
+      over -= 1;
     }
     for (const count of activity) {
       const key = `${count.minute} ${count.series}`;

@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import { DEFAULT_TIMELINE_MESSAGES_IN_MEMORY, DEFAULT_TIMELINE_MESSAGES_STORED } from "../config/timeline-schema.js";
 import type { Logger } from "../log/logger.js";
 import type { QueuedMessage } from "../message/inbound-message.js";
-import { ACTIVITY_WINDOW_MS, minuteOf, seriesOf } from "./activity-series.js";
+import { ACTIVITY_WINDOW_MS, countEvent, minuteOf } from "./activity-series.js";
 import type { MessageStatus, TimelineEvent } from "./timeline-event.js";
 import type { ActivityCount, TimelineStore, TimelineSubject, TimelineWrite } from "./timeline-store.js";
 
@@ -52,8 +52,11 @@ export interface RecorderDeps {
   readonly schedule: (task: () => void, ms: number) => void;
 }
 
-/** How long events gather before they are written. */
-const FLUSH_MS = 200;
+/**
+ * How long events gather before they are written: long enough that most messages are accepted
+ * and answered within one batch (one row write each), short enough for a live view.
+ */
+const FLUSH_MS = 1_000;
 /** Messages gathered at most between writes; beyond it new events are dropped until a write. */
 const MAX_GATHERED = 50_000;
 /** How often what the retention no longer keeps is forgotten. */
@@ -78,8 +81,8 @@ export function timelineIsOn(retention: TimelineRetention): boolean {
 export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
   const { store, retention, clock, logger } = deps;
   if (!timelineIsOn(retention)) return noTimeline;
-  let gathered = new Map<string, { subject: TimelineSubject; write: Mutable<TimelineWrite> }>();
-  let activity = new Map<string, Mutable<ActivityCount>>();
+  let gathered = new Map<string, Gathered>();
+  let activity = new Map<number, Map<string, number>>();
   let scheduled = false;
   let writing: Promise<void> = Promise.resolve();
   let lastPrune = clock.now();
@@ -87,8 +90,11 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
 
   const writeGathered = async (): Promise<void> => {
     scheduled = false;
-    const writes = [...gathered.values()].map(({ write }) => write);
-    const counts = [...activity.values()];
+    const writes: TimelineWrite[] = [...gathered.values()];
+    const counts: ActivityCount[] = [];
+    for (const [minute, series] of activity) {
+      for (const [name, count] of series) counts.push({ minute, series: name, count });
+    }
     gathered = new Map();
     activity = new Map();
     const now = clock.now();
@@ -123,20 +129,34 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     on: true,
     keepText: retention.keepText,
     record(subject, events, status) {
-      let entry = gathered.get(subject.id);
-      if (entry === undefined) {
+      let write = gathered.get(subject.id);
+      if (write === undefined) {
         if (gathered.size >= MAX_GATHERED) {
           dropped += events.length;
           return;
         }
-        entry = { subject, write: { ...subject, status: null, updatedAt: subject.acceptedAt, events: [] } };
-        gathered.set(subject.id, entry);
+        write = {
+          id: subject.id,
+          channel: subject.channel,
+          conversationId: subject.conversationId,
+          acceptedAt: subject.acceptedAt,
+          status: null,
+          updatedAt: subject.acceptedAt,
+          events: [],
+        };
+        gathered.set(subject.id, write);
       }
-      const { write } = entry;
-      write.events = [...write.events, ...events];
       for (const event of events) {
-        write.updatedAt = Math.max(write.updatedAt, event.at);
-        for (const series of seriesOf(event, subject.acceptedAt)) count(activity, minuteOf(event.at), series);
+        write.events.push(event);
+        if (event.at > write.updatedAt) write.updatedAt = event.at;
+        const minute = minuteOf(event.at);
+        let series = activity.get(minute);
+        if (series === undefined) {
+          series = new Map();
+          activity.set(minute, series);
+        }
+        const counts = series;
+        countEvent(event, subject.acceptedAt, (name) => counts.set(name, (counts.get(name) ?? 0) + 1));
       }
       if (status !== null) write.status = status;
       if (!scheduled) {
@@ -150,11 +170,9 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-function count(activity: Map<string, Mutable<ActivityCount>>, minute: number, series: string): void {
-  const key = `${minute} ${series}`;
-  const kept = activity.get(key);
-  if (kept === undefined) activity.set(key, { minute, series, count: 1 });
-  else kept.count += 1;
+/** A message's events gathered for the next write. */
+interface Gathered extends Omit<Mutable<TimelineWrite>, "events"> {
+  readonly events: TimelineEvent[];
 }
 
 /**

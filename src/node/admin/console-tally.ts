@@ -107,5 +107,6 @@ function bound(metrics: Metrics): Metrics {
     brainInFlight: (name, calls) => metrics.brainInFlight(name, calls),
     brainPaused: (name, paused, untilMs) => metrics.brainPaused(name, paused, untilMs),
     brainTokens: (channel, name, prompt, completion) => metrics.brainTokens(channel, name, prompt, completion),
+    operatorEvent: (type, outcome) => metrics.operatorEvent(type, outcome),
   };
 }

@@ -7,8 +7,12 @@ import { type Consumer, createConsumer, type ReloadableConsumer } from "../../co
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import type { OperatorEvents } from "../../core/operator-events/operator-events.js";
 import type { Poster } from "../../core/outbound/poster.js";
 import type { StateBackend } from "../state/state-backend.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
+import { tracedBrains, tracedFetch } from "../telemetry/traced-brains.js";
+import { tracedConsumer, tracedPoster } from "../telemetry/traced-delivery.js";
 import { createUndiciPoster } from "./undici-poster.js";
 
 /** What the Node consumer is built from; everything but `config`, `logger` and `env` has a real default. */
@@ -29,6 +33,10 @@ export interface NodeConsumerOptions {
   readonly metrics?: Metrics | undefined;
   /** With replicas, this one's share of the brains' limits; default all of them. */
   readonly brainSharing?: BrainSharing | undefined;
+  /** Where brain calls and reply POSTs are traced; default nowhere, and nothing is wrapped. */
+  readonly telemetry?: Telemetry | undefined;
+  /** Where the brains' pauses are raised as operator events; default nowhere. */
+  readonly operatorEvents?: OperatorEvents | undefined;
 }
 
 /** A built Node consumer and the outbound client it owns. */
@@ -51,18 +59,24 @@ export interface NodeConsumer {
  * that delivery needs is unusable.
  */
 export async function createNodeConsumer(options: NodeConsumerOptions): Promise<NodeConsumer> {
-  const { config, state, env, logger } = options;
+  const { config, state, env, logger, telemetry } = options;
   const clock = options.clock ?? systemClock;
   const poster = options.poster ?? createUndiciPoster();
   const metrics = options.metrics ?? noopMetrics;
   // One set of limiters for the consumer's life: a reload keeps a brain's calls in flight and
   // its pause when its server is unchanged.
   const limiters = createBrainLimiters(options.brainSharing);
-  const brainDeps = { fetch: globalThis.fetch, clock, logger, metrics, limiters };
+  const fetch = telemetry === undefined ? globalThis.fetch : tracedFetch(globalThis.fetch);
+  const brainDeps = { fetch, clock, logger, metrics, limiters, operatorEvents: options.operatorEvents };
+  // Without telemetry nothing is wrapped: the hot path stays as it is.
+  const brainsOf = (next: Config, nextEnv: (name: string) => string | undefined) => {
+    const brains = createBrains(next, { ...brainDeps, env: nextEnv });
+    return telemetry === undefined ? brains : tracedBrains(brains, telemetry);
+  };
   const consumer = await createConsumer({
     config,
-    brains: createBrains(config, { ...brainDeps, env }),
-    poster,
+    brains: brainsOf(config, env),
+    poster: telemetry === undefined ? poster : tracedPoster(poster, telemetry),
     store: state.conversations,
     clock,
     random: options.random ?? Math.random,
@@ -72,13 +86,8 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
     metrics,
   });
   return {
-    consumer,
-    reload: async (next, nextEnv) =>
-      consumer.reload({
-        config: next,
-        brains: createBrains(next, { ...brainDeps, env: nextEnv }),
-        env: nextEnv,
-      }),
+    consumer: telemetry === undefined ? consumer : tracedConsumer(consumer),
+    reload: async (next, nextEnv) => consumer.reload({ config: next, brains: brainsOf(next, nextEnv), env: nextEnv }),
     close: async () => poster.close?.(),
   };
 }

@@ -3,6 +3,7 @@ import type { Config } from "../../core/config/config-schema.js";
 import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
 import type { Answered } from "../../core/lifecycle/lane-store.js";
 import type { LogLevel } from "../../core/log/logger.js";
+import type { OperatorEventInput } from "../../core/operator-events/operator-event.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
 import type { RunEvent } from "../../core/timeline/timeline-event.js";
 import type { MetricEvent } from "./thread-metrics.js";
@@ -79,6 +80,8 @@ export type FromDeliveryThread =
   | { readonly kind: "reloaded"; readonly id: number }
   /** The consumer's metric events of one turn, for the main thread's registry. */
   | { readonly kind: "metrics"; readonly events: readonly MetricEvent[] }
+  /** An operator event raised on the thread (a brain paused or resumed), sent from the main thread. */
+  | { readonly kind: "operator_event"; readonly event: OperatorEventInput }
   /** Reload `id` could not be built; the thread keeps the routes it had. */
   | { readonly kind: "reload_failed"; readonly id: number; readonly code: ErrorCode; readonly message: string }
   | { readonly kind: "closed" };

@@ -9,6 +9,7 @@ import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
 import { isLaneFenced } from "../../core/lifecycle/lane-store.js";
 import type { LogFields, Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
+import type { OperatorEvents } from "../../core/operator-events/operator-events.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
 import { applyMetricEvents } from "./thread-metrics.js";
@@ -25,6 +26,8 @@ export interface DeliveryThreadOptions {
   readonly logger: Logger;
   /** Where the thread's metric events are recorded; without it they are dropped. */
   readonly metrics?: Metrics | undefined;
+  /** Where the thread's operator events (its brains' pauses) are sent from; without it they are dropped. */
+  readonly operatorEvents?: OperatorEvents | undefined;
 }
 
 /** The consumer, run on its own thread; the same `run` as the in-thread consumer's. */
@@ -183,6 +186,9 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
         }
         case "metrics":
           if (options.metrics !== undefined) applyMetricEvents(options.metrics, message.events);
+          break;
+        case "operator_event":
+          options.operatorEvents?.emit(message.event);
           break;
         case "closed":
           break;

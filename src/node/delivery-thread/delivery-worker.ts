@@ -15,6 +15,8 @@ import type { RunEvent } from "../../core/timeline/timeline-event.js";
 import { createNodeConsumer, type NodeConsumer } from "../consumer/node-consumer.js";
 import { openStateBackend } from "../state/open-state-backend.js";
 import type { StateBackend } from "../state/state-backend.js";
+import { startTelemetry } from "../telemetry/start-telemetry.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
 import { createThreadLogger } from "./thread-logger.js";
 import { createThreadMetrics, type MetricEvent } from "./thread-metrics.js";
@@ -41,6 +43,9 @@ const metrics = config.observability.metrics
 
 let state: StateBackend | undefined;
 let built: NodeConsumer;
+// Brain calls and reply POSTs happen here: this thread exports their spans itself (the main
+// thread, reading the same environment, says whether export is on).
+const telemetry: Telemetry | undefined = await startTelemetry(logger, { announce: false });
 try {
   // A backend of its own (with state_dir a connection of its own: better-sqlite3 connections
   // cannot cross threads, and WAL lets this one write conversations while the main thread
@@ -53,9 +58,13 @@ try {
     env: (name) => process.env[name],
     state,
     metrics,
+    telemetry,
+    // Sent from the main thread, which holds the configuration's destinations and their keys.
+    operatorEvents: { emit: (event) => outbox.push({ kind: "operator_event", event }) },
   });
 } catch (error) {
   await state?.close();
+  await telemetry?.shutdown().catch(() => undefined);
   outbox.push({
     kind: "failed",
     code: isChannelError(error) ? error.code : "internal_error",
@@ -91,9 +100,16 @@ let poolsClosed = false;
 const finish = (): void => {
   // SQLite or memory here (config check refuses the thread with Postgres): closed at once.
   void state?.close();
-  outbox.push({ kind: "closed" });
-  outbox.flush();
-  port.close();
+  // The spans still buffered are exported before the thread says it is closed, within the
+  // main thread's wait for it.
+  (telemetry?.shutdown() ?? Promise.resolve())
+    .catch((error: unknown) => logger.warn("telemetry: cannot export the last spans", { error: errorMessage(error) }))
+    .finally(() => {
+      outbox.push({ kind: "closed" });
+      outbox.flush();
+      port.close();
+    })
+    .catch(() => undefined);
 };
 /**
  * As on the main thread, closing aborts posts still in flight (the main thread has stopped

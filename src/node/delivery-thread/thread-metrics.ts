@@ -34,6 +34,8 @@ export function createThreadMetrics(push: (event: MetricEvent) => void): Metrics
     // The pause's end crosses too: the console on the main thread shows it.
     brainPaused: (brain, paused, untilMs) => push(["p", brain, paused, untilMs]),
     brainTokens: (channel, brain, prompt, completion) => push(["t", channel, brain, prompt, completion]),
+    // Operator events are sent from the main thread only (the thread hands its events over).
+    operatorEvent: () => undefined,
   };
 }
 

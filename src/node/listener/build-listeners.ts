@@ -6,6 +6,8 @@ import { createMemoryAuthFailureLimiter } from "../../core/auth-limit/memory-aut
 import { bindKey, parseBind } from "../../core/config/bind-address.js";
 import type { ChannelConfig } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
+import { tracedInbound } from "../telemetry/traced-inbound.js";
 import { capConnections } from "./connection-cap.js";
 import { createInboundListener } from "./inbound-listener.js";
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "./listener-limits.js";
@@ -24,12 +26,14 @@ export interface PlannedListener {
  * Node fast path for channel `POST`s in front of the Hono app for everything else, both
  * calling the same accept flows. `appDeps` gives everything but the channels; `limits` bound
  * slow clients (tests shorten them) and each server keeps at most
- * {@link maxConnectionsOf} its channels open connections.
+ * {@link maxConnectionsOf} its channels open connections. With `telemetry`, each channel `POST`
+ * is a server span (see `tracedInbound`).
  */
 export function buildListeners(
   channels: readonly ChannelConfig[],
   appDeps: Omit<AppDeps, "channels">,
   limits: ListenerLimits = DEFAULT_LISTENER_LIMITS,
+  telemetry?: Telemetry,
 ): PlannedListener[] {
   const groups = new Map<string, ChannelConfig[]>();
   for (const channel of channels) {
@@ -47,12 +51,17 @@ export function buildListeners(
     const deps: AppDeps = { ...appDeps, channels: group, authFailures, peerAddress: socketPeer };
     const accepts = createAccepts(deps);
     const byPath = new Map<string, AcceptMessage>();
+    const names = new Map<string, string>();
     for (const channel of group) {
       const accept = accepts.get(channelName(channel));
       if (accept !== undefined) byPath.set(channel.webhook.path, accept);
+      names.set(channel.webhook.path, channelName(channel));
     }
     const app = createApp(deps, accepts);
-    const inbound = createInboundListener(byPath, getRequestListener(app.fetch), deps.logger);
+    const fallback = getRequestListener(app.fetch);
+    const build = (fast: ReadonlyMap<string, AcceptMessage>) => createInboundListener(fast, fallback, deps.logger);
+    // Without telemetry the fast path is the plain one: nothing of tracing on the hot path.
+    const inbound = telemetry === undefined ? build(byPath) : tracedInbound(byPath, names, build, telemetry);
     // Node checks the headers and request timeouts only every connectionsCheckingInterval,
     // which can be set only here; its 30 s default let drippers stay 30 s past the limits.
     const server = createServer({ connectionsCheckingInterval: limits.checkIntervalMs }, inbound.onRequest);

@@ -211,6 +211,19 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
     },
   });
   registerDeadLettersGauge(registry, options, (channel) => series.get(channel)?.deadLetters ?? 0);
+  // Keyed "type outcome": a few series at most, created as events happen (they are rare).
+  const operatorEvents = new Map<string, number>();
+  counter(
+    "webhook_channel_operator_events_total",
+    "Operator events by type and outcome.",
+    ["type", "outcome"],
+    (set) => {
+      for (const [key, count] of operatorEvents) {
+        const [type = "", outcome = ""] = key.split(" ");
+        set({ type, outcome }, count);
+      }
+    },
+  );
 
   return {
     registry,
@@ -274,6 +287,10 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
       }
       bound.prompt += prompt;
       bound.completion += completion;
+    },
+    operatorEvent(type, outcome) {
+      const key = `${type} ${outcome}`;
+      operatorEvents.set(key, (operatorEvents.get(key) ?? 0) + 1);
     },
   };
 }

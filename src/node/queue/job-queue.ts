@@ -10,6 +10,7 @@ import { createMemoryLaneStore } from "../../core/lifecycle/memory-lane-store.js
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import { noopOperatorEvents, type OperatorEvents } from "../../core/operator-events/operator-events.js";
 import type { CircuitStore } from "../../core/receiver/circuit-store.js";
 import { createMemoryCircuitStore } from "../../core/receiver/memory-circuit-store.js";
 import type { CircuitPolicy } from "../../core/receiver/receiver-circuit.js";
@@ -35,6 +36,8 @@ export interface JobQueueOptions {
   readonly receiver?: {
     readonly channel: string;
     readonly policy: () => CircuitPolicy;
+    /** The channel's `outbound_url` as configured now, for the operator events of its receiver. */
+    readonly outboundUrl?: () => string;
     /** Where its state is kept (default: this process's memory); with replicas, the row they share. */
     readonly store?: CircuitStore;
     /** With a shared store, how often to read it again while lanes wait here. */
@@ -67,6 +70,8 @@ export interface JobQueueOptions {
   readonly metrics?: Metrics;
   /** Where each run's calls, POSTs and settlement are recorded; default nowhere. */
   readonly timeline?: TimelineRecorder;
+  /** Where dead letters and the receiver's changes of state are raised as operator events; default nowhere. */
+  readonly operatorEvents?: OperatorEvents | undefined;
 }
 
 /** What the queue tells {@link JobQueueOptions.onEvent}: a message accepted, or how a run ended. */
@@ -131,6 +136,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const onEvent = options.onEvent ?? (() => undefined);
   const metrics = options.metrics ?? noopMetrics;
   const ownership = options.ownership ?? soleOwnership(options.epoch ?? 1);
+  const operatorEvents = options.operatorEvents ?? noopOperatorEvents;
   let held = false;
   const placing = options.ownership;
   const lanes = new LaneSchedule(() => runner.pump(), now);
@@ -148,6 +154,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
           lanes,
           store: receiver.store ?? createMemoryCircuitStore(),
           refreshMs: receiver.refreshMs,
+          outboundUrl: receiver.outboundUrl,
+          operatorEvents,
         });
   const runner = createQueueRunner({
     lanes,
@@ -163,6 +171,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     onEvent,
     onDeadLetter: options.onDeadLetter ?? (() => undefined),
     timeline: options.timeline ?? noTimeline,
+    operatorEvents,
     onStoreResult: (error) => {
       storeError = error;
     },

@@ -1,6 +1,8 @@
 import { errorMessage } from "../../core/channel-error.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
+import { receiverEvent } from "../../core/operator-events/operator-event.js";
+import type { OperatorEvents } from "../../core/operator-events/operator-events.js";
 import { CircuitClient } from "../../core/receiver/circuit-client.js";
 import { CircuitKeeper, type WakeResult } from "../../core/receiver/circuit-keeper.js";
 import type { CircuitStore } from "../../core/receiver/circuit-store.js";
@@ -30,6 +32,10 @@ export interface NodeCircuitOptions {
   readonly store: CircuitStore;
   /** With a shared store, how often to read it again while lanes are held here (see `CircuitKeeper`). */
   readonly refreshMs?: number | undefined;
+  /** The channel's `outbound_url` now, named (redacted) in its operator events. */
+  readonly outboundUrl?: (() => string) | undefined;
+  /** Where `receiver.down` and `receiver.up` are raised, by the replica that made the change. */
+  readonly operatorEvents?: OperatorEvents | undefined;
 }
 
 /** A channel's receiver circuit on Node: the core's keeper and client, over this process's lanes and timer. */
@@ -85,8 +91,12 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
       return results;
     },
     schedule: (at) => arm(at),
-    changed(change, state, waiting) {
+    changed(change, state, waiting, origin) {
       metrics.receiverState(channel, change === "up");
+      if (origin.madeHere && options.outboundUrl !== undefined) {
+        const url = options.outboundUrl();
+        options.operatorEvents?.emit(receiverEvent(change, channel, url, state, now(), origin.downSince));
+      }
       if (change === "down") {
         logger.warn("receiver down: replies wait without spending attempts; one probe at a time tries it", {
           channel,

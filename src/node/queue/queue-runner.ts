@@ -7,6 +7,8 @@ import { isLaneFenced, type LaneStore } from "../../core/lifecycle/lane-store.js
 import type { Settlement } from "../../core/lifecycle/settle-outcome.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
+import { deadLetteredEvent } from "../../core/operator-events/operator-event.js";
+import type { OperatorEvents } from "../../core/operator-events/operator-events.js";
 import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
 import type { LaneOwnership } from "./lane-ownership.js";
 import type { LaneSchedule } from "./lane-schedule.js";
@@ -40,6 +42,8 @@ export interface QueueRunnerOptions {
   readonly timeline: TimelineRecorder;
   readonly onEvent: (event: RunEvent) => void;
   readonly onDeadLetter: (letter: DeadLetter) => unknown;
+  /** Where each stored dead letter is raised (`message.dead_lettered`). */
+  readonly operatorEvents: OperatorEvents;
   /** A store write failed (its message), or succeeded again (undefined). */
   readonly onStoreResult: (error: string | undefined) => void;
 }
@@ -72,6 +76,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
     replayHint: options.replayHint,
     logger,
     timeline: options.timeline,
+    buried: ({ letter, log }) => options.operatorEvents.emit(deadLetteredEvent(letter, log.fields)),
   };
 
   /** Another runner claimed the lane: its jobs here are no longer this process's to run. */

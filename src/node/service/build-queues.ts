@@ -2,6 +2,7 @@ import type { Clock } from "../../core/clock.js";
 import type { ChannelConfig, Config } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
+import type { OperatorEvents } from "../../core/operator-events/operator-events.js";
 import { circuitPolicyOf } from "../../core/receiver/receiver-circuit.js";
 import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
 import type { NodeAdmin } from "../admin/node-admin.js";
@@ -31,6 +32,8 @@ export interface QueueInputs {
   readonly served: () => readonly Listener[];
   /** Where each run's calls, POSTs and settlement are recorded. */
   readonly timeline: TimelineRecorder;
+  /** Where dead letters and receiver changes are raised as operator events. */
+  readonly operatorEvents: OperatorEvents;
 }
 
 /**
@@ -59,6 +62,7 @@ export function buildQueues(inputs: QueueInputs): Map<string, JobQueue> {
         channel: name,
         // The live configuration's: a reload of webhook.delivery reaches the circuit at once.
         policy: () => circuitPolicyOf(liveChannel(inputs.liveConfig(), channel).webhook),
+        outboundUrl: () => liveChannel(inputs.liveConfig(), channel).webhook.outbound_url,
         store: state.circuits,
         refreshMs: state.circuitRefreshMs,
       },
@@ -75,6 +79,7 @@ export function buildQueues(inputs: QueueInputs): Map<string, JobQueue> {
       replayHint,
       metrics: inputs.metrics,
       timeline: inputs.timeline,
+      operatorEvents: inputs.operatorEvents,
     });
     queues.set(name, queue);
   }

@@ -15,8 +15,8 @@ export interface ConfigChanges {
  * included: a renewed certificate's connections are new ones), its
  * inbound secret's variable (read per request), its connection cap (set on the listener),
  * the routes and brains (rebuilt), the admin secret's variable (read per request; `admin`
- * itself, added or removed, and `max_dead_letters` need a restart), and the shutdown timeout
- * (read at the signal). Patterns are
+ * itself, added or removed, and `max_dead_letters` need a restart), the shutdown timeout
+ * (read at the signal), and the operator events' destinations (their routes are rebuilt). Patterns are
  * JSON paths with `*` for a channel's index; a key below a pattern matches it. Everything
  * else, keys added later included, needs a restart until it is listed here: `bind` and `path`
  * own a socket and a route, `mapping` and `buffer_capacity` are built into the accept flow and
@@ -36,6 +36,8 @@ const LIVE: readonly (readonly string[])[] = [
   ["brains"],
   ["shutdown_timeout_ms"],
   ["admin", "token_env"],
+  ["operator_events"],
+  ["channels", "*", "operator_events"],
 ];
 
 /**

@@ -3,6 +3,11 @@ import type { Config } from "../../core/config/config-schema.js";
 import { envReferences } from "../../core/config/preflight/preflight.js";
 import { channelName } from "../../core/config/validate-config.js";
 import type { Logger } from "../../core/log/logger.js";
+import {
+  createOperatorEventRoutes,
+  type OperatorEventRoutes,
+} from "../../core/operator-events/operator-event-routes.js";
+import type { OperatorEventSender } from "../../core/operator-events/operator-event-sender.js";
 import { readAdminSecret } from "../admin/admin-secret.js";
 import { maxConnectionsOf, type PlannedListener } from "../listener/build-listeners.js";
 import { channelSecrets } from "./channel-secrets.js";
@@ -47,6 +52,8 @@ export interface LiveSettings {
 export interface ReloadScope {
   readonly live: LiveSettings;
   readonly consumer: RunningConsumer;
+  /** Takes the operator events' new routes. */
+  readonly operatorEvents: Pick<OperatorEventSender, "use">;
   readonly listeners: readonly PlannedListener[];
   readonly logger: Logger;
   readonly isShuttingDown: () => boolean;
@@ -65,9 +72,9 @@ export function variablesOf(
  * verdict. Refused when a key that needs a restart changed (naming the keys) or when the new
  * brains and routes cannot be built; the service then carries on with what it had. Applied
  * in an order that cannot half-fail: everything that can fail first (reading the variables,
- * splitting the inbound secrets, checking the admin secret, the consumer's new routes), then
- * the swaps that cannot. No connection is closed and no accepted message is touched: a job's
- * next attempt reads the new routes.
+ * splitting the inbound secrets, checking the admin secret, the operator events' and the
+ * consumer's new routes), then the swaps that cannot. No connection is closed and no accepted
+ * message is touched: a job's next attempt reads the new routes.
  */
 export async function applyReload(scope: ReloadScope, next: ReloadInputs): Promise<ReloadResult> {
   const { live, logger } = scope;
@@ -85,10 +92,12 @@ export async function applyReload(scope: ReloadScope, next: ReloadInputs): Promi
   let variables: Map<string, string | undefined>;
   let secrets: Map<string, readonly string[]>;
   let adminSecret: string | undefined;
+  let operatorRoutes: OperatorEventRoutes;
   try {
     variables = variablesOf(next.config, next.env);
     secrets = channelSecrets(next.config, next.secrets);
     adminSecret = readAdminSecret(next.config, next.env, secrets);
+    operatorRoutes = await createOperatorEventRoutes(next.config, next.env);
     await scope.consumer.reload(next.config, next.env);
   } catch (error) {
     const message = errorMessage(error);
@@ -100,6 +109,7 @@ export async function applyReload(scope: ReloadScope, next: ReloadInputs): Promi
   live.secrets = secrets;
   live.adminSecret = adminSecret;
   live.variables = variables;
+  scope.operatorEvents.use(operatorRoutes);
   for (const { channels, server } of scope.listeners) {
     const names = new Set(channels.map(channelName));
     server.maxConnections = maxConnectionsOf(next.config.channels.filter((channel) => names.has(channelName(channel))));

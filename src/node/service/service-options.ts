@@ -3,6 +3,7 @@ import type { Config } from "../../core/config/config-schema.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Poster } from "../../core/outbound/poster.js";
 import type { ListenerLimits } from "../listener/listener-limits.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 
 /** What the Node service is started from. */
 export interface ServiceOptions {
@@ -28,6 +29,11 @@ export interface ServiceOptions {
    */
   readonly deliveryThread?: { readonly entry: URL; readonly env: Readonly<Record<string, string | undefined>> };
   /**
+   * The timeline writer thread's module (dist/timeline-writer.js): with `state_dir` the message
+   * timeline is written there; without it, on the event loop.
+   */
+  readonly timelineWriter?: URL;
+  /**
    * Bounds on slow clients, for tests that watch them with real sockets in a few seconds;
    * the service runs with DEFAULT_LISTENER_LIMITS, which docs/security.md lists.
    */
@@ -41,4 +47,10 @@ export interface ServiceOptions {
    * the conversations of a replica that stopped renewing it. 5 s unless a test changes it.
    */
   readonly replicaLeaseMs?: number;
+  /**
+   * Where spans go (inbound requests; brain calls and reply POSTs of the in-thread consumer, the
+   * delivery thread starting its own): none by default, and then nothing is traced. The caller
+   * owns it and shuts it down after the stop.
+   */
+  readonly telemetry?: Telemetry;
 }

@@ -9,6 +9,7 @@ import { createChannelRoutes } from "../../core/consumer/channel-routes.js";
 import type { RunHooks } from "../../core/consumer/create-consumer.js";
 import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
+import type { OperatorEvents } from "../../core/operator-events/operator-events.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
 import { createNodeConsumer } from "../consumer/node-consumer.js";
 import { startDeliveryThread } from "../delivery-thread/delivery-thread.js";
@@ -33,13 +34,15 @@ export interface RunningConsumer {
 
 /**
  * Step 2 of a start: the consumer on the main thread, or on the delivery thread with
- * `delivery_thread`; either way its events reach `metrics` (the thread sends them over).
+ * `delivery_thread`; either way its events reach `metrics` and its brains' pauses
+ * `operatorEvents` (the thread sends them over).
  */
 export async function startConsumer(
   options: ServiceOptions,
   state: StateBackend,
   metrics?: Metrics,
   brainSharing?: BrainSharing,
+  operatorEvents?: OperatorEvents,
 ): Promise<RunningConsumer> {
   const { config, logger } = options;
   const env = options.env ?? (() => undefined);
@@ -62,6 +65,7 @@ export async function startConsumer(
       config,
       logger,
       metrics,
+      operatorEvents,
     });
     return {
       run: (job, hooks, admission) => thread.run(job, hooks, admission),
@@ -85,6 +89,8 @@ export async function startConsumer(
     random: options.random,
     poster: options.poster,
     brainSharing,
+    telemetry: options.telemetry,
+    operatorEvents,
   });
   return {
     run: (job, hooks, admission) => built.consumer.run(job, hooks, admission),

@@ -1,8 +1,9 @@
-import { type Clock, randomId, systemClock } from "../../core/clock.js";
+import { type Clock, systemClock, timeOrderedId } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { Job } from "../../core/lifecycle/job.js";
 import type { Logger } from "../../core/log/logger.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
+import type { OperatorEventSender } from "../../core/operator-events/operator-event-sender.js";
 import {
   createTimelineRecorder,
   noTimeline,
@@ -24,6 +25,7 @@ import { openStateBackend } from "../state/open-state-backend.js";
 import type { StateBackend } from "../state/state-backend.js";
 import { buildQueues } from "./build-queues.js";
 import { channelSecrets } from "./channel-secrets.js";
+import { startOperatorEvents } from "./node-operator-events.js";
 import { createNodeReadiness } from "./node-readiness.js";
 import { pokingAfterReplay } from "./poking-after-replay.js";
 import { type ProgressLog, startProgressLog } from "./progress-log.js";
@@ -94,6 +96,8 @@ interface Parts {
   replicas?: ReplicaLanes;
   /** Where each message's timeline is recorded. */
   timeline?: TimelineRecorder;
+  /** Dead letters, receiver changes and brain pauses, POSTed to the operator URLs. */
+  operatorEvents?: OperatorEventSender;
   shuttingDown: boolean;
 }
 
@@ -118,8 +122,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   };
   let served: Listener[];
   let consumer: RunningConsumer;
+  let events: OperatorEventSender;
   try {
-    const state = await openStateBackend(config, clock, logger, env);
+    const state = await openStateBackend(config, clock, logger, env, "service", options.timelineWriter);
     parts.state = state;
     logger.info("state", state.describe());
     if (state.postgres !== undefined) {
@@ -141,7 +146,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     parts.metrics = createServiceMetrics(config, parts.queues, state, clock, parts.replicas);
     // The console's counts and the brains' state (admin only; otherwise the metrics pass untouched).
     const tally = createConsoleTally(config.admin !== undefined, () => clock.now());
-    consumer = await startConsumer(options, state, tally.watching(parts.metrics), parts.replicas?.brains);
+    events = await startOperatorEvents({ config, env, logger, metrics: parts.metrics ?? noopMetrics, clock });
+    parts.operatorEvents = events;
+    consumer = await startConsumer(options, state, tally.watching(parts.metrics), parts.replicas?.brains, events);
     parts.consumer = consumer;
     parts.progress = startProgressLog({
       logger,
@@ -181,6 +188,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       liveConfig: () => parts.live.config,
       served: () => parts.served,
       timeline,
+      operatorEvents: events,
     })) {
       parts.queues.set(name, queue);
     }
@@ -203,7 +211,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         secretsFor: (name) => parts.live.secrets.get(name) ?? NO_SECRETS,
         queueFor: (name) => queueOf(parts, name),
         clock,
-        newId: options.newId ?? randomId,
+        newId: options.newId ?? timeOrderedId,
         logger,
         idempotency: state.idempotency,
         ...(state.postgres === undefined ? {} : { authFailures: state.postgres.authFailures }),
@@ -221,6 +229,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         }),
       },
       { ...DEFAULT_LISTENER_LIMITS, ...options.listenerLimits },
+      options.telemetry,
     );
     served = await serveListeners(parts.listeners, logger);
     parts.served = served;
@@ -231,6 +240,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const scope = {
     live: parts.live,
     consumer,
+    operatorEvents: events,
     listeners: parts.listeners,
     logger,
     isShuttingDown: () => parts.shuttingDown,
@@ -287,6 +297,8 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   // Runs still in flight were given up on when the wait ended; the delivery thread gets
   // what is left of it, but at least a short grace, to close its connections and database.
   await parts.consumer?.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now()));
+  // The last dead letters' events (and any waiting for a retry) get one more try, then go.
+  await parts.operatorEvents?.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now()));
   // Give finished-job deletes queued for this turn their commit before closing.
   await new Promise((resolve) => setImmediate(resolve));
   // Other replicas take what is left here at once, rather than when the lease runs out; the

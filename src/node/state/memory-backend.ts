@@ -1,4 +1,5 @@
 import type { Clock } from "../../core/clock.js";
+import { DEFAULT_TIMELINE_MESSAGES_IN_MEMORY } from "../../core/config/timeline-schema.js";
 import type { ConversationStore } from "../../core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../../core/conversation/memory-conversation-store.js";
 import { createMemoryDeadLetterStore } from "../../core/dead-letters/memory-dead-letter-store.js";
@@ -18,7 +19,11 @@ const NO_MEMORY: ConversationStore = {
  * The memory mode (no `state_dir`): everything lives in this process and is lost when it
  * ends. Accepted jobs are kept only by the job queue (the memory lane store keeps no job).
  */
-export function createMemoryBackend(clock: Clock, turnsOnThread = false): StateBackend {
+export function createMemoryBackend(
+  clock: Clock,
+  turnsOnThread = false,
+  timelineBound = DEFAULT_TIMELINE_MESSAGES_IN_MEMORY,
+): StateBackend {
   const conversations = createMemoryConversationStore({ now: () => clock.now() });
   // With the delivery thread the memory lives there, where the brains read it (it keeps the turns).
   const lanes = createMemoryLaneStore(turnsOnThread ? NO_MEMORY : conversations);
@@ -30,7 +35,7 @@ export function createMemoryBackend(clock: Clock, turnsOnThread = false): StateB
     circuitRefreshMs: undefined,
     idempotency: createMemoryIdempotencyStore(),
     conversations,
-    timeline: new MemoryTimelineStore(),
+    timeline: new MemoryTimelineStore(timelineBound),
     sqlite: undefined,
     postgres: undefined,
     deadLetterStore: (restore) => createMemoryDeadLetterStore(restore),

@@ -1,6 +1,7 @@
 import type { Clock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { Logger } from "../../core/log/logger.js";
+import { timelineRetention } from "../../core/timeline/timeline-recorder.js";
 import { createMemoryBackend } from "./memory-backend.js";
 import { openPostgresBackend } from "./postgres/postgres-backend.js";
 import { openSqliteBackend } from "./sqlite/sqlite-backend.js";
@@ -18,6 +19,7 @@ export async function openStateBackend(
   logger: Logger,
   env: (name: string) => string | undefined,
   role: StateRole = "service",
+  timelineWriter?: URL,
 ): Promise<StateBackend> {
   const variable = config.postgres_url_env;
   if (variable !== undefined) {
@@ -30,6 +32,10 @@ export async function openStateBackend(
     return openPostgresBackend(url, logger, clock);
   }
   return config.state_dir === undefined
-    ? createMemoryBackend(clock, config.delivery_thread && role === "service")
-    : openSqliteBackend(config.state_dir, logger, role);
+    ? createMemoryBackend(
+        clock,
+        config.delivery_thread && role === "service",
+        timelineRetention(config.timeline, false).maxMessages,
+      )
+    : openSqliteBackend(config.state_dir, logger, role, timelineWriter);
 }

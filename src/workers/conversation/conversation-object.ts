@@ -6,8 +6,10 @@ import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
+import { operatorEventsOf } from "../object-operator-events.js";
 import type { InboundBody } from "../queue-body.js";
 import { ReceiverLink } from "../receiver/receiver-link.js";
+import { timelineFor } from "../timeline/workers-timeline.js";
 import type { WorkerEnv } from "../worker-env.js";
 import { AnsweredIds } from "./answered-ids.js";
 import { ConversationAlarm } from "./conversation-alarm.js";
@@ -26,22 +28,20 @@ import { SingleRun } from "./single-run.js";
 import { PENDING, sleep, within } from "./within.js";
 
 /**
- * One conversation of one channel, addressed by `idFromName(conversationKey(...))`: the
- * sequencer of its replies. The inbound consumer hands it each message ({@link enqueue});
- * it keeps them in SQLite in acceptance order and runs the head job with the core consumer
- * (brain, then replies), one job at a time. A retry sets the alarm to the policy's delay, to
- * the millisecond, and later jobs wait behind it; a dead letter goes to the dead-letter
- * queue and the next job runs. It also holds the conversation's memory, its reply sequence
- * counter and parked jobs; its dead letters go to the {@link DeadLetterObject}.
+ * One conversation of one channel, addressed by `idFromName(conversationKey(...))`: the sequencer of its replies. The
+ * inbound consumer hands it each message ({@link enqueue}); it keeps them in SQLite in acceptance order and runs the
+ * head job with the core consumer (brain, then replies), one job at a time. A retry sets the alarm to the policy's
+ * delay, to the millisecond, and later jobs wait behind it; a dead letter goes to the dead-letter queue and the next
+ * job runs. It also holds the conversation's memory, its reply sequence counter and parked jobs; its dead letters go
+ * to the {@link DeadLetterObject}.
  *
- * The object wires its parts, one per table (`conversation-tables.ts` lists them), and holds
- * the one alarm: the head job's next run while jobs wait, else whatever alarm it has for its
- * expiry (`conversation-expiry.ts`). Jobs start in the hand-over that brought them
- * ({@link enqueue}) or in `alarm()`, one run at a time (kept in memory: an instance is unique);
- * calls that arrive meanwhile only add to the lane, and the running loop takes what they added.
- * A hand-over waits for the run at most {@link HAND_OVER_WAIT_MS}: what outlasts it goes on under
- * an alarm set to fire at once, which waits for the run and then runs what is left, so a slow or
- * hanging receiver or brain holds back only its own conversation, never the inbound consumer.
+ * The object wires its parts, one per table (`conversation-tables.ts` lists them), and holds the one alarm: the head
+ * job's next run while jobs wait, else whatever alarm it has for its expiry (`conversation-expiry.ts`). Jobs start in
+ * the hand-over that brought them ({@link enqueue}) or in `alarm()`, one run at a time (kept in memory: an instance is
+ * unique); calls that arrive meanwhile only add to the lane, and the running loop takes what they added. A hand-over
+ * waits for the run at most {@link HAND_OVER_WAIT_MS}: what outlasts it goes on under an alarm set to fire at once,
+ * which waits for the run and then runs what is left, so a slow or hanging receiver or brain holds back only its own
+ * conversation, never the inbound consumer.
  */
 export class ConversationObject extends DurableObject<WorkerEnv> {
   private readonly sql: MeteredSql;
@@ -227,15 +227,17 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     }
   }
 
-  /** Runs the lane's due jobs (see {@link alarm}); the caller makes sure no other run is under way. */
+  /** Runs the due jobs and writes their timeline (see {@link alarm}); the caller makes sure no other run is under way. */
   private async runLane(): Promise<void> {
     this.running = true;
+    let timeline: ReturnType<typeof timelineFor>;
     try {
       const env = this.environment();
       const built = await partsFor(env);
       const logger = built.ok ? built.parts.logger : built.logger;
       await this.oldLetters.moveOnce(env.DEAD_LETTER_STORE, logger);
       this.reporting = { logger, metrics: built.ok ? built.parts.metrics : noopMetrics };
+      timeline = built.ok ? timelineFor(env, built.parts) : undefined;
       await runDueJobs({
         lane: this.lane,
         store: this.store,
@@ -244,6 +246,8 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
         logger,
         receiver: this.receiver,
         now: () => Date.now(),
+        timeline,
+        operatorEvents: built.ok ? operatorEventsOf(this.ctx, built.parts) : undefined,
       });
       if (this.wokenDuringRun) {
         this.wokenDuringRun = false;
@@ -252,6 +256,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
       }
       await this.expiry.afterRun(() => this.deleteStorage());
     } finally {
+      await timeline?.flush(); // never throws: what cannot be written is dropped with a warning
       this.running = false;
       await this.schedule();
     }

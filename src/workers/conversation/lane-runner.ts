@@ -2,6 +2,9 @@ import type { Consumer } from "../../core/consumer/create-consumer.js";
 import { conversationKey } from "../../core/conversation/conversation-store.js";
 import { runHead } from "../../core/lifecycle/lane-runner.js";
 import type { Logger } from "../../core/log/logger.js";
+import { deadLetteredEvent } from "../../core/operator-events/operator-event.js";
+import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
+import type { BoundOperatorEvents } from "../object-operator-events.js";
 import type { ReceiverLink } from "../receiver/receiver-link.js";
 import type { ConversationLane } from "./conversation-lane.js";
 import { BLOCKED_RETRY_MS, type DurableLaneStore } from "./durable-lane-store.js";
@@ -26,6 +29,10 @@ export interface LaneRunnerDeps {
   /** The channel's receiver circuit, as this conversation sees it. */
   readonly receiver: ReceiverLink;
   readonly now: () => number;
+  /** Where each run's calls, POSTs and settlement are recorded; default nowhere. */
+  readonly timeline?: TimelineRecorder | undefined;
+  /** The object's operator events: dead letters are raised there, and settled after the run. */
+  readonly operatorEvents?: BoundOperatorEvents | undefined;
 }
 
 /**
@@ -34,9 +41,18 @@ export interface LaneRunnerDeps {
  * postponed or held, the head keeps its place until its due time (to the millisecond) and every
  * later job waits behind it. A head whose dead letter waits to be sent is sent first. Returns
  * when the head must wait, the lane is empty, or {@link MAX_JOBS_PER_RUN} jobs ran; the caller
- * sets the alarm.
+ * sets the alarm. Operator events raised meanwhile (a dead letter, a brain's pause) are settled
+ * after it: the object outlives their POSTs.
  */
 export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
+  try {
+    await runJobs(deps);
+  } finally {
+    deps.operatorEvents?.settle();
+  }
+}
+
+async function runJobs(deps: LaneRunnerDeps): Promise<void> {
   const { lane, store, consumer, logger, now } = deps;
   const circuit = deps.receiver.client;
   for (let ran = 0; ran < MAX_JOBS_PER_RUN; ran += 1) {
@@ -65,6 +81,8 @@ export async function runDueJobs(deps: LaneRunnerDeps): Promise<void> {
       now,
       replayHint: deps.replayHint,
       logger,
+      timeline: deps.timeline,
+      buried: ({ letter, log }) => deps.operatorEvents?.emit(deadLetteredEvent(letter, log.fields)),
     });
     if (result.kind === "fenced") return;
     // The object's storage writes at once: a write that failed fails this invocation (an alarm is

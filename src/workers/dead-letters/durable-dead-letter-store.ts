@@ -1,6 +1,6 @@
 import type { AdminDeadLetters } from "../../core/admin/dead-letter-admin.js";
 import type { StoredDeadLetter } from "../../core/admin/dead-letter-item.js";
-import { createAdminDeadLetters } from "../../core/dead-letters/create-admin-dead-letters.js";
+import { createAdminDeadLetters, type ReplayTimeline } from "../../core/dead-letters/create-admin-dead-letters.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import type { DeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
 import type { DeadLetterObject } from "./dead-letter-object.js";
@@ -31,9 +31,15 @@ export function createDurableDeadLetterStore(namespace: DurableObjectNamespace<D
   };
 }
 
-/** The admin API's dead letters on Workers, over {@link createDurableDeadLetterStore}. */
-export function createDurableAdminDeadLetters(namespace: DurableObjectNamespace<DeadLetterObject>): AdminDeadLetters {
-  return createAdminDeadLetters(createDurableDeadLetterStore(namespace));
+/**
+ * The admin API's dead letters on Workers, over {@link createDurableDeadLetterStore}; with a
+ * timeline, each replay is recorded in its message's.
+ */
+export function createDurableAdminDeadLetters(
+  namespace: DurableObjectNamespace<DeadLetterObject>,
+  timeline?: ReplayTimeline,
+): AdminDeadLetters {
+  return createAdminDeadLetters(createDurableDeadLetterStore(namespace), timeline);
 }
 
 /** Counts the listed dead letters, for `/readyz`: one call to one object. */

@@ -2,11 +2,19 @@ import { DurableObject } from "cloudflare:workers";
 import { errorMessage } from "../../core/channel-error.js";
 import { DEFAULT_DELIVERY } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
-import { CircuitKeeper, type WakeResult } from "../../core/receiver/circuit-keeper.js";
-import { type CircuitPolicy, circuitPolicyOf, type PostReport } from "../../core/receiver/receiver-circuit.js";
+import { receiverEvent } from "../../core/operator-events/operator-event.js";
+import { type ChangeOrigin, CircuitKeeper, type WakeResult } from "../../core/receiver/circuit-keeper.js";
+import {
+  type CircuitChange,
+  type CircuitPolicy,
+  type CircuitState,
+  circuitPolicyOf,
+  type PostReport,
+} from "../../core/receiver/receiver-circuit.js";
 import { type ReceiverStanding, standingOf } from "../../core/receiver/receiver-standing.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
+import { operatorEventsOf } from "../object-operator-events.js";
 import type { WorkerEnv } from "../worker-env.js";
 import { ReceiverStorage } from "./receiver-storage.js";
 import type { ReceiverView } from "./receiver-views.js";
@@ -41,7 +49,7 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
       held: this.store,
       wake: (keys, asProbe) => Promise.all(keys.map((key) => this.wake(key, asProbe))),
       schedule: (at) => this.schedule(at),
-      changed: (change, state, waiting) => this.changed(change, state.failures, state.down?.probeAt, waiting),
+      changed: (change, state, waiting, origin) => this.changed(change, state, waiting, origin),
       wakeBatch: WAKE_BATCH,
     });
   }
@@ -100,10 +108,12 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     return { ...defaults, target: this.store.read().state.target ?? defaults.target };
   }
 
-  private async changed(change: "down" | "up", failures: number, probeAt: number | undefined, waiting: number) {
+  private async changed(change: CircuitChange, state: CircuitState, waiting: number, origin: ChangeOrigin) {
     const built = await partsFor(this.environment());
     const logger = built.ok ? built.parts.logger : built.logger;
     const channel = this.store.channel();
+    const { failures } = state;
+    const probeAt = state.down?.probeAt;
     if (change === "down") {
       logger.warn("receiver down: replies wait without spending attempts; one probe at a time tries it", {
         channel,
@@ -114,7 +124,14 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     } else {
       logger.info("receiver up: waiting conversations resume", { channel, waiting });
     }
-    if (built.ok && channel !== undefined) built.parts.metrics.receiverState(channel, change === "up");
+    if (!built.ok || channel === undefined) return;
+    built.parts.metrics.receiverState(channel, change === "up");
+    // One object per channel makes every change: each is told once.
+    const found = built.parts.config.channels.find((candidate) => channelName(candidate) === channel);
+    if (found === undefined || !origin.madeHere) return;
+    const events = operatorEventsOf(this.ctx, built.parts);
+    events.emit(receiverEvent(change, channel, found.webhook.outbound_url, state, Date.now(), origin.downSince));
+    events.settle();
   }
 
   /** Sets the one alarm, unless it is set for that time already (a report that changes nothing writes none). */

@@ -13,6 +13,8 @@ import { claimSqliteEpoch } from "../../../src/node/state/sqlite/sqlite-epoch.js
 import { createSqliteIdempotencyStore } from "../../../src/node/state/sqlite/sqlite-idempotency-store.js";
 import { openStateDb, type StateDb } from "../../../src/node/state/sqlite/sqlite-state.js";
 import { createSqliteTimelineStore } from "../../../src/node/state/sqlite/sqlite-timeline-store.js";
+import { createThreadedTimelineStore } from "../../../src/node/state/sqlite/threaded-timeline-store.js";
+import { openTimelineDb } from "../../../src/node/state/sqlite/timeline-db.js";
 import type { StateBackend } from "../../../src/node/state/state-backend.js";
 import { conversationStoreContract } from "../../shared/store-contracts/conversation-store-contract.js";
 import { deadLetterStoreContract, keptThroughCore } from "../../shared/store-contracts/dead-letter-store-contract.js";
@@ -22,6 +24,7 @@ import {
 } from "../../shared/store-contracts/idempotency-store-contract.js";
 import { laneStoreContract } from "../../shared/store-contracts/lane-store-contract.js";
 import { timelineStoreContract } from "../../shared/store-contracts/timeline-store-contract.js";
+import { timelineWriterEntry } from "../../support/delivery-worker-entry.js";
 import { createLogSink } from "../../support/log-sink.js";
 
 const opened: { dir: string; db: StateDb }[] = [];
@@ -111,4 +114,20 @@ laneStoreContract(
   { keepsJobs: true },
 );
 deadLetterStoreContract("SQLite", async () => keptThroughCore(createSqliteDeadLetterStore(await freshDb())));
-timelineStoreContract("SQLite", async () => createSqliteTimelineStore(await freshDb()));
+timelineStoreContract("SQLite", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "webhook-channel-contract-"));
+  const db = openTimelineDb(dir);
+  opened.push({ dir, db });
+  return createSqliteTimelineStore(db);
+});
+// The same file, its writes made on the timeline writer thread (dist/timeline-writer.js).
+timelineStoreContract("SQLite, written on the timeline writer thread", async () => {
+  const dir = await freshDir();
+  const db = openTimelineDb(dir);
+  const store = createThreadedTimelineStore(dir, timelineWriterEntry(), db);
+  closing.push(async () => {
+    await store.close();
+    db.close();
+  });
+  return store;
+});

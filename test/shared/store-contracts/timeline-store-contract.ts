@@ -1,145 +1,295 @@
 /**
- * The behaviour every {@link TimelineStore} shares, as one suite run against each implementation
- * (memory, SQLite, Postgres, the Durable Object). Runtime-neutral: no `node:` or `cloudflare:`
- * imports, so it runs on Node and inside workerd alike.
+ * The behaviour every {@link TimelineStore} shares, as one table of cases run against each
+ * implementation (memory on Node; the Durable Object shards inside workerd, one shard and
+ * several). Runtime-neutral: no `node:` or `cloudflare:` imports, so it runs on Node and inside
+ * workerd alike.
+ *
+ * A durable store may hold other tests' rows, so every case writes messages of a channel of its
+ * own and reads pages of that channel only; the cases that prune use times no other case uses
+ * (long ago, or far ahead) and look only at their own messages.
  */
 import { describe, expect, it } from "vitest";
 import type { TimelineEvent } from "../../../src/core/timeline/timeline-event.js";
-import type { TimelineStore, TimelineWrite } from "../../../src/core/timeline/timeline-store.js";
+import type {
+  ActivityCount,
+  TimelineStore,
+  TimelineSubject,
+  TimelineWrite,
+} from "../../../src/core/timeline/timeline-store.js";
 
-/** A fresh, empty store for one case. */
-export type TimelineStoreFactory = () => TimelineStore | Promise<TimelineStore>;
-
-const T0 = Date.UTC(2026, 10, 27, 4, 0, 0);
-
-function write(
-  id: string,
-  events: readonly TimelineEvent[],
-  status: TimelineWrite["status"],
-  extra: Partial<TimelineWrite> = {},
-): TimelineWrite {
-  const updatedAt = Math.max(extra.acceptedAt ?? T0, ...events.map((event) => event.at));
-  return { id, channel: "c", conversationId: "conv", acceptedAt: T0, status, updatedAt, events, ...extra };
+/** How a store bounds its size, when it is not one list: see {@link timelineStoreContract}. */
+export interface TimelineStoreOptions {
+  /**
+   * The store is split in this many parts that each keep their share (`keep` divided by this,
+   * rounded up) of the most recently accepted; 1 (the default) keeps exactly `keep`.
+   */
+  readonly parts?: number;
 }
 
-/** Registers the suite for `name`. */
-export function timelineStoreContract(name: string, open: TimelineStoreFactory): void {
-  describe(`TimelineStore contract: ${name}`, () => {
-    it("keeps a message's events in time order and its status from the latest write that has one", async () => {
-      const store = await open();
-      await store.write([write("m1", [{ type: "accepted", at: T0, client_address: "10.0.0.1" }], "accepted")], []);
-      await store.write(
-        [
-          write(
-            "m1",
-            [
-              { type: "brain_call", at: T0 + 5, brain: "echo", fallback: false, ok: true, duration_ms: 1 },
-              { type: "delivered", at: T0 + 9 },
-            ],
-            "delivered",
-          ),
-        ],
-        [],
-      );
-      const row = await store.one("m1");
-      expect(row?.status).toBe("delivered");
-      expect(row?.updatedAt).toBe(T0 + 9);
-      expect(row?.events.map((event) => event.type)).toEqual(["accepted", "brain_call", "delivered"]);
-      expect(row?.events[0]).toEqual({ type: "accepted", at: T0, client_address: "10.0.0.1" });
-      expect(await store.one("unknown")).toBeUndefined();
-    });
+/** One case: what it holds, and how it checks a fresh handle on the store. */
+export interface TimelineStoreCase {
+  readonly name: string;
+  readonly run: (store: TimelineStore, options: Required<TimelineStoreOptions>) => Promise<void>;
+}
 
-    it("lets a late write of an earlier event add to the events without moving the status back", async () => {
-      const store = await open();
-      // Another replica ran the message before the accepting one wrote its acceptance.
-      await store.write([write("m1", [{ type: "delivered", at: T0 + 20 }], "delivered")], []);
-      await store.write([write("m1", [{ type: "accepted", at: T0 }], "accepted")], []);
-      // A run's events without a settlement change nothing of the status.
-      await store.write([write("m1", [{ type: "replayed", at: T0 + 30 }], null)], []);
-      const row = await store.one("m1");
-      expect(row?.status).toBe("delivered");
-      expect(row?.updatedAt).toBe(T0 + 30);
-      expect(row?.events.map((event) => event.type)).toEqual(["accepted", "delivered", "replayed"]);
-    });
+const MINUTE = 60_000;
 
-    it("pages newest first by acceptance, filtered by conversation, channel, status and time", async () => {
-      const store = await open();
-      const writes: TimelineWrite[] = [];
-      for (let index = 0; index < 7; index += 1) {
-        writes.push(
-          write(`m${index}`, [{ type: "accepted", at: T0 + index }], index % 2 === 0 ? "accepted" : "delivered", {
-            acceptedAt: T0 + index,
-            conversationId: index < 5 ? "a" : "b",
-            channel: index === 6 ? "other" : "c",
-          }),
-        );
-      }
-      await store.write(writes, []);
-      const ids = async (query: Parameters<TimelineStore["page"]>[0]) => (await store.page(query)).map((row) => row.id);
-      expect(await ids({ limit: 3 })).toEqual(["m6", "m5", "m4"]);
-      expect(await ids({ limit: 3, before: { acceptedAt: T0 + 4, id: "m4" } })).toEqual(["m3", "m2", "m1"]);
-      expect(await ids({ limit: 10, conversationId: "a" })).toEqual(["m4", "m3", "m2", "m1", "m0"]);
-      expect(await ids({ limit: 10, conversationId: "a", status: "delivered" })).toEqual(["m3", "m1"]);
-      expect(await ids({ limit: 10, channel: "other" })).toEqual(["m6"]);
-      expect(await ids({ limit: 10, since: T0 + 5 })).toEqual(["m6", "m5"]);
-      const [first] = await store.page({ limit: 1, conversationId: "b" });
-      expect(first).toEqual({
-        id: "m6",
-        channel: "other",
-        conversationId: "b",
-        status: "accepted",
-        acceptedAt: T0 + 6,
-        updatedAt: T0 + 6,
+/** A message of `channel` accepted at `acceptedAt`; `id` defaults to a fresh one. */
+function subject(channel: string, acceptedAt: number, conversationId = "c1", id?: string): TimelineSubject {
+  return { id: id ?? `m-${crypto.randomUUID()}`, channel, conversationId, acceptedAt };
+}
+
+function write(
+  of: TimelineSubject,
+  events: readonly TimelineEvent[],
+  status: TimelineWrite["status"],
+  updatedAt = Math.max(of.acceptedAt, ...events.map((event) => event.at)),
+): TimelineWrite {
+  return { ...of, status, updatedAt, events };
+}
+
+const accepted = (of: TimelineSubject): TimelineWrite =>
+  write(of, [{ type: "accepted", at: of.acceptedAt, client_address: "203.0.113.7" }], "accepted");
+
+const freshChannel = () => `timeline-${crypto.randomUUID()}`;
+
+/** Sums counts by minute and series: a store may hand one count back in several parts. */
+function summed(counts: readonly ActivityCount[]): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (const { minute, series, count } of counts) {
+    sums.set(`${minute} ${series}`, (sums.get(`${minute} ${series}`) ?? 0) + count);
+  }
+  return sums;
+}
+
+/** The cases, in the order they run. */
+export const TIMELINE_STORE_CASES: readonly TimelineStoreCase[] = [
+  {
+    name: "knows nothing of a message it was never told of",
+    async run(store) {
+      expect(await store.one(`m-${crypto.randomUUID()}`)).toBeUndefined();
+    },
+  },
+  {
+    name: "appends a message's events across writes and hands them back oldest first",
+    async run(store) {
+      const at = Date.now();
+      const message = subject(freshChannel(), at);
+      await store.write([accepted(message)], []);
+      const run: TimelineEvent[] = [
+        { type: "attempt", at: at + 30, reply_id: "r1", sequence: 1, ok: true, duration_ms: 5, status: 200 },
+        { type: "brain_call", at: at + 10, brain: "echo", fallback: false, ok: true, duration_ms: 1 },
+        { type: "reply", at: at + 20, reply_id: "r1", sequence: 1 },
+      ];
+      await store.write([write(message, run, null)], []);
+      await store.write([write(message, [{ type: "delivered", at: at + 40 }], "delivered")], []);
+      const row = await store.one(message.id);
+      expect(row).toEqual({
+        ...message,
+        status: "delivered",
+        updatedAt: at + 40,
+        events: [accepted(message).events[0], run[1], run[2], run[0], { type: "delivered", at: at + 40 }],
       });
-    });
-
-    it("orders messages accepted in the same millisecond by id, so a cursor skips none", async () => {
-      const store = await open();
+    },
+  },
+  {
+    name: "creates the row from whichever write comes first, and an older status does not undo a newer one",
+    async run(store) {
+      const at = Date.now();
+      const message = subject(freshChannel(), at);
+      // The run's settlement lands before the acceptance (two writers, out of order).
+      await store.write([write(message, [{ type: "delivered", at: at + 500 }], "delivered")], []);
+      await store.write([accepted(message)], []);
+      const row = await store.one(message.id);
+      expect(row?.status).toBe("delivered");
+      expect(row?.updatedAt).toBe(at + 500);
+      expect(row?.acceptedAt).toBe(at);
+      expect(row?.events.map((event) => event.type)).toEqual(["accepted", "delivered"]);
+    },
+  },
+  {
+    name: "moves the status only with a write that has one and is no older than the row",
+    async run(store) {
+      const at = Date.now();
+      const message = subject(freshChannel(), at);
+      await store.write([accepted(message)], []);
+      const retry: TimelineEvent = {
+        type: "retry",
+        at: at + 200,
+        next_attempt_at: at + 1200,
+        error_code: "e",
+        error: "e",
+      };
+      await store.write([write(message, [retry], "retrying")], []);
       await store.write(
-        ["x", "z", "y"].map((id) => write(id, [{ type: "accepted", at: T0 }], "accepted")),
+        [write(message, [{ type: "waiting", at: at + 100, reason: "receiver_down", until: at + 900 }], "waiting")],
         [],
       );
-      expect((await store.page({ limit: 2 })).map((row) => row.id)).toEqual(["z", "y"]);
-      expect((await store.page({ limit: 2, before: { acceptedAt: T0, id: "y" } })).map((row) => row.id)).toEqual(["x"]);
-    });
-
-    it("adds minute counts and reads them from a time on", async () => {
-      const store = await open();
+      expect((await store.one(message.id))?.status).toBe("retrying");
+      // Events without a status leave it, but move the time on.
+      const call: TimelineEvent = {
+        type: "brain_call",
+        at: at + 300,
+        brain: "echo",
+        fallback: false,
+        ok: true,
+        duration_ms: 1,
+      };
+      await store.write([write(message, [call], null)], []);
+      expect(await store.one(message.id)).toMatchObject({ status: "retrying", updatedAt: at + 300 });
+      // A status as old as the row's time moves it.
+      await store.write([write(message, [{ type: "delivered", at: at + 300 }], "delivered")], []);
+      expect(await store.one(message.id)).toMatchObject({ status: "delivered", updatedAt: at + 300 });
+    },
+  },
+  {
+    name: "writes many messages in one write",
+    async run(store) {
+      const channel = freshChannel();
+      const at = Date.now();
+      const messages = [0, 1, 2].map((offset) => subject(channel, at + offset, `c${offset}`));
+      await store.write(messages.map(accepted), []);
+      for (const message of messages)
+        expect((await store.one(message.id))?.conversationId).toBe(message.conversationId);
+      expect((await store.page({ channel, limit: 10 })).map((row) => row.id)).toEqual(
+        messages.map((message) => message.id).reverse(),
+      );
+    },
+  },
+  {
+    name: "pages newest first by acceptance, then by id, from where the last page ended",
+    async run(store) {
+      const channel = freshChannel();
+      const at = Date.now();
+      const tied = at + 5;
+      const messages = [
+        subject(channel, at + 1),
+        subject(channel, tied, "c1", `a-${crypto.randomUUID()}`),
+        subject(channel, tied, "c1", `b-${crypto.randomUUID()}`),
+        subject(channel, at + 3),
+        subject(channel, at + 9),
+      ];
+      await store.write(messages.map(accepted), []);
+      const order = [messages[4], messages[2], messages[1], messages[3], messages[0]].map((message) => message?.id);
+      const seen: (string | undefined)[] = [];
+      let before: { acceptedAt: number; id: string } | undefined;
+      for (;;) {
+        const page = await store.page({ channel, before, limit: 2 });
+        expect(page.length).toBeLessThanOrEqual(2);
+        seen.push(...page.map((row) => row.id));
+        const last = page.at(-1);
+        if (page.length < 2 || last === undefined) break;
+        before = { acceptedAt: last.acceptedAt, id: last.id };
+      }
+      expect(seen).toEqual(order);
+      const [first] = await store.page({ channel, limit: 1 });
+      expect(first).toEqual({ ...messages[4], status: "accepted", updatedAt: at + 9 });
+    },
+  },
+  {
+    name: "filters a page by channel, conversation, status and acceptance time",
+    async run(store) {
+      const channel = freshChannel();
+      const at = Date.now();
+      const old = subject(channel, at - 10 * MINUTE, "c1");
+      const mine = subject(channel, at, "c1");
+      const other = subject(channel, at + 1, "c2");
+      const elsewhere = subject(freshChannel(), at + 2, "c1");
+      await store.write([old, mine, other, elsewhere].map(accepted), []);
+      await store.write([write(mine, [{ type: "delivered", at: at + 50 }], "delivered")], []);
+      const ids = async (query: Parameters<TimelineStore["page"]>[0]) => (await store.page(query)).map((row) => row.id);
+      expect(await ids({ channel, conversationId: "c1", limit: 10 })).toEqual([mine.id, old.id]);
+      expect(await ids({ channel, status: "delivered", limit: 10 })).toEqual([mine.id]);
+      expect(await ids({ channel, status: "accepted", limit: 10 })).toEqual([other.id, old.id]);
+      expect(await ids({ channel, since: at, limit: 10 })).toEqual([other.id, mine.id]);
+      expect(await ids({ channel, conversationId: "c3", limit: 10 })).toEqual([]);
+    },
+  },
+  {
+    name: "adds minute counts and reads those from a time on",
+    async run(store) {
+      // Minutes far ahead, which no other case counts in.
+      const minute =
+        Math.floor((Date.now() + 400 * 24 * 60 * MINUTE) / MINUTE) * MINUTE + Math.floor(Math.random() * 1000) * MINUTE;
+      const message = subject(freshChannel(), minute);
+      await store.write(
+        [accepted(message)],
+        [
+          { minute, series: "accepted", count: 1 },
+          { minute: minute - MINUTE, series: "accepted", count: 4 },
+        ],
+      );
       await store.write(
         [],
         [
-          { minute: T0, series: "accepted", count: 2 },
-          { minute: T0 + 60_000, series: "accepted", count: 1 },
+          { minute, series: "accepted", count: 2 },
+          { minute, series: "latency:31", count: 1 },
         ],
       );
-      await store.write([], [{ minute: T0, series: "accepted", count: 3 }]);
-      const counts = await store.activity(T0);
-      expect([...counts].sort((a, b) => a.minute - b.minute)).toEqual([
-        { minute: T0, series: "accepted", count: 5 },
-        { minute: T0 + 60_000, series: "accepted", count: 1 },
+      const counts = summed(await store.activity(minute));
+      expect(counts.get(`${minute} accepted`)).toBe(3);
+      expect(counts.get(`${minute} latency:31`)).toBe(1);
+      expect(counts.has(`${minute - MINUTE} accepted`)).toBe(false);
+      expect(summed(await store.activity(minute - MINUTE)).get(`${minute - MINUTE} accepted`)).toBe(4);
+    },
+  },
+  {
+    name: "forgets messages accepted before a time, and minute counts before another",
+    async run(store) {
+      // Long ago: older than anything another case writes.
+      const at = 1_000_000_000 + Math.floor(Math.random() * 1000) * MINUTE;
+      const channel = freshChannel();
+      const older = subject(channel, at);
+      const newer = subject(channel, at + 2 * MINUTE);
+      await store.write([older, newer].map(accepted), [
+        { minute: at, series: "accepted", count: 1 },
+        { minute: at + 2 * MINUTE, series: "accepted", count: 1 },
       ]);
-      expect(await store.activity(T0 + 60_000)).toEqual([{ minute: T0 + 60_000, series: "accepted", count: 1 }]);
-    });
+      await store.prune({ before: at + MINUTE, keep: 1_000_000, minutesBefore: at + MINUTE });
+      expect(await store.one(older.id)).toBeUndefined();
+      expect((await store.one(newer.id))?.id).toBe(newer.id);
+      const counts = summed(await store.activity(at));
+      expect(counts.has(`${at} accepted`)).toBe(false);
+      expect(counts.get(`${at + 2 * MINUTE} accepted`)).toBe(1);
+    },
+  },
+  {
+    name: "keeps at most the most recently accepted messages it is told to keep",
+    async run(store, { parts }) {
+      // Far ahead: newer than anything another case writes, so these are the ones kept.
+      const at = Date.now() + 800 * 24 * 60 * MINUTE;
+      const channel = freshChannel();
+      const messages = [0, 1, 2, 3, 4, 5, 6, 7].map((offset) => subject(channel, at + offset));
+      await store.write(messages.map(accepted), []);
+      await store.prune({ before: 0, keep: 3, minutesBefore: 0 });
+      const kept = (await store.page({ channel, limit: 100 })).map((row) => row.id);
+      const newestFirst = messages.map((message) => message.id).reverse();
+      if (parts === 1) {
+        expect(kept).toEqual(newestFirst.slice(0, 3));
+      } else {
+        // Each part keeps its share of 3 (rounded up): never more than that share per part.
+        expect(kept.length).toBeLessThanOrEqual(Math.ceil(3 / parts) * parts);
+        expect(kept.length).toBeGreaterThan(0);
+        expect(kept).toContain(newestFirst[0]);
+      }
+      await store.prune({ before: 0, keep: 0, minutesBefore: 0 });
+      expect(await store.page({ channel, limit: 100 })).toEqual([]);
+      expect(await store.one(messages[7]?.id ?? "")).toBeUndefined();
+    },
+  },
+];
 
-    it("forgets messages past the window, beyond the bound, and old minutes", async () => {
-      const store = await open();
-      await store.write(
-        [0, 1, 2, 3, 4].map((index) =>
-          write(`m${index}`, [{ type: "accepted", at: T0 + index * 1000 }], "accepted", {
-            acceptedAt: T0 + index * 1000,
-          }),
-        ),
-        [
-          { minute: T0 - 60_000, series: "accepted", count: 1 },
-          { minute: T0, series: "accepted", count: 1 },
-        ],
-      );
-      await store.prune({ before: T0 + 1000, keep: 3, minutesBefore: T0 });
-      expect((await store.page({ limit: 10 })).map((row) => row.id)).toEqual(["m4", "m3", "m2"]);
-      expect(await store.one("m0")).toBeUndefined();
-      expect(await store.activity(0)).toEqual([{ minute: T0, series: "accepted", count: 1 }]);
-      await store.prune({ before: T0 + 3500, keep: 10, minutesBefore: T0 });
-      expect((await store.page({ limit: 10 })).map((row) => row.id)).toEqual(["m4"]);
-    });
+/** Registers {@link TIMELINE_STORE_CASES} against the store `make` gives, one test each. */
+export function timelineStoreContract(
+  name: string,
+  make: () => TimelineStore | Promise<TimelineStore>,
+  options: TimelineStoreOptions = {},
+): void {
+  describe(`TimelineStore contract: ${name}`, () => {
+    for (const testCase of TIMELINE_STORE_CASES) {
+      it(testCase.name, async () => {
+        await testCase.run(await make(), { parts: options.parts ?? 1 });
+      });
+    }
   });
 }

@@ -237,7 +237,7 @@ describe("wrangler dev, end to end", () => {
 });
 
 describe("the admin API under wrangler dev, through the CLI's --url", () => {
-  it("lists a dead letter the dead-letter queue's consumer kept, and replays it to the receiver", async () => {
+  it("lists a dead letter the dead-letter queue's consumer kept, replays it to the receiver, and shows both in its timeline", async () => {
     const response = await fetch(`${origin}${REFUSING_PATH}`, {
       method: "POST",
       headers: { authorization: `Bearer ${INBOUND_CASES_SECRET}`, "content-type": "application/json" },
@@ -275,6 +275,29 @@ describe("the admin API under wrangler dev, through the CLI's --url", () => {
     expect(reply.body).toMatchObject({ text: "refused once", sequence: 2 });
     const after = await cli(["list", "--json"]);
     expect((JSON.parse(after.out) as { items: { id: string }[] }).items.map((item) => item.id)).not.toContain(id);
+
+    // The message's timeline, in the timeline shards: its death, the replay and the delivery after it.
+    const timeline = await waitFor(
+      "the delivery in the message's timeline",
+      async () => {
+        const shown = await fetch(`${origin}/admin/messages/${id}`, {
+          headers: { authorization: `Bearer ${ADMIN_SECRET}` },
+        });
+        const body = (await shown.json()) as { status: string; events: { type: string }[] };
+        return body.status === "delivered" ? body : undefined;
+      },
+      20_000,
+    );
+    expect(timeline.events.map((event) => event.type)).toEqual([
+      "accepted",
+      "brain_call",
+      "reply",
+      "attempt",
+      "dead_letter",
+      "replayed",
+      "attempt",
+      "delivered",
+    ]);
   });
 });
 

@@ -24,6 +24,7 @@ export function testEnv(
     AUTH_FAILURES: env.AUTH_FAILURES,
     RECEIVERS: env.RECEIVERS,
     DEAD_LETTER_STORE: env.DEAD_LETTER_STORE,
+    TIMELINE_SHARDS: env.TIMELINE_SHARDS,
     DEAD_LETTER_QUEUE: "webhook-channel-dead-letters",
     CONFIG_JSON: JSON.stringify(config),
     ...variables,

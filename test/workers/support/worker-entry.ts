@@ -8,6 +8,7 @@ import {
   ConversationObject as WorkerConversationObject,
   DeadLetterObject as WorkerDeadLetterObject,
   ReceiverObject as WorkerReceiverObject,
+  TimelineShardObject as WorkerTimelineShardObject,
 } from "../../../src/workers/index.js";
 import type { WorkerEnv } from "../../../src/workers/worker-env.js";
 import { objectEnvironment, objectHandOverWait } from "./object-environment.js";
@@ -34,6 +35,13 @@ export class ReceiverObject extends WorkerReceiverObject {
 
 /** The dead-letter store, keeping and replaying with the test's environment when one is set. */
 export class DeadLetterObject extends WorkerDeadLetterObject {
+  protected override environment(): WorkerEnv {
+    return objectEnvironment(this.env);
+  }
+}
+
+/** A timeline shard, pruning by the test's configuration when one is set. */
+export class TimelineShardObject extends WorkerTimelineShardObject {
   protected override environment(): WorkerEnv {
     return objectEnvironment(this.env);
   }

@@ -3,6 +3,7 @@ import { type Clock, systemClock } from "../../clock.js";
 import { type Logger, silentLogger } from "../../log/logger.js";
 import type { Metrics } from "../../metrics/metrics.js";
 import { noopMetrics } from "../../metrics/noop-metrics.js";
+import type { OperatorEvents } from "../../operator-events/operator-events.js";
 import { BrainPause, isPausingError } from "./brain-pause.js";
 import { createFairQueue } from "./fair-queue.js";
 import { pollVerdict } from "./polled-waiter.js";
@@ -33,6 +34,8 @@ export interface BrainLimiterOptions {
   readonly share?: ((max: number) => number) | undefined;
   /** Told of each pause that began here (not of one learned from elsewhere), to tell the others. */
   readonly onPause?: ((until: number, status: number) => void) | undefined;
+  /** Where the brain's pauses met here, and their ends, are raised as operator events; default nowhere. */
+  readonly events?: OperatorEvents | undefined;
 }
 
 /** The limits a call is run with: its brain's, so that a reload's new values apply to new calls. */
@@ -106,7 +109,15 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
   const queue = createFairQueue<Waiter>();
   const leases = new Set<Lease>();
   let leaseTimer = false;
-  const pause = new BrainPause({ name, clock, logger, metrics, schedule, onPause: options.onPause });
+  const pause = new BrainPause({
+    name,
+    clock,
+    logger,
+    metrics,
+    schedule,
+    onPause: options.onPause,
+    events: options.events,
+  });
 
   const reportInFlight = (): void => metrics.brainInFlight(name, leases.size);
   const capacity = (limits: CallLimits): number => share(limits.maxConcurrency);

@@ -3,6 +3,8 @@ import type { Clock } from "../../clock.js";
 import { DEFAULT_RETRY_POLICY } from "../../lifecycle/retry-policy.js";
 import type { Logger } from "../../log/logger.js";
 import type { Metrics } from "../../metrics/metrics.js";
+import { brainPausedEvent, brainResumedEvent } from "../../operator-events/operator-event.js";
+import type { OperatorEvents } from "../../operator-events/operator-events.js";
 
 /** Upstream statuses that pause a brain for everyone: it is rate-limited or overloaded. */
 const PAUSING_STATUSES: ReadonlySet<number> = new Set([429, 503]);
@@ -51,6 +53,11 @@ export interface BrainPauseDeps {
   readonly schedule: (callback: () => void, ms: number) => void;
   /** Told of each pause that began or lengthened here (not of one learned from elsewhere). */
   readonly onPause?: ((until: number, status: number) => void) | undefined;
+  /**
+   * Where `brain.paused` and `brain.resumed` are raised: for a pause met here only, so that a
+   * pause replicas learn of from each other is told once, by the one whose call met it.
+   */
+  readonly events?: OperatorEvents | undefined;
 }
 
 /**
@@ -67,6 +74,8 @@ export class BrainPause {
   private status = 0;
   private inARow = 0;
   private timer = false;
+  /** The pause under way began here (not learned from elsewhere). */
+  private metHere = false;
 
   constructor(private readonly deps: BrainPauseDeps) {}
 
@@ -77,6 +86,7 @@ export class BrainPause {
     this.until = undefined;
     this.deps.metrics.brainPaused(this.deps.name, false);
     this.deps.logger.info(`brain "${this.deps.name}" resumed`, { brain: this.deps.name, paused_ms: now - this.since });
+    if (this.metHere) this.deps.events?.emit(brainResumedEvent(this.deps.name, now - this.since));
     return false;
   }
 
@@ -135,6 +145,7 @@ export class BrainPause {
     }
     if (until <= now) return false;
     if (!learned) this.inARow += 1;
+    this.metHere = !learned;
     this.since = now;
     this.until = until;
     this.status = status;
@@ -151,7 +162,10 @@ export class BrainPause {
       ...(learned ? { elsewhere: true } : {}),
     });
     this.arm();
-    if (!learned) this.deps.onPause?.(until, status);
+    if (!learned) {
+      this.deps.onPause?.(until, status);
+      this.deps.events?.emit(brainPausedEvent(name, until, status));
+    }
     return true;
   }
 

@@ -154,7 +154,7 @@ CREATE TABLE webhook_channel.timeline (
   events text NOT NULL
 );
 CREATE INDEX timeline_accepted ON webhook_channel.timeline (accepted_at, message_id);
-CREATE INDEX timeline_conversation ON webhook_channel.timeline (conversation_id, accepted_at, message_id);
+CREATE INDEX timeline_conversation ON webhook_channel.timeline (conversation_id);
 CREATE TABLE webhook_channel.timeline_activity (
   minute bigint NOT NULL,
   series text NOT NULL,

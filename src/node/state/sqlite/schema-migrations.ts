@@ -65,33 +65,6 @@ CREATE INDEX IF NOT EXISTS turns_conversation ON turns (conversation, seq);
       db.exec("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)");
     },
   },
-  {
-    version: 3,
-    // A row per message with its events as JSON lines, appended as they come, and counts per
-    // minute for the console's charts.
-    description: "timeline: every message's events, and activity counts per minute",
-    up: (db) => {
-      db.exec(`
-CREATE TABLE IF NOT EXISTS timeline (
-  message_id TEXT PRIMARY KEY,
-  channel TEXT NOT NULL,
-  conversation_id TEXT NOT NULL,
-  status TEXT NOT NULL,
-  accepted_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  events TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS timeline_accepted ON timeline (accepted_at, message_id);
-CREATE INDEX IF NOT EXISTS timeline_conversation ON timeline (conversation_id, accepted_at, message_id);
-CREATE TABLE IF NOT EXISTS timeline_activity (
-  minute INTEGER NOT NULL,
-  series TEXT NOT NULL,
-  count INTEGER NOT NULL,
-  PRIMARY KEY (minute, series)
-);
-`);
-    },
-  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
 import type { Logger } from "../../../core/log/logger.js";
 import { createMemoryCircuitStore } from "../../../core/receiver/memory-circuit-store.js";
+import { MemoryTimelineStore } from "../../../core/timeline/memory-timeline-store.js";
+import type { TimelineStore } from "../../../core/timeline/timeline-store.js";
 import type { StateBackend, StateRole } from "../state-backend.js";
 import { probeWrite } from "./probe-write.js";
 import { createSqliteConversationStore } from "./sqlite-conversation-store.js";
@@ -11,6 +13,8 @@ import { createSqliteIdempotencyStore, pruneIdempotencyKeys } from "./sqlite-ide
 import { createSqliteLaneStore } from "./sqlite-lane-store.js";
 import { openStateDb } from "./sqlite-state.js";
 import { createSqliteTimelineStore } from "./sqlite-timeline-store.js";
+import { createThreadedTimelineStore } from "./threaded-timeline-store.js";
+import { openTimelineDb } from "./timeline-db.js";
 
 /**
  * The SQLite mode (`state_dir`): one database file holds accepted jobs, conversations,
@@ -18,7 +22,12 @@ import { createSqliteTimelineStore } from "./sqlite-timeline-store.js";
  * that was answered 200. The stores of the connection share one group commit: the writes of
  * an event-loop turn are one transaction.
  */
-export function openSqliteBackend(stateDir: string, logger: Logger, role: StateRole = "service"): StateBackend {
+export function openSqliteBackend(
+  stateDir: string,
+  logger: Logger,
+  role: StateRole = "service",
+  timelineWriter?: URL,
+): StateBackend {
   const db = openStateDb(stateDir);
   // A reader (the delivery thread reads conversation memory) leaves the service's claim alone.
   const epoch = role === "service" ? claimSqliteEpoch(db) : { value: 0, check: refuseWrites };
@@ -28,6 +37,7 @@ export function openSqliteBackend(stateDir: string, logger: Logger, role: StateR
   const countByChannel = db.prepare<[], { channel: string; n: number }>(
     "SELECT channel, count(*) AS n FROM dead_letters GROUP BY channel",
   );
+  const timeline = openTimeline(stateDir, role, timelineWriter);
   return {
     mode: "sqlite",
     lanes,
@@ -36,7 +46,7 @@ export function openSqliteBackend(stateDir: string, logger: Logger, role: StateR
     circuitRefreshMs: undefined,
     idempotency: createSqliteIdempotencyStore(db),
     conversations,
-    timeline: createSqliteTimelineStore(db),
+    timeline,
     sqlite: { db, lanes },
     postgres: undefined,
     deadLetterStore: () => createSqliteDeadLetterStore(db),
@@ -45,12 +55,42 @@ export function openSqliteBackend(stateDir: string, logger: Logger, role: StateR
     // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
     describe: () => ({ mode: "sqlite", path: resolve(db.name) }),
     prune: (now) => pruneIdempotencyKeys(db, now),
-    close: () => {
+    close: async () => {
       // What waits for its group (finished jobs' deletes above all) is committed first.
       if (db.open) group.flush();
       db.close();
+      await timeline.close();
     },
   };
+}
+
+/**
+ * The timeline of `state_dir`, in its own file: written on the timeline writer thread when the
+ * service runs from dist/ (`writer`), else on this thread. A reader (the delivery thread) never
+ * writes or reads it, and gets an empty store in memory instead of another connection.
+ */
+function openTimeline(
+  stateDir: string,
+  role: StateRole,
+  writer: URL | undefined,
+): TimelineStore & { close(): void | Promise<void> } {
+  if (role === "reader") return Object.assign(new MemoryTimelineStore(0), { close: () => undefined });
+  const db = openTimelineDb(stateDir);
+  if (writer !== undefined) {
+    const threaded = createThreadedTimelineStore(stateDir, writer, db);
+    return {
+      ...threaded,
+      close: async () => {
+        await threaded.close();
+        db.close();
+      },
+    };
+  }
+  return Object.assign(createSqliteTimelineStore(db), {
+    close: () => {
+      db.close();
+    },
+  });
 }
 
 /** A reader's writes: it makes none through the lanes. */

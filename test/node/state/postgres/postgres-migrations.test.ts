@@ -48,6 +48,8 @@ describe("Postgres schema migrations", () => {
         "receivers",
         "replicas",
         "schema_migrations",
+        "timeline",
+        "timeline_activity",
         "turns",
       ]);
     } finally {

@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import { MemoryTimelineStore } from "../../../src/core/timeline/memory-timeline-store.js";
+import {
+  createTimelineRecorder,
+  noTimeline,
+  type TimelineRetention,
+  timelineRetention,
+} from "../../../src/core/timeline/timeline-recorder.js";
+import type { TimelineStore } from "../../../src/core/timeline/timeline-store.js";
+import { createLogSink } from "../../support/log-sink.js";
+
+const T0 = Date.UTC(2026, 10, 27, 4, 0, 0);
+const RETENTION: TimelineRetention = { windowMs: 3_600_000, maxMessages: 100, keepText: false };
+const SUBJECT = { id: "m1", channel: "webhook", conversationId: "conv", acceptedAt: T0 };
+
+/** A recorder whose timer is run by hand, over `store`. */
+function recorderOver(store: TimelineStore, retention = RETENTION) {
+  const tasks: (() => void)[] = [];
+  let now = T0;
+  const sink = createLogSink();
+  const recorder = createTimelineRecorder({
+    store,
+    retention,
+    clock: { now: () => now },
+    logger: sink.logger,
+    schedule: (task) => tasks.push(task),
+  });
+  return { recorder, tasks, sink, advance: (ms: number) => (now += ms) };
+}
+
+describe("the timeline recorder", () => {
+  it("writes a message's acceptance and quick answer as one write, once its timer fires", async () => {
+    const store = new MemoryTimelineStore();
+    const writes: number[] = [];
+    const counting: TimelineStore = {
+      ...bound(store),
+      write: (w, a) => {
+        writes.push(w.length);
+        store.write(w, a);
+      },
+    };
+    const { recorder, tasks } = recorderOver(counting);
+    recorder.record(SUBJECT, [{ type: "accepted", at: T0 }], "accepted");
+    recorder.record(SUBJECT, [{ type: "delivered", at: T0 + 7 }], "delivered");
+    expect(tasks).toHaveLength(1);
+    expect(store.one("m1")).toBeUndefined();
+    await recorder.flush();
+    expect(writes).toEqual([1]);
+    expect(store.one("m1")).toMatchObject({ status: "delivered", updatedAt: T0 + 7 });
+    expect(store.one("m1")?.events.map((event) => event.type)).toEqual(["accepted", "delivered"]);
+  });
+
+  it("counts acceptances, retries, dead letters and deliveries per minute, with the delivery's latency", async () => {
+    const store = new MemoryTimelineStore();
+    const { recorder } = recorderOver(store);
+    recorder.record(SUBJECT, [{ type: "accepted", at: T0 }], "accepted");
+    recorder.record(
+      SUBJECT,
+      [{ type: "retry", at: T0 + 1, next_attempt_at: T0 + 2, error_code: "x", error: "y" }],
+      "retrying",
+    );
+    recorder.record(SUBJECT, [{ type: "delivered", at: T0 + 100 }], "delivered");
+    await recorder.flush();
+    const series = store.activity(0).map((count) => `${count.series}=${count.count}`);
+    expect(series.sort()).toEqual(["accepted=1", "delivered=1", "latency:21=1", "retrying=1"]);
+  });
+
+  it("drops a batch the store refuses with a warning, and goes on with the next", async () => {
+    const store = new MemoryTimelineStore();
+    let refuse = true;
+    const flaky: TimelineStore = {
+      ...bound(store),
+      write: (w, a) => {
+        if (refuse) throw new Error("disk full");
+        store.write(w, a);
+      },
+    };
+    const { recorder, sink } = recorderOver(flaky);
+    recorder.record(SUBJECT, [{ type: "accepted", at: T0 }], "accepted");
+    await recorder.flush();
+    expect(sink.lines.some((line) => String(line.msg).includes("cannot write the message timeline"))).toBe(true);
+    refuse = false;
+    recorder.record({ ...SUBJECT, id: "m2" }, [{ type: "accepted", at: T0 }], "accepted");
+    await recorder.flush();
+    expect(store.one("m1")).toBeUndefined();
+    expect(store.one("m2")?.status).toBe("accepted");
+  });
+
+  it("forgets what the retention no longer keeps, at most once a minute", async () => {
+    const store = new MemoryTimelineStore();
+    const { recorder, advance } = recorderOver(store, { ...RETENTION, maxMessages: 2 });
+    for (const id of ["a", "b", "c"]) recorder.record({ ...SUBJECT, id }, [{ type: "accepted", at: T0 }], "accepted");
+    await recorder.flush();
+    expect(store.page({ limit: 10 })).toHaveLength(3);
+    advance(60_000);
+    recorder.record(
+      { ...SUBJECT, id: "d", acceptedAt: T0 + 60_000 },
+      [{ type: "accepted", at: T0 + 60_000 }],
+      "accepted",
+    );
+    await recorder.flush();
+    expect(store.page({ limit: 10 }).map((row) => row.id)).toEqual(["d", "c"]);
+  });
+
+  it("is off, recording nothing, when the retention window or bound is 0", () => {
+    const store = new MemoryTimelineStore();
+    expect(recorderOver(store, { ...RETENTION, windowMs: 0 }).recorder).toBe(noTimeline);
+    expect(recorderOver(store, { ...RETENTION, maxMessages: 0 }).recorder).toBe(noTimeline);
+    expect(timelineRetention({ retention_hours: 0, keep_text: false }, true).windowMs).toBe(0);
+  });
+
+  it("keeps a larger bound by default where state outlives the process", () => {
+    const config = { retention_hours: 24, keep_text: false };
+    expect(timelineRetention(config, false).maxMessages).toBeLessThan(timelineRetention(config, true).maxMessages);
+    expect(timelineRetention({ ...config, max_messages: 5 }, true).maxMessages).toBe(5);
+  });
+});
+
+/** The store's methods bound to it, so that a test may replace one. */
+function bound(store: MemoryTimelineStore): TimelineStore {
+  return {
+    write: (writes, activity) => store.write(writes, activity),
+    one: (id) => store.one(id),
+    page: (query) => store.page(query),
+    activity: (since) => store.activity(since),
+    prune: (limits) => store.prune(limits),
+  };
+}
