@@ -40,7 +40,12 @@ export default defineConfig({
       {
         test: {
           name: "node",
-          include: ["test/core/**/*.test.ts", "test/node/**/*.test.ts", "test/cli/**/*.test.ts"],
+          include: [
+            "test/core/**/*.test.ts",
+            "test/node/**/*.test.ts",
+            "test/cli/**/*.test.ts",
+            "test/console/**/*.test.ts",
+          ],
           environment: "node",
           // A private Postgres cluster for the postgres_url_env tests.
           globalSetup: ["test/support/console-bundle-global-setup.ts", "test/support/postgres-global-setup.ts"],

@@ -78,7 +78,7 @@ function describeEvent(event: TimelineEvent): Described {
     case "waiting":
       return {
         title: "Waiting for the receiver",
-        parts: ["it is down; next try at ", timeEl(event.until)],
+        parts: ["it is down; held until it is back, or until ", timeEl(event.until), " at the latest"],
         failed: true,
       };
     case "delivered":

@@ -109,6 +109,9 @@ describe("the console's search and timelines on Node", () => {
       .evaluateAll((items) => items.map((item) => item.querySelector("time")?.getAttribute("datetime")));
     expect(times).toHaveLength(api.events.length);
     expect(times.every((time) => typeof time === "string" && time.endsWith("Z"))).toBe(true);
+    // The pointer off the charts, whose minute under it would be highlighted.
+    await page.mouse.move(0, 0);
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
   });
 
   it("lists a conversation's messages newest first, each linking to its timeline; Back returns to the list", async () => {
@@ -147,7 +150,6 @@ describe("the console's search and timelines on Node", () => {
     expect(await page.locator("#timeline-events li").last().textContent()).toMatch(/answered 400$/);
     await page.locator("#timeline-dead-letter").click();
     await expect.poll(() => page.locator("#detail-title").textContent()).toBe(`Dead letter ${id}`);
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
     await page.locator("#detail-close").click();
   });
 
