@@ -1,15 +1,8 @@
-import { type Clock, systemClock, timeOrderedId } from "../../core/clock.js";
-import type { Config } from "../../core/config/config-schema.js";
+import { systemClock, timeOrderedId } from "../../core/clock.js";
 import type { Job } from "../../core/lifecycle/job.js";
-import type { Logger } from "../../core/log/logger.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import type { OperatorEventSender } from "../../core/operator-events/operator-event-sender.js";
-import {
-  createTimelineRecorder,
-  noTimeline,
-  type TimelineRecorder,
-  timelineRetention,
-} from "../../core/timeline/timeline-recorder.js";
+import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
 import { readAdminSecret } from "../admin/admin-secret.js";
 import { createConsoleTally } from "../admin/console-tally.js";
 import { createNodeAdmin } from "../admin/node-admin.js";
@@ -34,6 +27,7 @@ import { type ReplayPickup, roomIn, startReplayPickup } from "./replay-pickup.js
 import { type Resume, startResume } from "./resume-jobs.js";
 import type { ServiceOptions } from "./service-options.js";
 import { type RunningConsumer, startConsumer } from "./start-consumer.js";
+import { startTimeline } from "./start-timeline.js";
 
 export type { Listener } from "../listener/serve-listeners.js";
 export type { ReloadInputs, ReloadResult } from "./reload-service.js";
@@ -255,23 +249,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       return result;
     },
   };
-}
-
-/**
- * The recorder of every message's timeline over the backend's store. In memory without the
- * admin API nothing could ever read it, so nothing is recorded.
- */
-function startTimeline(config: Config, state: StateBackend, clock: Clock, logger: Logger): TimelineRecorder {
-  if (state.mode === "memory" && config.admin === undefined) return noTimeline;
-  return createTimelineRecorder({
-    store: state.timeline,
-    retention: timelineRetention(config.timeline, state.mode !== "memory"),
-    clock,
-    logger,
-    schedule: (task, ms) => {
-      setTimeout(task, ms).unref();
-    },
-  });
 }
 
 function queueOf(parts: Parts, channel: string): JobQueue {

@@ -1,23 +1,9 @@
 import type pg from "pg";
 import { fromEventLines, toEventLines } from "../../../core/timeline/event-lines.js";
-import type { MessageStatus } from "../../../core/timeline/timeline-event.js";
-import {
-  inTimeOrder,
-  type TimelinePageQuery,
-  type TimelineStore,
-  type TimelineSummary,
-} from "../../../core/timeline/timeline-store.js";
+import { inTimeOrder, type TimelinePageQuery, type TimelineStore } from "../../../core/timeline/timeline-store.js";
+import { summaryOf, TIMELINE_COLUMNS, type TimelineRow } from "../timeline-rows.js";
 
-interface SummaryRow {
-  readonly message_id: string;
-  readonly channel: string;
-  readonly conversation_id: string;
-  readonly status: MessageStatus;
-  readonly accepted_at: string;
-  readonly updated_at: string;
-}
-
-const COLUMNS = "message_id, channel, conversation_id, status, accepted_at, updated_at";
+const COLUMNS = TIMELINE_COLUMNS;
 
 // One statement a batch. The status moves only with a write that has one and is no older than
 // the row's, since replicas write a message's events in any order.
@@ -69,7 +55,7 @@ export function createPostgresTimelineStore(pool: pg.Pool): TimelineStore {
       }
     },
     async one(id) {
-      const { rows } = await pool.query<SummaryRow & { readonly events: string }>(
+      const { rows } = await pool.query<TimelineRow & { readonly events: string }>(
         `SELECT ${COLUMNS}, events FROM webhook_channel.timeline WHERE message_id = $1`,
         [id],
       );
@@ -77,7 +63,7 @@ export function createPostgresTimelineStore(pool: pg.Pool): TimelineStore {
       return row === undefined ? undefined : { ...summaryOf(row), events: inTimeOrder(fromEventLines(row.events)) };
     },
     async page(query) {
-      const { rows } = await pool.query<SummaryRow>(pageStatement(query));
+      const { rows } = await pool.query<TimelineRow>(pageStatement(query));
       return rows.map(summaryOf);
     },
     async activity(since) {
@@ -121,16 +107,5 @@ function pageStatement(query: TimelinePageQuery): { text: string; values: unknow
   return {
     text: `SELECT ${COLUMNS} FROM webhook_channel.timeline ${filter} ORDER BY accepted_at DESC, message_id DESC LIMIT $${values.length}`,
     values,
-  };
-}
-
-function summaryOf(row: SummaryRow): TimelineSummary {
-  return {
-    id: row.message_id,
-    channel: row.channel,
-    conversationId: row.conversation_id,
-    status: row.status,
-    acceptedAt: Number(row.accepted_at),
-    updatedAt: Number(row.updated_at),
   };
 }

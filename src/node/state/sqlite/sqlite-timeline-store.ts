@@ -1,25 +1,15 @@
 import { fromEventLines, toEventLines } from "../../../core/timeline/event-lines.js";
-import type { MessageStatus } from "../../../core/timeline/timeline-event.js";
 import {
   type ActivityCount,
   inTimeOrder,
   type StoredTimeline,
   type TimelinePageQuery,
   type TimelineStore,
-  type TimelineSummary,
 } from "../../../core/timeline/timeline-store.js";
+import { summaryOf, TIMELINE_COLUMNS, type TimelineRow } from "../timeline-rows.js";
 import type { StateDb } from "./sqlite-state.js";
 
-interface SummaryRow {
-  readonly message_id: string;
-  readonly channel: string;
-  readonly conversation_id: string;
-  readonly status: MessageStatus;
-  readonly accepted_at: number;
-  readonly updated_at: number;
-}
-
-const COLUMNS = "message_id, channel, conversation_id, status, accepted_at, updated_at";
+const COLUMNS = TIMELINE_COLUMNS;
 const FILTERS = `(@channel IS NULL OR channel = @channel)
   AND (@status IS NULL OR status = @status)
   AND (@since IS NULL OR accepted_at >= @since)
@@ -85,12 +75,12 @@ export function createSqliteTimelineStore(db: StateDb): TimelineStore {
       write(writes, counts);
     },
     one(id) {
-      const row = one.get(id) as (SummaryRow & { readonly events: string }) | undefined;
+      const row = one.get(id) as (TimelineRow & { readonly events: string }) | undefined;
       return row === undefined ? undefined : withEvents(row);
     },
     page(query) {
       const params = pageParams(query);
-      const rows = (query.conversationId === undefined ? page : pageOfConversation).all(params) as SummaryRow[];
+      const rows = (query.conversationId === undefined ? page : pageOfConversation).all(params) as TimelineRow[];
       return rows.map(summaryOf);
     },
     activity(since) {
@@ -114,17 +104,6 @@ function pageParams(query: TimelinePageQuery): Record<string, string | number | 
   };
 }
 
-function summaryOf(row: SummaryRow): TimelineSummary {
-  return {
-    id: row.message_id,
-    channel: row.channel,
-    conversationId: row.conversation_id,
-    status: row.status,
-    acceptedAt: row.accepted_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-function withEvents(row: SummaryRow & { readonly events: string }): StoredTimeline {
+function withEvents(row: TimelineRow & { readonly events: string }): StoredTimeline {
   return { ...summaryOf(row), events: inTimeOrder(fromEventLines(row.events)) };
 }

@@ -21,11 +21,12 @@ port.on("message", (message: ToTimelineWriter) => {
     port.close();
     return;
   }
+  const { id } = message;
+  const failed = (error: unknown): void => answer({ id, error: errorMessage(error) });
   try {
-    if (message.kind === "write") store.write(message.writes, message.counts);
-    else store.prune(message.limits);
-    answer({ id: message.id });
+    const made = message.kind === "write" ? store.write(message.writes, message.counts) : store.prune(message.limits);
+    Promise.resolve(made).then(() => answer({ id }), failed);
   } catch (error) {
-    answer({ id: message.id, error: errorMessage(error) });
+    failed(error);
   }
 });
