@@ -169,10 +169,18 @@ export async function refreshFound(): Promise<void> {
   renderConversation(found.id, page, false);
 }
 
-/** Shows what the address's fragment names, if it names something; on sign-in, and on Back and links. */
+/** Shows what the address's fragment names, or nothing when it names nothing; on sign-in, and on Back and links. */
 export async function route(): Promise<void> {
   const wanted = parseFoundHash(location.hash);
-  if (wanted === undefined) return;
+  if (wanted === undefined) {
+    // Back to the plain address closes what was found, as its Close button does (the skip
+    // link's #main does not).
+    if (location.hash === "" || location.hash === "#") {
+      state.found = null;
+      byId("found", HTMLElement).hidden = true;
+    }
+    return;
+  }
   if (state.found?.kind === wanted.kind && state.found.id === wanted.id && !byId("found", HTMLElement).hidden) return;
   await openFound(wanted.kind, wanted.id);
 }
