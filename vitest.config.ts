@@ -40,10 +40,15 @@ export default defineConfig({
       {
         test: {
           name: "node",
-          include: ["test/core/**/*.test.ts", "test/node/**/*.test.ts", "test/cli/**/*.test.ts"],
+          include: [
+            "test/core/**/*.test.ts",
+            "test/node/**/*.test.ts",
+            "test/cli/**/*.test.ts",
+            "test/console/**/*.test.ts",
+          ],
           environment: "node",
           // A private Postgres cluster for the postgres_url_env tests.
-          globalSetup: ["test/support/postgres-global-setup.ts"],
+          globalSetup: ["test/support/console-bundle-global-setup.ts", "test/support/postgres-global-setup.ts"],
           testTimeout: 20_000,
           hookTimeout: 20_000,
         },
@@ -79,7 +84,10 @@ export default defineConfig({
           include: ["test/workers/*.test.ts"],
           // A real HTTP upstream on Node (receivers, brains' servers) that the tests inside
           // workerd script over HTTP: test/workers/support/scripted-upstream-client.ts.
-          globalSetup: ["test/support/scripted-upstream-global-setup.ts"],
+          globalSetup: [
+            "test/support/console-bundle-global-setup.ts",
+            "test/support/scripted-upstream-global-setup.ts",
+          ],
           testTimeout: 20_000,
           hookTimeout: 20_000,
         },

@@ -1,6 +1,10 @@
 // Bundles the Node entry points into dist/. Dependencies stay external so that
-// `npm ci` decides their versions; only our own code is bundled.
+// `npm ci` decides their versions; only our own code is bundled. The console's script and
+// style come first: the core's console routes import them as generated text.
 import { build } from "esbuild";
+import { buildConsole } from "./build-console.mjs";
+
+await buildConsole();
 
 await build({
   entryPoints: {

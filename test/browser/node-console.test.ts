@@ -166,6 +166,8 @@ describe("the console on Node", () => {
     await send("doomed to go", "erin");
     await expect.poll(() => letterRows().count(), { timeout: 10_000 }).toBe(1);
     const id = (await letterRows().first().getAttribute("data-id")) ?? "";
+    // The pointer off the charts, whose minute under it would be highlighted.
+    await page.mouse.move(0, 0);
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
 
     await tabTo(page, `[data-key="show:${id}"]`);

@@ -86,6 +86,28 @@ describe("the console under wrangler dev", () => {
     await expect.poll(() => letterRows().count(), { timeout: 10_000 }).toBe(0);
   });
 
+  it("finds the replayed message by its conversation, shows its timeline from accepted to delivered, and charts it", async () => {
+    await page.locator("#search-id").fill("wanda");
+    await page.locator("#search-id").press("Enter");
+    await expect.poll(() => page.locator("#found-title").textContent()).toBe("Conversation wanda");
+    const rows = page.locator("#conversation-messages tbody tr");
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(1);
+    await rows.first().getByRole("link").click();
+    await expect.poll(() => page.locator("#found-title").textContent()).toMatch(/^Message /);
+    const status = page.locator("#timeline-fields dd").first();
+    await expect.poll(() => status.textContent(), { timeout: 30_000, interval: 500 }).toBe("delivered");
+    const titles = await page.locator("#timeline-events li strong").allTextContents();
+    expect(titles[0]).toBe("Accepted");
+    expect(titles).toEqual(expect.arrayContaining(["Post failed", "Dead-lettered", "Replayed", "Posted"]));
+    expect(titles.at(-1)).toBe("Delivered");
+
+    await page.locator("#activity-charts").waitFor({ state: "visible" });
+    await expect
+      .poll(async () => (await page.locator("#chart-counts-legend li").allTextContents())[0], { timeout: 10_000 })
+      .toBe("Accepted: 1 in the hour");
+    expect(await page.locator("#chart-counts svg.chart-svg path.line").count()).toBe(4);
+  });
+
   it("kept its policy: no console error and no request to another origin", () => {
     expect(tab.errors).toEqual([]);
     expect(tab.foreign).toEqual([]);

@@ -1,12 +1,15 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { VERSION } from "../version.js";
+import { activitySection } from "./console-page-activity.js";
+import { messageSections } from "./console-page-messages.js";
 import { CONSOLE_PATHS } from "./console-paths.js";
 
 /**
  * The console's page: a shell with no data in it (it is served without the admin secret), whose
  * same-origin script signs in and fills it from the JSON admin API. Every live part has its
- * empty state written here, so that the page reads sensibly before the first answer.
+ * empty state written here, so that the page reads sensibly before the first answer. The search
+ * and the charts are parts of their own (console-page-messages.ts, console-page-activity.ts).
  */
 export function consolePage(): HtmlEscapedString | Promise<HtmlEscapedString> {
   return html`<!doctype html>
@@ -47,6 +50,7 @@ export function consolePage(): HtmlEscapedString | Promise<HtmlEscapedString> {
       </section>
       <div id="console" hidden>
         <p id="notice" role="status" aria-live="polite"></p>
+        ${messageSections()}
         <section aria-labelledby="channels-title">
           <h2 id="channels-title" tabindex="-1">Channels</h2>
           <p class="meta" id="refresh-state">Not loaded yet.</p>
@@ -69,6 +73,7 @@ export function consolePage(): HtmlEscapedString | Promise<HtmlEscapedString> {
             </table>
           </div>
         </section>
+        ${activitySection()}
         <section aria-labelledby="brains-title">
           <h2 id="brains-title">Brains</h2>
           <p id="brains-empty" class="empty" hidden></p>
@@ -111,6 +116,7 @@ export function consolePage(): HtmlEscapedString | Promise<HtmlEscapedString> {
                   <th scope="col">Stage</th>
                   <th scope="col">Error</th>
                   <th scope="col" class="num">Attempts</th>
+                  <th scope="col"><span class="visually-hidden">Timeline</span></th>
                   <th scope="col"><span class="visually-hidden">Details</span></th>
                 </tr>
               </thead>

@@ -1,0 +1,110 @@
+import { api, describe } from "./admin-api.js";
+import { confirmAction } from "./confirm-action.js";
+import { state } from "./console-state.js";
+import { closeDetail } from "./dead-letter-detail.js";
+import { refreshLetters } from "./dead-letter-list.js";
+import { byId } from "./dom.js";
+import { refresh } from "./live-refresh.js";
+import { notify } from "./notice.js";
+import { signOut } from "./sign-out.js";
+
+/** One confirmed call: the question, its confirm button, and the request. */
+interface Action {
+  readonly question: string;
+  readonly label: string;
+  readonly method: "POST" | "DELETE";
+  readonly path: string;
+  readonly body?: unknown;
+  /** What the notice calls it: "Replay of <id>". */
+  readonly what: string;
+}
+
+/** Runs one action once confirmed, shows the API's answer, and redraws at once; resolves whether it succeeded. */
+async function act(action: Action): Promise<boolean> {
+  if (!(await confirmAction(action.question, action.label))) {
+    notify(`${action.what}: cancelled, nothing was sent.`);
+    return false;
+  }
+  const answer = await api(action.method, action.path, action.body);
+  if (answer.status === 401) {
+    signOut(`Signed out: the API answered ${describe(answer)}`);
+    return false;
+  }
+  notify(`${action.what}: the API answered ${describe(answer)}`, !answer.ok);
+  state.letters = "";
+  await refresh();
+  return answer.ok;
+}
+
+/** Replays the dead letter open in the detail. */
+export async function replayDetail(): Promise<void> {
+  const item = state.detail;
+  if (item === null) return;
+  const again =
+    item.stage === "brain"
+      ? "The brain is asked again."
+      : "Its undelivered replies are posted again; the brain is not asked again.";
+  const replayed = await act({
+    question: `Replay the dead letter ${item.id} of channel ${item.channel}? ${again}`,
+    label: "Replay",
+    method: "POST",
+    path: `/admin/dead-letters/${encodeURIComponent(item.id)}/replay`,
+    what: `Replay of ${item.id}`,
+  });
+  if (replayed) closeDetail();
+}
+
+/** Deletes the dead letter open in the detail. */
+export async function deleteDetail(): Promise<void> {
+  const item = state.detail;
+  if (item === null) return;
+  const deleted = await act({
+    question: `Delete the dead letter ${item.id} of channel ${item.channel}? It can then never be replayed.`,
+    label: "Delete",
+    method: "DELETE",
+    path: `/admin/dead-letters/${encodeURIComponent(item.id)}`,
+    what: `Delete of ${item.id}`,
+  });
+  if (deleted) closeDetail();
+}
+
+/** Replays the dead letters ticked in the table. */
+export async function replaySelected(): Promise<void> {
+  const ids = [...state.selected];
+  if (ids.length === 0) {
+    notify("Select dead letters first, with the boxes in the table's first column.", true);
+    return;
+  }
+  const replayed = await act({
+    question: `Replay the ${ids.length} selected dead letter${ids.length === 1 ? "" : "s"}?`,
+    label: `Replay ${ids.length}`,
+    method: "POST",
+    path: "/admin/dead-letters/replay",
+    body: { ids },
+    what: `Replay of ${ids.length} selected`,
+  });
+  if (replayed) state.selected.clear();
+}
+
+/** Replays every dead letter of the chosen channel, or of every channel. */
+export async function replayAll(): Promise<void> {
+  const { channel } = state;
+  await act({
+    question:
+      channel === "" ? "Replay every dead letter of every channel?" : `Replay every dead letter of channel ${channel}?`,
+    label: "Replay all",
+    method: "POST",
+    path: "/admin/dead-letters/replay",
+    body: channel === "" ? {} : { channel },
+    what: channel === "" ? "Replay of all" : `Replay of all of ${channel}`,
+  });
+}
+
+/** Filters the dead letters (and "Replay all") to the channel chosen. */
+export function chooseChannel(): Promise<void> {
+  state.channel = byId("dead-letter-channel", HTMLSelectElement).value;
+  byId("replay-all", HTMLButtonElement).textContent =
+    state.channel === "" ? "Replay all (every channel)" : `Replay all of ${state.channel}`;
+  state.letters = "";
+  return refreshLetters();
+}
