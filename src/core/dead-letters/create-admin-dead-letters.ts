@@ -40,6 +40,9 @@ export function createAdminDeadLetters(store: DeadLetterStore, timeline?: Replay
       if (timeline === undefined || !timeline.recorder.on) return await store.replay(filter);
       const letters = await replayedLetters(store, filter);
       const replayed = await store.replay(filter);
+      // A replay that moved nothing (another one took the letters first) records nothing: its
+      // letters may be delivered by now, and a later "replayed" would move them back.
+      if (replayed === 0) return 0;
       const at = timeline.now();
       for (const { letter } of letters)
         timeline.recorder.record(subjectOf(letter.job.message), [{ type: "replayed", at }], "replayed");
