@@ -100,19 +100,28 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     const now = clock.now();
     try {
       if (writes.length > 0 || counts.length > 0) await store.write(writes, counts);
-      if (now - lastPrune >= PRUNE_EVERY_MS) {
-        lastPrune = now;
-        await store.prune({
-          before: now - retention.windowMs,
-          keep: retention.maxMessages,
-          minutesBefore: now - 2 * ACTIVITY_WINDOW_MS,
-        });
-      }
     } catch (error) {
       logger.warn("cannot write the message timeline; these events are not kept", {
         messages: writes.length,
         error: errorMessage(error),
       });
+    }
+    if (now - lastPrune >= PRUNE_EVERY_MS) {
+      lastPrune = now;
+      // Its own failure, said as such: the events were written, and the next prune tries again.
+      await Promise.resolve()
+        .then(() =>
+          store.prune({
+            before: now - retention.windowMs,
+            keep: retention.maxMessages,
+            minutesBefore: now - 2 * ACTIVITY_WINDOW_MS,
+          }),
+        )
+        .catch((error: unknown) => {
+          logger.warn("cannot prune the message timeline; it keeps more than its retention until a prune succeeds", {
+            error: errorMessage(error),
+          });
+        });
     }
     if (dropped > 0) {
       logger.warn("the message timeline fell behind; events were dropped", { dropped });

@@ -102,6 +102,24 @@ describe("the timeline recorder", () => {
     expect(store.page({ limit: 10 }).map((row) => row.id)).toEqual(["d", "c"]);
   });
 
+  it("writes the events when only the prune fails, and says it was the prune", async () => {
+    const store = new MemoryTimelineStore();
+    const failingPrune: TimelineStore = {
+      ...bound(store),
+      prune: () => {
+        throw new Error("statement timeout");
+      },
+    };
+    const { recorder, sink, advance } = recorderOver(failingPrune);
+    advance(60_000);
+    recorder.record(SUBJECT, [{ type: "accepted", at: T0 }], "accepted");
+    await recorder.flush();
+    expect(store.one("m1")?.status).toBe("accepted");
+    const messages = sink.lines.map((line) => String(line.msg));
+    expect(messages.some((msg) => msg.includes("cannot prune the message timeline"))).toBe(true);
+    expect(messages.some((msg) => msg.includes("cannot write the message timeline"))).toBe(false);
+  });
+
   it("is off, recording nothing, when the retention window or bound is 0", () => {
     const store = new MemoryTimelineStore();
     expect(recorderOver(store, { ...RETENTION, windowMs: 0 }).recorder).toBe(noTimeline);
