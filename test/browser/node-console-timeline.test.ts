@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReceivedReply } from "../../src/node/receiver/sample-receiver.js";
 import { type ServiceHarness, startHarness } from "../support/node-service.js";
 import { type ConsolePage, fitsWidth, launchChromium, openConsolePage, tabTo } from "./support/console-browser.js";
+import { searchFor, shownEventTimes, shownEventTitles, shownStatus, signIn } from "./support/console-timeline.js";
 
 const ADMIN_SECRET = "browser-timeline-admin-secret-0123456789";
 /** Written over docs/console-timeline.png only when asked, as node-console.test.ts does with docs/console.png. */
@@ -44,12 +45,9 @@ const known = async (id: string): Promise<void> => {
     .toBe(200);
 };
 const findState = () => page.locator("#found-state").textContent();
-const timelineStatus = () => page.locator("#timeline-fields dd").first().textContent();
-const eventTitles = () => page.locator("#timeline-events li strong").allTextContents();
-const search = async (text: string): Promise<void> => {
-  await page.locator("#search-id").fill(text);
-  await page.locator("#search-id").press("Enter");
-};
+const timelineStatus = () => shownStatus(page);
+const eventTitles = () => shownEventTitles(page);
+const search = (text: string): Promise<void> => searchFor(page, text);
 
 beforeAll(async () => {
   browser = await launchChromium();
@@ -68,10 +66,7 @@ beforeAll(async () => {
   );
   tab = await openConsolePage(browser, harness.baseUrl);
   page = tab.page;
-  await page.goto(`${harness.baseUrl}/admin/`);
-  await page.locator("#secret").fill(ADMIN_SECRET);
-  await page.locator("#secret").press("Enter");
-  await page.locator("#console").waitFor({ state: "visible" });
+  await signIn(page, harness.baseUrl, ADMIN_SECRET);
 });
 
 afterAll(async () => {
@@ -104,9 +99,7 @@ describe("the console's search and timelines on Node", () => {
     const api = await apiTimeline(id);
     expect(api.status).toBe("delivered");
     expect(titles).toHaveLength(api.events.length);
-    const times = await page
-      .locator("#timeline-events li")
-      .evaluateAll((items) => items.map((item) => item.querySelector("time")?.getAttribute("datetime")));
+    const times = await shownEventTimes(page);
     expect(times).toHaveLength(api.events.length);
     expect(times.every((time) => typeof time === "string" && time.endsWith("Z"))).toBe(true);
     // The pointer off the charts, whose minute under it would be highlighted.

@@ -16,7 +16,7 @@ import {
 } from "../support/message-timelines.js";
 import { type ServiceHarness, startHarness } from "../support/node-service.js";
 import { runCliCaptured } from "../support/run-cli-captured.js";
-import { spawnNode, writeTempConfig } from "../support/spawn-node.js";
+import { runBuiltCli, writeTempConfig } from "../support/spawn-node.js";
 
 let harness: ServiceHarness | undefined;
 
@@ -24,13 +24,6 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
-
-/** Runs the built command (`dist/cli.js`) as a process, with no environment but PATH. */
-async function builtCli(args: readonly string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const run = spawnNode("dist/cli.js", args, {});
-  const code = await run.exited;
-  return { code, out: run.lines.join("\n"), err: run.stderr.join("") };
-}
 
 describe("messages --config with state_dir", () => {
   it("reads the timeline from state_dir while the service runs and after it stopped", async () => {
@@ -56,17 +49,17 @@ describe("messages --config with state_dir", () => {
 
     await harness.close();
     harness = undefined;
-    const stopped = await builtCli(["messages", "show", sent.deadLettered, "--json", "--config", config]);
+    const stopped = await runBuiltCli(["messages", "show", sent.deadLettered, "--json", "--config", config]);
     expect(stopped).toMatchObject({ code: 0, out: whileRunning.out.trimEnd() });
-    const people = await builtCli(["messages", "list", "--conversation", "c-ok", "--config", config]);
+    const people = await runBuiltCli(["messages", "list", "--conversation", "c-ok", "--config", config]);
     expect(people.code).toBe(0);
     expect(people.out).toMatch(new RegExp(`^MESSAGE ID .*\\n${sent.delivered} +webhook +c-ok +delivered `));
-    expect(await builtCli(["messages", "show", "no-such-message", "--config", config])).toMatchObject({
+    expect(await runBuiltCli(["messages", "show", "no-such-message", "--config", config])).toMatchObject({
       code: 1,
       out: "",
       err: expect.stringContaining("no message with id no-such-message in the timeline"),
     });
-    expect(await builtCli(["messages", "list", "--status", "lost", "--config", config])).toMatchObject({
+    expect(await runBuiltCli(["messages", "list", "--status", "lost", "--config", config])).toMatchObject({
       code: 2,
       err: expect.stringContaining(
         "--status must be one of accepted, retrying, waiting, delivered, dead_letter, replayed",

@@ -102,7 +102,11 @@ export interface DeliveryHarness {
  * Replays the dead letter of `messageId` through the admin API, once it is listed there (on
  * Workers a letter reaches the dead-letter store through the dead-letter queue, a moment later).
  */
-export async function replayDeadLetter(h: DeliveryHarness, messageId: string, timeoutMs: number): Promise<void> {
+export async function replayDeadLetter(
+  h: Pick<DeliveryHarness, "admin">,
+  messageId: string,
+  timeoutMs: number,
+): Promise<void> {
   const path = `/admin/dead-letters/${encodeURIComponent(messageId)}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {

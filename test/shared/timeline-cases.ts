@@ -24,7 +24,10 @@ export interface TimelineView {
 }
 
 /** Reads a message's timeline through the admin API; undefined while the API does not know it. */
-export async function readTimeline(h: DeliveryHarness, messageId: string): Promise<TimelineView | undefined> {
+export async function readTimeline(
+  h: Pick<DeliveryHarness, "admin">,
+  messageId: string,
+): Promise<TimelineView | undefined> {
   const response = await h.admin(`/admin/messages/${encodeURIComponent(messageId)}`);
   if (response.status === 404) {
     await response.body?.cancel();
@@ -36,7 +39,7 @@ export async function readTimeline(h: DeliveryHarness, messageId: string): Promi
 
 /** Polls the timeline until `check` holds, and returns it. */
 export async function timelineWhen(
-  h: DeliveryHarness,
+  h: Pick<DeliveryHarness, "admin">,
   messageId: string,
   check: (view: TimelineView) => boolean,
   timeoutMs: number,

@@ -33,6 +33,20 @@ export function spawnNode(script: string, args: readonly string[], env: Record<s
   return { child, lines, stderr, exited };
 }
 
+/**
+ * Runs the built command (`dist/cli.js`, as `npx webhook-channel` runs it) as a process, with no
+ * environment but PATH and `env`; `out` is its standard output's lines joined again.
+ */
+export async function runBuiltCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string; err: string }> {
+  const run = spawnNode("dist/cli.js", args, env);
+  // "close", not "exit": only then has all of a longer output (a timeline's JSON) been read.
+  const code = await new Promise<number | null>((resolve) => run.child.once("close", resolve));
+  return { code, out: run.lines.join("\n"), err: run.stderr.join("") };
+}
+
 /** Writes a configuration document to a new temporary folder and returns its path. */
 export async function writeTempConfig(document: unknown): Promise<string> {
   const folder = await mkdtemp(join(tmpdir(), "webhook-channel-"));
