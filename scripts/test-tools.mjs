@@ -49,7 +49,7 @@ export const TOOLS = [
   {
     name: "initdb",
     package: "postgresql",
-    suites: ["test"],
+    suites: ["test", "browser"],
     why: "a private Postgres cluster for the postgres_url_env tests",
     find: postgresInitdb,
   },

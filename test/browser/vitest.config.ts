@@ -10,8 +10,9 @@ export default defineConfig({
     root: fileURLToPath(new URL("../../", import.meta.url)),
     include: ["test/browser/**/*.test.ts"],
     environment: "node",
-    // The console's script and style, as src/console/ is now (the service runs from sources).
-    globalSetup: ["test/support/console-bundle-global-setup.ts"],
+    // The console's script and style, as src/console/ is now (the service runs from sources), and
+    // a private Postgres cluster for the timeline readers' Postgres backend.
+    globalSetup: ["test/support/console-bundle-global-setup.ts", "test/support/postgres-global-setup.ts"],
     // One browser at a time: the Workers file also runs wrangler dev and workerd.
     fileParallelism: false,
     testTimeout: 60_000,
