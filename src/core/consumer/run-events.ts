@@ -27,21 +27,29 @@ export function brainCallEvents(step: BrainStepFacts): BrainCallEvent[] {
   const calls: readonly BrainCall[] =
     step.calls.length > 0
       ? step.calls
-      : [{ brain: step.brain, seconds: step.durationMs / 1000, ...(failed === undefined ? {} : { error: failed }) }];
+      : [
+          failed === undefined
+            ? { brain: step.brain, seconds: step.durationMs / 1000 }
+            : { brain: step.brain, seconds: step.durationMs / 1000, error: failed },
+        ];
   let at = step.at;
   return calls.map((call, index) => {
     const durationMs = Math.round(call.seconds * 1000);
-    const event: BrainCallEvent = {
+    // Built field by field, in the order the API shows them: this runs for every message.
+    const event: Mutable<BrainCallEvent> = {
       type: "brain_call",
       at,
       brain: call.brain,
       fallback: index > 0,
       ok: call.error === undefined,
       duration_ms: durationMs,
-      ...errorFields(call.error),
-      ...(call.error?.pausedUntil === undefined ? {} : { paused: true }),
-      ...tokensOf(step.usage, call.brain),
     };
+    if (call.error !== undefined) addError(event, call.error);
+    if (call.error?.pausedUntil !== undefined) event.paused = true;
+    if (step.usage.length > 0) {
+      const tokens = tokensOf(step.usage, call.brain);
+      if (tokens !== undefined) event.tokens = tokens;
+    }
     at += durationMs;
     return event;
   });
@@ -49,13 +57,11 @@ export function brainCallEvents(step: BrainStepFacts): BrainCallEvent[] {
 
 /** The timeline's events of the replies a brain step made; `body` kept only when asked. */
 export function replyEvents(replies: readonly PendingReply[], at: number, keepText: boolean): ReplyEvent[] {
-  return replies.map((reply) => ({
-    type: "reply",
-    at,
-    reply_id: reply.id,
-    sequence: reply.sequence,
-    ...(keepText ? { text: reply.body } : {}),
-  }));
+  return replies.map((reply) => {
+    const event: Mutable<ReplyEvent> = { type: "reply", at, reply_id: reply.id, sequence: reply.sequence };
+    if (keepText) event.text = reply.body;
+    return event;
+  });
 }
 
 /** The timeline's event of one POST of `reply`, begun at `at`: its failure, or the status it got. */
@@ -66,35 +72,37 @@ export function attemptEvent(
   error?: ChannelError,
   status?: number,
 ): AttemptEvent {
-  return {
+  const event: Mutable<AttemptEvent> = {
     type: "attempt",
     at,
     reply_id: reply.id,
     sequence: reply.sequence,
     ok: error === undefined,
     duration_ms: now - at,
-    ...(status === undefined ? {} : { status }),
-    ...errorFields(error),
   };
+  if (status !== undefined) event.status = status;
+  if (error !== undefined) addError(event, error);
+  return event;
 }
 
-function errorFields(error: ChannelError | undefined): { error_code?: string; error?: string; status?: number } {
-  if (error === undefined) return {};
-  return {
-    error_code: error.code,
-    error: error.message,
-    ...(error.upstreamStatus === undefined ? {} : { status: error.upstreamStatus }),
-  };
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** Adds a failure's code, message and upstream status to `event`, after the fields it has. */
+function addError(event: { error_code?: string; error?: string; status?: number }, error: ChannelError): void {
+  event.error_code = error.code;
+  event.error = error.message;
+  if (error.upstreamStatus !== undefined) event.status = error.upstreamStatus;
 }
 
-function tokensOf(usage: readonly BrainTokens[], brain: string): Pick<BrainCallEvent, "tokens"> {
-  const used = usage.filter((tokens) => tokens.brain === brain);
-  if (used.length === 0) return {};
+function tokensOf(usage: readonly BrainTokens[], brain: string): BrainCallEvent["tokens"] | undefined {
   let input = 0;
   let output = 0;
-  for (const tokens of used) {
+  let used = false;
+  for (const tokens of usage) {
+    if (tokens.brain !== brain) continue;
+    used = true;
     input += tokens.prompt;
     output += tokens.completion;
   }
-  return { tokens: { input, output } };
+  return used ? { input, output } : undefined;
 }

@@ -12,6 +12,8 @@ const LOG_RATIO = Math.log(RATIO);
 /** The last bucket takes everything above an hour. */
 const LAST_BUCKET = Math.ceil(Math.log(3_600_000) / LOG_RATIO);
 const LATENCY = "latency:";
+/** Every latency series' name, made once: a delivery's count must not build a string. */
+const LATENCY_SERIES: readonly string[] = Array.from({ length: LAST_BUCKET + 1 }, (_, bucket) => `${LATENCY}${bucket}`);
 
 /** The start of the minute `at` falls in. */
 export function minuteOf(at: number): number {
@@ -36,7 +38,7 @@ export function countEvent(event: TimelineEvent, acceptedAt: number, add: (serie
       return;
     case "delivered":
       add("delivered");
-      add(`${LATENCY}${latencyBucket(event.at - acceptedAt)}`);
+      add(LATENCY_SERIES[latencyBucket(event.at - acceptedAt)] ?? `${LATENCY}${LAST_BUCKET}`);
       return;
     default:
       return;

@@ -1,8 +1,14 @@
 import type { StoredTimeline, TimelinePageQuery, TimelineStore, TimelineSummary } from "./timeline-store.js";
 import { type ActivityCount, inTimeOrder, isAfter, type TimelinePrune, type TimelineWrite } from "./timeline-store.js";
 
+/** A message's row: one object per message, since every message's row outlives a young collection. */
 interface Row {
-  summary: TimelineSummary;
+  readonly id: string;
+  readonly channel: string;
+  readonly conversationId: string;
+  readonly acceptedAt: number;
+  status: TimelineSummary["status"];
+  updatedAt: number;
   /** A write's own array, kept as it is (a writer hands over what it wrote); an update concatenates. */
   events: StoredTimeline["events"];
 }
@@ -26,21 +32,20 @@ export class MemoryTimelineStore implements TimelineStore {
     for (const write of writes) {
       const row = this.#rows.get(write.id);
       if (row === undefined) {
-        const summary: TimelineSummary = {
+        this.#rows.set(write.id, {
           id: write.id,
           channel: write.channel,
           conversationId: write.conversationId,
           acceptedAt: write.acceptedAt,
           status: write.status ?? "accepted",
           updatedAt: write.updatedAt,
-        };
-        this.#rows.set(write.id, { summary, events: write.events });
+          events: write.events,
+        });
         continue;
       }
       row.events = row.events.concat(write.events);
-      const { summary } = row;
-      const status = write.status !== null && write.updatedAt >= summary.updatedAt ? write.status : summary.status;
-      row.summary = { ...summary, status, updatedAt: Math.max(summary.updatedAt, write.updatedAt) };
+      if (write.status !== null && write.updatedAt >= row.updatedAt) row.status = write.status;
+      if (write.updatedAt > row.updatedAt) row.updatedAt = write.updatedAt;
     }
     let over = this.#rows.size - this.#maxMessages;
     for (const id of this.#rows.keys()) {
@@ -57,12 +62,12 @@ export class MemoryTimelineStore implements TimelineStore {
 
   one(id: string): StoredTimeline | undefined {
     const row = this.#rows.get(id);
-    return row === undefined ? undefined : { ...row.summary, events: inTimeOrder(row.events) };
+    return row === undefined ? undefined : { ...summaryOf(row), events: inTimeOrder(row.events) };
   }
 
   page(query: TimelinePageQuery): readonly TimelineSummary[] {
-    const matching: TimelineSummary[] = [];
-    for (const { summary } of this.#rows.values()) {
+    const matching: Row[] = [];
+    for (const summary of this.#rows.values()) {
       if (query.channel !== undefined && summary.channel !== query.channel) continue;
       if (query.conversationId !== undefined && summary.conversationId !== query.conversationId) continue;
       if (query.status !== undefined && summary.status !== query.status) continue;
@@ -71,7 +76,7 @@ export class MemoryTimelineStore implements TimelineStore {
       matching.push(summary);
     }
     matching.sort((a, b) => b.acceptedAt - a.acceptedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    return matching.slice(0, query.limit);
+    return matching.slice(0, query.limit).map(summaryOf);
   }
 
   activity(since: number): readonly ActivityCount[] {
@@ -80,11 +85,16 @@ export class MemoryTimelineStore implements TimelineStore {
 
   prune({ before, keep, minutesBefore }: TimelinePrune): void {
     let over = this.#rows.size - keep;
-    for (const [id, { summary }] of this.#rows) {
-      if (over <= 0 && summary.acceptedAt >= before) break;
+    for (const [id, row] of this.#rows) {
+      if (over <= 0 && row.acceptedAt >= before) break;
       this.#rows.delete(id);
       over -= 1;
     }
     for (const [key, count] of this.#minutes) if (count.minute < minutesBefore) this.#minutes.delete(key);
   }
+}
+
+function summaryOf(row: Row): TimelineSummary {
+  const { id, channel, conversationId, acceptedAt, status, updatedAt } = row;
+  return { id, channel, conversationId, acceptedAt, status, updatedAt };
 }

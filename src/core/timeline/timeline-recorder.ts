@@ -87,6 +87,23 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
   let writing: Promise<void> = Promise.resolve();
   let lastPrune = clock.now();
   let dropped = 0;
+  // One counter for every event: the minute it counts in is the event's, set before each call.
+  let countingAt = 0;
+  let lastMinute = Number.NaN;
+  let lastSeries = new Map<string, number>();
+  const count = (name: string): void => {
+    const minute = minuteOf(countingAt);
+    if (minute !== lastMinute) {
+      let series = activity.get(minute);
+      if (series === undefined) {
+        series = new Map();
+        activity.set(minute, series);
+      }
+      lastMinute = minute;
+      lastSeries = series;
+    }
+    lastSeries.set(name, (lastSeries.get(name) ?? 0) + 1);
+  };
 
   const writeGathered = async (): Promise<void> => {
     scheduled = false;
@@ -97,6 +114,7 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     }
     gathered = new Map();
     activity = new Map();
+    lastMinute = Number.NaN;
     const now = clock.now();
     try {
       if (writes.length > 0 || counts.length > 0) await store.write(writes, counts);
@@ -158,14 +176,8 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
       for (const event of events) {
         write.events.push(event);
         if (event.at > write.updatedAt) write.updatedAt = event.at;
-        const minute = minuteOf(event.at);
-        let series = activity.get(minute);
-        if (series === undefined) {
-          series = new Map();
-          activity.set(minute, series);
-        }
-        const counts = series;
-        countEvent(event, subject.acceptedAt, (name) => counts.set(name, (counts.get(name) ?? 0) + 1));
+        countingAt = event.at;
+        countEvent(event, subject.acceptedAt, count);
       }
       if (status !== null) write.status = status;
       if (!scheduled) {
