@@ -37,7 +37,7 @@ export function createAdminDeadLetters(store: DeadLetterStore, timeline?: Replay
       // deleted or replayed elsewhere meanwhile gets no "replayed", and one that another
       // replay took first (it may be delivered by now) is not moved back to "replayed".
       const replayed = await store.replay(filter);
-      if (timeline !== undefined && timeline.recorder.on && replayed.length > 0) {
+      if (timeline?.recorder.on && replayed.length > 0) {
         const at = timeline.now();
         for (const letter of replayed) timeline.recorder.record(letter, [{ type: "replayed", at }], "replayed");
       }
