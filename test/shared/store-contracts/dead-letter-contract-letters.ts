@@ -92,6 +92,7 @@ export function deadLetter(
   };
 }
 
+/** The id a letter is kept under: its message's. */
 export const idOf = (letter: DeadLetter): string => letter.job.message.id;
 
 /** What a replay answers for a letter it took: its message as the timeline knows it. */
@@ -102,6 +103,7 @@ export const subjectOf = (letter: DeadLetter): ReplayedLetter => ({
   acceptedAt: letter.job.message.receivedAt,
 });
 
+/** Orders replayed letters by id. */
 export const bySubjectId = (a: ReplayedLetter, b: ReplayedLetter): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** Replayed letters in id order: a store answers them in any. */

@@ -11,7 +11,7 @@ import type {
   TimelineWrite,
 } from "../../../src/core/timeline/timeline-store.js";
 
-/** How a store bounds its size, when it is not one list: see {@link timelineStoreContract}. */
+/** How a store bounds its size, when it is not one list: see `timelineStoreContract`. */
 export interface TimelineStoreOptions {
   /**
    * The store is split in this many parts that each keep their share (`keep` divided by this,
