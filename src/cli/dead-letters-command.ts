@@ -115,7 +115,7 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
       io.err(`${items.length} dead letter(s)\n`);
       return 0;
     }
-    const replayed = replayDeadLetters(db, values.all ? "all" : ids);
+    const replayed = replayDeadLetters(db, values.all ? {} : { ids }).map((row) => row.id);
     const missing = ids.filter((id) => !replayed.includes(id));
     for (const id of replayed) io.out(`replayed ${id}\n`);
     for (const id of missing) io.err(`no dead letter with id ${id}\n`);

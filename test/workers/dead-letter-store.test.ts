@@ -98,7 +98,7 @@ describe("the dead-letter store inside workerd", () => {
     const replayed = letter();
     const id = replayed.job.message.id;
     await store().keep(replayed);
-    expect(await store().replay({ ids: [id] })).toBe(1);
+    expect(await store().replay({ ids: [id] })).toHaveLength(1);
     await store().keep(replayed);
     expect(await store().one(id)).toBeNull();
 

@@ -14,7 +14,7 @@ import { silentLogger } from "../../src/core/log/logger.js";
 import type { TimelineStore, TimelineWrite } from "../../src/core/timeline/timeline-store.js";
 import { DeferredTimeline, FLUSH_WAIT_MS } from "../../src/workers/timeline/deferred-timeline.js";
 import { createDurableTimelineStore, MAX_TEXT_CHARS } from "../../src/workers/timeline/durable-timeline-store.js";
-import { PRUNE_EVERY_MS } from "../../src/workers/timeline/timeline-shard-object.js";
+import { PRUNE_BATCHES_PER_RUN, PRUNE_EVERY_MS } from "../../src/workers/timeline/timeline-shard-object.js";
 import { shardName, shardOf } from "../../src/workers/timeline/timeline-shards.js";
 import { timelineStoreContract } from "../shared/store-contracts/timeline-store-contract.js";
 import { forgetConversations, objectsUse } from "./support/conversations.js";
@@ -89,6 +89,33 @@ describe("the timeline shards", () => {
     expect(await store.activity(0)).toEqual([]);
     // Rows are left, so the prune comes again.
     expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).not.toBeNull();
+  });
+
+  it(`cut far over their share in runs of at most ${PRUNE_BATCHES_PER_RUN} batches, the next run set at once`, async () => {
+    captureLogs();
+    // 32 messages kept by 16 shards: 2 each.
+    const config = channelConfig({
+      top: { admin: { token_env: "ADMIN_SECRET" }, timeline: { retention_hours: 1, max_messages: 32 } },
+    });
+    objectsUse(
+      testEnv(config, { WEBHOOK_SECRET: SECRET, ADMIN_SECRET: "workers-admin-secret-abcdefghijklmnopqrstuvwxyz0123" }),
+    );
+    const prefix = freshPrefix();
+    const store = createDurableTimelineStore(env.TIMELINE_SHARDS, { prefix, shards: 1 });
+    const channel = `timeline-${crypto.randomUUID()}`;
+    const now = Date.now();
+    // A run deletes 10 batches of 1,000: this is 500 over what one run cuts down to the share.
+    const messages = Array.from({ length: 10_502 }, (_, index) => accepted(channel, now - index));
+    await store.write(messages, []);
+    const stub = env.TIMELINE_SHARDS.get(env.TIMELINE_SHARDS.idFromName(shardName(prefix, 0)));
+    const alarm = () => runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
+    const alarmRuns = async () => (await runInDurableObject(stub, (instance) => instance.usage)).alarmRuns;
+
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    // The run left the rest to the next, set at once: it runs by itself, and leaves the share.
+    await vi.waitFor(async () => expect(await alarmRuns()).toBe(2), { timeout: 5_000, interval: 20 });
+    expect((await store.page({ channel, limit: 10 })).map((row) => row.id)).toEqual([messages[0]?.id, messages[1]?.id]);
+    expect(await alarm()).toBeGreaterThan(Date.now() + PRUNE_EVERY_MS - 60_000);
   });
 
   it("forget everything, and stop their alarm, once the timeline is turned off", async () => {

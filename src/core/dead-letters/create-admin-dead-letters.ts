@@ -1,18 +1,14 @@
 import type { AdminDeadLetters } from "../admin/dead-letter-admin.js";
 import { decodeCursor, encodeCursor } from "../admin/dead-letter-cursor.js";
-import type { StoredDeadLetter } from "../admin/dead-letter-item.js";
 import { deadLetterItem } from "../admin/dead-letter-item.js";
-import { subjectOf, type TimelineRecorder } from "../timeline/timeline-recorder.js";
-import type { DeadLetterStore, ReplayFilter } from "./dead-letter-store.js";
+import type { TimelineRecorder } from "../timeline/timeline-recorder.js";
+import type { DeadLetterStore } from "./dead-letter-store.js";
 
 /** Where replays are recorded in their messages' timelines. */
 export interface ReplayTimeline {
   readonly recorder: TimelineRecorder;
   readonly now: () => number;
 }
-
-/** Largest page read while listing the letters a bulk replay takes. */
-const REPLAY_PAGE = 500;
 
 /**
  * The admin API's dead letters over any {@link DeadLetterStore}: the one pager. The cursor is
@@ -37,37 +33,16 @@ export function createAdminDeadLetters(store: DeadLetterStore, timeline?: Replay
       return stored === undefined ? undefined : deadLetterItem(stored);
     },
     async replay(filter) {
-      if (timeline === undefined || !timeline.recorder.on) return await store.replay(filter);
-      const letters = await replayedLetters(store, filter);
+      // Recorded from what the store says it took, not from a list read before: a letter
+      // deleted or replayed elsewhere meanwhile gets no "replayed", and one that another
+      // replay took first (it may be delivered by now) is not moved back to "replayed".
       const replayed = await store.replay(filter);
-      // A replay that moved nothing (another one took the letters first) records nothing: its
-      // letters may be delivered by now, and a later "replayed" would move them back.
-      if (replayed === 0) return 0;
-      const at = timeline.now();
-      for (const { letter } of letters)
-        timeline.recorder.record(subjectOf(letter.job.message), [{ type: "replayed", at }], "replayed");
-      return replayed;
+      if (timeline?.recorder.on && replayed.length > 0) {
+        const at = timeline.now();
+        for (const letter of replayed) timeline.recorder.record(letter, [{ type: "replayed", at }], "replayed");
+      }
+      return replayed.length;
     },
     delete: async (id) => await store.remove(id),
   };
-}
-
-/** The letters `filter` takes, read before the replay moves them, for their timelines. */
-async function replayedLetters(store: DeadLetterStore, filter: ReplayFilter): Promise<StoredDeadLetter[]> {
-  if (filter.ids !== undefined) {
-    const found = await Promise.all(filter.ids.map(async (id) => await store.one(id)));
-    return found.filter(
-      (letter): letter is StoredDeadLetter =>
-        letter !== undefined && (filter.channel === undefined || letter.channel === filter.channel),
-    );
-  }
-  const letters: StoredDeadLetter[] = [];
-  let after: { diedAt: number; id: string } | null = null;
-  for (;;) {
-    const page = await store.page({ channel: filter.channel ?? null, after, limit: REPLAY_PAGE });
-    letters.push(...page.letters);
-    const last = page.letters.at(-1);
-    if (!page.more || last === undefined) return letters;
-    after = { diedAt: last.letter.diedAt, id: last.id };
-  }
 }

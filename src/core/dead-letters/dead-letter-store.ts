@@ -1,5 +1,6 @@
 import type { CursorPosition } from "../admin/dead-letter-cursor.js";
 import type { StoredDeadLetter } from "../admin/dead-letter-item.js";
+import type { TimelineSubject } from "../timeline/timeline-store.js";
 import type { DeadLetter } from "./dead-letter.js";
 
 /** What keeping a letter dropped from its channel to stay within the bound. */
@@ -41,6 +42,12 @@ export interface ReplayFilter {
 }
 
 /**
+ * A letter a replay took off the list, as its message's timeline knows the message (id,
+ * channel, conversation, acceptance time): what the admin records a `replayed` event for.
+ */
+export type ReplayedLetter = TimelineSubject;
+
+/**
  * What a runtime must store for dead letters: the letters that are listed (not being replayed),
  * each under its message's id, ordered by failure time and then id. Memory and SQLite on Node
  * and the Durable Object on Workers implement it; the admin API's paging, cursor and the bound's
@@ -63,9 +70,11 @@ export interface DeadLetterStore {
   remove(id: string): boolean | Promise<boolean>;
   /**
    * Runs the chosen letters again and takes them off the list (each runtime has its own way
-   * back to the queue); returns how many went, unknown ids skipped.
+   * back to the queue); returns the letters it took, in no given order, unknown ids skipped.
+   * Exactly those: a letter deleted, or replayed by another replica, before this replay took
+   * it is not among them, so that its timeline gets no `replayed` it did not have.
    */
-  replay(filter: ReplayFilter): number | Promise<number>;
+  replay(filter: ReplayFilter): readonly ReplayedLetter[] | Promise<readonly ReplayedLetter[]>;
   /** Listed letters, every channel's. */
   count(): number | Promise<number>;
 }

@@ -3,8 +3,9 @@ import type { StoredDeadLetter } from "../admin/dead-letter-item.js";
 import { RETRY_AFTER_SECONDS } from "../app/refusals.js";
 import { ChannelError } from "../channel-error.js";
 import type { Job } from "../lifecycle/job.js";
+import { subjectOf } from "../timeline/timeline-recorder.js";
 import { replayableJob } from "./dead-letter.js";
-import type { ImmediateDeadLetterStore, KeptWithin } from "./dead-letter-store.js";
+import type { ImmediateDeadLetterStore, KeptWithin, ReplayedLetter } from "./dead-letter-store.js";
 
 /**
  * Puts a replayed job back on its channel's queue when the queue has room for it
@@ -73,16 +74,16 @@ export function createMemoryDeadLetterStore(restore: RestoreJob): ImmediateDeadL
     replay(filter) {
       const ids = filter.ids === undefined ? undefined : new Set(filter.ids);
       const chosen = listed(filter.channel ?? null).filter((stored) => ids === undefined || ids.has(stored.id));
-      let replayed = 0;
+      const replayed: ReplayedLetter[] = [];
       for (const stored of chosen) {
         // Off the list before the queue sees the job, so that the job dying again can only
         // add a new letter, never have it removed here.
         if (take(stored.id) === undefined) continue;
-        if (restore(replayableJob(stored.letter))) replayed += 1;
+        if (restore(replayableJob(stored.letter))) replayed.push(subjectOf(stored.letter.job.message));
         // No room: listed again where it was, so that a full queue loses no dead letter.
         else insert(stored);
       }
-      if (replayed === 0 && chosen.length > 0) throw queueFullError();
+      if (replayed.length === 0 && chosen.length > 0) throw queueFullError();
       return replayed;
     },
     count: () => byId.size,

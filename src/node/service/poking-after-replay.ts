@@ -10,9 +10,9 @@ export function pokingAfterReplay<S extends DeadLetterStore>(store: S, poke: () 
     replay(filter) {
       const replayed = store.replay(filter);
       if (replayed instanceof Promise) {
-        return replayed.then((count) => {
+        return replayed.then((letters) => {
           poke();
-          return count;
+          return letters;
         });
       }
       poke();

@@ -1,7 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { DEFAULT_MAX_DEAD_LETTERS } from "../../core/config/config-schema.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
-import type { DeadLetterPageQuery, KeptWithin, ReplayFilter } from "../../core/dead-letters/dead-letter-store.js";
+import type {
+  DeadLetterPageQuery,
+  KeptWithin,
+  ReplayedLetter,
+  ReplayFilter,
+} from "../../core/dead-letters/dead-letter-store.js";
 import { type DeadLetterBound, keepDeadLetter } from "../../core/dead-letters/keep-dead-letter.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
@@ -79,11 +84,11 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
 
   /**
    * Marks listed letters for replay (all of them, those of `channel`, those in `ids`) and sets
-   * the alarm that hands them back; returns how many were marked.
+   * the alarm that hands them back; returns the letters it marked.
    */
-  async replay(filter: ReplayFilter): Promise<number> {
+  async replay(filter: ReplayFilter): Promise<ReplayedLetter[]> {
     const marked = this.letters.mark(filter, Date.now());
-    if (marked > 0) await this.schedule();
+    if (marked.length > 0) await this.schedule();
     return marked;
   }
 

@@ -1,5 +1,11 @@
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
-import type { DeadLetterPageQuery, KeptWithin, ReplayFilter } from "../../core/dead-letters/dead-letter-store.js";
+import type {
+  DeadLetterPageQuery,
+  KeptWithin,
+  ReplayedLetter,
+  ReplayFilter,
+} from "../../core/dead-letters/dead-letter-store.js";
+import { subjectOf } from "../../core/timeline/timeline-recorder.js";
 import type { MeteredSql } from "../metered-sql.js";
 import { piecesOf } from "./letter-pieces.js";
 
@@ -27,6 +33,9 @@ export interface KeptLetter {
 
 /** A stored letter as its row has it: the first piece in `letter`, the rest in `dead_letter_pieces`. */
 export type LetterRow = { id: string; channel: string; died_at: number; pieces: number; letter: string };
+
+/** A letter just marked for a replay: its message's subject, when its JSON is one piece. */
+type MarkedSubject = { id: string; channel: string; conversation_id: SqlStorageValue; received_at: SqlStorageValue };
 
 /** A letter being replayed: when the replay was asked for, and its failed hand-backs. */
 export type MarkedRow = LetterRow & { marked_at: number; tries: number };
@@ -141,19 +150,26 @@ export class DeadLetterTable {
     return true;
   }
 
-  /** Marks listed letters for a replay asked for `now` (they leave the list); returns how many. */
-  mark(filter: ReplayFilter, now: number): number {
-    const marked = this.sql.all(
+  /**
+   * Marks listed letters for a replay asked for `now` (they leave the list); returns the
+   * letters it marked. Their subjects are read in the statement that marks them, from the
+   * letter's JSON when it is one piece; a letter kept in pieces (rare: a large one) is read
+   * whole afterwards, as the replay still holds it.
+   */
+  mark(filter: ReplayFilter, now: number): ReplayedLetter[] {
+    const marked = this.sql.all<MarkedSubject>(
       `UPDATE dead_letters SET replay_at = ?1, marked_at = ?1, tries = 0 WHERE replay_at IS NULL
          AND (?2 IS NULL OR channel = ?2)
          AND (?3 IS NULL OR id IN (SELECT value FROM json_each(?3)))
-       RETURNING id`,
+       RETURNING id, channel,
+         CASE WHEN pieces <= 1 THEN json_extract(letter, '$.job.message.message.conversationId') END AS conversation_id,
+         CASE WHEN pieces <= 1 THEN json_extract(letter, '$.job.message.receivedAt') END AS received_at`,
       now,
       filter.channel ?? null,
       filter.ids === undefined ? null : JSON.stringify(filter.ids),
-    ).length;
-    if (marked > 0) this.listed = undefined;
-    return marked;
+    );
+    if (marked.length > 0) this.listed = undefined;
+    return marked.map((row) => this.replayedLetter(row));
   }
 
   /** Marked letters whose hand-back is due at `now`, at most `limit`, in the order they were marked. */
@@ -210,6 +226,19 @@ export class DeadLetterTable {
       letter += rest.map((piece) => piece.data).join("");
     }
     return { id: row.id, channel: row.channel, diedAt: row.died_at, letter };
+  }
+
+  /** What the timeline knows a marked letter's message by. */
+  private replayedLetter(row: MarkedSubject): ReplayedLetter {
+    if (typeof row.conversation_id === "string" && typeof row.received_at === "number") {
+      return { id: row.id, channel: row.channel, conversationId: row.conversation_id, acceptedAt: row.received_at };
+    }
+    const stored = this.sql.first<LetterRow>(
+      "SELECT id, channel, died_at, pieces, letter FROM dead_letters WHERE id = ?",
+      row.id,
+    );
+    if (stored === undefined) throw new Error(`dead letter ${row.id} went while its replay was marked`);
+    return subjectOf((JSON.parse(this.whole(stored).letter) as DeadLetter).job.message);
   }
 
   private pruneGone(): void {

@@ -9,6 +9,7 @@ import type {
   TimelineSummary,
   TimelineWrite,
 } from "../../core/timeline/timeline-store.js";
+import { sleep } from "../conversation/within.js";
 import { partsFor } from "../environment-parts.js";
 import { MeteredSql, type StorageUsage } from "../metered-sql.js";
 import type { WorkerEnv } from "../worker-env.js";
@@ -17,6 +18,19 @@ import { TIMELINE_SHARDS } from "./timeline-shards.js";
 
 /** How often a shard that holds rows forgets what the retention no longer keeps. */
 export const PRUNE_EVERY_MS = 10 * 60_000;
+
+/**
+ * Rows (and minute counts) a prune deletes per transaction. A large cut (the bound lowered, the
+ * window shortened) is many short transactions, with other calls let in between, rather than
+ * one that holds the object for the whole cut.
+ */
+const PRUNE_BATCH = 1_000;
+
+/**
+ * Batches one alarm run deletes at most, so that a run stays well within an invocation's CPU
+ * time however large the cut; what is left goes at the next run, set at once.
+ */
+export const PRUNE_BATCHES_PER_RUN = 10;
 
 /**
  * One of the {@link TIMELINE_SHARDS} shards of the message timeline (binding `TIMELINE_SHARDS`):
@@ -70,9 +84,9 @@ export class TimelineShardObject extends DurableObject<WorkerEnv> {
     return this.table.activity(since);
   }
 
-  /** Forgets what `limits` no longer keep (the store's `prune`, for this shard). */
-  prune(limits: TimelinePrune): void {
-    this.ctx.storage.transactionSync(() => this.table.prune(limits));
+  /** Forgets what `limits` no longer keep (the store's `prune`, for this shard), batch after batch. */
+  async prune(limits: TimelinePrune): Promise<void> {
+    await this.pruneBatches(limits, Number.POSITIVE_INFINITY);
   }
 
   /**
@@ -87,7 +101,7 @@ export class TimelineShardObject extends DurableObject<WorkerEnv> {
     if (built.ok) {
       const now = Date.now();
       const retention = timelineRetention(built.parts.config.timeline, true);
-      this.prune(
+      const done = await this.pruneBatches(
         timelineIsOn(retention)
           ? {
               before: now - retention.windowMs,
@@ -95,7 +109,15 @@ export class TimelineShardObject extends DurableObject<WorkerEnv> {
               minutesBefore: now - 2 * ACTIVITY_WINDOW_MS,
             }
           : { before: Number.MAX_SAFE_INTEGER, keep: 0, minutesBefore: Number.MAX_SAFE_INTEGER },
+        PRUNE_BATCHES_PER_RUN,
       );
+      if (!done) {
+        // The rest of a large cut: at once, in a run of its own.
+        this.sql.usage.alarmsSet += 1;
+        await this.ctx.storage.setAlarm(Date.now());
+        this.armed = true;
+        return;
+      }
     }
     if (this.table.holdsAny()) await this.arm();
   }
@@ -106,6 +128,23 @@ export class TimelineShardObject extends DurableObject<WorkerEnv> {
    */
   protected environment(): WorkerEnv {
     return this.env;
+  }
+
+  /**
+   * Prunes by `limits` in at most `batches` transactions of {@link PRUNE_BATCH} rows, letting
+   * other calls in between (a timer ends the turn, so each commits on its own); true when
+   * nothing is left to prune.
+   */
+  private async pruneBatches(limits: TimelinePrune, batches: number): Promise<boolean> {
+    const bound = this.table.pruneBound(limits);
+    for (let batch = 0; batch < batches; batch += 1) {
+      const more = this.ctx.storage.transactionSync(() =>
+        this.table.pruneBatch(bound, limits.minutesBefore, PRUNE_BATCH),
+      );
+      if (!more) return true;
+      await sleep(0);
+    }
+    return false;
   }
 
   /** Sets the prune's alarm unless one is set: once per {@link PRUNE_EVERY_MS} at most. */

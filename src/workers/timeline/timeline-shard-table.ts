@@ -1,5 +1,6 @@
 import { fromEventLines, toEventLines } from "../../core/timeline/event-lines.js";
 import type { MessageStatus } from "../../core/timeline/timeline-event.js";
+import { type TimelinePruneBound, timelinePruneBound } from "../../core/timeline/timeline-prune-bound.js";
 import {
   type ActivityCount,
   inTimeOrder,
@@ -144,17 +145,52 @@ export class TimelineShardTable {
     return counts;
   }
 
-  /** Forgets messages accepted before `before` or beyond the `keep` most recent, and minute counts before `minutesBefore`. */
-  prune({ before, keep, minutesBefore }: TimelinePrune): void {
-    const kept = this.sql.first<{ accepted_at: number }>(
-      "SELECT accepted_at FROM timeline ORDER BY accepted_at DESC, message_id DESC LIMIT 1 OFFSET ?",
-      keep,
+  /**
+   * Where a prune by `limits` cuts (see {@link TimelinePruneBound}): the window's start, or the
+   * oldest of the `keep` most recently accepted, whichever is later.
+   */
+  pruneBound(limits: TimelinePrune): TimelinePruneBound {
+    const kept =
+      limits.keep > 0
+        ? this.sql.first<{ accepted_at: number; message_id: string }>(
+            "SELECT accepted_at, message_id FROM timeline ORDER BY accepted_at DESC, message_id DESC LIMIT 1 OFFSET ?",
+            limits.keep - 1,
+          )
+        : undefined;
+    return timelinePruneBound(limits, kept && { acceptedAt: kept.accepted_at, id: kept.message_id });
+  }
+
+  /**
+   * Forgets at most `batch` messages before `bound`, the oldest first, and at most `batch`
+   * minute counts before `minutesBefore`; true when a full batch went, so more may be left.
+   */
+  pruneBatch(bound: TimelinePruneBound, minutesBefore: number, batch: number): boolean {
+    const before =
+      bound.id === null
+        ? this.sql.all(
+            `DELETE FROM timeline WHERE message_id IN (
+               SELECT message_id FROM timeline WHERE accepted_at < ? ORDER BY accepted_at, message_id LIMIT ?)
+             RETURNING 1`,
+            bound.acceptedAt,
+            batch,
+          )
+        : this.sql.all(
+            `DELETE FROM timeline WHERE message_id IN (
+               SELECT message_id FROM timeline WHERE (accepted_at, message_id) < (?, ?)
+               ORDER BY accepted_at, message_id LIMIT ?)
+             RETURNING 1`,
+            bound.acceptedAt,
+            bound.id,
+            batch,
+          );
+    const minutes = this.sql.all(
+      `DELETE FROM timeline_activity WHERE minute IN (
+         SELECT minute FROM timeline_activity WHERE minute < ? ORDER BY minute LIMIT ?)
+       RETURNING 1`,
+      minutesBefore,
+      batch,
     );
-    this.sql.run(
-      "DELETE FROM timeline WHERE accepted_at < ?",
-      kept === undefined ? before : Math.max(before, kept.accepted_at + 1),
-    );
-    this.sql.run("DELETE FROM timeline_activity WHERE minute < ?", minutesBefore);
+    return before.length === batch || minutes.length === batch;
   }
 
   /** True when the shard holds anything a later prune would forget. */

@@ -9,94 +9,31 @@
  * at its own letters only in a list of every channel. What a replay then does (memory: the
  * channel's queue; SQLite: a `jobs` row in state `replay`; the Durable Object: a hand-back to
  * the conversation's object) is each runtime's own and tested there; held here is what they
- * share: the letter leaves the list.
+ * share: the letter leaves the list, and the replay answers exactly the letters it took.
  */
 import { describe, expect, it } from "vitest";
 import type { DeadLetterItem } from "../../../src/core/admin/dead-letter-item.js";
 import { createAdminDeadLetters } from "../../../src/core/dead-letters/create-admin-dead-letters.js";
 import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
-import type { DeadLetterStore, ImmediateDeadLetterStore } from "../../../src/core/dead-letters/dead-letter-store.js";
-import { keepDeadLetter, warnOverBound } from "../../../src/core/dead-letters/keep-dead-letter.js";
-import { createJsonLogger } from "../../../src/core/log/logger.js";
+import type { DeadLetterStore } from "../../../src/core/dead-letters/dead-letter-store.js";
+import {
+  type DeadLetterStoreUnderTest,
+  deadLetter,
+  freshChannel,
+  idOf,
+  listedIds,
+  MANY,
+  pastBase,
+} from "./dead-letter-contract-letters.js";
+import { deadLetterRemovalCases } from "./dead-letter-removal-cases.js";
 
-/** A store to hold to the contract, and how its runtime keeps a letter with the bound's warning. */
-export interface DeadLetterStoreUnderTest {
-  readonly store: DeadLetterStore;
-  /**
-   * Keeps a letter as the runtime does after a death, its channel bounded to `max`, and returns
-   * the JSON log lines written meanwhile.
-   */
-  readonly keepLogged: (letter: DeadLetter, max: number) => Promise<readonly Record<string, unknown>[]>;
-}
-
-/**
- * A store that answers at once (Node's, and any that keeps letters where the job queue runs),
- * kept through the core's `keepDeadLetter` as Node's admin does, with a logger of its own.
- */
-export function keptThroughCore(store: ImmediateDeadLetterStore): DeadLetterStoreUnderTest {
-  return {
-    store,
-    async keepLogged(letter, max) {
-      const lines: Record<string, unknown>[] = [];
-      const logger = createJsonLogger((line) => lines.push(JSON.parse(line) as Record<string, unknown>), "debug");
-      keepDeadLetter(store, letter, { max, logger });
-      return lines;
-    },
-  };
-}
-
-/**
- * A store that answers with a promise (Postgres), kept as Node's admin keeps such a store: the
- * core's `warnOverBound` on the answer, with a logger of its own.
- */
-export function keptThroughCoreAsync(store: DeadLetterStore): DeadLetterStoreUnderTest {
-  return {
-    store,
-    async keepLogged(letter, max) {
-      const lines: Record<string, unknown>[] = [];
-      const logger = createJsonLogger((line) => lines.push(JSON.parse(line) as Record<string, unknown>), "debug");
-      warnOverBound(await store.keep(letter, max), letter, { max, logger });
-      return lines;
-    },
-  };
-}
+export {
+  type DeadLetterStoreUnderTest,
+  keptThroughCore,
+  keptThroughCoreAsync,
+} from "./dead-letter-contract-letters.js";
 
 const WARNING = "dead letters over admin.max_dead_letters: the oldest were dropped";
-
-/** A bound no test reaches. */
-const MANY = 1_000;
-
-/** A channel no other test uses. */
-const freshChannel = (): string => `dead-${crypto.randomUUID()}`;
-
-/** A dead letter of `channel` that failed at `diedAt`, under a fresh message id unless given one. */
-function deadLetter(channel: string, diedAt: number, fields: { id?: string; error?: string } = {}): DeadLetter {
-  return {
-    job: {
-      message: {
-        id: fields.id ?? crypto.randomUUID(),
-        channel,
-        receivedAt: diedAt - 5_000,
-        message: { senderId: "u1", conversationId: `conversation-${crypto.randomUUID()}`, text: "hello" },
-      },
-      delivered: 0,
-      attempts: 3,
-    },
-    error: {
-      code: "upstream_rejected",
-      message: fields.error ?? "receiver answered 400",
-      retryable: false,
-      status: 400,
-    },
-    attempts: 3,
-    diedAt,
-  };
-}
-
-const idOf = (letter: DeadLetter): string => letter.job.message.id;
-
-/** Failure times well in the past, so that letters other tests keep now sort after these. */
-const pastBase = (): number => Date.now() - 3_600_000;
 
 /** Every page of `query` through the admin pager, following `next_cursor` to the end. */
 async function allPages(
@@ -115,11 +52,7 @@ async function allPages(
   return { pages, ids: pages.flat().map((item) => item.id) };
 }
 
-/** The ids of a channel's listed letters, in the list's order. */
-async function listedIds(store: DeadLetterStore, channel: string): Promise<string[]> {
-  return (await store.page({ channel, after: null, limit: 500 })).letters.map((stored) => stored.id);
-}
-
+/** Registers the contract's cases against the store `make` gives, one describe block per store. */
 export function deadLetterStoreContract(
   name: string,
   make: () => Promise<DeadLetterStoreUnderTest> | DeadLetterStoreUnderTest,
@@ -275,50 +208,6 @@ export function deadLetterStoreContract(
       ]);
     });
 
-    it("replays chosen letters: they leave the list and the count, unknown ids are skipped, and it answers how many", async () => {
-      const { store } = await make();
-      const [channel, other] = [freshChannel(), freshChannel()];
-      const base = pastBase();
-      const a0 = deadLetter(channel, base);
-      const a1 = deadLetter(channel, base + 1);
-      const a2 = deadLetter(channel, base + 2);
-      const b0 = deadLetter(other, base + 3);
-      for (const letter of [a0, a1, a2, b0]) await store.keep(letter, MANY);
-      const counted = await store.count();
-
-      expect(await store.replay({ ids: [idOf(a0), `unknown-${crypto.randomUUID()}`] })).toBe(1);
-      expect(await store.one(idOf(a0))).toBeUndefined();
-      expect(await listedIds(store, channel)).toEqual([a1, a2].map(idOf));
-      expect(await store.count()).toBe(counted - 1);
-      // Another channel's id is not the channel's.
-      expect(await store.replay({ channel, ids: [idOf(b0)] })).toBe(0);
-
-      expect(await store.replay({ channel })).toBe(2);
-      expect(await listedIds(store, channel)).toEqual([]);
-      expect(await store.count()).toBe(counted - 3);
-      expect(await listedIds(store, other)).toEqual([idOf(b0)]);
-      // Replayed already: nothing left to replay.
-      expect(await store.replay({ channel })).toBe(0);
-      expect(await store.replay({ ids: [idOf(a0)] })).toBe(0);
-    });
-
-    it("deletes one letter: it leaves the list and the count, and a second delete finds none", async () => {
-      const { store } = await make();
-      const channel = freshChannel();
-      const base = pastBase();
-      const [gone, stays] = [deadLetter(channel, base), deadLetter(channel, base + 1)];
-      await store.keep(gone, MANY);
-      await store.keep(stays, MANY);
-      const counted = await store.count();
-
-      expect(await store.remove(idOf(gone))).toBe(true);
-      expect(await store.one(idOf(gone))).toBeUndefined();
-      expect(await listedIds(store, channel)).toEqual([idOf(stays)]);
-      expect(await store.count()).toBe(counted - 1);
-      expect(await store.remove(idOf(gone))).toBe(false);
-      expect(await store.remove(`unknown-${crypto.randomUUID()}`)).toBe(false);
-    });
-
     it("a copy of a kept letter changes nothing; a later death of the same message replaces it", async () => {
       const { store } = await make();
       const channel = freshChannel();
@@ -345,5 +234,7 @@ export function deadLetterStoreContract(
       expect(await listedIds(store, channel)).toEqual([later, again].map(idOf));
       expect(await store.count()).toBe(counted);
     });
+
+    deadLetterRemovalCases(make);
   });
 }

@@ -10,57 +10,20 @@
  */
 import { describe, expect, it } from "vitest";
 import type { TimelineEvent } from "../../../src/core/timeline/timeline-event.js";
-import type {
-  ActivityCount,
-  TimelineStore,
-  TimelineSubject,
-  TimelineWrite,
-} from "../../../src/core/timeline/timeline-store.js";
+import type { TimelineStore } from "../../../src/core/timeline/timeline-store.js";
+import {
+  accepted,
+  freshChannel,
+  MINUTE,
+  subject,
+  summed,
+  type TimelineStoreCase,
+  type TimelineStoreOptions,
+  write,
+} from "./timeline-contract-writes.js";
+import { TIMELINE_PRUNE_CASES } from "./timeline-prune-cases.js";
 
-/** How a store bounds its size, when it is not one list: see {@link timelineStoreContract}. */
-export interface TimelineStoreOptions {
-  /**
-   * The store is split in this many parts that each keep their share (`keep` divided by this,
-   * rounded up) of the most recently accepted; 1 (the default) keeps exactly `keep`.
-   */
-  readonly parts?: number;
-}
-
-/** One case: what it holds, and how it checks a fresh handle on the store. */
-export interface TimelineStoreCase {
-  readonly name: string;
-  readonly run: (store: TimelineStore, options: Required<TimelineStoreOptions>) => Promise<void>;
-}
-
-const MINUTE = 60_000;
-
-/** A message of `channel` accepted at `acceptedAt`; `id` defaults to a fresh one. */
-function subject(channel: string, acceptedAt: number, conversationId = "c1", id?: string): TimelineSubject {
-  return { id: id ?? `m-${crypto.randomUUID()}`, channel, conversationId, acceptedAt };
-}
-
-function write(
-  of: TimelineSubject,
-  events: readonly TimelineEvent[],
-  status: TimelineWrite["status"],
-  updatedAt = Math.max(of.acceptedAt, ...events.map((event) => event.at)),
-): TimelineWrite {
-  return { ...of, status, updatedAt, events };
-}
-
-const accepted = (of: TimelineSubject): TimelineWrite =>
-  write(of, [{ type: "accepted", at: of.acceptedAt, client_address: "203.0.113.7" }], "accepted");
-
-const freshChannel = () => `timeline-${crypto.randomUUID()}`;
-
-/** Sums counts by minute and series: a store may hand one count back in several parts. */
-function summed(counts: readonly ActivityCount[]): Map<string, number> {
-  const sums = new Map<string, number>();
-  for (const { minute, series, count } of counts) {
-    sums.set(`${minute} ${series}`, (sums.get(`${minute} ${series}`) ?? 0) + count);
-  }
-  return sums;
-}
+export type { TimelineStoreCase, TimelineStoreOptions } from "./timeline-contract-writes.js";
 
 /** The cases, in the order they run. */
 export const TIMELINE_STORE_CASES: readonly TimelineStoreCase[] = [
@@ -233,50 +196,7 @@ export const TIMELINE_STORE_CASES: readonly TimelineStoreCase[] = [
       expect(summed(await store.activity(minute - MINUTE)).get(`${minute - MINUTE} accepted`)).toBe(4);
     },
   },
-  {
-    name: "forgets messages accepted before a time, and minute counts before another",
-    async run(store) {
-      // Long ago: older than anything another case writes.
-      const at = 1_000_000_000 + Math.floor(Math.random() * 1000) * MINUTE;
-      const channel = freshChannel();
-      const older = subject(channel, at);
-      const newer = subject(channel, at + 2 * MINUTE);
-      await store.write([older, newer].map(accepted), [
-        { minute: at, series: "accepted", count: 1 },
-        { minute: at + 2 * MINUTE, series: "accepted", count: 1 },
-      ]);
-      await store.prune({ before: at + MINUTE, keep: 1_000_000, minutesBefore: at + MINUTE });
-      expect(await store.one(older.id)).toBeUndefined();
-      expect((await store.one(newer.id))?.id).toBe(newer.id);
-      const counts = summed(await store.activity(at));
-      expect(counts.has(`${at} accepted`)).toBe(false);
-      expect(counts.get(`${at + 2 * MINUTE} accepted`)).toBe(1);
-    },
-  },
-  {
-    name: "keeps at most the most recently accepted messages it is told to keep",
-    async run(store, { parts }) {
-      // Far ahead: newer than anything another case writes, so these are the ones kept.
-      const at = Date.now() + 800 * 24 * 60 * MINUTE;
-      const channel = freshChannel();
-      const messages = [0, 1, 2, 3, 4, 5, 6, 7].map((offset) => subject(channel, at + offset));
-      await store.write(messages.map(accepted), []);
-      await store.prune({ before: 0, keep: 3, minutesBefore: 0 });
-      const kept = (await store.page({ channel, limit: 100 })).map((row) => row.id);
-      const newestFirst = messages.map((message) => message.id).reverse();
-      if (parts === 1) {
-        expect(kept).toEqual(newestFirst.slice(0, 3));
-      } else {
-        // Each part keeps its share of 3 (rounded up): never more than that share per part.
-        expect(kept.length).toBeLessThanOrEqual(Math.ceil(3 / parts) * parts);
-        expect(kept.length).toBeGreaterThan(0);
-        expect(kept).toContain(newestFirst[0]);
-      }
-      await store.prune({ before: 0, keep: 0, minutesBefore: 0 });
-      expect(await store.page({ channel, limit: 100 })).toEqual([]);
-      expect(await store.one(messages[7]?.id ?? "")).toBeUndefined();
-    },
-  },
+  ...TIMELINE_PRUNE_CASES,
 ];
 
 /** Registers {@link TIMELINE_STORE_CASES} against the store `make` gives, one test each. */

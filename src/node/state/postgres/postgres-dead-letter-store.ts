@@ -3,6 +3,7 @@ import type { StoredDeadLetter } from "../../../core/admin/dead-letter-item.js";
 import { conversationKey } from "../../../core/conversation/conversation-store.js";
 import { type DeadLetter, replayableJob } from "../../../core/dead-letters/dead-letter.js";
 import type { DeadLetterPageQuery, DeadLetterStore } from "../../../core/dead-letters/dead-letter-store.js";
+import { subjectOf } from "../../../core/timeline/timeline-recorder.js";
 import { inTransaction } from "./postgres-pool.js";
 import { asStateError } from "./postgres-state-error.js";
 
@@ -96,7 +97,7 @@ export function createPostgresDeadLetterStore(pool: pg.Pool): DeadLetterStore {
            RETURNING id, channel, letter, died_at`,
           [filter.channel ?? null, filter.ids === undefined ? null : [...filter.ids]],
         );
-        if (taken.rows.length === 0) return 0;
+        if (taken.rows.length === 0) return [];
         // The list's order (died_at, then id bytewise), which becomes the order in the lanes.
         const letters = taken.rows
           .map((row) => ({ id: row.id, diedAt: BigInt(row.died_at), letter: JSON.parse(row.letter) as DeadLetter }))
@@ -120,7 +121,8 @@ export function createPostgresDeadLetterStore(pool: pg.Pool): DeadLetterStore {
             jobs.map((job) => JSON.stringify(job)),
           ],
         );
-        return jobs.length;
+        // What this delete took, and only that: a letter another replica took or deleted first is not here.
+        return letters.map(({ letter }) => subjectOf(letter.job.message));
       }),
     ),
     count: guarded(async () => {

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { fromEventLines, toEventLines } from "../../../core/timeline/event-lines.js";
 import { inTimeOrder, type TimelinePageQuery, type TimelineStore } from "../../../core/timeline/timeline-store.js";
 import { summaryOf, TIMELINE_COLUMNS, type TimelineRow } from "../timeline-rows.js";
+import { pruneTimeline } from "./postgres-timeline-prune.js";
 
 const COLUMNS = TIMELINE_COLUMNS;
 
@@ -73,15 +74,8 @@ export function createPostgresTimelineStore(pool: pg.Pool): TimelineStore {
       );
       return rows.map((row) => ({ minute: Number(row.minute), series: row.series, count: Number(row.count) }));
     },
-    async prune({ before, keep, minutesBefore }) {
-      const { rows } = await pool.query<{ accepted_at: string }>(
-        "SELECT accepted_at FROM webhook_channel.timeline ORDER BY accepted_at DESC LIMIT 1 OFFSET $1",
-        [keep],
-      );
-      const kept = rows[0];
-      const cutoff = kept === undefined ? before : Math.max(before, Number(kept.accepted_at) + 1);
-      await pool.query("DELETE FROM webhook_channel.timeline WHERE accepted_at < $1", [cutoff]);
-      await pool.query("DELETE FROM webhook_channel.timeline_activity WHERE minute < $1", [minutesBefore]);
+    async prune(limits) {
+      await pruneTimeline(pool, limits);
     },
   };
 }

@@ -1,4 +1,5 @@
 import { type DeadLetter, replayableJob } from "../../../core/dead-letters/dead-letter.js";
+import type { ReplayFilter } from "../../../core/dead-letters/dead-letter-store.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /** One dead letter as `dead-letters list` shows it. */
@@ -19,19 +20,34 @@ export function listDeadLetters(db: StateDb): DeadLetterRow[] {
 }
 
 /**
- * Moves dead letters back to the queue with fresh attempts. Replies already produced keep
- * their ids (and the brain is not asked again); a running service picks them up within a
- * second as far as the queue has room, a stopped one at its next start. Returns the ids re-queued.
+ * Moves dead letters back to the queue with fresh attempts: all of them, those of
+ * `filter.channel`, those in `filter.ids`. Replies already produced keep their ids (and the
+ * brain is not asked again); a running service picks them up within a second as far as the
+ * queue has room, a stopped one at its next start. Returns the letters it moved, oldest first:
+ * read and moved in one immediate transaction, so that a letter another process (the CLI, a
+ * second admin call) deleted or replayed first is neither moved nor returned.
  */
-export function replayDeadLetters(db: StateDb, ids: readonly string[] | "all"): string[] {
-  const rows = listDeadLetters(db).filter((row) => ids === "all" || ids.includes(row.id));
+export function replayDeadLetters(db: StateDb, filter: ReplayFilter): DeadLetterRow[] {
+  const chosen = db.prepare(
+    `SELECT id, channel, letter FROM dead_letters
+     WHERE (@channel IS NULL OR channel = @channel)
+       AND (@ids IS NULL OR id IN (SELECT value FROM json_each(@ids)))
+     ORDER BY died_at, id`,
+  );
   const insert = db.prepare("INSERT OR REPLACE INTO jobs (id, job, state) VALUES (?, ?, 'replay')");
   const remove = db.prepare("DELETE FROM dead_letters WHERE id = ?");
-  db.transaction(() => {
-    for (const row of rows) {
-      insert.run(row.id, JSON.stringify(replayableJob(row.letter)));
+  const move = db.transaction((): DeadLetterRow[] => {
+    const rows = chosen.all({
+      channel: filter.channel ?? null,
+      ids: filter.ids === undefined ? null : JSON.stringify(filter.ids),
+    }) as { id: string; channel: string; letter: string }[];
+    return rows.map((row) => {
+      const letter = JSON.parse(row.letter) as DeadLetter;
+      // In the list's order, which becomes the order of the jobs in their lanes.
+      insert.run(row.id, JSON.stringify(replayableJob(letter)));
       remove.run(row.id);
-    }
-  })();
-  return rows.map((row) => row.id);
+      return { id: row.id, channel: row.channel, letter };
+    });
+  });
+  return move.immediate();
 }

@@ -1,6 +1,7 @@
 import type { StoredDeadLetter } from "../../../core/admin/dead-letter-item.js";
 import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
 import type { ImmediateDeadLetterStore } from "../../../core/dead-letters/dead-letter-store.js";
+import { subjectOf } from "../../../core/timeline/timeline-recorder.js";
 import { replayDeadLetters } from "./dead-letters.js";
 import type { StateDb } from "./sqlite-state.js";
 
@@ -35,7 +36,6 @@ export function createSqliteDeadLetterStore(db: StateDb): ImmediateDeadLetterSto
      ORDER BY died_at, id LIMIT @limit`,
   );
   const one = db.prepare("SELECT id, channel, letter FROM dead_letters WHERE id = ?");
-  const ofChannel = db.prepare("SELECT id FROM dead_letters WHERE @channel IS NULL OR channel = @channel");
   const remove = db.prepare("DELETE FROM dead_letters WHERE id = ?");
   const count = db.prepare("SELECT count(*) AS n FROM dead_letters");
   const keep = db.transaction((letter: DeadLetter, max: number): number => {
@@ -65,13 +65,7 @@ export function createSqliteDeadLetterStore(db: StateDb): ImmediateDeadLetterSto
       return row === undefined ? undefined : stored(row);
     },
     remove: (id) => remove.run(id).changes > 0,
-    replay(filter) {
-      const known = new Set(
-        (ofChannel.all({ channel: filter.channel ?? null }) as { id: string }[]).map((row) => row.id),
-      );
-      const ids = filter.ids === undefined ? [...known] : filter.ids.filter((id) => known.has(id));
-      return ids.length === 0 ? 0 : replayDeadLetters(db, ids).length;
-    },
+    replay: (filter) => replayDeadLetters(db, filter).map((row) => subjectOf(row.letter.job.message)),
     count: () => (count.get() as { n: number }).n,
   };
 }

@@ -1,19 +1,26 @@
+import type { Statement } from "better-sqlite3";
 import { fromEventLines, toEventLines } from "../../../core/timeline/event-lines.js";
+import { timelinePruneBound } from "../../../core/timeline/timeline-prune-bound.js";
 import {
   type ActivityCount,
   inTimeOrder,
   type StoredTimeline,
-  type TimelinePageQuery,
+  type TimelinePrune,
   type TimelineStore,
 } from "../../../core/timeline/timeline-store.js";
 import { summaryOf, TIMELINE_COLUMNS, type TimelineRow } from "../timeline-rows.js";
 import type { StateDb } from "./sqlite-state.js";
+import { timelinePageSql } from "./timeline-page-sql.js";
 
 const COLUMNS = TIMELINE_COLUMNS;
-const FILTERS = `(@channel IS NULL OR channel = @channel)
-  AND (@status IS NULL OR status = @status)
-  AND (@since IS NULL OR accepted_at >= @since)
-  AND (@before IS NULL OR accepted_at < @before OR (accepted_at = @before AND message_id < @beforeId))`;
+
+/**
+ * Rows a prune deletes per statement. A prune runs on the timeline writer thread, and each
+ * statement is a transaction of its own: a short one, so that a large cut (a bound lowered, a
+ * long stop) neither holds the file's write lock long nor grows the write-ahead log by the
+ * whole cut at once.
+ */
+const SQLITE_PRUNE_BATCH = 1_000;
 
 /**
  * The timeline of `state_dir`: the `timeline` and `timeline_activity` tables. A batch is one
@@ -36,19 +43,25 @@ export function createSqliteTimelineStore(db: StateDb): TimelineStore {
      ON CONFLICT (minute, series) DO UPDATE SET count = count + excluded.count`,
   );
   const one = db.prepare(`SELECT ${COLUMNS}, events FROM timeline WHERE message_id = ?`);
-  const page = db.prepare(
-    `SELECT ${COLUMNS} FROM timeline WHERE ${FILTERS}
-     ORDER BY accepted_at DESC, message_id DESC LIMIT @limit`,
-  );
-  // Its own statement, so that the conversation's index serves it.
-  const pageOfConversation = db.prepare(
-    `SELECT ${COLUMNS} FROM timeline WHERE conversation_id = @conversationId AND ${FILTERS}
-     ORDER BY accepted_at DESC, message_id DESC LIMIT @limit`,
-  );
+  // One prepared statement per combination of filters a page has, made when first asked for.
+  const pages = new Map<string, Statement>();
   const activity = db.prepare("SELECT minute, series, count FROM timeline_activity WHERE minute >= ?");
-  const cutoff = db.prepare("SELECT accepted_at FROM timeline ORDER BY accepted_at DESC LIMIT 1 OFFSET ?");
-  const forget = db.prepare("DELETE FROM timeline WHERE accepted_at < ?");
-  const forgetMinutes = db.prepare("DELETE FROM timeline_activity WHERE minute < ?");
+  const oldestKept = db.prepare(
+    "SELECT accepted_at, message_id FROM timeline ORDER BY accepted_at DESC, message_id DESC LIMIT 1 OFFSET ?",
+  );
+  // Each from the start of the acceptance index, in its order: the oldest go first.
+  const forgetBefore = db.prepare(
+    `DELETE FROM timeline WHERE rowid IN (
+       SELECT rowid FROM timeline WHERE accepted_at < @acceptedAt ORDER BY accepted_at, message_id LIMIT @batch)`,
+  );
+  const forgetBelow = db.prepare(
+    `DELETE FROM timeline WHERE rowid IN (
+       SELECT rowid FROM timeline WHERE (accepted_at, message_id) < (@acceptedAt, @id)
+       ORDER BY accepted_at, message_id LIMIT @batch)`,
+  );
+  const forgetMinutes = db.prepare(
+    "DELETE FROM timeline_activity WHERE rowid IN (SELECT rowid FROM timeline_activity WHERE minute < ? LIMIT ?)",
+  );
 
   const write = db.transaction((writes: Parameters<TimelineStore["write"]>[0], counts: readonly ActivityCount[]) => {
     for (const entry of writes) {
@@ -64,11 +77,21 @@ export function createSqliteTimelineStore(db: StateDb): TimelineStore {
     }
     for (const count of counts) addCount.run(count.minute, count.series, count.count);
   });
-  const prune = db.transaction((before: number, keep: number, minutesBefore: number) => {
-    const kept = cutoff.get(keep) as { accepted_at: number } | undefined;
-    forget.run(kept === undefined ? before : Math.max(before, kept.accepted_at + 1));
-    forgetMinutes.run(minutesBefore);
-  });
+  const prune = (limits: TimelinePrune): void => {
+    const kept =
+      limits.keep > 0
+        ? (oldestKept.get(limits.keep - 1) as { accepted_at: number; message_id: string } | undefined)
+        : undefined;
+    const bound = timelinePruneBound(limits, kept && { acceptedAt: kept.accepted_at, id: kept.message_id });
+    const batch = SQLITE_PRUNE_BATCH;
+    const forgetOnce = (): number =>
+      bound.id === null
+        ? forgetBefore.run({ acceptedAt: bound.acceptedAt, batch }).changes
+        : forgetBelow.run({ acceptedAt: bound.acceptedAt, id: bound.id, batch }).changes;
+    // A batch short of full was the last.
+    while (forgetOnce() === batch);
+    while (forgetMinutes.run(limits.minutesBefore, batch).changes === batch);
+  };
 
   return {
     write(writes, counts) {
@@ -79,28 +102,20 @@ export function createSqliteTimelineStore(db: StateDb): TimelineStore {
       return row === undefined ? undefined : withEvents(row);
     },
     page(query) {
-      const params = pageParams(query);
-      const rows = (query.conversationId === undefined ? page : pageOfConversation).all(params) as TimelineRow[];
-      return rows.map(summaryOf);
+      const { sql, params } = timelinePageSql(query);
+      let page = pages.get(sql);
+      if (page === undefined) {
+        page = db.prepare(sql);
+        pages.set(sql, page);
+      }
+      return (page.all(params) as TimelineRow[]).map(summaryOf);
     },
     activity(since) {
       return activity.all(since) as ActivityCount[];
     },
-    prune({ before, keep, minutesBefore }) {
-      prune(before, keep, minutesBefore);
+    prune(limits) {
+      prune(limits);
     },
-  };
-}
-
-function pageParams(query: TimelinePageQuery): Record<string, string | number | null> {
-  return {
-    channel: query.channel ?? null,
-    conversationId: query.conversationId ?? null,
-    status: query.status ?? null,
-    since: query.since ?? null,
-    before: query.before?.acceptedAt ?? null,
-    beforeId: query.before?.id ?? "",
-    limit: query.limit,
   };
 }
 
