@@ -251,7 +251,7 @@ export function saturationTargets(saturation) {
     });
   }
   const timeline = [
-    ["in memory (admin API on against off)", comparisons.memoryTimelineOverOff, "memory-timeline", "memory"],
+    ["in memory (admin API on in both)", comparisons.memoryTimelineOverOff, "memory-timeline", "memory-timeline-off"],
     ["state_dir (SQLite)", comparisons.sqliteTimelineOverOff, "sqlite", "sqlite-timeline-off"],
   ];
   for (const [mode, ratio, on, off] of timeline) {

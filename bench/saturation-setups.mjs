@@ -9,7 +9,7 @@ const BARE_ENTRY = fileURLToPath(new URL("./bare-end-to-end-server.mjs", import.
 const GRAPHILE_ENTRY = fileURLToPath(new URL("./graphile-contender.mjs", import.meta.url));
 
 /** One service process, or several replicas on one database (started one after the other: the first migrates). */
-export async function startServices({ count, secret, receiver, entry, durable = false, postgresUrl, timeline }) {
+export async function startServices({ count, secret, receiver, entry, durable = false, postgresUrl, admin, timeline }) {
   const services = [];
   try {
     for (let index = 0; index < count; index += 1) {
@@ -18,6 +18,7 @@ export async function startServices({ count, secret, receiver, entry, durable = 
           secret,
           outboundUrl: receiver.url,
           durable,
+          admin,
           timeline,
           ...(postgresUrl === undefined ? {} : { postgresUrl }),
           ...(entry === undefined ? {} : { entry }),
@@ -60,14 +61,16 @@ export function saturationSetups({ options, secret, withPostgres }) {
     build,
     start: ({ receiver }) => startServices({ count: 1, secret, receiver, entry: builds[build], durable: true }),
   });
-  // The cost of the message timeline: in memory it is on only with the admin API; with a state_dir
-  // it is on unless its retention is 0.
-  const memoryTimeline = {
-    key: "memory-timeline",
-    name: "service, in memory, admin API on (message timeline kept)",
+  // The cost of the message timeline: in memory it is kept only with the admin API, so its on
+  // and off runs both have the admin API (whose own cost the memory run beside them shows); with
+  // a state_dir it is on unless its retention is 0.
+  const memoryTimeline = (on) => ({
+    key: on ? "memory-timeline" : "memory-timeline-off",
+    name: `service, in memory, admin API on, ${on ? "message timeline kept" : "timeline.retention_hours 0"}`,
     build: "this",
-    start: ({ receiver }) => startServices({ count: 1, secret, receiver, timeline: "on" }),
-  };
+    start: ({ receiver }) =>
+      startServices({ count: 1, secret, receiver, admin: true, ...(on ? {} : { timeline: "off" }) }),
+  });
   const sqliteNoTimeline = {
     key: "sqlite-timeline-off",
     name: "service, state_dir (SQLite), timeline.retention_hours 0",
@@ -109,7 +112,7 @@ export function saturationSetups({ options, secret, withPostgres }) {
   // A B | B A: the builds' memory runs are neighbours, so are their SQLite runs and their
   // 1-replica runs, and this build's SQLite run sits next to its 1-replica run (the two that one
   // target compares); the contender follows, then the runs with more replicas.
-  const order = [bare, ...pairs(memory, false), memoryTimeline];
+  const order = [bare, ...pairs(memory, false), memoryTimeline(false), memoryTimeline(true)];
   if (!options.skipDurable) order.push(sqliteNoTimeline, ...pairs(sqlite, true));
   if (withPostgres) {
     order.push(...pairs((build) => postgres(1, build), false), graphile);

@@ -277,7 +277,7 @@ export function compareSaturation(runs) {
     twoOverOne: over("postgres-2", "postgres-1"),
     threeOverOne: over("postgres-3", "postgres-1"),
     // The message timeline on over off, in memory and with a state_dir.
-    memoryTimelineOverOff: over("memory-timeline", "memory"),
+    memoryTimelineOverOff: over("memory-timeline", "memory-timeline-off"),
     sqliteTimelineOverOff: over("sqlite", "sqlite-timeline-off"),
     // This build over the baseline build, per setup.
     memoryOverBaseline: over("memory", "memory-baseline"),

@@ -18,8 +18,8 @@ export const SERVICE_ENTRY = fileURLToPath(new URL("../dist/node.js", import.met
  * With `durable` the `state_dir` is a folder inside this start's temporary folder: empty at the
  * start, so no earlier run's state is resumed or migrated, and removed with it on stop.
  * `nodeOptions` lets the profiler add `--cpu-prof`; `entry` lets an experiment run another
- * build (a patched copy of the repository) side by side with this one. `timeline` "on" turns on
- * the admin API (in memory the message timeline is kept only then), "off" sets its retention to
+ * build (a patched copy of the repository) side by side with this one. `admin` turns on the admin
+ * API (in memory the message timeline is kept only then); `timeline` "off" sets its retention to
  * 0; undefined leaves the stock setting.
  */
 export async function startService({
@@ -31,6 +31,7 @@ export async function startService({
   metrics = true,
   durable = false,
   postgresUrl,
+  admin = false,
   timeline,
   nodeOptions = [],
   entry = SERVICE_ENTRY,
@@ -58,14 +59,14 @@ export async function startService({
   // The service creates the folder (and the SQLite file in it) itself, as it would in production.
   if (durable) config.state_dir = join(folder, "state");
   if (postgresUrl !== undefined) config.postgres_url_env = "BENCH_DATABASE_URL";
-  if (timeline === "on") config.admin = { token_env: "BENCH_ADMIN_SECRET" };
+  if (admin) config.admin = { token_env: "BENCH_ADMIN_SECRET" };
   if (timeline === "off") config.timeline = { retention_hours: 0 };
   await writeFile(configPath, JSON.stringify(config, null, 2));
   try {
     const service = await startChild("service", [entry, "--config", configPath], {
       env: {
         BENCH_SECRET: secret,
-        ...(timeline === "on" ? { BENCH_ADMIN_SECRET: `${secret}-admin` } : {}),
+        ...(admin ? { BENCH_ADMIN_SECRET: `${secret}-admin` } : {}),
         ...(postgresUrl === undefined ? {} : { BENCH_DATABASE_URL: postgresUrl }),
       },
       nodeOptions,

@@ -23,6 +23,12 @@ export class MemoryTimelineStore implements TimelineStore {
   readonly #rows = new Map<string, Row>();
   readonly #minutes = new Map<string, ActivityCount>();
   readonly #maxMessages: number;
+  /**
+   * Row ids in the order they were created, from `#head` on: the bound drops from the front
+   * here, since finding a map's first entry walks past every entry deleted before it.
+   */
+  #order: string[] = [];
+  #head = 0;
 
   constructor(maxMessages = Number.POSITIVE_INFINITY) {
     this.#maxMessages = maxMessages;
@@ -32,6 +38,7 @@ export class MemoryTimelineStore implements TimelineStore {
     for (const write of writes) {
       const row = this.#rows.get(write.id);
       if (row === undefined) {
+        this.#order.push(write.id);
         this.#rows.set(write.id, {
           id: write.id,
           channel: write.channel,
@@ -47,11 +54,14 @@ export class MemoryTimelineStore implements TimelineStore {
       if (write.status !== null && write.updatedAt >= row.updatedAt) row.status = write.status;
       if (write.updatedAt > row.updatedAt) row.updatedAt = write.updatedAt;
     }
-    let over = this.#rows.size - this.#maxMessages;
-    for (const id of this.#rows.keys()) {
-      if (over <= 0) break;
-      this.#rows.delete(id);
-      over -= 1;
+    while (this.#rows.size > this.#maxMessages && this.#head < this.#order.length) {
+      const id = this.#order[this.#head];
+      this.#head += 1;
+      if (id !== undefined) this.#rows.delete(id);
+    }
+    if (this.#head > 1_024 && this.#head * 2 > this.#order.length) {
+      this.#order = this.#order.slice(this.#head);
+      this.#head = 0;
     }
     for (const count of activity) {
       const key = `${count.minute} ${count.series}`;

@@ -50,6 +50,11 @@ export interface RecorderDeps {
   readonly logger: Logger;
   /** Runs `task` after `ms` (a runtime's timer, which must not keep a process alive). */
   readonly schedule: (task: () => void, ms: number) => void;
+  /**
+   * True when the store is this process's memory: each record is written at once, since a
+   * write there costs less than gathering it would, and only the minute counts are gathered.
+   */
+  readonly writeAtOnce?: boolean;
 }
 
 /**
@@ -59,6 +64,8 @@ export interface RecorderDeps {
 const FLUSH_MS = 1_000;
 /** Messages gathered at most between writes; beyond it new events are dropped until a write. */
 const MAX_GATHERED = 50_000;
+/** No minute counts to write with a message's events. */
+const NO_COUNTS: readonly ActivityCount[] = [];
 /** How often what the retention no longer keeps is forgotten. */
 const PRUNE_EVERY_MS = 60_000;
 
@@ -84,6 +91,8 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
   let gathered = new Map<string, Gathered>();
   let activity = new Map<number, Map<string, number>>();
   let scheduled = false;
+  /** Whether a timer is set to prune while nothing is recorded. */
+  let idleTick = false;
   let writing: Promise<void> = Promise.resolve();
   let lastPrune = clock.now();
   let dropped = 0;
@@ -105,6 +114,18 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     lastSeries.set(name, (lastSeries.get(name) ?? 0) + 1);
   };
 
+  const cannotWrite = (messages: number, error: unknown): void => {
+    logger.warn("cannot write the message timeline; these events are not kept", {
+      messages,
+      error: errorMessage(error),
+    });
+  };
+  const scheduleFlush = (): void => {
+    if (scheduled) return;
+    scheduled = true;
+    deps.schedule(() => void flush(), FLUSH_MS);
+  };
+
   const writeGathered = async (): Promise<void> => {
     scheduled = false;
     const writes: TimelineWrite[] = [...gathered.values()];
@@ -119,10 +140,7 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     try {
       if (writes.length > 0 || counts.length > 0) await store.write(writes, counts);
     } catch (error) {
-      logger.warn("cannot write the message timeline; these events are not kept", {
-        messages: writes.length,
-        error: errorMessage(error),
-      });
+      cannotWrite(writes.length, error);
     }
     if (now - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = now;
@@ -145,6 +163,32 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
       logger.warn("the message timeline fell behind; events were dropped", { dropped });
       dropped = 0;
     }
+    // A service that has gone quiet still forgets what its retention no longer keeps.
+    if (!scheduled && !idleTick) {
+      idleTick = true;
+      deps.schedule(() => {
+        idleTick = false;
+        if (!scheduled) void flush();
+      }, PRUNE_EVERY_MS);
+    }
+  };
+
+  const writeAtOnce = (subject: TimelineSubject, events: readonly TimelineEvent[], status: MessageStatus | null) => {
+    let updatedAt = subject.acceptedAt;
+    for (const event of events) {
+      if (event.at > updatedAt) updatedAt = event.at;
+      countingAt = event.at;
+      countEvent(event, subject.acceptedAt, count);
+    }
+    const { id, channel, conversationId, acceptedAt } = subject;
+    const write: TimelineWrite = { id, channel, conversationId, acceptedAt, status, updatedAt, events };
+    try {
+      const written = store.write([write], NO_COUNTS);
+      if (written instanceof Promise) written.catch((error: unknown) => cannotWrite(1, error));
+    } catch (error) {
+      cannotWrite(1, error);
+    }
+    scheduleFlush();
   };
 
   const flush = (): Promise<void> => {
@@ -156,6 +200,10 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     on: true,
     keepText: retention.keepText,
     record(subject, events, status) {
+      if (deps.writeAtOnce === true) {
+        writeAtOnce(subject, events, status);
+        return;
+      }
       let write = gathered.get(subject.id);
       if (write === undefined) {
         if (gathered.size >= MAX_GATHERED) {
@@ -180,10 +228,7 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
         countEvent(event, subject.acceptedAt, count);
       }
       if (status !== null) write.status = status;
-      if (!scheduled) {
-        scheduled = true;
-        deps.schedule(() => void flush(), FLUSH_MS);
-      }
+      scheduleFlush();
     },
     flush,
   };

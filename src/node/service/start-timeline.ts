@@ -23,5 +23,6 @@ export function startTimeline(config: Config, state: StateBackend, clock: Clock,
     schedule: (task, ms) => {
       setTimeout(task, ms).unref();
     },
+    writeAtOnce: state.mode === "memory",
   });
 }

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { MemoryTimelineStore } from "../../../src/core/timeline/memory-timeline-store.js";
+import type { TimelineWrite } from "../../../src/core/timeline/timeline-store.js";
+
+const T0 = Date.UTC(2026, 10, 27, 7, 0, 0);
+
+/** The acceptance of message `index`, written alone, as the recorder writes in memory. */
+const accepted = (index: number): TimelineWrite => ({
+  id: `m${String(index).padStart(6, "0")}`,
+  channel: "webhook",
+  conversationId: `c${index % 7}`,
+  acceptedAt: T0 + index,
+  status: "accepted",
+  updatedAt: T0 + index,
+  events: [{ type: "accepted", at: T0 + index }],
+});
+
+describe("the in-memory timeline store", () => {
+  it("holds its bound at every write, one message at a time, dropping the oldest", () => {
+    const store = new MemoryTimelineStore(100);
+    for (let index = 0; index < 5_000; index += 1) store.write([accepted(index)], []);
+    const kept = store.page({ limit: 1_000 }).map((row) => row.id);
+    expect(kept).toHaveLength(100);
+    expect(kept[0]).toBe("m004999");
+    expect(kept.at(-1)).toBe("m004900");
+    expect(store.one("m004899")).toBeUndefined();
+  });
+
+  it("keeps a message's later events with it, and still drops by creation order after a prune", () => {
+    const store = new MemoryTimelineStore(3);
+    for (let index = 0; index < 4; index += 1) store.write([accepted(index)], []);
+    store.write(
+      [{ ...accepted(2), status: "delivered", updatedAt: T0 + 50, events: [{ type: "delivered", at: T0 + 50 }] }],
+      [],
+    );
+    expect(store.one("m000002")).toMatchObject({ status: "delivered", updatedAt: T0 + 50 });
+    expect(store.one("m000002")?.events.map((event) => event.type)).toEqual(["accepted", "delivered"]);
+    store.prune({ before: T0 + 2, keep: 3, minutesBefore: 0 });
+    store.write([accepted(4), accepted(5)], []);
+    expect(store.page({ limit: 10 }).map((row) => row.id)).toEqual(["m000005", "m000004", "m000003"]);
+  });
+});
