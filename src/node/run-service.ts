@@ -5,7 +5,8 @@ import { findWeakSecrets } from "../core/config/preflight/weak-secret.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
 import { loadServiceInputs, type ServiceInputs } from "./load-service-inputs.js";
 import { BIND_VARIABLE } from "./parse-service-args.js";
-import { type RunningService, startService } from "./service/start-service.js";
+import { startService } from "./service/start-service.js";
+import { watchStopSignals } from "./stop-signals.js";
 import { startTelemetry } from "./telemetry/start-telemetry.js";
 
 /** Where the service reads its environment and writes its lines; the real process by default. */
@@ -26,8 +27,10 @@ export interface RunOptions {
 
 /**
  * Runs the service until SIGTERM or SIGINT, then shuts down gracefully; SIGHUP reloads the
- * configuration file and the secrets meanwhile. Resolves with the process exit status: 0
- * after a clean shutdown, 1 when the service could not start.
+ * configuration file and the secrets meanwhile. A stop signal that comes during the start is
+ * kept: the service stops gracefully as soon as the start is done (or does not start at all,
+ * when it came while the configuration was still being read). Resolves with the process exit status: 0 after a
+ * clean shutdown, 1 when the service could not start or a second signal cut the wait short.
  */
 export async function runService(options: RunOptions): Promise<number> {
   const env = options.env ?? process.env;
@@ -35,23 +38,34 @@ export async function runService(options: RunOptions): Promise<number> {
   const bootLogger = createJsonLogger(write, "info");
   const bind = options.bind ?? (env[BIND_VARIABLE] || undefined);
 
-  // SIGHUP's default is to end the process: it is taken over before anything else, so that a
-  // reload asked for during the start cannot kill the service.
+  // The signals whose default is to end the process are taken over before anything else: a
+  // reload asked for during the start cannot kill the service, and a stop asked for during it
+  // (a supervisor that stops the service as soon as it logs `listening`) is carried out,
+  // gracefully, as soon as the start is done.
   let onReload = (): void => bootLogger.warn("SIGHUP received before the service started: not reloading");
   const hangUp = (): void => onReload();
   process.on("SIGHUP", hangUp);
-  const failed = (): number => {
+  const signals = watchStopSignals();
+  /** Ends a run in which the service never started: nothing is left to stop or reload. */
+  const ended = (code: number): number => {
     process.off("SIGHUP", hangUp);
-    return 1;
+    signals.release();
+    return code;
   };
+  let log: Logger = bootLogger;
+  let started = false;
+  void signals.first.then((signal) => {
+    if (!started) log.info(`${signal} received during the start: stopping as soon as it can`);
+  });
 
   const inputs = await loadServiceInputs(options.configPath, env, bind);
   if (!inputs.ok) {
     for (const error of inputs.errors) bootLogger.error(error.msg, error.fields);
-    return failed();
+    return ended(1);
   }
   let config: Config = inputs.config;
   const logger: Logger = createJsonLogger(write, config.log_level);
+  log = logger;
   // From the process's environment, which the OpenTelemetry SDK reads (the delivery thread starts its own).
   const telemetry = await startTelemetry(logger, { announce: true });
   /** Exports the spans still buffered: the last ones of a stop are not lost. */
@@ -62,23 +76,39 @@ export async function runService(options: RunOptions): Promise<number> {
           logger.warn("telemetry: cannot export the last spans", { error: errorMessage(error) });
         });
 
-  let service: RunningService;
-  try {
-    service = await startService({
-      config,
-      secrets: inputs.secrets,
-      logger,
-      env: inputs.env,
-      configPath: resolve(options.configPath),
-      ...(options.deliveryWorker === undefined ? {} : { deliveryThread: { entry: options.deliveryWorker, env } }),
-      ...(options.timelineWriter === undefined ? {} : { timelineWriter: options.timelineWriter }),
-      ...(telemetry === undefined ? {} : { telemetry }),
-    });
-  } catch (error) {
-    logger.error(`cannot start: ${errorMessage(error)}`);
+  const early = signals.received();
+  if (early !== undefined) {
+    logger.info("start abandoned before anything was opened", { signal: early });
     await flushTelemetry();
-    return failed();
+    return ended(0);
   }
+
+  const starting = startService({
+    config,
+    secrets: inputs.secrets,
+    logger,
+    env: inputs.env,
+    configPath: resolve(options.configPath),
+    ...(options.deliveryWorker === undefined ? {} : { deliveryThread: { entry: options.deliveryWorker, env } }),
+    ...(options.timelineWriter === undefined ? {} : { timelineWriter: options.timelineWriter }),
+    ...(telemetry === undefined ? {} : { telemetry }),
+  }).then(
+    (service) => ({ service }),
+    (error: unknown) => ({ error }),
+  );
+  // A second signal does not wait for the start either.
+  const outcome = await Promise.race([starting, signals.second.then((signal) => ({ signal }))]);
+  if ("signal" in outcome) {
+    logger.warn(`${outcome.signal} received again: exiting without waiting`);
+    return 1;
+  }
+  if ("error" in outcome) {
+    logger.error(`cannot start: ${errorMessage(outcome.error)}`);
+    await flushTelemetry();
+    return ended(1);
+  }
+  const { service } = outcome;
+  started = true;
   // After the start's own lines, so that the service is known to be up when this is read.
   warnWeakSecrets(logger, inputs);
 
@@ -113,12 +143,12 @@ export async function runService(options: RunOptions): Promise<number> {
       warnWeakSecrets(logger, next);
       return next.config;
     };
-    const onSignal = (signal: NodeJS.Signals): void => {
-      if (stopping) {
-        logger.warn(`${signal} received again: exiting without waiting`);
-        resolve(1);
-        return;
-      }
+    void signals.second.then((signal) => {
+      logger.warn(`${signal} received again: exiting without waiting`);
+      resolve(1);
+    });
+    // Already settled when the signal came during the start: the stop begins at once.
+    void signals.first.then((signal) => {
       stopping = true;
       logger.info("shutting down: refusing new messages, finishing accepted ones", {
         signal,
@@ -152,9 +182,7 @@ export async function runService(options: RunOptions): Promise<number> {
           resolve(code);
         })
         .catch(() => resolve(1));
-    };
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
+    });
   });
 }
 

@@ -1,7 +1,7 @@
 import type { Clock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
 import type { Logger } from "../../core/log/logger.js";
-import { timelineRetention } from "../../core/timeline/timeline-recorder.js";
+import { timelineIsOn, timelineRetention } from "../../core/timeline/timeline-recorder.js";
 import { createMemoryBackend } from "./memory-backend.js";
 import { openPostgresBackend } from "./postgres/postgres-backend.js";
 import { openSqliteBackend } from "./sqlite/sqlite-backend.js";
@@ -10,8 +10,9 @@ import type { StateBackend, StateRole } from "./state-backend.js";
 /**
  * Opens the state backend the configuration names: Postgres with `postgres_url_env` (the URL
  * read from that variable; the schema is migrated first), SQLite with `state_dir` (creating the
- * folder and its database), memory otherwise. The delivery thread opens its own, over its own
- * connection: better-sqlite3 connections cannot cross threads.
+ * folder and its database, and the timeline's file and writer thread unless the timeline is off),
+ * memory otherwise. The delivery thread opens its own, over its own connection: better-sqlite3
+ * connections cannot cross threads.
  */
 export async function openStateBackend(
   config: Config,
@@ -37,5 +38,8 @@ export async function openStateBackend(
         config.delivery_thread && role === "service",
         timelineRetention(config.timeline, false).maxMessages,
       )
-    : openSqliteBackend(config.state_dir, logger, role, timelineWriter);
+    : openSqliteBackend(config.state_dir, logger, role, {
+        writer: timelineWriter,
+        off: !timelineIsOn(timelineRetention(config.timeline, true)),
+      });
 }

@@ -142,7 +142,9 @@ CREATE TABLE webhook_channel.brain_pauses (
     version: 3,
     description: "timeline: every message's events, and activity counts per minute",
     // A row per message with its events as JSON lines that any replica appends to, and counts
-    // per minute that every replica adds to, for the console's charts.
+    // per minute that every replica adds to, for the console's charts. A page filtered by
+    // channel or by status reads its index in the page's order (newest first) and stops at
+    // the page's end, instead of reading every row of the timeline and sorting them.
     sql: `
 CREATE TABLE webhook_channel.timeline (
   message_id text PRIMARY KEY,
@@ -155,6 +157,8 @@ CREATE TABLE webhook_channel.timeline (
 );
 CREATE INDEX timeline_accepted ON webhook_channel.timeline (accepted_at, message_id);
 CREATE INDEX timeline_conversation ON webhook_channel.timeline (conversation_id);
+CREATE INDEX timeline_channel ON webhook_channel.timeline (channel, accepted_at DESC, message_id DESC);
+CREATE INDEX timeline_status ON webhook_channel.timeline (status, accepted_at DESC, message_id DESC);
 CREATE TABLE webhook_channel.timeline_activity (
   minute bigint NOT NULL,
   series text NOT NULL,

@@ -1,7 +1,8 @@
 import type pg from "pg";
 import { fromEventLines, toEventLines } from "../../../core/timeline/event-lines.js";
-import { inTimeOrder, type TimelinePageQuery, type TimelineStore } from "../../../core/timeline/timeline-store.js";
+import { inTimeOrder, type TimelineStore } from "../../../core/timeline/timeline-store.js";
 import { summaryOf, TIMELINE_COLUMNS, type TimelineRow } from "../timeline-rows.js";
+import { postgresTimelinePage } from "./postgres-timeline-page.js";
 import { pruneTimeline } from "./postgres-timeline-prune.js";
 
 const COLUMNS = TIMELINE_COLUMNS;
@@ -64,7 +65,7 @@ export function createPostgresTimelineStore(pool: pg.Pool): TimelineStore {
       return row === undefined ? undefined : { ...summaryOf(row), events: inTimeOrder(fromEventLines(row.events)) };
     },
     async page(query) {
-      const { rows } = await pool.query<TimelineRow>(pageStatement(query));
+      const { rows } = await pool.query<TimelineRow>(postgresTimelinePage(query));
       return rows.map(summaryOf);
     },
     async activity(since) {
@@ -77,29 +78,5 @@ export function createPostgresTimelineStore(pool: pg.Pool): TimelineStore {
     async prune(limits) {
       await pruneTimeline(pool, limits);
     },
-  };
-}
-
-/** A page's statement with only the filters it has, so that the planner picks the index that serves it. */
-function pageStatement(query: TimelinePageQuery): { text: string; values: unknown[] } {
-  const where: string[] = [];
-  const values: unknown[] = [];
-  const add = (clause: (at: string) => string, ...given: unknown[]): void => {
-    values.push(...given);
-    where.push(clause(`$${values.length}`));
-  };
-  if (query.conversationId !== undefined) add((at) => `conversation_id = ${at}`, query.conversationId);
-  if (query.channel !== undefined) add((at) => `channel = ${at}`, query.channel);
-  if (query.status !== undefined) add((at) => `status = ${at}`, query.status);
-  if (query.since !== undefined) add((at) => `accepted_at >= ${at}`, query.since);
-  if (query.before !== undefined) {
-    values.push(query.before.acceptedAt, query.before.id);
-    where.push(`(accepted_at, message_id) < ($${values.length - 1}::bigint, $${values.length}::text)`);
-  }
-  values.push(query.limit);
-  const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
-  return {
-    text: `SELECT ${COLUMNS} FROM webhook_channel.timeline ${filter} ORDER BY accepted_at DESC, message_id DESC LIMIT $${values.length}`,
-    values,
   };
 }

@@ -26,7 +26,7 @@ export function openSqliteBackend(
   stateDir: string,
   logger: Logger,
   role: StateRole = "service",
-  timelineWriter?: URL,
+  timeline: SqliteTimelineOptions = {},
 ): StateBackend {
   const db = openStateDb(stateDir);
   // A reader (the delivery thread reads conversation memory) leaves the service's claim alone.
@@ -37,7 +37,7 @@ export function openSqliteBackend(
   const countByChannel = db.prepare<[], { channel: string; n: number }>(
     "SELECT channel, count(*) AS n FROM dead_letters GROUP BY channel",
   );
-  const timeline = openTimeline(stateDir, role, timelineWriter);
+  const timelineStore = openTimeline(stateDir, role, timeline);
   return {
     mode: "sqlite",
     lanes,
@@ -46,7 +46,7 @@ export function openSqliteBackend(
     circuitRefreshMs: undefined,
     idempotency: createSqliteIdempotencyStore(db),
     conversations,
-    timeline,
+    timeline: timelineStore,
     sqlite: { db, lanes },
     postgres: undefined,
     deadLetterStore: () => createSqliteDeadLetterStore(db),
@@ -59,22 +59,31 @@ export function openSqliteBackend(
       // What waits for its group (finished jobs' deletes above all) is committed first.
       if (db.open) group.flush();
       db.close();
-      await timeline.close();
+      await timelineStore.close();
     },
   };
+}
+
+/** How `state_dir`'s timeline is kept. */
+export interface SqliteTimelineOptions {
+  /** The timeline writer thread's module (dist/timeline-writer.js); without it the writes run on this thread. */
+  readonly writer?: URL | undefined;
+  /** The configuration turns the timeline off (`retention_hours` or `max_messages` 0). */
+  readonly off?: boolean;
 }
 
 /**
  * The timeline of `state_dir`, in its own file: written on the timeline writer thread when the
  * service runs from dist/ (`writer`), else on this thread. A reader (the delivery thread) never
- * writes or reads it, and gets an empty store in memory instead of another connection.
+ * writes or reads it, and a timeline turned off records nothing: both get an empty store in
+ * memory instead, with no file and no thread.
  */
 function openTimeline(
   stateDir: string,
   role: StateRole,
-  writer: URL | undefined,
+  { writer, off }: SqliteTimelineOptions,
 ): TimelineStore & { close(): void | Promise<void> } {
-  if (role === "reader") return Object.assign(new MemoryTimelineStore(0), { close: () => undefined });
+  if (role === "reader" || off === true) return Object.assign(new MemoryTimelineStore(0), { close: () => undefined });
   const db = openTimelineDb(stateDir);
   if (writer !== undefined) {
     const threaded = createThreadedTimelineStore(stateDir, writer, db);
