@@ -5,4 +5,6 @@ export interface CliIo {
   readonly err: (text: string) => void;
   /** The delivery thread's module for `serve` (see RunOptions); absent in tests. */
   readonly deliveryWorker?: URL;
+  /** The SQLite timeline's writer thread's module for `serve` (see RunOptions); absent in tests. */
+  readonly timelineWriter?: URL;
 }

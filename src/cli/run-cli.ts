@@ -63,6 +63,7 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
           bind,
           env: io.env,
           ...(io.deliveryWorker === undefined ? {} : { deliveryWorker: io.deliveryWorker }),
+          ...(io.timelineWriter === undefined ? {} : { timelineWriter: io.timelineWriter }),
         });
       }
       case "config": {

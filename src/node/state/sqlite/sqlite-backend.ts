@@ -53,7 +53,7 @@ export function openSqliteBackend(
     storedDeadLetters: () => new Map(countByChannel.all().map(({ channel, n }) => [channel, n])),
     writeProblem: () => probeWrite(db),
     // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
-    describe: () => ({ mode: "sqlite", path: resolve(db.name) }),
+    describe: () => ({ mode: "sqlite", path: resolve(db.name), timeline: timelineWhere(role, timeline) }),
     prune: (now) => pruneIdempotencyKeys(db, now),
     close: async () => {
       // What waits for its group (finished jobs' deletes above all) is committed first.
@@ -62,6 +62,12 @@ export function openSqliteBackend(
       await timelineStore.close();
     },
   };
+}
+
+/** Where the state line says the timeline is written: an operator sees a thread that is missing. */
+function timelineWhere(role: StateRole, { writer, off }: SqliteTimelineOptions): string {
+  if (role === "reader" || off === true) return "off";
+  return writer === undefined ? "main thread" : "writer thread";
 }
 
 /** How `state_dir`'s timeline is kept. */
