@@ -3,9 +3,10 @@ import type { Clock } from "../clock.js";
 import { DEFAULT_TIMELINE_MESSAGES_IN_MEMORY, DEFAULT_TIMELINE_MESSAGES_STORED } from "../config/timeline-schema.js";
 import type { Logger } from "../log/logger.js";
 import type { QueuedMessage } from "../message/inbound-message.js";
-import { ACTIVITY_WINDOW_MS, countEvent, minuteOf } from "./activity-series.js";
+import { ACTIVITY_WINDOW_MS } from "./activity-series.js";
+import { RecordBatch } from "./record-batch.js";
 import type { MessageStatus, TimelineEvent } from "./timeline-event.js";
-import type { ActivityCount, TimelineStore, TimelineSubject, TimelineWrite } from "./timeline-store.js";
+import type { TimelineStore, TimelineSubject } from "./timeline-store.js";
 
 /** How long, and how much, the timeline keeps (`timeline` in the configuration). */
 export interface TimelineRetention {
@@ -50,11 +51,6 @@ export interface RecorderDeps {
   readonly logger: Logger;
   /** Runs `task` after `ms` (a runtime's timer, which must not keep a process alive). */
   readonly schedule: (task: () => void, ms: number) => void;
-  /**
-   * True when the store is this process's memory: each record is written at once, since a
-   * write there costs less than gathering it would, and only the minute counts are gathered.
-   */
-  readonly writeAtOnce?: boolean;
 }
 
 /**
@@ -62,10 +58,8 @@ export interface RecorderDeps {
  * and answered within one batch (one row write each), short enough for a live view.
  */
 const FLUSH_MS = 1_000;
-/** Messages gathered at most between writes; beyond it new events are dropped until a write. */
-const MAX_GATHERED = 50_000;
-/** No minute counts to write with a message's events. */
-const NO_COUNTS: readonly ActivityCount[] = [];
+/** Records kept at most between writes (a message makes two or so); beyond it new events are dropped until a write. */
+const MAX_RECORDS = 100_000;
 /** How often what the retention no longer keeps is forgotten. */
 const PRUNE_EVERY_MS = 60_000;
 
@@ -88,31 +82,13 @@ export function timelineIsOn(retention: TimelineRetention): boolean {
 export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
   const { store, retention, clock, logger } = deps;
   if (!timelineIsOn(retention)) return noTimeline;
-  let gathered = new Map<string, Gathered>();
-  let activity = new Map<number, Map<string, number>>();
+  const batch = new RecordBatch();
   let scheduled = false;
   /** Whether a timer is set to prune while nothing is recorded. */
   let idleTick = false;
   let writing: Promise<void> = Promise.resolve();
   let lastPrune = clock.now();
   let dropped = 0;
-  // One counter for every event: the minute it counts in is the event's, set before each call.
-  let countingAt = 0;
-  let lastMinute = Number.NaN;
-  let lastSeries = new Map<string, number>();
-  const count = (name: string): void => {
-    const minute = minuteOf(countingAt);
-    if (minute !== lastMinute) {
-      let series = activity.get(minute);
-      if (series === undefined) {
-        series = new Map();
-        activity.set(minute, series);
-      }
-      lastMinute = minute;
-      lastSeries = series;
-    }
-    lastSeries.set(name, (lastSeries.get(name) ?? 0) + 1);
-  };
 
   const cannotWrite = (messages: number, error: unknown): void => {
     logger.warn("cannot write the message timeline; these events are not kept", {
@@ -128,14 +104,7 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
 
   const writeGathered = async (): Promise<void> => {
     scheduled = false;
-    const writes: TimelineWrite[] = [...gathered.values()];
-    const counts: ActivityCount[] = [];
-    for (const [minute, series] of activity) {
-      for (const [name, count] of series) counts.push({ minute, series: name, count });
-    }
-    gathered = new Map();
-    activity = new Map();
-    lastMinute = Number.NaN;
+    const { writes, counts } = batch.take();
     const now = clock.now();
     try {
       if (writes.length > 0 || counts.length > 0) await store.write(writes, counts);
@@ -173,24 +142,6 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     }
   };
 
-  const writeAtOnce = (subject: TimelineSubject, events: readonly TimelineEvent[], status: MessageStatus | null) => {
-    let updatedAt = subject.acceptedAt;
-    for (const event of events) {
-      if (event.at > updatedAt) updatedAt = event.at;
-      countingAt = event.at;
-      countEvent(event, subject.acceptedAt, count);
-    }
-    const { id, channel, conversationId, acceptedAt } = subject;
-    const write: TimelineWrite = { id, channel, conversationId, acceptedAt, status, updatedAt, events };
-    try {
-      const written = store.write([write], NO_COUNTS);
-      if (written instanceof Promise) written.catch((error: unknown) => cannotWrite(1, error));
-    } catch (error) {
-      cannotWrite(1, error);
-    }
-    scheduleFlush();
-  };
-
   const flush = (): Promise<void> => {
     writing = writing.then(writeGathered);
     return writing;
@@ -200,45 +151,15 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     on: true,
     keepText: retention.keepText,
     record(subject, events, status) {
-      if (deps.writeAtOnce === true) {
-        writeAtOnce(subject, events, status);
+      if (batch.size >= MAX_RECORDS) {
+        dropped += events.length;
         return;
       }
-      let write = gathered.get(subject.id);
-      if (write === undefined) {
-        if (gathered.size >= MAX_GATHERED) {
-          dropped += events.length;
-          return;
-        }
-        write = {
-          id: subject.id,
-          channel: subject.channel,
-          conversationId: subject.conversationId,
-          acceptedAt: subject.acceptedAt,
-          status: null,
-          updatedAt: subject.acceptedAt,
-          events: [],
-        };
-        gathered.set(subject.id, write);
-      }
-      for (const event of events) {
-        write.events.push(event);
-        if (event.at > write.updatedAt) write.updatedAt = event.at;
-        countingAt = event.at;
-        countEvent(event, subject.acceptedAt, count);
-      }
-      if (status !== null) write.status = status;
+      batch.push(subject, events, status);
       scheduleFlush();
     },
     flush,
   };
-}
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
-/** A message's events gathered for the next write. */
-interface Gathered extends Omit<Mutable<TimelineWrite>, "events"> {
-  readonly events: TimelineEvent[];
 }
 
 /**

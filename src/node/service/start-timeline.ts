@@ -23,6 +23,5 @@ export function startTimeline(config: Config, state: StateBackend, clock: Clock,
     schedule: (task, ms) => {
       setTimeout(task, ms).unref();
     },
-    writeAtOnce: state.mode === "memory",
   });
 }

@@ -14,7 +14,7 @@ const RETENTION: TimelineRetention = { windowMs: 3_600_000, maxMessages: 100, ke
 const SUBJECT = { id: "m1", channel: "webhook", conversationId: "conv", acceptedAt: T0 };
 
 /** A recorder whose timer is run by hand, over `store`. */
-function recorderOver(store: TimelineStore, retention = RETENTION, writeAtOnce = false) {
+function recorderOver(store: TimelineStore, retention = RETENTION) {
   const tasks: (() => void)[] = [];
   let now = T0;
   const sink = createLogSink();
@@ -24,7 +24,6 @@ function recorderOver(store: TimelineStore, retention = RETENTION, writeAtOnce =
     clock: { now: () => now },
     logger: sink.logger,
     schedule: (task) => tasks.push(task),
-    writeAtOnce,
   });
   return { recorder, tasks, sink, advance: (ms: number) => (now += ms) };
 }
@@ -119,24 +118,6 @@ describe("the timeline recorder", () => {
     const messages = sink.lines.map((line) => String(line.msg));
     expect(messages.some((msg) => msg.includes("cannot prune the message timeline"))).toBe(true);
     expect(messages.some((msg) => msg.includes("cannot write the message timeline"))).toBe(false);
-  });
-
-  it("over a store in this process's memory, writes each record at once and gathers only the minute counts", async () => {
-    const store = new MemoryTimelineStore();
-    const { recorder } = recorderOver(store, RETENTION, true);
-    recorder.record(SUBJECT, [{ type: "accepted", at: T0 }], "accepted");
-    expect(store.one("m1")).toMatchObject({ status: "accepted", updatedAt: T0 });
-    recorder.record(SUBJECT, [{ type: "delivered", at: T0 + 7 }], "delivered");
-    expect(store.one("m1")?.events.map((event) => event.type)).toEqual(["accepted", "delivered"]);
-    expect(store.one("m1")?.status).toBe("delivered");
-    expect(store.activity(0)).toEqual([]);
-    await recorder.flush();
-    expect(
-      store
-        .activity(0)
-        .map((count) => count.series)
-        .sort(),
-    ).toEqual(["accepted", "delivered", "latency:9"]);
   });
 
   it("prunes a service that has gone quiet, on a timer of its own", async () => {
