@@ -38,7 +38,11 @@ export function countEvent(event: TimelineEvent, acceptedAt: number, add: (serie
       return;
     case "delivered":
       add("delivered");
-      add(LATENCY_SERIES[latencyBucket(event.at - acceptedAt)] ?? `${LATENCY}${LAST_BUCKET}`);
+      {
+        // A time that is not a number (a clock gone wrong) counts as delivered, in no bucket.
+        const series = LATENCY_SERIES[latencyBucket(event.at - acceptedAt)];
+        if (series !== undefined) add(series);
+      }
       return;
     default:
       return;

@@ -101,6 +101,10 @@ export class MemoryTimelineStore implements TimelineStore {
       over -= 1;
     }
     for (const [key, count] of this.#minutes) if (count.minute < minutesBefore) this.#minutes.delete(key);
+    // The queue the bound drops from holds what is left, once each: a prune may have taken rows
+    // the bound never reached, and an id written again after it must not be dropped early.
+    this.#order = [...this.#rows.keys()];
+    this.#head = 0;
   }
 }
 

@@ -29,10 +29,15 @@ export interface TimelineRecorder {
   readonly on: boolean;
   /** Whether events carry message and reply text. */
   readonly keepText: boolean;
-  /** Adds `events` to `subject`'s timeline; `status` is what they make it, null when unchanged. */
+  /**
+   * Adds `events` to `subject`'s timeline; `status` is what they make it, null when unchanged.
+   * The array is kept as it is until the next write, so a caller must not change it afterwards.
+   */
   record(subject: TimelineSubject, events: readonly TimelineEvent[], status: MessageStatus | null): void;
   /** Writes what was gathered; resolves once written (or dropped). */
   flush(): Promise<void>;
+  /** Writes what was gathered and stops: no timer is set again, and later records are dropped. */
+  close(): Promise<void>;
 }
 
 /** A recorder that keeps nothing (timeline off, and tests). */
@@ -41,6 +46,7 @@ export const noTimeline: TimelineRecorder = {
   keepText: false,
   record: () => undefined,
   flush: () => Promise.resolve(),
+  close: () => Promise.resolve(),
 };
 
 /** What a recorder is built from. */
@@ -58,7 +64,11 @@ export interface RecorderDeps {
  * and answered within one batch (one row write each), short enough for a live view.
  */
 const FLUSH_MS = 1_000;
-/** Records kept at most between writes (a message makes two or so); beyond it new events are dropped until a write. */
+/**
+ * Records kept at most between writes (a message makes two or so); beyond it records that
+ * change nothing are dropped until a write, and those that settle a message (its outcome, its
+ * latency) only beyond twice as many, so that a burst loses calls and attempts before outcomes.
+ */
 const MAX_RECORDS = 100_000;
 /** How often what the retention no longer keeps is forgotten. */
 const PRUNE_EVERY_MS = 60_000;
@@ -86,6 +96,7 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
   let scheduled = false;
   /** Whether a timer is set to prune while nothing is recorded. */
   let idleTick = false;
+  let closed = false;
   let writing: Promise<void> = Promise.resolve();
   let lastPrune = clock.now();
   let dropped = 0;
@@ -97,7 +108,7 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     });
   };
   const scheduleFlush = (): void => {
-    if (scheduled) return;
+    if (scheduled || closed) return;
     scheduled = true;
     deps.schedule(() => void flush(), FLUSH_MS);
   };
@@ -132,14 +143,16 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
       logger.warn("the message timeline fell behind; events were dropped", { dropped });
       dropped = 0;
     }
-    // A service that has gone quiet still forgets what its retention no longer keeps.
-    if (!scheduled && !idleTick) {
-      idleTick = true;
-      deps.schedule(() => {
-        idleTick = false;
-        if (!scheduled) void flush();
-      }, PRUNE_EVERY_MS);
-    }
+    if (!scheduled) armIdle();
+  };
+  // A service that is quiet, from its start on, still forgets what its retention no longer keeps.
+  const armIdle = (): void => {
+    if (idleTick || closed) return;
+    idleTick = true;
+    deps.schedule(() => {
+      idleTick = false;
+      if (!scheduled && !closed) void flush();
+    }, PRUNE_EVERY_MS);
   };
 
   const flush = (): Promise<void> => {
@@ -147,11 +160,13 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     return writing;
   };
 
+  armIdle();
   return {
     on: true,
     keepText: retention.keepText,
     record(subject, events, status) {
-      if (batch.size >= MAX_RECORDS) {
+      if (closed) return;
+      if (batch.size >= MAX_RECORDS && (status === null || batch.size >= 2 * MAX_RECORDS)) {
         dropped += events.length;
         return;
       }
@@ -159,6 +174,10 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
       scheduleFlush();
     },
     flush,
+    close: async () => {
+      closed = true;
+      await flush();
+    },
   };
 }
 

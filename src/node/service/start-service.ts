@@ -282,7 +282,7 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   // deletes of finished jobs commit first, or the next replica would run those jobs again.
   await parts.state?.postgres?.lanes.flush().catch(() => undefined);
   await parts.replicas?.leave();
-  await parts.timeline?.flush();
+  await parts.timeline?.close();
   await parts.state?.close();
   const mode = parts.state?.mode ?? "memory";
   return { left, fate: mode === "memory" ? "lost" : mode === "postgres" ? "shared" : "kept" };

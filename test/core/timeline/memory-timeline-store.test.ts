@@ -39,4 +39,16 @@ describe("the in-memory timeline store", () => {
     store.write([accepted(4), accepted(5)], []);
     expect(store.page({ limit: 10 }).map((row) => row.id)).toEqual(["m000005", "m000004", "m000003"]);
   });
+
+  it("after a prune, drops by creation order what is left: a message written again is not dropped early", () => {
+    const store = new MemoryTimelineStore(3);
+    for (let index = 0; index < 3; index += 1) store.write([accepted(index)], []);
+    store.prune({ before: T0 + 2, keep: 3, minutesBefore: 0 });
+    expect(store.page({ limit: 10 }).map((row) => row.id)).toEqual(["m000002"]);
+    // A late event of a pruned message makes its row again, the newest in creation order.
+    store.write([{ ...accepted(0), status: "delivered", events: [{ type: "delivered", at: T0 + 9 }] }], []);
+    store.write([accepted(3), accepted(4)], []);
+    expect(store.one("m000000")?.status).toBe("delivered");
+    expect(store.one("m000002")).toBeUndefined();
+  });
 });

@@ -42,7 +42,8 @@ describe("the timeline recorder", () => {
     const { recorder, tasks } = recorderOver(counting);
     recorder.record(SUBJECT, [{ type: "accepted", at: T0 }], "accepted");
     recorder.record(SUBJECT, [{ type: "delivered", at: T0 + 7 }], "delivered");
-    expect(tasks).toHaveLength(1);
+    // The quiet prune's timer, set at the start, and the one write's.
+    expect(tasks).toHaveLength(2);
     expect(store.one("m1")).toBeUndefined();
     await recorder.flush();
     expect(writes).toEqual([1]);
@@ -120,17 +121,43 @@ describe("the timeline recorder", () => {
     expect(messages.some((msg) => msg.includes("cannot write the message timeline"))).toBe(false);
   });
 
-  it("prunes a service that has gone quiet, on a timer of its own", async () => {
+  it("prunes on a timer of its own from the start, so a restarted service that gets nothing prunes", async () => {
     const store = new MemoryTimelineStore();
-    const { recorder, tasks, advance } = recorderOver(store, { ...RETENTION, windowMs: 60_000 });
-    recorder.record(SUBJECT, [{ type: "accepted", at: T0 }], "accepted");
-    await recorder.flush();
-    expect(store.one("m1")).toBeDefined();
-    // Nothing more is recorded: besides the write's timer, a quiet one is set, and it prunes.
-    expect(tasks).toHaveLength(2);
+    store.write([{ ...SUBJECT, status: "delivered", updatedAt: T0, events: [{ type: "accepted", at: T0 }] }], []);
+    const { tasks, advance } = recorderOver(store, { ...RETENTION, windowMs: 60_000 });
+    expect(tasks).toHaveLength(1);
     advance(120_000);
-    tasks[1]?.();
+    tasks[0]?.();
     await vi.waitFor(() => expect(store.one("m1")).toBeUndefined());
+    // It sets itself again for the next quiet minute.
+    expect(tasks).toHaveLength(2);
+  });
+
+  it("once closed, writes what it gathered, sets no timer again and drops later records", async () => {
+    const store = new MemoryTimelineStore();
+    const { recorder, tasks } = recorderOver(store);
+    recorder.record(SUBJECT, [{ type: "accepted", at: T0 }], "accepted");
+    await recorder.close();
+    expect(store.one("m1")?.status).toBe("accepted");
+    const timers = tasks.length;
+    for (const task of [...tasks]) task();
+    recorder.record({ ...SUBJECT, id: "m2" }, [{ type: "accepted", at: T0 }], "accepted");
+    await recorder.flush();
+    expect(tasks).toHaveLength(timers);
+    expect(store.one("m2")).toBeUndefined();
+  });
+
+  it("keeps a message's outcome through a burst that fills the batch, dropping calls and attempts first", async () => {
+    const store = new MemoryTimelineStore();
+    const { recorder, sink } = recorderOver(store, { ...RETENTION, maxMessages: 1_000_000 });
+    const attempt = { type: "attempt", at: T0, reply_id: "r", sequence: 1, ok: false, duration_ms: 1 } as const;
+    for (let index = 0; index < 100_000; index += 1) recorder.record({ ...SUBJECT, id: `a${index}` }, [attempt], null);
+    recorder.record({ ...SUBJECT, id: "late" }, [attempt], null);
+    recorder.record(SUBJECT, [{ type: "delivered", at: T0 + 5 }], "delivered");
+    await recorder.flush();
+    expect(store.one("late")).toBeUndefined();
+    expect(store.one("m1")?.status).toBe("delivered");
+    expect(sink.lines.some((line) => String(line.msg).includes("events were dropped"))).toBe(true);
   });
 
   it("is off, recording nothing, when the retention window or bound is 0", () => {
