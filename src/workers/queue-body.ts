@@ -3,6 +3,7 @@ import { isRecord } from "../core/is-record.js";
 import type { Job, JobError, PendingReply } from "../core/lifecycle/job.js";
 import type { JobKey } from "../core/lifecycle/pending-job-store.js";
 import type { InboundMessage, QueuedMessage } from "../core/message/inbound-message.js";
+import type { Mutable } from "../core/mutable.js";
 
 /**
  * Where a job waits in the Durable Object of its conversation, under its message id: used
@@ -80,7 +81,7 @@ export function readJob(value: unknown): Job | undefined {
   const message = readQueuedMessage(value.message);
   const { delivered, attempts, stepStartedAt } = value;
   if (message === undefined || typeof delivered !== "number" || typeof attempts !== "number") return undefined;
-  const job: { -readonly [K in keyof Job]: Job[K] } = { message, delivered, attempts };
+  const job: Mutable<Job> = { message, delivered, attempts };
   if (value.replies !== undefined) {
     if (!Array.isArray(value.replies)) return undefined;
     const replies: PendingReply[] = [];
@@ -119,7 +120,7 @@ export function readQueuedMessage(value: unknown): QueuedMessage | undefined {
   if (!isRecord(message)) return undefined;
   const { senderId, conversationId } = message;
   if (typeof senderId !== "string" || typeof conversationId !== "string") return undefined;
-  const inbound: { -readonly [K in keyof InboundMessage]: InboundMessage[K] } = { senderId, conversationId };
+  const inbound: Mutable<InboundMessage> = { senderId, conversationId };
   for (const key of ["senderName", "text", "mediaUrl", "mediaType"] as const) {
     const field = message[key];
     if (typeof field === "string") inbound[key] = field;

@@ -13,6 +13,7 @@ import type { QueuedMessage } from "../message/inbound-message.js";
 import { parseMessage } from "../message/parse-message.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { noopMetrics } from "../metrics/noop-metrics.js";
+import type { Mutable } from "../mutable.js";
 import { createCidrMatcher } from "../net/cidr.js";
 import { resolveClientAddress } from "../net/client-address.js";
 import type { AcceptedEvent } from "../timeline/timeline-event.js";
@@ -242,7 +243,7 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
 /** The first event of a message's timeline; its text only when the operator keeps text. */
 function acceptedEvent(queued: QueuedMessage, address: string | null, keepText: boolean): AcceptedEvent {
   // Built field by field: this runs for every accepted message.
-  const event: { -readonly [K in keyof AcceptedEvent]: AcceptedEvent[K] } = { type: "accepted", at: queued.receivedAt };
+  const event: Mutable<AcceptedEvent> = { type: "accepted", at: queued.receivedAt };
   if (address !== null) event.client_address = address;
   if (queued.idempotencyKey !== undefined) event.idempotency_key = queued.idempotencyKey;
   if (keepText && queued.message.text !== undefined) event.text = queued.message.text;

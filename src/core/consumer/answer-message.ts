@@ -7,6 +7,7 @@ import { type TraceContext, traceHeaders } from "../http/trace-context.js";
 import type { Job, PendingReply } from "../lifecycle/job.js";
 import type { InboundMessage, QueuedMessage } from "../message/inbound-message.js";
 import { type BrainReply, renderReplyBody, renumberReplyBody } from "../message/outbound-reply.js";
+import type { Mutable } from "../mutable.js";
 import { deliverReply } from "../outbound/deliver-reply.js";
 import type { Poster } from "../outbound/poster.js";
 import type { ChannelRoute } from "./channel-routes.js";
@@ -150,7 +151,7 @@ export function createAnswerSteps(deps: AnswerDeps): AnswerSteps {
 }
 
 function toTurn(role: ConversationTurn["role"], content: BrainReply | InboundMessage, at: number): ConversationTurn {
-  const turn: { -readonly [K in keyof ConversationTurn]: ConversationTurn[K] } = { role, at };
+  const turn: Mutable<ConversationTurn> = { role, at };
   if (content.text !== undefined) turn.text = content.text;
   if (content.mediaUrl !== undefined) turn.mediaUrl = content.mediaUrl;
   if (content.mediaType !== undefined) turn.mediaType = content.mediaType;

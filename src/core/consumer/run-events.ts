@@ -1,6 +1,7 @@
 import type { BrainCall } from "../brain/brain.js";
 import { type ChannelError, toChannelError } from "../channel-error.js";
 import type { PendingReply } from "../lifecycle/job.js";
+import type { Mutable } from "../mutable.js";
 import type { AttemptEvent, BrainCallEvent, ReplyEvent } from "../timeline/timeline-event.js";
 import type { BrainTokens } from "./record-brain-step.js";
 
@@ -84,8 +85,6 @@ export function attemptEvent(
   if (error !== undefined) addError(event, error);
   return event;
 }
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Adds a failure's code, message and upstream status to `event`, after the fields it has. */
 function addError(event: { error_code?: string; error?: string; status?: number }, error: ChannelError): void {

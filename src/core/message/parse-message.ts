@@ -1,14 +1,13 @@
 import { ChannelError, type FieldError } from "../channel-error.js";
 import type { KeyMapping } from "../config/message-fields.js";
 import { isHttpUrl } from "../http/http-url.js";
+import type { Mutable } from "../mutable.js";
 import type { InboundMessage } from "./inbound-message.js";
 
 /** Longest accepted `sender_id` or `conversation_id`, in UTF-16 code units. */
 export const MAX_ID_LENGTH = 256;
 
 const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(?:\s*;.*)?$/;
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * Reads an inbound message from a parsed JSON object through the channel's key mapping.

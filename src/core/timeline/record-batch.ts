@@ -1,8 +1,7 @@
+import type { Mutable } from "../mutable.js";
 import { countEvent, minuteOf } from "./activity-series.js";
 import type { MessageStatus, TimelineEvent } from "./timeline-event.js";
 import type { ActivityCount, TimelineSubject, TimelineWrite } from "./timeline-store.js";
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** A message's events gathered for one write. */
 interface Gathered extends Omit<Mutable<TimelineWrite>, "events"> {

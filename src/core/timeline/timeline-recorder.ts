@@ -101,12 +101,6 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
   let lastPrune = clock.now();
   let dropped = 0;
 
-  const cannotWrite = (messages: number, error: unknown): void => {
-    logger.warn("cannot write the message timeline; these events are not kept", {
-      messages,
-      error: errorMessage(error),
-    });
-  };
   const scheduleFlush = (): void => {
     if (scheduled || closed) return;
     scheduled = true;
@@ -120,7 +114,10 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     try {
       if (writes.length > 0 || counts.length > 0) await store.write(writes, counts);
     } catch (error) {
-      cannotWrite(writes.length, error);
+      logger.warn("cannot write the message timeline; these events are not kept", {
+        messages: writes.length,
+        error: errorMessage(error),
+      });
     }
     if (now - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = now;

@@ -1,4 +1,5 @@
 import type { ConversationStore, ConversationTurn } from "../../core/conversation/conversation-store.js";
+import type { Mutable } from "../../core/mutable.js";
 import type { MeteredSql } from "../metered-sql.js";
 
 /** Turns kept per conversation; older ones are deleted as new ones arrive. */
@@ -63,7 +64,7 @@ export class ConversationMemory {
 }
 
 function toTurn(row: TurnRow): ConversationTurn {
-  const turn: { -readonly [K in keyof ConversationTurn]: ConversationTurn[K] } = {
+  const turn: Mutable<ConversationTurn> = {
     role: row.role === "assistant" ? "assistant" : "user",
     at: row.at,
   };
