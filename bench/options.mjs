@@ -43,6 +43,7 @@ const PRESETS = {
     saturationWarmupSeconds: 1,
     saturationSeconds: 2,
     saturationReplicas: [1],
+    timelineRounds: 1,
     roundTripMessages: 10,
     noKneeSeconds: 3,
   },
@@ -84,6 +85,9 @@ const PRESETS = {
     saturationWarmupSeconds: 2,
     saturationSeconds: 8,
     saturationReplicas: [1, 2, 3],
+    // The timeline's cost is near this machine's run-to-run spread, so its on and off runs
+    // come back for more rounds, alternating, and the target reads their means.
+    timelineRounds: 4,
     roundTripMessages: 40,
     noKneeSeconds: 8,
   },

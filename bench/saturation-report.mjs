@@ -1,5 +1,6 @@
 // The saturation phase in the report (issue 30): its tables, and its targets with PASS/FAIL.
 import { mb } from "./proc-stats.mjs";
+import { timelineMeans, timelineRoundLines } from "./timeline-rounds.mjs";
 
 export const SATURATION_TARGETS = {
   durableOverMemory: 0.9,
@@ -220,6 +221,7 @@ export function saturationLines(saturation, options) {
       `Ratios of replies/s, same run: ${comparisonLine(saturation.comparisons)}.` +
       (saturation.postgresSkipped ? ` Postgres runs skipped (${saturation.postgresSkipped}).` : ""),
     "",
+    ...timelineRoundLines(saturation.timelineRuns ?? [], runs),
   ];
   if (runs.some((run) => run.costs)) {
     lines.push(
@@ -250,15 +252,14 @@ export function saturationTargets(saturation) {
       pass: comparisons.sqliteOverMemory >= SATURATION_TARGETS.durableOverMemory,
     });
   }
-  const timeline = [
+  for (const [mode, ratio, on, off] of [
     ["in memory (admin API on in both)", comparisons.memoryTimelineOverOff, "memory-timeline", "memory-timeline-off"],
     ["state_dir (SQLite)", comparisons.sqliteTimelineOverOff, "sqlite", "sqlite-timeline-off"],
-  ];
-  for (const [mode, ratio, on, off] of timeline) {
+  ]) {
     if (ratio === null || ratio === undefined) continue;
     targets.push({
       target: `saturated, ${mode}: replies/s with the message timeline ≥ ${SATURATION_TARGETS.timelineOverOff} × without it, same run`,
-      measured: `${three(ratio)} × (${int(rate(on))} vs ${int(rate(off))} replies/s)`,
+      measured: `${three(ratio)} × (${timelineMeans(saturation.timelineRuns ?? runs, on, off)})`,
       pass: ratio >= SATURATION_TARGETS.timelineOverOff,
     });
   }

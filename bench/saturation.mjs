@@ -20,6 +20,7 @@ import { BENCH_CLUSTER, createCostProbe } from "./postgres-cost.mjs";
 import { countRoundTrips, startCountingRelay } from "./postgres-round-trips.mjs";
 import { busyBetween, cpuSecondsOf, machineCpu, peakRss } from "./proc-stats.mjs";
 import { saturationSetups, startServices } from "./saturation-setups.mjs";
+import { timelineRatio, timelineRounds } from "./timeline-rounds.mjs";
 import { runWrkConversations, wrkAvailable } from "./wrk-load.mjs";
 
 const DRAIN_TIMEOUT_MS = 20_000;
@@ -208,6 +209,13 @@ export async function runSaturationPhase({ options, secret, withReceiver, cleanR
           (run.costs ? `, Postgres ${fmt(run.costs.postgresCpuMicrosPerMessage)} µs CPU/msg` : ""),
       );
     }
+    const timelineRuns = await timelineRounds({
+      setups,
+      runs,
+      options,
+      log,
+      measure: (setup) => saturate({ setup, options, secret, withReceiver, cluster, costProbe }),
+    });
     let roundTrips = null;
     if (withPostgres) {
       roundTrips = {};
@@ -252,7 +260,8 @@ export async function runSaturationPhase({ options, secret, withReceiver, cleanR
       skipped: null,
       postgresSkipped,
       runs,
-      comparisons: compareSaturation(runs),
+      timelineRuns,
+      comparisons: compareSaturation(runs, timelineRuns),
       roundTrips,
       noKnee: noKneeSteps,
     };
@@ -264,9 +273,10 @@ export async function runSaturationPhase({ options, secret, withReceiver, cleanR
 
 /**
  * The ratios of replies per second the report and the targets read, each null when a run is
- * missing: a setup against another in the same phase.
+ * missing: a setup against another in the same phase. The timeline's on over off reads the mean
+ * of every run of each in `timelineRuns` (see {@link timelineRounds}).
  */
-export function compareSaturation(runs) {
+export function compareSaturation(runs, timelineRuns = runs) {
   const rate = (key) => runs.find((run) => run.key === key)?.repliesPerSecond ?? null;
   const over = (a, b) => (rate(a) === null || !rate(b) ? null : rate(a) / rate(b));
   return {
@@ -277,8 +287,8 @@ export function compareSaturation(runs) {
     twoOverOne: over("postgres-2", "postgres-1"),
     threeOverOne: over("postgres-3", "postgres-1"),
     // The message timeline on over off, in memory and with a state_dir.
-    memoryTimelineOverOff: over("memory-timeline", "memory-timeline-off"),
-    sqliteTimelineOverOff: over("sqlite", "sqlite-timeline-off"),
+    memoryTimelineOverOff: timelineRatio(timelineRuns, "memory-timeline", "memory-timeline-off"),
+    sqliteTimelineOverOff: timelineRatio(timelineRuns, "sqlite", "sqlite-timeline-off"),
     // This build over the baseline build, per setup.
     memoryOverBaseline: over("memory", "memory-baseline"),
     sqliteOverBaseline: over("sqlite", "sqlite-baseline"),

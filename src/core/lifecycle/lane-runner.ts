@@ -4,7 +4,7 @@ import type { Logger } from "../log/logger.js";
 import type { CircuitOutcome } from "../receiver/pass-circuit.js";
 import type { Admission } from "../receiver/receiver-circuit.js";
 import { settlementEvent } from "../timeline/settlement-events.js";
-import type { RunEvent } from "../timeline/timeline-event.js";
+import type { RunEvent, TimelineEvent } from "../timeline/timeline-event.js";
 import { subjectOf, type TimelineRecorder } from "../timeline/timeline-recorder.js";
 import type { Job, JobOutcome } from "./job.js";
 import { isLaneFenced, type LaneStore, type LaneTicket } from "./lane-store.js";
@@ -74,7 +74,8 @@ export async function runHead(ticket: LaneTicket, job: Job, deps: LaneRunnerDeps
     }
   }
   const admission = deps.circuit?.admit(job) ?? "send";
-  const runEvents: RunEvent[] = [];
+  // The settlement's event joins these when the run ends: they are recorded as one list.
+  const runEvents: TimelineEvent[] = [];
   const hooks: RunHooks = {
     firstSequence,
     save: (next, answered) => store.save(ticket, next, answered),
@@ -90,12 +91,13 @@ export async function runHead(ticket: LaneTicket, job: Job, deps: LaneRunnerDeps
  * The end of a run: {@link settleOutcome} decides what `outcome` means and the settlement is
  * written under `ticket` (see {@link runHead}). A runtime calls it alone for a run that never
  * returned an outcome (the delivery thread died with it), with the verdict of its quarantine.
+ * `runEvents`, what the run recorded, is taken over: the settlement's event is appended to it.
  */
 export async function settleRun(
   ticket: LaneTicket,
   outcome: JobOutcome,
   deps: Omit<LaneRunnerDeps, "run" | "circuit">,
-  runEvents: readonly RunEvent[] = [],
+  runEvents: TimelineEvent[] = [],
 ): Promise<HeadResult> {
   const result = await settle(ticket, outcome, deps);
   const { timeline } = deps;
@@ -105,7 +107,8 @@ export async function settleRun(
       if (runEvents.length > 0) timeline.record(subjectOf(job.message), runEvents, null);
     } else {
       const { event, status } = settlementEvent(result.settlement, runEvents, deps.now());
-      timeline.record(subjectOf(job.message), runEvents.length === 0 ? [event] : [...runEvents, event], status);
+      runEvents.push(event);
+      timeline.record(subjectOf(job.message), runEvents, status);
     }
   }
   return result;

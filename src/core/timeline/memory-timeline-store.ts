@@ -1,17 +1,12 @@
 import type { StoredTimeline, TimelinePageQuery, TimelineStore, TimelineSummary } from "./timeline-store.js";
 import { type ActivityCount, inTimeOrder, isAfter, type TimelinePrune, type TimelineWrite } from "./timeline-store.js";
 
-/** A message's row: one object per message, since every message's row outlives a young collection. */
-interface Row {
-  readonly id: string;
-  readonly channel: string;
-  readonly conversationId: string;
-  readonly acceptedAt: number;
-  status: TimelineSummary["status"];
-  updatedAt: number;
-  /** A write's own array, kept as it is (a writer hands over what it wrote); an update concatenates. */
-  events: StoredTimeline["events"];
-}
+/**
+ * A message's row. A write of a new message that sets its status becomes its row as it is (a
+ * write is handed over), so a message costs the store no object of its own; a later write
+ * replaces the row, which is rare (a retry, a replay, a run that spans two batches).
+ */
+type Row = StoredTimeline;
 
 /**
  * The timeline in this process's memory (the memory mode, and tests): a map in the order rows
@@ -39,20 +34,19 @@ export class MemoryTimelineStore implements TimelineStore {
       const row = this.#rows.get(write.id);
       if (row === undefined) {
         this.#order.push(write.id);
-        this.#rows.set(write.id, {
-          id: write.id,
-          channel: write.channel,
-          conversationId: write.conversationId,
-          acceptedAt: write.acceptedAt,
-          status: write.status ?? "accepted",
-          updatedAt: write.updatedAt,
-          events: write.events,
-        });
+        this.#rows.set(write.id, setsStatus(write) ? write : { ...write, status: "accepted" });
         continue;
       }
-      row.events = row.events.concat(write.events);
-      if (write.status !== null && write.updatedAt >= row.updatedAt) row.status = write.status;
-      if (write.updatedAt > row.updatedAt) row.updatedAt = write.updatedAt;
+      const later = write.updatedAt >= row.updatedAt;
+      this.#rows.set(write.id, {
+        id: row.id,
+        channel: row.channel,
+        conversationId: row.conversationId,
+        acceptedAt: row.acceptedAt,
+        status: write.status !== null && later ? write.status : row.status,
+        updatedAt: later ? write.updatedAt : row.updatedAt,
+        events: row.events.concat(write.events),
+      });
     }
     while (this.#rows.size > this.#maxMessages && this.#head < this.#order.length) {
       const id = this.#order[this.#head];
@@ -106,6 +100,10 @@ export class MemoryTimelineStore implements TimelineStore {
     this.#order = [...this.#rows.keys()];
     this.#head = 0;
   }
+}
+
+function setsStatus(write: TimelineWrite): write is TimelineWrite & Pick<Row, "status"> {
+  return write.status !== null;
 }
 
 function summaryOf(row: Row): TimelineSummary {

@@ -1,5 +1,5 @@
 import type { Settlement } from "../lifecycle/settle-outcome.js";
-import type { MessageStatus, RunEvent, SettledEvent } from "./timeline-event.js";
+import type { MessageStatus, SettledEvent, TimelineEvent } from "./timeline-event.js";
 
 /**
  * The timeline's event for a settlement made at `now`, and the status it gives the message. A
@@ -7,7 +7,7 @@ import type { MessageStatus, RunEvent, SettledEvent } from "./timeline-event.js"
  */
 export function settlementEvent(
   settlement: Settlement,
-  runEvents: readonly RunEvent[],
+  runEvents: readonly TimelineEvent[],
   now: number,
 ): { readonly event: SettledEvent; readonly status: MessageStatus } {
   switch (settlement.kind) {

@@ -73,7 +73,8 @@ export interface TimelineStore {
    * Appends each write's events to its message's row, creating the row when it is new. The
    * row's status becomes the write's when the write has one and is no older than the row's
    * (writers on several replicas may land out of order); `updatedAt` keeps the later. Adds
-   * `activity` to the minute counts.
+   * `activity` to the minute counts. The writes are handed over: a store may keep them (and
+   * their event arrays) as they are, and the caller neither reads nor changes them again.
    */
   write(writes: readonly TimelineWrite[], activity: readonly ActivityCount[]): void | Promise<void>;
   /** One message's row, or undefined. Events come back oldest first. */
