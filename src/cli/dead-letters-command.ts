@@ -1,18 +1,23 @@
 import { parseArgs } from "node:util";
 import { formatProblem } from "../core/config/config-problem.js";
 import { createAdminDeadLetters } from "../core/dead-letters/create-admin-dead-letters.js";
+import { recordReplays } from "../core/dead-letters/replay-timeline.js";
 import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { createPostgresDeadLetterStore } from "../node/state/postgres/postgres-dead-letter-store.js";
 import { openPostgresPool } from "../node/state/postgres/postgres-pool.js";
-import { listDeadLetters, replayDeadLetters } from "../node/state/sqlite/dead-letters.js";
+import { createPostgresTimelineStore } from "../node/state/postgres/postgres-timeline-store.js";
+import { listDeadLetters } from "../node/state/sqlite/dead-letters.js";
 import { createSqliteDeadLetterStore } from "../node/state/sqlite/sqlite-dead-letter-store.js";
-import { openStateDb } from "../node/state/sqlite/sqlite-state.js";
+import { openStateDb, type StateDb } from "../node/state/sqlite/sqlite-state.js";
+import { createSqliteTimelineStore } from "../node/state/sqlite/sqlite-timeline-store.js";
+import { openTimelineDb } from "../node/state/sqlite/timeline-db.js";
 import { createAdminClient, DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
 import type { CliIo } from "./cli-io.js";
 import { type DeadLettersRequest, runDeadLettersAction } from "./dead-letters-actions.js";
 import { deadLetterItem, formatDeadLetterTable } from "./dead-letters-table.js";
 import { noStateDirMessage } from "./dead-letters-without-state.js";
+import { openCliReplayTimeline } from "./replay-timeline-recorder.js";
 import { UsageError } from "./usage-error.js";
 
 const ACTIONS: readonly string[] = ["list", "show", "replay", "delete"];
@@ -89,12 +94,15 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
     }
     // The replica that runs a replayed conversation picks it up within a second, as from the admin API.
     const pool = openPostgresPool(url, { max: 1 });
+    const replays = openCliReplayTimeline(result.config, () => createPostgresTimelineStore(pool), io);
     try {
-      return await runDeadLettersAction(createAdminDeadLetters(createPostgresDeadLetterStore(pool)), request, io);
+      const port = createAdminDeadLetters(createPostgresDeadLetterStore(pool), replays.timeline);
+      return await runDeadLettersAction(port, request, io);
     } catch (error) {
       io.err(`${postgresVariable}: ${error instanceof Error ? error.message : String(error)}\n`);
       return 1;
     } finally {
+      await replays.close();
       await pool.end();
     }
   }
@@ -115,7 +123,20 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
       io.err(`${items.length} dead letter(s)\n`);
       return 0;
     }
-    const replayed = replayDeadLetters(db, values.all ? {} : { ids }).map((row) => row.id);
+    let timelineDb: StateDb | undefined;
+    const replays = openCliReplayTimeline(
+      result.config,
+      () => {
+        timelineDb = openTimelineDb(stateDir);
+        return createSqliteTimelineStore(timelineDb);
+      },
+      io,
+    );
+    const moved = await createSqliteDeadLetterStore(db).replay(values.all ? {} : { ids });
+    recordReplays(replays.timeline, moved);
+    await replays.close();
+    timelineDb?.close();
+    const replayed = moved.map((subject) => subject.id);
     const missing = ids.filter((id) => !replayed.includes(id));
     for (const id of replayed) io.out(`replayed ${id}\n`);
     for (const id of missing) io.err(`no dead letter with id ${id}\n`);

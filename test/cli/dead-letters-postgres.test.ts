@@ -71,6 +71,9 @@ describe("dead-letters with postgres_url_env", () => {
     const replayed = await runCliCaptured(["dead-letters", "replay", "--id", "msg-1", "--config", config], env);
     expect(replayed.code).toBe(0);
     expect(replayed.out).toBe("replayed msg-1\n");
+    // Recorded in the shared timeline, as a replay through any replica's admin API is.
+    const timeline = await runCliCaptured(["messages", "show", "msg-1", "--json", "--config", config], env);
+    expect(JSON.parse(timeline.out)).toMatchObject({ status: "replayed", events: [{ type: "replayed" }] });
     const deleted = await runCliCaptured(["dead-letters", "delete", "--id", "msg-3", "--config", config], env);
     expect(deleted.code).toBe(0);
 

@@ -1,14 +1,8 @@
 import type { AdminDeadLetters } from "../admin/dead-letter-admin.js";
 import { decodeCursor, encodeCursor } from "../admin/dead-letter-cursor.js";
 import { deadLetterItem } from "../admin/dead-letter-item.js";
-import type { TimelineRecorder } from "../timeline/timeline-recorder.js";
 import type { DeadLetterStore } from "./dead-letter-store.js";
-
-/** Where replays are recorded in their messages' timelines. */
-export interface ReplayTimeline {
-  readonly recorder: TimelineRecorder;
-  readonly now: () => number;
-}
+import { type ReplayTimeline, recordReplays } from "./replay-timeline.js";
 
 /**
  * The admin API's dead letters over any {@link DeadLetterStore}: the one pager. The cursor is
@@ -33,14 +27,8 @@ export function createAdminDeadLetters(store: DeadLetterStore, timeline?: Replay
       return stored === undefined ? undefined : deadLetterItem(stored);
     },
     async replay(filter) {
-      // Recorded from what the store says it took, not from a list read before: a letter
-      // deleted or replayed elsewhere meanwhile gets no "replayed", and one that another
-      // replay took first (it may be delivered by now) is not moved back to "replayed".
       const replayed = await store.replay(filter);
-      if (timeline?.recorder.on && replayed.length > 0) {
-        const at = timeline.now();
-        for (const letter of replayed) timeline.recorder.record(letter, [{ type: "replayed", at }], "replayed");
-      }
+      recordReplays(timeline, replayed);
       return replayed.length;
     },
     delete: async (id) => await store.remove(id),

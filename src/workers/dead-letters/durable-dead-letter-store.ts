@@ -1,8 +1,9 @@
 import type { AdminDeadLetters } from "../../core/admin/dead-letter-admin.js";
 import type { StoredDeadLetter } from "../../core/admin/dead-letter-item.js";
-import { createAdminDeadLetters, type ReplayTimeline } from "../../core/dead-letters/create-admin-dead-letters.js";
+import { createAdminDeadLetters } from "../../core/dead-letters/create-admin-dead-letters.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import type { DeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
+import type { ReplayTimeline } from "../../core/dead-letters/replay-timeline.js";
 import type { DeadLetterObject } from "./dead-letter-object.js";
 import { DEAD_LETTER_STORE_NAME } from "./dead-letter-store-name.js";
 import type { KeptLetter } from "./dead-letter-table.js";
