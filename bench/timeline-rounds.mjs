@@ -18,8 +18,11 @@ export async function timelineRounds({ setups, runs, options, log, measure }) {
   const byKey = new Map(setups.map((setup) => [setup.key, setup]));
   const pairs = TIMELINE_PAIRS.filter(([on, off]) => byKey.has(on) && byKey.has(off));
   const all = runs.filter((run) => pairs.some((pair) => pair.includes(run.key)));
+  // The sweep's order is round 1's: each later round turns it around.
+  const position = (key) => runs.findIndex((run) => run.key === key);
+  const inSweepOrder = pairs.map((pair) => [...pair].sort((a, b) => position(a) - position(b)));
   for (let round = 2; round <= options.timelineRounds; round += 1) {
-    for (const pair of pairs) {
+    for (const pair of inSweepOrder) {
       for (const key of round % 2 === 0 ? [...pair].reverse() : pair) {
         const setup = byKey.get(key);
         const run = await measure(setup);

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { formatProblem } from "../core/config/config-problem.js";
 import { createAdminDeadLetters } from "../core/dead-letters/create-admin-dead-letters.js";
 import { recordReplays } from "../core/dead-letters/replay-timeline.js";
+import type { TimelineSubject } from "../core/timeline/timeline-store.js";
 import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { createPostgresDeadLetterStore } from "../node/state/postgres/postgres-dead-letter-store.js";
@@ -17,7 +18,7 @@ import type { CliIo } from "./cli-io.js";
 import { type DeadLettersRequest, runDeadLettersAction } from "./dead-letters-actions.js";
 import { deadLetterItem, formatDeadLetterTable } from "./dead-letters-table.js";
 import { noStateDirMessage } from "./dead-letters-without-state.js";
-import { openCliReplayTimeline } from "./replay-timeline-recorder.js";
+import { NO_REPLAY_TIMELINE, openCliReplayTimeline } from "./replay-timeline-recorder.js";
 import { UsageError } from "./usage-error.js";
 
 const ACTIONS: readonly string[] = ["list", "show", "replay", "delete"];
@@ -94,7 +95,10 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
     }
     // The replica that runs a replayed conversation picks it up within a second, as from the admin API.
     const pool = openPostgresPool(url, { max: 1 });
-    const replays = openCliReplayTimeline(result.config, () => createPostgresTimelineStore(pool), io);
+    const replays =
+      action === "replay"
+        ? openCliReplayTimeline(result.config, () => createPostgresTimelineStore(pool), io)
+        : NO_REPLAY_TIMELINE;
     try {
       const port = createAdminDeadLetters(createPostgresDeadLetterStore(pool), replays.timeline);
       return await runDeadLettersAction(port, request, io);
@@ -132,10 +136,14 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
       },
       io,
     );
-    const moved = await createSqliteDeadLetterStore(db).replay(values.all ? {} : { ids });
-    recordReplays(replays.timeline, moved);
-    await replays.close();
-    timelineDb?.close();
+    let moved: readonly TimelineSubject[];
+    try {
+      moved = await createSqliteDeadLetterStore(db).replay(values.all ? {} : { ids });
+      recordReplays(replays.timeline, moved);
+    } finally {
+      await replays.close();
+      timelineDb?.close();
+    }
     const replayed = moved.map((subject) => subject.id);
     const missing = ids.filter((id) => !replayed.includes(id));
     for (const id of replayed) io.out(`replayed ${id}\n`);

@@ -15,6 +15,9 @@ export interface CliReplayTimeline {
   close(): Promise<void>;
 }
 
+/** What a command that replays nothing, or a configuration without a timeline, records in: nothing. */
+export const NO_REPLAY_TIMELINE: CliReplayTimeline = { timeline: undefined, close: () => Promise.resolve() };
+
 /**
  * The timeline a replay from the CLI records in, as the admin API's replay does: the store the
  * service keeps (`open` makes it, only when the configuration keeps a timeline, so that a
@@ -22,7 +25,7 @@ export interface CliReplayTimeline {
  */
 export function openCliReplayTimeline(config: Config, open: () => TimelineStore, io: CliIo): CliReplayTimeline {
   const retention = timelineRetention(config.timeline, true);
-  if (!timelineIsOn(retention)) return { timeline: undefined, close: () => Promise.resolve() };
+  if (!timelineIsOn(retention)) return NO_REPLAY_TIMELINE;
   const logger = createLevelLogger((_level, msg, fields) => {
     const error = fields?.error;
     io.err(`${msg}${typeof error === "string" ? `: ${error}` : ""}\n`);
@@ -32,7 +35,7 @@ export function openCliReplayTimeline(config: Config, open: () => TimelineStore,
     store = open();
   } catch (error) {
     io.err(`cannot open the message timeline, so this replay is not recorded in it: ${errorMessage(error)}\n`);
-    return { timeline: undefined, close: () => Promise.resolve() };
+    return NO_REPLAY_TIMELINE;
   }
   const recorder = createTimelineRecorder({
     store,

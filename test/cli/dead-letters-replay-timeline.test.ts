@@ -3,7 +3,7 @@
  * through the admin API does, so `messages show` tells that an operator replayed it.
  */
 import { existsSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { mkdir, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -53,7 +53,16 @@ describe("dead-letters replay --config with state_dir", () => {
   it("records `replayed` in the timeline of each message it moved, and only those", async () => {
     const { config } = await stateWith(["msg-1", "msg-2"]);
     const before = Date.now();
-    const replay = await runCliCaptured(["dead-letters", "replay", "--id", "msg-1", "--id", "gone", "--config", config]);
+    const replay = await runCliCaptured([
+      "dead-letters",
+      "replay",
+      "--id",
+      "msg-1",
+      "--id",
+      "gone",
+      "--config",
+      config,
+    ]);
     expect(replay.code).toBe(1);
     expect(replay.out).toBe("replayed msg-1\n");
     expect(replay.err).toContain("no dead letter with id gone");
@@ -72,6 +81,18 @@ describe("dead-letters replay --config with state_dir", () => {
     expect(all.code).toBe(0);
     const second = await runCliCaptured(["messages", "show", "msg-2", "--json", "--config", config]);
     expect((JSON.parse(second.out) as { status: string }).status).toBe("replayed");
+  });
+
+  it("replays, and says so on stderr, when the timeline file cannot be opened", async () => {
+    const { stateDir, config } = await stateWith(["msg-1"]);
+    // A folder where the file should be: SQLite cannot open it.
+    await mkdir(join(stateDir, "timeline.sqlite"));
+    const replay = await runCliCaptured(["dead-letters", "replay", "--id", "msg-1", "--config", config]);
+    expect(replay.code).toBe(0);
+    expect(replay.out).toBe("replayed msg-1\n");
+    expect(replay.err).toContain("cannot open the message timeline, so this replay is not recorded in it");
+    const listed = await runCliCaptured(["dead-letters", "list", "--config", config]);
+    expect(listed.err).toBe("0 dead letter(s)\n");
   });
 
   it("replays without a timeline file when the configuration turns the timeline off", async () => {

@@ -31,7 +31,8 @@ export interface TimelineRecorder {
   readonly keepText: boolean;
   /**
    * Adds `events` to `subject`'s timeline; `status` is what they make it, null when unchanged.
-   * The array is kept as it is until the next write, so a caller must not change it afterwards.
+   * The array is handed over: it is kept as it is (a store may keep it as the row's events), so a
+   * caller must not change or record it again afterwards.
    */
   record(subject: TimelineSubject, events: readonly TimelineEvent[], status: MessageStatus | null): void;
   /** Writes what was gathered; resolves once written (or dropped). */

@@ -16,6 +16,25 @@ const accepted = (index: number): TimelineWrite => ({
 });
 
 describe("the in-memory timeline store", () => {
+  it("keeps a handed-over write as it is: a later write of the message changes neither it nor its events", () => {
+    const store = new MemoryTimelineStore();
+    const first = accepted(1);
+    store.write([first], []);
+    const later: TimelineWrite = {
+      ...first,
+      status: null,
+      updatedAt: T0 + 9,
+      events: [{ type: "delivered", at: T0 + 9 }],
+    };
+    store.write([later], []);
+    expect(first).toEqual(accepted(1));
+    expect(store.one(first.id)).toMatchObject({ status: "accepted", updatedAt: T0 + 9 });
+    expect(store.one(first.id)?.events.map((event) => event.type)).toEqual(["accepted", "delivered"]);
+    // A write that sets no status becomes a row of its own, "accepted".
+    store.write([{ ...accepted(2), status: null }], []);
+    expect(store.one("m000002")?.status).toBe("accepted");
+  });
+
   it("holds its bound at every write, one message at a time, dropping the oldest", () => {
     const store = new MemoryTimelineStore(100);
     for (let index = 0; index < 5_000; index += 1) store.write([accepted(index)], []);
