@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, realpathSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -6,7 +6,7 @@ import { dirname, join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { readConfigFile } from "../../src/node/read-config-file.js";
 import { STATE_FILE } from "../../src/node/state/sqlite/sqlite-state.js";
-import { writeTempConfig } from "../support/spawn-node.js";
+import { spawnNode, writeTempConfig } from "../support/spawn-node.js";
 import { waitFor } from "../support/wait-for.js";
 
 const SECRET = "state-dir-secret-123456";
@@ -39,23 +39,16 @@ interface LogLine {
 
 /** Starts dist/node.js with `cwd` as its working directory; resolves its log lines once it listens. */
 async function startIn(cwd: string, config: string): Promise<{ lines: LogLine[]; exited: Promise<number | null> }> {
-  const started = spawn(process.execPath, [resolve("dist/node.js"), "--config", config], {
-    cwd,
-    env: { PATH: process.env.PATH, WEBHOOK_SECRET: SECRET },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child = started;
   const lines: LogLine[] = [];
-  let buffered = "";
-  started.stdout?.on("data", (chunk: Buffer) => {
-    buffered += chunk.toString();
-    const parts = buffered.split("\n");
-    buffered = parts.pop() ?? "";
-    for (const part of parts) lines.push(JSON.parse(part) as LogLine);
-  });
-  const exited = new Promise<number | null>((done) => started.on("exit", (code) => done(code)));
+  const started = spawnNode(
+    resolve("dist/node.js"),
+    ["--config", config],
+    { WEBHOOK_SECRET: SECRET },
+    { cwd, onLine: (text) => lines.push(JSON.parse(text) as LogLine) },
+  );
+  child = started.child;
   await waitFor(() => lines.find((line) => line.msg === "listening"), 10_000, "the listening line");
-  return { lines, exited };
+  return { lines, exited: started.exited };
 }
 
 describe("state_dir location", () => {

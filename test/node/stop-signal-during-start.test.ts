@@ -3,13 +3,13 @@
  * as soon as it logs `listening` among others: the stop must be graceful (exit 0, nothing
  * dropped), never the default action of the signal (killed, no drain, no flush).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { open, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { freePort } from "../support/free-port.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
-import { writeTempConfig } from "../support/spawn-node.js";
+import { spawnNode, writeTempConfig } from "../support/spawn-node.js";
 import { startTcpGate, type TcpGate } from "../support/tcp-gate.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -53,26 +53,23 @@ function configWith(channels: readonly { name: string; bind: string }[], extra: 
  * carries it, as a supervisor acting on a line does, before anything else is read.
  */
 function run(config: string, env: Record<string, string> = {}, onLine: (line: LogLine) => void = () => {}): Run {
-  const started = spawn(process.execPath, [resolve("dist/node.js"), "--config", config], {
-    env: { PATH: process.env.PATH, WEBHOOK_SECRET: SECRET, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child = started;
   const lines: LogLine[] = [];
-  let buffered = "";
-  started.stdout?.on("data", (chunk: Buffer) => {
-    buffered += chunk.toString();
-    const parts = buffered.split("\n");
-    buffered = parts.pop() ?? "";
-    for (const part of parts) {
-      const line = JSON.parse(part) as LogLine;
-      lines.push(line);
-      onLine(line);
-    }
-  });
+  const started = spawnNode(
+    resolve("dist/node.js"),
+    ["--config", config],
+    { WEBHOOK_SECRET: SECRET, ...env },
+    {
+      onLine: (text) => {
+        const line = JSON.parse(text) as LogLine;
+        lines.push(line);
+        onLine(line);
+      },
+    },
+  );
+  child = started.child;
   // "close", not "exit": every line it wrote has been read by then.
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    started.on("close", (code, signal) => done({ code, signal })),
+    started.child.on("close", (code, signal) => done({ code, signal })),
   );
   return { lines, ended };
 }

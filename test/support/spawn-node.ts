@@ -13,9 +13,23 @@ export interface Spawned {
   readonly exited: Promise<number | null>;
 }
 
-/** Runs `node <script> ...args` from the repository root with the given extra environment. */
-export function spawnNode(script: string, args: readonly string[], env: Record<string, string | undefined>): Spawned {
+/** Where a spawned process runs, and who sees its lines as they come. */
+export interface SpawnOptions {
+  /** Its working directory; the repository root by default. */
+  readonly cwd?: string;
+  /** Sees each stdout line in the handler of the output that carries it, before anything else is read. */
+  readonly onLine?: (line: string) => void;
+}
+
+/** Runs `node <script> ...args` with no environment but PATH and `env`. */
+export function spawnNode(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+  options: SpawnOptions = {},
+): Spawned {
   const child = spawn(process.execPath, [script, ...args], {
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     env: { PATH: process.env.PATH, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -26,7 +40,10 @@ export function spawnNode(script: string, args: readonly string[], env: Record<s
     buffered += chunk.toString();
     const parts = buffered.split("\n");
     buffered = parts.pop() ?? "";
-    lines.push(...parts);
+    for (const part of parts) {
+      lines.push(part);
+      options.onLine?.(part);
+    }
   });
   child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));

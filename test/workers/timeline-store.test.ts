@@ -52,17 +52,24 @@ function accepted(channel: string, acceptedAt: number, text?: string): TimelineW
   };
 }
 
+/**
+ * The shards' objects under a configuration that keeps an hour and 32 messages (16 shards: 2
+ * each), and a prefix of fresh shard names.
+ */
+function keepingThirtyTwo(): string {
+  const config = channelConfig({
+    top: { admin: { token_env: "ADMIN_SECRET" }, timeline: { retention_hours: 1, max_messages: 32 } },
+  });
+  objectsUse(
+    testEnv(config, { WEBHOOK_SECRET: SECRET, ADMIN_SECRET: "workers-admin-secret-abcdefghijklmnopqrstuvwxyz0123" }),
+  );
+  return freshPrefix();
+}
+
 describe("the timeline shards", () => {
   it("prune themselves on their alarm: the retention's window, and each shard's share of max_messages", async () => {
     captureLogs();
-    // 32 messages kept by 16 shards: 2 each.
-    const config = channelConfig({
-      top: { admin: { token_env: "ADMIN_SECRET" }, timeline: { retention_hours: 1, max_messages: 32 } },
-    });
-    objectsUse(
-      testEnv(config, { WEBHOOK_SECRET: SECRET, ADMIN_SECRET: "workers-admin-secret-abcdefghijklmnopqrstuvwxyz0123" }),
-    );
-    const prefix = freshPrefix();
+    const prefix = keepingThirtyTwo();
     const store = createDurableTimelineStore(env.TIMELINE_SHARDS, { prefix });
     const channel = `timeline-${crypto.randomUUID()}`;
     const now = Date.now();
@@ -93,14 +100,7 @@ describe("the timeline shards", () => {
 
   it(`cut far over their share in runs of at most ${PRUNE_BATCHES_PER_RUN} batches, the next run set at once`, async () => {
     captureLogs();
-    // 32 messages kept by 16 shards: 2 each.
-    const config = channelConfig({
-      top: { admin: { token_env: "ADMIN_SECRET" }, timeline: { retention_hours: 1, max_messages: 32 } },
-    });
-    objectsUse(
-      testEnv(config, { WEBHOOK_SECRET: SECRET, ADMIN_SECRET: "workers-admin-secret-abcdefghijklmnopqrstuvwxyz0123" }),
-    );
-    const prefix = freshPrefix();
+    const prefix = keepingThirtyTwo();
     const store = createDurableTimelineStore(env.TIMELINE_SHARDS, { prefix, shards: 1 });
     const channel = `timeline-${crypto.randomUUID()}`;
     const now = Date.now();
