@@ -19,7 +19,13 @@ import { resolveClientAddress } from "../net/client-address.js";
 import type { AcceptedEvent } from "../timeline/timeline-event.js";
 import { noTimeline, subjectOf, type TimelineRecorder } from "../timeline/timeline-recorder.js";
 import type { InboundQueue } from "./inbound-queue.js";
-import { requestInProgressError, shuttingDownError, tooManyFailuresError, unavailableError } from "./refusals.js";
+import {
+  bufferFullError,
+  requestInProgressError,
+  shuttingDownError,
+  tooManyFailuresError,
+  unavailableError,
+} from "./refusals.js";
 
 /** The 200 body of an accepted message. */
 export interface Accepted {
@@ -230,6 +236,8 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     acceptBody(head, body) {
       const message = parseMessage(parseJsonObject(body), keys);
       const key = readIdempotencyKey(head.idempotencyKey, idempotency);
+      // A key may name a message accepted before, whose 200 a full buffer does not change.
+      if (key === undefined && queue.hasRoom?.() === false) throw bufferFullError();
       const trace = parseTraceContext(head.traceparent, head.tracestate) ?? newTraceContext();
       const queued: QueuedMessage = { id: newId(), channel: name, receivedAt: clock.now(), message, trace };
       if (key !== undefined && idempotency !== undefined) {

@@ -8,4 +8,10 @@ import type { QueuedMessage } from "../message/inbound-message.js";
  */
 export interface InboundQueue {
   enqueue(message: QueuedMessage): Promise<void> | undefined;
+  /**
+   * False when `enqueue` would refuse with `buffer_full` now, asked before a message is built:
+   * past its knee a service refuses more requests than it takes, and each refusal should cost
+   * little. Left out by a queue that cannot know before it tries (a platform queue).
+   */
+  hasRoom?(): boolean;
 }

@@ -14,13 +14,21 @@ export const RETRY_AFTER_SECONDS = {
   stateUnavailable: 5,
 } as const;
 
-/** The 503 of a full inbound buffer. */
-export function bufferFullError(): ChannelError {
-  return new ChannelError("buffer_full", "The inbound buffer is full; retry shortly.", {
+/**
+ * Made once and frozen: past its knee a service refuses more requests than it accepts, and an
+ * `Error` captures a stack trace where it is built, which no one reads for a full buffer.
+ */
+const BUFFER_FULL: ChannelError = Object.freeze(
+  new ChannelError("buffer_full", "The inbound buffer is full; retry shortly.", {
     status: 503,
     retryable: true,
     retryAfterSeconds: RETRY_AFTER_SECONDS.bufferFull,
-  });
+  }),
+);
+
+/** The 503 of a full inbound buffer: one shared, immutable error, since it carries no cause. */
+export function bufferFullError(): ChannelError {
+  return BUFFER_FULL;
 }
 
 /**

@@ -37,7 +37,23 @@ export interface ProblemParts {
  * Renders a ChannelError as an RFC 9457 `application/problem+json` answer, with the headers
  * its code calls for (`WWW-Authenticate` on 401, `Retry-After` when set) and any `extra` ones.
  */
-export function renderProblem(error: ChannelError, extra: Readonly<Record<string, string>> = {}): ProblemParts {
+export function renderProblem(error: ChannelError, extra?: Readonly<Record<string, string>>): ProblemParts {
+  if (extra !== undefined) return render(error, extra);
+  // A frozen error (a full buffer's) is answered many times a second the same way.
+  if (!Object.isFrozen(error)) return render(error, {});
+  let parts = rendered.get(error);
+  if (parts === undefined) {
+    const { status, headers, body } = render(error, {});
+    parts = Object.freeze({ status, headers: Object.freeze(headers), body });
+    rendered.set(error, parts);
+  }
+  return parts;
+}
+
+/** The parts of each frozen error, rendered when first answered. */
+const rendered = new WeakMap<ChannelError, ProblemParts>();
+
+function render(error: ChannelError, extra: Readonly<Record<string, string>>): ProblemParts {
   const body: Record<string, unknown> = {
     type: `${TYPE_BASE}${error.code}`,
     title: TITLES[error.code],
@@ -53,7 +69,7 @@ export function renderProblem(error: ChannelError, extra: Readonly<Record<string
 }
 
 /** The same problem as a Web `Response`. */
-export function problemResponse(error: ChannelError, extra: Readonly<Record<string, string>> = {}): Response {
+export function problemResponse(error: ChannelError, extra?: Readonly<Record<string, string>>): Response {
   const { body, headers, status } = renderProblem(error, extra);
   return new Response(body, { status, headers });
 }

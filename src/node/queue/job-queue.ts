@@ -141,6 +141,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const placing = options.ownership;
   const lanes = new LaneSchedule(() => runner.pump(), now);
   let storeError: string | undefined;
+  const hasRoom = (): boolean => !held && !lanes.isStopped && lanes.size < capacity;
   const { receiver } = options;
   const circuit =
     receiver === undefined
@@ -229,8 +230,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     },
     oldestAcceptedAt: () => lanes.oldestAcceptedAt(),
     receiver: () => circuit?.view(),
+    hasRoom,
     enqueue(message) {
-      if (held || lanes.isStopped || lanes.size >= capacity) throw bufferFullError();
+      if (!hasRoom()) throw bufferFullError();
       lanes.reserve();
       const job = newJob(message);
       let added: Promise<void> | undefined;

@@ -1,7 +1,8 @@
 /**
  * Offered more than it can hold, the service keeps what it accepted and refuses the rest: with its
  * buffer full (its receiver refusing, so nothing finishes), every further message is answered 503
- * `buffer_full` with `Retry-After`, and once the receiver is back every
+ * `buffer_full` with `Retry-After` (still after the checks that come before it, and never to a
+ * repeated `Idempotency-Key` it accepted), and once the receiver is back every
  * accepted message is delivered in order and the service accepts again. In memory, with SQLite,
  * and with Postgres (one replica), the real service in this process.
  */
@@ -58,7 +59,10 @@ describe.each(backends)("past its capacity (%s)", (_name, state) => {
     const h = harness;
     const accepted = new Map<string, string[]>();
     const refused: Response[] = [];
-    for (let index = 0; index < CAPACITY * 3; index += 1) {
+    const first = await h.post({ sender_id: "c0", text: "m-first" }, { "idempotency-key": "first" });
+    const firstId = ((await first.json()) as { message_id: string }).message_id;
+    accepted.set("c0", [firstId]);
+    for (let index = 1; index < CAPACITY * 3; index += 1) {
       const conversation = `c${index % 4}`;
       const response = await h.post({ sender_id: conversation, text: `m${index}` });
       if (response.status === 200) {
@@ -74,6 +78,13 @@ describe.each(backends)("past its capacity (%s)", (_name, state) => {
       expect(response.headers.get("retry-after")).not.toBeNull();
       expect(((await response.json()) as { code: string }).code).toBe("buffer_full");
     }
+    // Full, it still checks in the contract's order, and a key it accepted before keeps its 200.
+    const malformed = await h.post("{not json");
+    expect(malformed.status).toBe(400);
+    expect(((await malformed.json()) as { code: string }).code).toBe("invalid_json");
+    const repeated = await h.post({ sender_id: "c0", text: "m-first" }, { "idempotency-key": "first" });
+    expect(repeated.status).toBe(200);
+    expect(((await repeated.json()) as { message_id: string }).message_id).toBe(firstId);
 
     up = true;
     await waitForReplies(taken, [...accepted.values()].flat(), 20_000);
