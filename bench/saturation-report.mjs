@@ -1,5 +1,7 @@
 // The saturation phase in the report (issue 30): its tables, and its targets with PASS/FAIL.
+import { noKneeLines, noKneeTargets } from "./no-knee-report.mjs";
 import { mb } from "./proc-stats.mjs";
+import { int, table, ratio as two } from "./report-format.mjs";
 import { timelineMeans, timelineRoundLines } from "./timeline-rounds.mjs";
 
 export const SATURATION_TARGETS = {
@@ -11,22 +13,7 @@ export const SATURATION_TARGETS = {
   timelineOverOff: 0.95,
 };
 
-const int = (value) => (value === null || value === undefined ? "n/a" : Math.round(value).toLocaleString("en-US"));
-const two = (value) => (value === null || value === undefined ? "n/a" : value.toFixed(2));
 const three = (value) => (value === null || value === undefined ? "n/a" : value.toFixed(3));
-const verdict = (pass) => (pass === null ? "n/a" : pass ? "PASS" : "FAIL");
-
-function table(header, rows) {
-  const lines = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`];
-  for (const row of rows) lines.push(`| ${row.join(" | ")} |`);
-  return lines.join("\n");
-}
-
-/** "n × 503 buffer_full, m × 500 internal" or "none". */
-const refusalsText = (refusals) => {
-  const parts = Object.entries(refusals ?? {}).map(([key, count]) => `${int(count)} × ${key}`);
-  return parts.length === 0 ? "none" : parts.join(", ");
-};
 
 /** Refusals other than 503 buffer_full, plus errors and timeouts: what must stay 0. */
 const otherText = (run) => {
@@ -144,49 +131,6 @@ function roundTripLines(roundTrips) {
   ];
 }
 
-function noKneeLines(steps) {
-  if (!steps?.length) return [];
-  const rows = steps.map((step) =>
-    step.skipped !== null
-      ? [step.name, "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", `skipped (${step.skipped})`]
-      : [
-          step.name,
-          int(step.cleanRate),
-          int(step.offered),
-          int(step.achievedRate) + (step.senderKeptUp ? "" : " (sender fell behind)"),
-          int(step.deliveredPerSecond),
-          two(step.ratio),
-          int(step.accepted),
-          int(step.bufferFull),
-          `${int(step.otherRefusals)} / ${int(step.errors)}`,
-          verdict(step.pass),
-        ],
-  );
-  return [
-    "### No knee: twice the highest clean rate (open-loop sender, 256 connections per server)",
-    "",
-    table(
-      [
-        "setup",
-        "highest clean rate",
-        "offered msg/s",
-        "sender reached",
-        "replies/s",
-        "× clean rate",
-        "accepted",
-        "503 buffer_full",
-        "other refusals / errors",
-        "result",
-      ],
-      rows,
-    ),
-    "",
-    "Replies/s: those that arrived from 1 s after the start of the overload to the last send. The clean rate is " +
-      "the highest offered rate of this build's stepped run with no 503 (tables above).",
-    "",
-  ];
-}
-
 /** The comparisons under the saturation table, as one paragraph. */
 function comparisonLine(comparisons) {
   const parts = [
@@ -263,17 +207,7 @@ export function saturationTargets(saturation) {
       pass: ratio >= SATURATION_TARGETS.timelineOverOff,
     });
   }
-  for (const step of noKnee ?? []) {
-    targets.push({
-      target: `no knee, ${step.name}: offered 2 × its highest clean rate, replies/s ≥ ${SATURATION_TARGETS.noKneeRatio} × that rate, the rest 503 buffer_full`,
-      measured:
-        step.skipped !== null
-          ? `n/a (${step.skipped})`
-          : `${two(step.ratio)} × (${int(step.deliveredPerSecond)} replies/s against ${int(step.cleanRate)}; offered ${int(step.offered)}, ` +
-            `sender reached ${int(step.achievedRate)} msg/s; ${int(step.accepted)} accepted, ${refusalsText(step.refusals)}, ${int(step.errors)} errors)`,
-      pass: step.skipped !== null ? null : step.pass,
-    });
-  }
+  targets.push(...noKneeTargets(noKnee, SATURATION_TARGETS.noKneeRatio));
   for (const run of runs.filter((candidate) => candidate.costs && candidate.build === "this")) {
     const cpu = run.costs.postgresCpuMicrosPerMessage;
     targets.push({

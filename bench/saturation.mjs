@@ -6,16 +6,16 @@
 // processes, one per replica, the connections split between them), and node:http with
 // graphile-worker on the same Postgres (the contender). The Postgres runs also give the database's
 // cost per message (postgres-cost.mjs); one replica's round trips per message are counted on an
-// idle replica (postgres-round-trips.mjs); then the no-knee step (no-knee.mjs) offers memory,
-// SQLite and one replica twice their highest clean stepped rate.
+// idle replica (postgres-round-trips.mjs); then the no-knee steps (no-knee-phase.mjs) offer
+// memory, SQLite and one replica twice their highest clean stepped rate.
 //
 // The Postgres cluster is a private one with the default settings (fsync on) plus
 // pg_stat_statements, a fresh database per run. With --baseline the baseline build runs the
-// memory, SQLite and 1-replica saturation next to this build's, A B | B A, and its round trips
-// are counted too.
+// memory, SQLite and 1-replica saturation next to this build's, A B | B A, its round trips
+// are counted too, and it takes each no-knee step after this build's, at the same rate.
 import { createDatabase, postgresBinDir, startPostgresCluster } from "../scripts/postgres-cluster.mjs";
 import { messageBody, messageHeaders } from "./message.mjs";
-import { runNoKneeStep } from "./no-knee.mjs";
+import { runNoKneePhase } from "./no-knee-phase.mjs";
 import { BENCH_CLUSTER, createCostProbe } from "./postgres-cost.mjs";
 import { countRoundTrips, startCountingRelay } from "./postgres-round-trips.mjs";
 import { busyBetween, cpuSecondsOf, machineCpu, peakRss } from "./proc-stats.mjs";
@@ -151,32 +151,6 @@ async function probeRoundTrips({ cluster, entry, secret, withReceiver, messages 
   }
 }
 
-/** The no-knee step for one setup, or `{ skipped }` when its stepped run had no clean step. */
-async function noKnee({ setup, cleanRate, options, secret, withReceiver, cluster }) {
-  if (cleanRate === null || cleanRate === undefined) {
-    return { key: setup.key, name: setup.name, skipped: "its stepped run had no clean step" };
-  }
-  return withReceiver("answer", async (receiver) => {
-    const databaseUrl = setup.database
-      ? await createDatabase(cluster.url, `no_knee_${setup.key.replaceAll("-", "_")}_${Date.now().toString(36)}`)
-      : undefined;
-    const server = await setup.start({ receiver, databaseUrl });
-    try {
-      const step = await runNoKneeStep({
-        server,
-        secret,
-        receiver,
-        cleanRate,
-        seconds: options.noKneeSeconds,
-        warmupSeconds: options.warmupSeconds,
-      });
-      return { key: setup.key, name: setup.name, skipped: null, ...step };
-    } finally {
-      await server.stop();
-    }
-  });
-}
-
 const fmt = (value) => (value === null || value === undefined ? "n/a" : Math.round(value).toLocaleString("en-US"));
 
 /**
@@ -235,27 +209,15 @@ export async function runSaturationPhase({ options, secret, withReceiver, cleanR
         });
       }
     }
-    const byKey = new Map(setups.map((setup) => [setup.key, setup]));
-    const noKneeSetups = [
-      ["memory", cleanRates.memory],
-      ...(options.skipDurable ? [] : [["sqlite", cleanRates.sqlite]]),
-      ...(withPostgres ? [["postgres-1", cleanRates.postgres]] : []),
-    ];
-    const noKneeSteps = [];
-    for (const [key, cleanRate] of noKneeSetups) {
-      const setup = byKey.get(key);
-      log(
-        `no knee, ${setup.name}: twice the highest clean rate (${fmt(cleanRate)} msg/s) for ${options.noKneeSeconds} s`,
-      );
-      const step = await noKnee({ setup, cleanRate, options, secret, withReceiver, cluster });
-      noKneeSteps.push(step);
-      if (step.skipped === null) {
-        log(
-          `  ${fmt(step.deliveredPerSecond)} replies/s (${step.ratio?.toFixed(2) ?? "n/a"} × the clean rate), ` +
-            `${fmt(step.accepted)} accepted, ${JSON.stringify(step.refusals)}`,
-        );
-      }
-    }
+    const noKneeSteps = await runNoKneePhase({
+      setups: new Map(setups.map((setup) => [setup.key, setup])),
+      cleanRates,
+      options,
+      secret,
+      withReceiver,
+      cluster,
+      log,
+    });
     return {
       skipped: null,
       postgresSkipped,
