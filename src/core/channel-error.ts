@@ -120,6 +120,16 @@ export class ChannelError extends Error {
   }
 }
 
+/**
+ * A ChannelError made once and frozen, for a refusal that carries nothing of the request: a
+ * service past its knee, or under a flood of bad requests, answers it many times a second, and
+ * an `Error` captures a stack trace where it is built, which no one reads for a refusal. Its
+ * problem is rendered once too (`renderProblem`).
+ */
+export function sharedRefusal(code: ErrorCode, message: string, options: ChannelErrorOptions): ChannelError {
+  return Object.freeze(new ChannelError(code, message, options));
+}
+
 /** Narrows an unknown thrown value to a ChannelError. */
 export function isChannelError(value: unknown): value is ChannelError {
   return value instanceof ChannelError;

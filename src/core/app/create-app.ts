@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { type AdminDeps, mountAdminRoutes } from "../admin/admin-routes.js";
 import type { AuthFailureLimiter } from "../auth-limit/auth-failure-limiter.js";
 import { noopAuthFailureLimiter } from "../auth-limit/noop-auth-failure-limiter.js";
-import { ChannelError } from "../channel-error.js";
+import { ChannelError, sharedRefusal } from "../channel-error.js";
 import type { Clock, IdGenerator } from "../clock.js";
 import type { ChannelConfig } from "../config/config-schema.js";
 import { HEALTH_PATH, METRICS_PATH, READY_PATH } from "../config/config-schema.js";
@@ -121,7 +121,7 @@ export function createApp(deps: AppDeps, accepts: ReadonlyMap<string, AcceptMess
     });
   }
 
-  app.notFound(() => problemResponse(notFoundError()));
+  app.notFound(() => problemResponse(NOT_FOUND));
   app.onError((error) => problemResponse(problemFor(error, logger)));
   return app;
 }
@@ -151,10 +151,8 @@ export function createAccepts(deps: AppDeps): Map<string, AcceptMessage> {
   );
 }
 
-/** The 404 of a path that no route serves. */
-function notFoundError(): ChannelError {
-  return new ChannelError("not_found", "No endpoint is served at this path.", { status: 404 });
-}
+/** The 404 of a path that no route serves: one shared, frozen error ({@link sharedRefusal}), as scanners send many. */
+const NOT_FOUND = sharedRefusal("not_found", "No endpoint is served at this path.", { status: 404 });
 
 function methodNotAllowed(allow: string): Response {
   return problemResponse(new ChannelError("method_not_allowed", `This path answers ${allow} only.`, { status: 405 }), {

@@ -1,4 +1,4 @@
-import { ChannelError } from "../channel-error.js";
+import { ChannelError, sharedRefusal } from "../channel-error.js";
 
 /**
  * Seconds a client is told to wait (`Retry-After`) when a message cannot be taken right now,
@@ -14,19 +14,13 @@ export const RETRY_AFTER_SECONDS = {
   stateUnavailable: 5,
 } as const;
 
-/**
- * Made once and frozen: past its knee a service refuses more requests than it accepts, and an
- * `Error` captures a stack trace where it is built, which no one reads for a full buffer.
- */
-const BUFFER_FULL: ChannelError = Object.freeze(
-  new ChannelError("buffer_full", "The inbound buffer is full; retry shortly.", {
-    status: 503,
-    retryable: true,
-    retryAfterSeconds: RETRY_AFTER_SECONDS.bufferFull,
-  }),
-);
+const BUFFER_FULL = sharedRefusal("buffer_full", "The inbound buffer is full; retry shortly.", {
+  status: 503,
+  retryable: true,
+  retryAfterSeconds: RETRY_AFTER_SECONDS.bufferFull,
+});
 
-/** The 503 of a full inbound buffer: one shared, immutable error, since it carries no cause. */
+/** The 503 of a full inbound buffer: one shared, frozen error ({@link sharedRefusal}). */
 export function bufferFullError(): ChannelError {
   return BUFFER_FULL;
 }

@@ -35,7 +35,8 @@ export interface ProblemParts {
 
 /**
  * Renders a ChannelError as an RFC 9457 `application/problem+json` answer, with the headers
- * its code calls for (`WWW-Authenticate` on 401, `Retry-After` when set) and any `extra` ones.
+ * its code calls for (`WWW-Authenticate` on 401, `Retry-After` when set) and any `extra` ones,
+ * which take precedence (the admin API sends its own realm).
  */
 export function renderProblem(error: ChannelError, extra?: Readonly<Record<string, string>>): ProblemParts {
   if (extra !== undefined) return render(error, extra);
@@ -62,9 +63,11 @@ function render(error: ChannelError, extra: Readonly<Record<string, string>>): P
     code: error.code,
   };
   if (error.errors !== undefined) body.errors = error.errors;
-  const headers: Record<string, string> = { "content-type": "application/problem+json", ...extra };
+  const headers: Record<string, string> = { "content-type": "application/problem+json" };
   if (error.code === "unauthorized") headers["www-authenticate"] = 'Bearer realm="webhook-channel"';
   if (error.retryAfterSeconds !== undefined) headers["retry-after"] = String(error.retryAfterSeconds);
+  // Last, so that a caller's own challenge (the admin API's realm) is the one sent.
+  Object.assign(headers, extra);
   return { status: error.status, headers, body: JSON.stringify(body) };
 }
 

@@ -1,4 +1,4 @@
-import { ChannelError } from "../channel-error.js";
+import { ChannelError, sharedRefusal } from "../channel-error.js";
 
 const BEARER = /^bearer +(.+)$/i;
 
@@ -28,11 +28,16 @@ export function bearerMatches(authorization: string | null, secrets: readonly st
   return matched;
 }
 
-/** The 401 of check 1. It says what is missing and never repeats what was presented. */
+const UNAUTHORIZED = sharedRefusal("unauthorized", "A valid `Authorization: Bearer <secret>` header is required.", {
+  status: 401,
+});
+
+/**
+ * The 401 of check 1. It says what is missing and never repeats what was presented; one shared,
+ * frozen error ({@link sharedRefusal}), as a flood of guesses gets it for every request.
+ */
 export function unauthorizedError(): ChannelError {
-  return new ChannelError("unauthorized", "A valid `Authorization: Bearer <secret>` header is required.", {
-    status: 401,
-  });
+  return UNAUTHORIZED;
 }
 
 /** What nearly every client sends: accepted without taking the header apart. */
@@ -42,6 +47,13 @@ const COMMON_JSON_TYPES: ReadonlySet<string> = new Set([
   "application/json;charset=utf-8",
   "application/json; charset=UTF-8",
 ]);
+
+/** The 415 of check 2: one shared, frozen error ({@link sharedRefusal}). */
+const UNSUPPORTED_MEDIA_TYPE = sharedRefusal(
+  "unsupported_media_type",
+  "The body must be sent as `Content-Type: application/json` (a `charset=utf-8` parameter is accepted).",
+  { status: 415 },
+);
 
 /** Check 2: `application/json`, with no charset other than UTF-8. */
 export function checkJsonContentType(contentType: string | null): void {
@@ -61,11 +73,7 @@ export function checkJsonContentType(contentType: string | null): void {
       if (!badCharset) return;
     }
   }
-  throw new ChannelError(
-    "unsupported_media_type",
-    "The body must be sent as `Content-Type: application/json` (a `charset=utf-8` parameter is accepted).",
-    { status: 415 },
-  );
+  throw UNSUPPORTED_MEDIA_TYPE;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });

@@ -100,7 +100,7 @@ describe("the operator console", () => {
 });
 
 describe("GET /admin/status", () => {
-  it("answers 401 without the admin secret, with a wrong one and with a channel's", async () => {
+  it("answers 401 without the admin secret, with a wrong one and with a channel's, challenging for the admin realm", async () => {
     const app = adminApp();
     for (const authorization of [undefined, "Bearer wrong", "Bearer s"]) {
       const response = await app.request(
@@ -109,6 +109,7 @@ describe("GET /admin/status", () => {
       );
       expect(response.status).toBe(401);
       expect(response.headers.get("content-type")).toBe("application/problem+json");
+      expect(response.headers.get("www-authenticate")).toBe('Bearer realm="admin"');
       const text = await response.text();
       expect(text).toContain('"code":"unauthorized"');
       expect(text).not.toContain(ADMIN_SECRET);
