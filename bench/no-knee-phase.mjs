@@ -1,11 +1,10 @@
 // The no-knee steps of the full-load phase (issue 30): memory, SQLite and one Postgres replica
 // each offered twice the highest rate this build delivered cleanly in its stepped run
-// (no-knee.mjs). With --baseline the baseline build takes the same step at the same rate right
-// after this build's, so a change to the path a refusal takes shows before and after in one run.
+// (no-knee.mjs). With --baseline the baseline build takes the same step at the same rate next to
+// this build's, so a change to the path a refusal takes shows before and after in one run.
 import { createDatabase } from "../scripts/postgres-cluster.mjs";
 import { runNoKneeStep } from "./no-knee.mjs";
-
-const fmt = (value) => (value === null || value === undefined ? "n/a" : Math.round(value).toLocaleString("en-US"));
+import { int as fmt } from "./report-format.mjs";
 
 /** The no-knee step for one setup, or `{ skipped }` when its stepped run had no clean step. */
 async function noKnee({ setup, cleanRate, options, secret, withReceiver, cluster }) {
@@ -35,7 +34,8 @@ async function noKnee({ setup, cleanRate, options, secret, withReceiver, cluster
 
 /**
  * Runs the steps: memory, SQLite (unless --skip-durable) and one Postgres replica (with a
- * cluster), each followed by its baseline build's when the phase has one. `setups` are the
+ * cluster), each next to its baseline build's when the phase has one (this build first, then
+ * the baseline first, in turn). `setups` are the
  * saturation setups by key; `cleanRates` this build's highest clean stepped rates
  * ({ memory, sqlite, postgres }, null when a run is missing).
  */
@@ -46,8 +46,10 @@ export async function runNoKneePhase({ setups, cleanRates, options, secret, with
     ...(cluster === null ? [] : [["postgres-1", cleanRates.postgres]]),
   ];
   const steps = [];
-  for (const [key, cleanRate] of wanted) {
-    for (const setup of [setups.get(key), setups.get(`${key}-baseline`)]) {
+  for (const [index, [key, cleanRate]] of wanted.entries()) {
+    // A B, then B A: what a step leaves behind (a checkpoint, a busy neighbour) falls on each build in turn.
+    const pair = [setups.get(key), setups.get(`${key}-baseline`)];
+    for (const setup of index % 2 === 0 ? pair : pair.reverse()) {
       if (setup === undefined) continue;
       log(
         `no knee, ${setup.name}: twice the highest clean rate (${fmt(cleanRate)} msg/s) for ${options.noKneeSeconds} s`,

@@ -23,7 +23,7 @@ export function noKneeLines(steps) {
           int(step.accepted),
           int(step.bufferFull),
           `${int(step.otherRefusals)} / ${int(step.errors)}`,
-          verdict(step.pass),
+          step.build === "baseline" ? "baseline (not a target)" : verdict(step.pass),
         ],
   );
   return [

@@ -36,7 +36,8 @@ export interface ProblemParts {
 /**
  * Renders a ChannelError as an RFC 9457 `application/problem+json` answer, with the headers
  * its code calls for (`WWW-Authenticate` on 401, `Retry-After` when set) and any `extra` ones,
- * which take precedence (the admin API sends its own realm).
+ * which take precedence (the admin API sends its own realm). The parts of a frozen error are
+ * rendered once and shared, frozen: a caller that adds a header copies them first.
  */
 export function renderProblem(error: ChannelError, extra?: Readonly<Record<string, string>>): ProblemParts {
   if (extra !== undefined) return render(error, extra);

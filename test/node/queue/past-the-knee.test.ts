@@ -79,9 +79,15 @@ describe.each(backends)("past its capacity (%s)", (_name, state) => {
       expect(((await response.json()) as { code: string }).code).toBe("buffer_full");
     }
     // Full, it still checks in the contract's order, and a key it accepted before keeps its 200.
-    const malformed = await h.post("{not json");
-    expect(malformed.status).toBe(400);
-    expect(((await malformed.json()) as { code: string }).code).toBe("invalid_json");
+    for (const [body, headers, code] of [
+      ["{not json", {}, "invalid_json"],
+      [{ text: "no sender" }, {}, "invalid_message"],
+      [{ sender_id: "c1", text: "m" }, { "idempotency-key": "k".repeat(1_000) }, "invalid_message"],
+    ] as const) {
+      const refusal = await h.post(body, headers);
+      expect(refusal.status).toBe(400);
+      expect(((await refusal.json()) as { code: string }).code).toBe(code);
+    }
     const repeated = await h.post({ sender_id: "c0", text: "m-first" }, { "idempotency-key": "first" });
     expect(repeated.status).toBe(200);
     expect(((await repeated.json()) as { message_id: string }).message_id).toBe(firstId);
