@@ -15,6 +15,7 @@ import type { CircuitStore } from "../../core/receiver/circuit-store.js";
 import { createMemoryCircuitStore } from "../../core/receiver/memory-circuit-store.js";
 import type { CircuitPolicy } from "../../core/receiver/receiver-circuit.js";
 import { noTimeline, type TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
+import { createCommitLag } from "./commit-lag.js";
 import { type LaneOwnership, soleOwnership } from "./lane-ownership.js";
 import { LaneSchedule } from "./lane-schedule.js";
 import { createNodeCircuit, type ReceiverView } from "./node-circuit.js";
@@ -141,7 +142,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const placing = options.ownership;
   const lanes = new LaneSchedule(() => runner.pump(), now);
   let storeError: string | undefined;
-  const hasRoom = (): boolean => !held && !lanes.isStopped && lanes.size < capacity;
+  const commits = createCommitLag(now);
+  const hasRoom = (): boolean => !held && !lanes.isStopped && lanes.size < capacity && !commits.lagging();
   const { receiver } = options;
   const circuit =
     receiver === undefined
@@ -247,9 +249,14 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         stored(job);
         return undefined;
       }
+      commits.asked(job.message.id);
       return added.then(
-        () => stored(job),
+        () => {
+          commits.settled(job.message.id);
+          stored(job);
+        },
         (error: unknown) => {
+          commits.settled(job.message.id);
           lanes.release();
           storeError = errorMessage(error);
           throw error;

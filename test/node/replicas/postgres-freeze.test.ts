@@ -2,7 +2,8 @@
  * A database that stops answering without refusing anything (a frozen VM, a stalled primary, a
  * partition): every process of a private Postgres cluster is paused with SIGSTOP for ten seconds
  * while clients keep sending to two replicas of the built service. Requests are answered within
- * five seconds (200, or 503 `state_unavailable` with Retry-After), `/readyz` turns 503 within
+ * five seconds (200, or 503 `state_unavailable` or `buffer_full` with Retry-After), and once a
+ * replica's oldest commit has waited a second, at once with `buffer_full`; `/readyz` turns 503 within
  * five seconds, the statements cut off are stopped on the server once it answers again, and the
  * replicas recover by themselves: nothing answered 200 is lost, each conversation keeps its
  * order with gapless numbers, and each message has one webhook-id.
@@ -109,6 +110,16 @@ describe("a Postgres that stops answering", () => {
     await cluster.freeze();
     // From when every process is stopped: the postmaster first, then each of its children.
     const frozenAt = Date.now();
+    // Besides the clients, which wait for each answer, a message every 200 ms without waiting,
+    // to each replica in turn: once a replica's oldest commit has waited past its bound, it takes
+    // no more and refuses at once.
+    const probes: Promise<Sent & { readonly at: number }>[] = [];
+    const prober = setInterval(() => {
+      const at = Date.now() - frozenAt;
+      probes.push(
+        send(urls[probes.length % 2] ?? "", "probe", `p${probes.length}`).then((result) => ({ ...result, at })),
+      );
+    }, 200);
     // Each replica's /readyz turns 503 within five seconds.
     const unready = await Promise.all(
       origins.map((url) =>
@@ -128,6 +139,7 @@ describe("a Postgres that stops answering", () => {
     for (const ms of unready) expect(ms).toBeLessThan(5_500);
     const frozenFor = FREEZE_MS - (Date.now() - frozenAt);
     if (frozenFor > 0) await new Promise((resolve) => setTimeout(resolve, frozenFor));
+    clearInterval(prober);
     await cluster.thaw();
     const thawedAt = Date.now();
 
@@ -162,6 +174,16 @@ describe("a Postgres that stops answering", () => {
       expect(result.retryAfter).not.toBeNull();
     }
     expect(sent.some((result) => result.status === 503)).toBe(true);
+
+    // From two seconds into the freeze until the first commits' time limit, every probe was
+    // refused at once with buffer_full (before this bound, each waited for that limit).
+    const refusedAtOnce = (await Promise.all(probes)).filter((probe) => probe.at >= 2_000 && probe.at < 4_000);
+    expect(refusedAtOnce.length).toBeGreaterThanOrEqual(5);
+    for (const probe of refusedAtOnce) {
+      expect(probe, JSON.stringify(probe)).toMatchObject({ status: 503, code: "buffer_full" });
+      expect(probe.ms, JSON.stringify(probe)).toBeLessThan(1_000);
+      expect(probe.retryAfter).not.toBeNull();
+    }
 
     // The statements cut off by the freeze were stopped on the server.
     const admin = new pg.Client({ connectionString: cluster.url });
