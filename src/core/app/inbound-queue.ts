@@ -14,4 +14,11 @@ export interface InboundQueue {
    * little. Left out by a queue that cannot know before it tries (a platform queue).
    */
   hasRoom?(): boolean;
+  /**
+   * True while the queue's store has kept an accepted message waiting for its commit past a
+   * bound: the queue takes nothing then (`enqueue` refuses), and a request is refused before
+   * its `Idempotency-Key` is looked up, a lookup that would wait on the same database. Left out
+   * by a queue whose store commits at once or that cannot tell.
+   */
+  isBehind?(): boolean;
 }

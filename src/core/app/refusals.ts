@@ -12,6 +12,7 @@ export const RETRY_AFTER_SECONDS = {
   unavailable: 5,
   shuttingDown: 5,
   stateUnavailable: 5,
+  commitsBehind: 5,
 } as const;
 
 const BUFFER_FULL = sharedRefusal("buffer_full", "The inbound buffer is full; retry shortly.", {
@@ -23,6 +24,21 @@ const BUFFER_FULL = sharedRefusal("buffer_full", "The inbound buffer is full; re
 /** The 503 of a full inbound buffer: one shared, frozen error ({@link sharedRefusal}). */
 export function bufferFullError(): ChannelError {
   return BUFFER_FULL;
+}
+
+const COMMITS_BEHIND = sharedRefusal(
+  "buffer_full",
+  "The service's database has not yet committed the messages accepted before this one; retry shortly.",
+  { status: 503, retryable: true, retryAfterSeconds: RETRY_AFTER_SECONDS.commitsBehind },
+);
+
+/**
+ * The 503 of a queue whose store has kept an accepted message waiting for its commit past a
+ * bound (`InboundQueue.isBehind`): `buffer_full`, with the longer wait of a store that cannot
+ * take messages, since the database is what has to catch up. One shared, frozen error.
+ */
+export function commitsBehindError(): ChannelError {
+  return COMMITS_BEHIND;
 }
 
 /**

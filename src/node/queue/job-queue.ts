@@ -1,5 +1,5 @@
 import type { InboundQueue } from "../../core/app/inbound-queue.js";
-import { bufferFullError } from "../../core/app/refusals.js";
+import { bufferFullError, commitsBehindError } from "../../core/app/refusals.js";
 import { errorMessage } from "../../core/channel-error.js";
 import { createMemoryConversationStore } from "../../core/conversation/memory-conversation-store.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
@@ -127,7 +127,8 @@ export interface JobQueue extends InboundQueue {
  * acceptance order, and while one waits to retry, the later ones of that conversation wait
  * too. Other conversations are not held up: a job waiting to retry holds no run slot. When
  * `capacity` messages are unfinished, `enqueue` refuses with `buffer_full`, so a slow receiver
- * pushes back on clients instead of growing memory. Each run is the core's lane runner; the
+ * pushes back on clients instead of growing memory; so it does while an accepted message has
+ * waited past a bound for its store's commit (`commit-lag.ts`). Each run is the core's lane runner; the
  * queue's own parts are the lanes in memory, the receiver gate and the run slots.
  */
 export function createJobQueue(options: JobQueueOptions): JobQueue {
@@ -142,8 +143,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const placing = options.ownership;
   const lanes = new LaneSchedule(() => runner.pump(), now);
   let storeError: string | undefined;
-  const commits = createCommitLag(now);
-  const hasRoom = (): boolean => !held && !lanes.isStopped && lanes.size < capacity && !commits.lagging();
+  const commits = createCommitLag(now, logger, options.receiver?.channel);
+  const hasRoom = (): boolean => !held && !lanes.isStopped && lanes.size < capacity;
   const { receiver } = options;
   const circuit =
     receiver === undefined
@@ -233,7 +234,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     oldestAcceptedAt: () => lanes.oldestAcceptedAt(),
     receiver: () => circuit?.view(),
     hasRoom,
+    isBehind: () => commits.lagging(),
     enqueue(message) {
+      if (commits.lagging()) throw commitsBehindError();
       if (!hasRoom()) throw bufferFullError();
       lanes.reserve();
       const job = newJob(message);

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { COMMIT_LAG_MS, createCommitLag } from "../../../src/node/queue/commit-lag.js";
+import { createLogSink } from "../../support/log-sink.js";
 
 describe("commit lag", () => {
   it("lags only while the oldest write still waiting was asked more than the bound ago", () => {
     let now = 0;
-    const commits = createCommitLag(() => now);
+    const { logger } = createLogSink();
+    const commits = createCommitLag(() => now, logger, "web");
     expect(commits.lagging()).toBe(false);
     commits.asked("a");
     now = 500;
@@ -20,5 +22,22 @@ describe("commit lag", () => {
     expect(commits.lagging()).toBe(true);
     commits.settled("b");
     expect(commits.lagging()).toBe(false);
+  });
+
+  it("says once when a spell of lagging is first seen and once when it ends", () => {
+    let now = 0;
+    const { logger, lines } = createLogSink("info");
+    const commits = createCommitLag(() => now, logger, "web");
+    commits.asked("a");
+    commits.asked("b");
+    now = COMMIT_LAG_MS + 10;
+    expect(commits.lagging() && commits.lagging()).toBe(true);
+    commits.settled("a");
+    commits.settled("b");
+    expect(lines.map(({ level, channel, waiting, waited_ms }) => ({ level, channel, waiting, waited_ms }))).toEqual([
+      { level: "warn", channel: "web", waiting: 2, waited_ms: COMMIT_LAG_MS + 10 },
+      { level: "info", channel: "web", waiting: undefined, waited_ms: undefined },
+    ]);
+    expect(lines[0]?.msg).toContain("503 buffer_full");
   });
 });
