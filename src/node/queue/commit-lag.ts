@@ -1,12 +1,11 @@
 import type { Logger } from "../../core/log/logger.js";
 
 /**
- * How long the oldest accepted message may wait for its store's commit before the queue takes no
+ * How long a new message may expect to wait for its store's commit before the queue takes no
  * more: a database that falls behind (saturated, checkpointing, frozen) would otherwise gather
  * requests that each wait for the commit's time limit and then get 503 `state_unavailable`,
  * while new ones add to its load. Refused at once instead, clients back off and the database
- * catches up; the queue takes messages again once the waiting commits have settled (committed,
- * failed or timed out). Well above a healthy commit, well below the commit's own time limit.
+ * catches up. Well above a healthy commit, well below the commit's own time limit.
  */
 export const COMMIT_LAG_MS = 1_000;
 
@@ -14,9 +13,14 @@ export const COMMIT_LAG_MS = 1_000;
 export interface CommitLag {
   /** Message `id`'s write was asked for now. */
   asked(id: string): void;
-  /** Message `id`'s write committed or failed. */
-  settled(id: string): void;
-  /** True while the oldest write still waiting was asked more than {@link COMMIT_LAG_MS} ago. */
+  /** Message `id`'s write settled: `committed`, or failed (timed out, refused). */
+  settled(id: string, committed: boolean): void;
+  /**
+   * True while the oldest write still waiting was asked more than {@link COMMIT_LAG_MS} ago and
+   * no fewer writes wait than the store committed in the last {@link COMMIT_LAG_MS}: a new
+   * message would wait longer than the bound. A store that commits slowly but steadily keeps
+   * taking as many as it commits; a frozen one, which commits none, takes none.
+   */
   lagging(): boolean;
 }
 
@@ -28,33 +32,70 @@ export function createCommitLag(now: () => number, logger: Logger, channel: stri
   const where = channel === undefined ? {} : { channel };
   // In the order asked, so the first entry is the oldest.
   const waiting = new Map<string, number>();
+  const committed = createWindowCount(COMMIT_LAG_MS);
   let reported = false;
-  const oldestWait = (): number => {
+  const oldestWait = (at: number): number => {
     const first = waiting.values().next();
-    return first.done === true ? 0 : now() - first.value;
+    return first.done === true ? 0 : at - first.value;
   };
+  const behind = (at: number): boolean => oldestWait(at) > COMMIT_LAG_MS && waiting.size >= committed.within(at);
   return {
     asked: (id) => {
       waiting.set(id, now());
     },
-    settled: (id) => {
+    settled: (id, wasCommitted) => {
       waiting.delete(id);
-      if (reported && oldestWait() <= COMMIT_LAG_MS) {
+      const at = now();
+      if (wasCommitted) committed.add(at);
+      if (reported && !behind(at)) {
         reported = false;
         logger.info("the database commits accepted messages again; new messages are taken", where);
       }
     },
     lagging: () => {
-      const waited = oldestWait();
-      if (waited <= COMMIT_LAG_MS) return false;
+      const at = now();
+      if (!behind(at)) return false;
       if (!reported) {
         reported = true;
         logger.warn(
-          "an accepted message has waited over a second for its database commit; new messages are refused with 503 buffer_full until the waiting commits settle",
-          { ...where, waiting: waiting.size, waited_ms: waited },
+          "accepted messages wait over a second for their database commit, and more wait than it committed in the last second; new messages are refused with 503 buffer_full until it catches up",
+          { ...where, waiting: waiting.size, waited_ms: oldestWait(at), committed_last_second: committed.within(at) },
         );
       }
       return true;
+    },
+  };
+}
+
+/** Counts events in a sliding window of `windowMs`, kept as two halves: the older fades out. */
+interface WindowCount {
+  add(at: number): void;
+  /** About how many were added in the `windowMs` before `at`, rounded up. */
+  within(at: number): number;
+}
+
+function createWindowCount(windowMs: number): WindowCount {
+  const half = windowMs / 2;
+  let index = Number.NEGATIVE_INFINITY;
+  let current = 0;
+  let previous = 0;
+  const roll = (at: number): number => {
+    const now = Math.floor(at / half);
+    if (now !== index) {
+      previous = now === index + 1 ? current : 0;
+      current = 0;
+      index = now;
+    }
+    return (at - now * half) / half;
+  };
+  return {
+    add(at) {
+      roll(at);
+      current += 1;
+    },
+    within(at) {
+      const into = roll(at);
+      return current + Math.ceil(previous * (1 - into));
     },
   };
 }

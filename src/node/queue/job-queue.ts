@@ -255,11 +255,11 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       commits.asked(job.message.id);
       return added.then(
         () => {
-          commits.settled(job.message.id);
+          commits.settled(job.message.id, true);
           stored(job);
         },
         (error: unknown) => {
-          commits.settled(job.message.id);
+          commits.settled(job.message.id, false);
           lanes.release();
           storeError = errorMessage(error);
           throw error;

@@ -16,11 +16,11 @@ describe("commit lag", () => {
     now = COMMIT_LAG_MS + 1;
     expect(commits.lagging()).toBe(true);
     // The oldest settles: the next oldest, asked at 500, has waited less than the bound.
-    commits.settled("a");
+    commits.settled("a", true);
     expect(commits.lagging()).toBe(false);
     now = 500 + COMMIT_LAG_MS + 1;
     expect(commits.lagging()).toBe(true);
-    commits.settled("b");
+    commits.settled("b", true);
     expect(commits.lagging()).toBe(false);
   });
 
@@ -32,12 +32,64 @@ describe("commit lag", () => {
     commits.asked("b");
     now = COMMIT_LAG_MS + 10;
     expect(commits.lagging() && commits.lagging()).toBe(true);
-    commits.settled("a");
-    commits.settled("b");
-    expect(lines.map(({ level, channel, waiting, waited_ms }) => ({ level, channel, waiting, waited_ms }))).toEqual([
-      { level: "warn", channel: "web", waiting: 2, waited_ms: COMMIT_LAG_MS + 10 },
-      { level: "info", channel: "web", waiting: undefined, waited_ms: undefined },
+    commits.settled("a", true);
+    commits.settled("b", true);
+    expect(
+      lines.map(({ level, channel, waiting, waited_ms, committed_last_second }) => ({
+        level,
+        channel,
+        waiting,
+        waited_ms,
+        committed_last_second,
+      })),
+    ).toEqual([
+      { level: "warn", channel: "web", waiting: 2, waited_ms: COMMIT_LAG_MS + 10, committed_last_second: 0 },
+      { level: "info", channel: "web", waiting: undefined, waited_ms: undefined, committed_last_second: undefined },
     ]);
     expect(lines[0]?.msg).toContain("503 buffer_full");
+  });
+
+  it("keeps taking messages while one write is stuck but the store commits more than wait", () => {
+    let now = 0;
+    const { logger } = createLogSink();
+    const commits = createCommitLag(() => now, logger, undefined);
+    // One write waits behind something (a lock, a slow batch) while the rest commit in 100 ms.
+    commits.asked("stuck");
+    for (let index = 0; now < 3 * COMMIT_LAG_MS; index += 1) {
+      commits.asked(`m${index}`);
+      if (index >= 5) commits.settled(`m${index - 5}`, true);
+      now += 20;
+      expect(commits.lagging()).toBe(false);
+    }
+  });
+
+  it("refuses once more wait than the store committed in the last second", () => {
+    let now = 0;
+    const { logger } = createLogSink();
+    const commits = createCommitLag(() => now, logger, undefined);
+    for (let index = 0; index < 5; index += 1) {
+      commits.asked(`old${index}`);
+      now += 100;
+      commits.settled(`old${index}`, true);
+    }
+    // The store freezes: six wait and none commits.
+    for (let index = 0; index < 6; index += 1) commits.asked(`new${index}`);
+    now += COMMIT_LAG_MS / 2;
+    expect(commits.lagging()).toBe(false);
+    now += COMMIT_LAG_MS / 2 + 1;
+    expect(commits.lagging()).toBe(true);
+  });
+
+  it("does not count failed writes as commits", () => {
+    let now = 0;
+    const { logger } = createLogSink();
+    const commits = createCommitLag(() => now, logger, undefined);
+    commits.asked("stuck");
+    for (let index = 0; index < 20; index += 1) {
+      commits.asked(`timed-out${index}`);
+      commits.settled(`timed-out${index}`, false);
+    }
+    now = COMMIT_LAG_MS + 1;
+    expect(commits.lagging()).toBe(true);
   });
 });

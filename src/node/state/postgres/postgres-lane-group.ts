@@ -46,9 +46,13 @@ const fenced = (alias: string): string =>
 /**
  * The fence: one update of each lane the group writes under a ticket, only where the lane names
  * this owner and the ticket's epoch, raising its last reply number to what the group numbered.
- * The update takes the lane row's lock: a claim (which raises the epoch) waits for this statement,
+ * The update holds the lane row's lock: a claim (which raises the epoch) waits for this statement,
  * then reads what it wrote; a write after a claim waits for it and then finds the epoch moved. The
- * other parts write only for the lanes the fence returns.
+ * other parts write only for the lanes the fence returns. Its two common table expressions,
+ * `fence_locks` and `fence`: the rows are locked first, all of them in conversation order as the
+ * database sorts it, the order a claim's insert takes them in. An update alone locks in the order
+ * its join plan meets the rows, and a claim and a fence that took two lanes in opposite orders
+ * each waited for the other until the database's deadlock check failed one of them.
  */
 function fenceOf(group: LaneGroup): Part {
   const epochs = new Map<string, Set<number>>();
@@ -62,19 +66,20 @@ function fenceOf(group: LaneGroup): Part {
   }
   return (param) => {
     if (epochs.size === 0) return undefined;
-    // In conversation order, as claims lock lanes, so that the two rarely wait on each other in a cycle.
-    const rows = [...epochs]
-      .flatMap(([key, set]) => [...set].map((epoch) => [key, epoch] as const))
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const rows = [...epochs].flatMap(([key, set]) => [...set].map((epoch) => [key, epoch] as const));
+    const keys = param([...epochs.keys()], "text[]");
     const input = unnest(param, [
       [rows.map(([key]) => key), "text[]"],
       [rows.map(([, epoch]) => epoch), "bigint[]"],
       [rows.map(([key]) => group.numbered.get(key) ?? 0), "bigint[]"],
     ]);
-    return `UPDATE webhook_channel.lanes AS l SET last_seq = GREATEST(l.last_seq, f.last)
-  FROM ${input} AS f(conversation, epoch, last)
-  WHERE l.conversation = f.conversation AND l.epoch = f.epoch AND l.owner = ${param(group.owner, "text")}
-  RETURNING l.conversation, l.epoch`;
+    return `fence_locks AS MATERIALIZED (
+  SELECT conversation FROM webhook_channel.lanes WHERE conversation = ANY(${keys}) ORDER BY conversation FOR UPDATE),
+fence AS (UPDATE webhook_channel.lanes AS l SET last_seq = GREATEST(l.last_seq, f.last)
+  FROM fence_locks AS k, ${input} AS f(conversation, epoch, last)
+  WHERE l.conversation = k.conversation AND f.conversation = k.conversation AND l.epoch = f.epoch
+    AND l.owner = ${param(group.owner, "text")}
+  RETURNING l.conversation, l.epoch)`;
   };
 }
 
@@ -238,7 +243,7 @@ export async function writeLaneGroup(pool: pg.Pool, group: LaneGroup): Promise<A
     return new Set();
   }
   const result = await pool.query<{ conversation: string; epoch: string }>(
-    `WITH ${[`fence AS (${fence})`, ...parts].join(",\n")}\nSELECT conversation, epoch FROM fence`,
+    `WITH ${[fence, ...parts].join(",\n")}\nSELECT conversation, epoch FROM fence`,
     values,
   );
   return new Set(result.rows.map((row) => admittedKey({ key: row.conversation, epoch: Number(row.epoch) })));
