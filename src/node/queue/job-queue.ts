@@ -15,7 +15,7 @@ import type { CircuitStore } from "../../core/receiver/circuit-store.js";
 import { createMemoryCircuitStore } from "../../core/receiver/memory-circuit-store.js";
 import type { CircuitPolicy } from "../../core/receiver/receiver-circuit.js";
 import { noTimeline, type TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
-import { createCommitLag } from "./commit-lag.js";
+import { type CommitLag, createCommitLag } from "./commit-lag.js";
 import { type LaneOwnership, soleOwnership } from "./lane-ownership.js";
 import { LaneSchedule } from "./lane-schedule.js";
 import { createNodeCircuit, type ReceiverView } from "./node-circuit.js";
@@ -73,6 +73,8 @@ export interface JobQueueOptions {
   readonly timeline?: TimelineRecorder;
   /** Where dead letters and the receiver's changes of state are raised as operator events; default nowhere. */
   readonly operatorEvents?: OperatorEvents | undefined;
+  /** The commits waiting on `store`, shared by every queue on the same database; default the queue's own. */
+  readonly commitLag?: CommitLag;
 }
 
 /** What the queue tells {@link JobQueueOptions.onEvent}: a message accepted, or how a run ended. */
@@ -143,7 +145,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const placing = options.ownership;
   const lanes = new LaneSchedule(() => runner.pump(), now);
   let storeError: string | undefined;
-  const commits = createCommitLag(now, logger, options.receiver?.channel);
+  const commits = options.commitLag ?? createCommitLag(now, logger, options.receiver?.channel);
   const hasRoom = (): boolean => !held && !lanes.isStopped && lanes.size < capacity;
   const { receiver } = options;
   const circuit =

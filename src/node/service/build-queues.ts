@@ -7,6 +7,7 @@ import { circuitPolicyOf } from "../../core/receiver/receiver-circuit.js";
 import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
 import type { NodeAdmin } from "../admin/node-admin.js";
 import type { Listener } from "../listener/serve-listeners.js";
+import { createCommitLag } from "../queue/commit-lag.js";
 import { createJobQueue, type JobQueue, type JobQueueEvent } from "../queue/job-queue.js";
 import type { LaneOwnership } from "../queue/lane-ownership.js";
 import { replayHintFor } from "../queue/replay-hint.js";
@@ -39,12 +40,15 @@ export interface QueueInputs {
 /**
  * Step 3 of a start: one bounded job queue per channel, by name, each running its lanes on the
  * state backend's lane store and the consumer, with the channel's receiver circuit over the
- * backend's circuit store.
+ * backend's circuit store, and one tracker of the backend's waiting commits for them all.
  */
 export function buildQueues(inputs: QueueInputs): Map<string, JobQueue> {
   const { options, clock, state, consumer, admin } = inputs;
   const { config } = options;
   const queues = new Map<string, JobQueue>();
+  // One database behind every channel: a commit that lags for one lags for all, so a quiet
+  // channel's first messages during a freeze are refused at once too rather than each waiting.
+  const commitLag = createCommitLag(() => clock.now(), options.logger, undefined);
   for (const channel of config.channels) {
     const name = channelName(channel);
     const replayHint = replayHintFor({
@@ -67,6 +71,7 @@ export function buildQueues(inputs: QueueInputs): Map<string, JobQueue> {
         refreshMs: state.circuitRefreshMs,
       },
       store: state.lanes,
+      commitLag,
       epoch: state.epoch,
       ownership: inputs.ownership,
       logger: options.logger,
