@@ -33,9 +33,9 @@ const COMMITS_BEHIND = sharedRefusal(
 );
 
 /**
- * The 503 of a queue whose store has kept an accepted message waiting for its commit past a
- * bound (`InboundQueue.isBehind`): `buffer_full`, with the longer wait of a store that cannot
- * take messages, since the database is what has to catch up. One shared, frozen error.
+ * The 503 of a queue whose store is behind with its commits (`InboundQueue.isBehind`): a new
+ * message would wait longer than a bound. `buffer_full`, with the longer wait of a store that
+ * cannot take messages, since the database is what has to catch up. One shared, frozen error.
  */
 export function commitsBehindError(): ChannelError {
   return COMMITS_BEHIND;

@@ -17,9 +17,9 @@ export interface CommitLag {
   settled(id: string, committed: boolean): void;
   /**
    * True while the oldest write still waiting was asked more than {@link COMMIT_LAG_MS} ago and
-   * no fewer writes wait than the store committed in the last {@link COMMIT_LAG_MS}: a new
-   * message would wait longer than the bound. A store that commits slowly but steadily keeps
-   * taking as many as it commits; a frozen one, which commits none, takes none.
+   * more writes wait than the store committed in the last {@link COMMIT_LAG_MS}: a new message
+   * would wait longer than the bound. A store that commits slowly but steadily keeps taking as
+   * many as it commits; a frozen one, which commits none, takes none.
    */
   lagging(): boolean;
 }
@@ -38,7 +38,7 @@ export function createCommitLag(now: () => number, logger: Logger, channel: stri
     const first = waiting.values().next();
     return first.done === true ? 0 : at - first.value;
   };
-  const behind = (at: number): boolean => oldestWait(at) > COMMIT_LAG_MS && waiting.size >= committed.within(at);
+  const behind = (at: number): boolean => oldestWait(at) > COMMIT_LAG_MS && waiting.size > committed.within(at);
   return {
     asked: (id) => {
       waiting.set(id, now());
@@ -67,7 +67,11 @@ export function createCommitLag(now: () => number, logger: Logger, channel: stri
   };
 }
 
-/** Counts events in a sliding window of `windowMs`, kept as two halves: the older fades out. */
+/**
+ * Counts events in a sliding window of `windowMs`: whole windows on a fixed grid, the one before
+ * the current counted for the part of it the sliding window still covers, as if its events were
+ * spread evenly over it.
+ */
 interface WindowCount {
   add(at: number): void;
   /** About how many were added in the `windowMs` before `at`, rounded up. */
@@ -75,18 +79,18 @@ interface WindowCount {
 }
 
 function createWindowCount(windowMs: number): WindowCount {
-  const half = windowMs / 2;
   let index = Number.NEGATIVE_INFINITY;
   let current = 0;
   let previous = 0;
   const roll = (at: number): number => {
-    const now = Math.floor(at / half);
+    const now = Math.floor(at / windowMs);
     if (now !== index) {
+      // Only the window just before counts; a clock that stepped back starts afresh.
       previous = now === index + 1 ? current : 0;
       current = 0;
       index = now;
     }
-    return (at - now * half) / half;
+    return (at - now * windowMs) / windowMs;
   };
   return {
     add(at) {

@@ -15,12 +15,13 @@ describe("commit lag", () => {
     expect(commits.lagging()).toBe(false);
     now = COMMIT_LAG_MS + 1;
     expect(commits.lagging()).toBe(true);
-    // The oldest settles: the next oldest, asked at 500, has waited less than the bound.
-    commits.settled("a", true);
+    // The oldest fails (nothing committed, so no rate to weigh): the next oldest, asked at 500,
+    // has waited less than the bound.
+    commits.settled("a", false);
     expect(commits.lagging()).toBe(false);
     now = 500 + COMMIT_LAG_MS + 1;
     expect(commits.lagging()).toBe(true);
-    commits.settled("b", true);
+    commits.settled("b", false);
     expect(commits.lagging()).toBe(false);
   });
 
@@ -85,11 +86,25 @@ describe("commit lag", () => {
     const { logger } = createLogSink();
     const commits = createCommitLag(() => now, logger, undefined);
     commits.asked("stuck");
+    now = COMMIT_LAG_MS + 1;
     for (let index = 0; index < 20; index += 1) {
       commits.asked(`timed-out${index}`);
       commits.settled(`timed-out${index}`, false);
     }
-    now = COMMIT_LAG_MS + 1;
     expect(commits.lagging()).toBe(true);
+  });
+
+  it("weighs the waiting against a whole second of commits", () => {
+    let now = 0;
+    const { logger } = createLogSink();
+    const commits = createCommitLag(() => now, logger, undefined);
+    // Ten commits a second, each 700 ms after it was asked, and one write stuck: eight wait.
+    commits.asked("stuck");
+    for (let index = 0; now < 4 * COMMIT_LAG_MS; index += 1) {
+      commits.asked(`m${index}`);
+      if (index >= 7) commits.settled(`m${index - 7}`, true);
+      now += 100;
+      if (now > 2 * COMMIT_LAG_MS) expect(commits.lagging()).toBe(false);
+    }
   });
 });

@@ -4,7 +4,6 @@
  * of the jobs they stored and never claimed; nothing a live replica runs.
  */
 import { describe, expect, it } from "vitest";
-import type { Job } from "../../../src/core/lifecycle/job.js";
 import {
   jobsUpTo,
   lapsedReplicas,
@@ -15,20 +14,7 @@ import {
 import { createPostgresLaneStore } from "../../../src/node/state/postgres/postgres-lane-store.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { migratedDatabase } from "../state/postgres/fresh-postgres.js";
-import { claimTicket, laneOf } from "../state/postgres/lane-tickets.js";
-
-function job(conversationId: string): Job {
-  return {
-    message: {
-      id: crypto.randomUUID(),
-      channel: "webhook",
-      receivedAt: Date.now(),
-      message: { senderId: "u1", conversationId, text: "hello" },
-    },
-    delivered: 0,
-    attempts: 0,
-  };
-}
+import { claimTicket, jobIn as job, laneOf } from "../state/postgres/lane-tickets.js";
 
 describe("the sweep's statements", () => {
   it("find what lapsed replicas left, and nothing of a live replica's, until they are swept once nothing is left", async () => {

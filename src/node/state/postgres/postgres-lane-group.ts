@@ -46,15 +46,12 @@ const fenced = (alias: string): string =>
 /**
  * The fence: one update of each lane the group writes under a ticket, only where the lane names
  * this owner and the ticket's epoch, raising its last reply number to what the group numbered.
- * The update holds the lane row's lock: a claim (which raises the epoch) waits for this statement,
- * then reads what it wrote; a write after a claim waits for it and then finds the epoch moved. The
- * other parts write only for the lanes the fence returns. Its two common table expressions,
- * `fence_locks` and `fence`: the rows are locked first, all of them in conversation order as the
- * database sorts it, the order a claim's insert takes them in. An update alone locks in the order
- * its join plan meets the rows, and a claim and a fence that took two lanes in opposite orders
- * each waited for the other until the database's deadlock check failed one of them. The owner is
- * tested on the locked row rather than in the update's own filter, which a planner with stale
- * counts answered with a scan of every lane the replica owns.
+ * It holds the lane row's lock: a claim (which raises the epoch) waits for this statement, then
+ * reads what it wrote; a write after a claim waits for it and then finds the epoch moved. The
+ * other parts write only for the lanes the fence returns. `fence_locks` locks the rows first in
+ * the database's order, as a claim's insert does: an update locks in the order its plan meets
+ * rows, and two statements that took two lanes in opposite orders deadlocked. The owner is tested
+ * on the locked row: in the update's filter, stale counts made it a scan of the owner's lanes.
  */
 function fenceOf(group: LaneGroup): Part {
   const epochs = new Map<string, Set<number>>();
@@ -76,7 +73,7 @@ function fenceOf(group: LaneGroup): Part {
       [rows.map(([key]) => group.numbered.get(key) ?? 0), "bigint[]"],
     ]);
     return `fence_locks AS MATERIALIZED (
-  SELECT conversation, owner FROM webhook_channel.lanes WHERE conversation = ANY(${keys}) ORDER BY conversation FOR UPDATE),
+  SELECT conversation, owner FROM webhook_channel.lanes WHERE conversation = ANY(${keys}) ORDER BY conversation FOR NO KEY UPDATE),
 fence AS (UPDATE webhook_channel.lanes AS l SET last_seq = GREATEST(l.last_seq, f.last)
   FROM fence_locks AS k, ${input} AS f(conversation, epoch, last)
   WHERE k.owner = ${param(group.owner, "text")} AND l.conversation = k.conversation

@@ -4,26 +4,12 @@
  */
 import pg from "pg";
 import { describe, expect, inject, it } from "vitest";
-import type { Job } from "../../../../src/core/lifecycle/job.js";
 import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
 import { migratePostgres } from "../../../../src/node/state/postgres/postgres-migrations.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { waitFor } from "../../../support/wait-for.js";
 import { poolOn } from "./fresh-postgres.js";
-import { claimTicket, laneOf } from "./lane-tickets.js";
-
-function job(conversationId: string): Job {
-  return {
-    message: {
-      id: crypto.randomUUID(),
-      channel: "webhook",
-      receivedAt: Date.now(),
-      message: { senderId: "u1", conversationId, text: "hello" },
-    },
-    delivered: 0,
-    attempts: 0,
-  };
-}
+import { claimTicket, jobIn as job, laneOf } from "./lane-tickets.js";
 
 /** A database whose text order is ICU's en-US, where "a" sorts before "B" (bytewise, after it). */
 async function icuDatabase(): Promise<string> {

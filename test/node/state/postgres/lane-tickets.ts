@@ -5,6 +5,20 @@ import type { Job } from "../../../../src/core/lifecycle/job.js";
 import type { LaneTicket } from "../../../../src/core/lifecycle/lane-store.js";
 import { claimLanes } from "../../../../src/node/replicas/lane-statements.js";
 
+/** A new job of conversation `conversationId` on the channel "webhook", as a replica accepts it. */
+export function jobIn(conversationId: string, text = "hello"): Job {
+  return {
+    message: {
+      id: crypto.randomUUID(),
+      channel: "webhook",
+      receivedAt: Date.now(),
+      message: { senderId: "u1", conversationId, text },
+    },
+    delivered: 0,
+    attempts: 0,
+  };
+}
+
 /** The lane of `job`. */
 export function laneOf(job: Job): string {
   return conversationKey(job.message.channel, job.message.message.conversationId);

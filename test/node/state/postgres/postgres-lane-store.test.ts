@@ -7,20 +7,7 @@ import { claimLanes } from "../../../../src/node/replicas/lane-statements.js";
 import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { migratedDatabase, poolOn } from "./fresh-postgres.js";
-import { claimTicket, laneOf, storedJob, storedLastSequence } from "./lane-tickets.js";
-
-function job(conversationId: string, text = "hello"): Job {
-  return {
-    message: {
-      id: crypto.randomUUID(),
-      channel: "webhook",
-      receivedAt: Date.now(),
-      message: { senderId: "u1", conversationId, text },
-    },
-    delivered: 0,
-    attempts: 0,
-  };
-}
+import { claimTicket, jobIn as job, laneOf, storedJob, storedLastSequence } from "./lane-tickets.js";
 
 const withReplies = (of: Job, sequences: number[]): Job => ({
   ...of,
