@@ -21,7 +21,6 @@ import { noTimeline, subjectOf, type TimelineRecorder } from "../timeline/timeli
 import type { InboundQueue } from "./inbound-queue.js";
 import {
   bufferFullError,
-  commitsBehindError,
   requestInProgressError,
   shuttingDownError,
   tooManyFailuresError,
@@ -237,7 +236,8 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     acceptBody(head, body) {
       const message = parseMessage(parseJsonObject(body), keys);
       const key = readIdempotencyKey(head.idempotencyKey, idempotency);
-      if (queue.isBehind?.() === true) throw commitsBehindError();
+      const refused = queue.refusal?.();
+      if (refused !== undefined) throw refused;
       // A key may name a message accepted before, whose 200 a full buffer does not change.
       if (key === undefined && queue.hasRoom?.() === false) throw bufferFullError();
       const trace = parseTraceContext(head.traceparent, head.tracestate) ?? newTraceContext();

@@ -1,3 +1,4 @@
+import type { ChannelError } from "../channel-error.js";
 import type { QueuedMessage } from "../message/inbound-message.js";
 
 /**
@@ -15,10 +16,11 @@ export interface InboundQueue {
    */
   hasRoom?(): boolean;
   /**
-   * True while the queue's store has kept an accepted message waiting for its commit past a
-   * bound: the queue takes nothing then (`enqueue` refuses), and a request is refused before
-   * its `Idempotency-Key` is looked up, a lookup that would wait on the same database. Left out
-   * by a queue whose store commits at once or that cannot tell.
+   * Why the queue takes nothing now whatever its room, undefined while it takes messages: its
+   * store has kept an accepted message waiting for its commit past a bound, or is known not to
+   * take writes. `enqueue` refuses with it then, and a request is refused with it before its
+   * `Idempotency-Key` is looked up, a lookup that would wait on the same database. Left out by a
+   * queue whose store commits at once or that cannot tell.
    */
-  isBehind?(): boolean;
+  refusal?(): ChannelError | undefined;
 }

@@ -33,7 +33,7 @@ const COMMITS_BEHIND = sharedRefusal(
 );
 
 /**
- * The 503 of a queue whose store is behind with its commits (`InboundQueue.isBehind`): a new
+ * The 503 of a queue whose store is behind with its commits (`InboundQueue.refusal`): a new
  * message would wait longer than a bound. `buffer_full`, with the longer wait of a store that
  * cannot take messages, since the database is what has to catch up. One shared, frozen error.
  */
@@ -66,6 +66,21 @@ export function stateUnavailableError(cause?: unknown): ChannelError {
     retryAfterSeconds: RETRY_AFTER_SECONDS.stateUnavailable,
     cause,
   });
+}
+
+const STATE_DOWN = sharedRefusal(
+  "state_unavailable",
+  "The service's database cannot take writes right now; retry shortly.",
+  { status: 503, retryable: true, retryAfterSeconds: RETRY_AFTER_SECONDS.stateUnavailable },
+);
+
+/**
+ * The 503 of a queue whose shared state is known not to take writes (its last probe's write check
+ * failed), so a new message is refused before its write is asked, which would fail or wait for
+ * its time limit. One shared, frozen error: a flood during an outage makes no trace per request.
+ */
+export function stateDownError(): ChannelError {
+  return STATE_DOWN;
 }
 
 /** The 503 of a service that is stopping. */

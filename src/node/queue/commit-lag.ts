@@ -1,3 +1,5 @@
+import { commitsBehindError, stateDownError } from "../../core/app/refusals.js";
+import type { ChannelError } from "../../core/channel-error.js";
 import type { Logger } from "../../core/log/logger.js";
 
 /**
@@ -22,13 +24,29 @@ export interface CommitLag {
    * many as it commits; a frozen one, which commits none, takes none.
    */
   lagging(): boolean;
+  /**
+   * Why a new message is refused now, undefined while it is taken: 503 `state_unavailable` while
+   * the store is known not to take writes (one that does not answer commits none, and a write
+   * asked of it would wait for its time limit; one that is read-only would fail it), else
+   * `buffer_full` while {@link lagging}.
+   */
+  refusal(): ChannelError | undefined;
 }
 
 /**
  * A {@link CommitLag} on the queue's clock. Each spell of lagging is logged once as it is first
- * seen (`warn`) and once as it ends (`info`): the buffer is not full then, so the 503s need saying.
+ * seen (`warn`) and once at the first commit after it (`info`): the buffer is not full then, so
+ * the 503s need saying.
+ * `knownProblem` is what already stops the store's writes, known without asking it (the backend
+ * logs its changes): without it, a freeze longer than a write's time limit would take messages
+ * again each time the writes waiting gave up, and each would wait for that limit in turn.
  */
-export function createCommitLag(now: () => number, logger: Logger, channel: string | undefined): CommitLag {
+export function createCommitLag(
+  now: () => number,
+  logger: Logger,
+  channel: string | undefined,
+  knownProblem?: () => string | undefined,
+): CommitLag {
   const where = channel === undefined ? {} : { channel };
   // In the order asked, so the first entry is the oldest.
   const waiting = new Map<string, number>();
@@ -39,6 +57,18 @@ export function createCommitLag(now: () => number, logger: Logger, channel: stri
     return first.done === true ? 0 : at - first.value;
   };
   const behind = (at: number): boolean => oldestWait(at) > COMMIT_LAG_MS && waiting.size > committed.within(at);
+  const lagging = (): boolean => {
+    const at = now();
+    if (!behind(at)) return false;
+    if (!reported) {
+      reported = true;
+      logger.warn(
+        "accepted messages wait over a second for their database commit, and more wait than it committed in the last second; new messages are refused with 503 buffer_full until it catches up",
+        { ...where, waiting: waiting.size, waited_ms: oldestWait(at), committed_last_second: committed.within(at) },
+      );
+    }
+    return true;
+  };
   return {
     asked: (id) => {
       waiting.set(id, now());
@@ -47,22 +77,17 @@ export function createCommitLag(now: () => number, logger: Logger, channel: stri
       waiting.delete(id);
       const at = now();
       if (wasCommitted) committed.add(at);
-      if (reported && !behind(at)) {
+      // Writes that gave up end the refusals but not the logged spell: only a commit says the
+      // database commits again.
+      if (reported && wasCommitted && !behind(at)) {
         reported = false;
         logger.info("the database commits accepted messages again; new messages are taken", where);
       }
     },
-    lagging: () => {
-      const at = now();
-      if (!behind(at)) return false;
-      if (!reported) {
-        reported = true;
-        logger.warn(
-          "accepted messages wait over a second for their database commit, and more wait than it committed in the last second; new messages are refused with 503 buffer_full until it catches up",
-          { ...where, waiting: waiting.size, waited_ms: oldestWait(at), committed_last_second: committed.within(at) },
-        );
-      }
-      return true;
+    lagging,
+    refusal: () => {
+      if (knownProblem?.() !== undefined) return stateDownError();
+      return lagging() ? commitsBehindError() : undefined;
     },
   };
 }

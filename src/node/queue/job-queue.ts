@@ -1,5 +1,5 @@
 import type { InboundQueue } from "../../core/app/inbound-queue.js";
-import { bufferFullError, commitsBehindError } from "../../core/app/refusals.js";
+import { bufferFullError } from "../../core/app/refusals.js";
 import { errorMessage } from "../../core/channel-error.js";
 import { createMemoryConversationStore } from "../../core/conversation/memory-conversation-store.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
@@ -130,8 +130,9 @@ export interface JobQueue extends InboundQueue {
  * too. Other conversations are not held up: a job waiting to retry holds no run slot. When
  * `capacity` messages are unfinished, `enqueue` refuses with `buffer_full`, so a slow receiver
  * pushes back on clients instead of growing memory; so it does while an accepted message has
- * waited past a bound for its store's commit (`commit-lag.ts`). Each run is the core's lane runner; the
- * queue's own parts are the lanes in memory, the receiver gate and the run slots.
+ * waited past a bound for its store's commit, and with `state_unavailable` while the store is
+ * known not to take writes (`commit-lag.ts`). Each run is the core's lane runner; the queue's
+ * own parts are the lanes in memory, the receiver gate and the run slots.
  */
 export function createJobQueue(options: JobQueueOptions): JobQueue {
   const { capacity, logger } = options;
@@ -236,9 +237,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     oldestAcceptedAt: () => lanes.oldestAcceptedAt(),
     receiver: () => circuit?.view(),
     hasRoom,
-    isBehind: () => commits.lagging(),
+    refusal: () => commits.refusal(),
     enqueue(message) {
-      if (commits.lagging()) throw commitsBehindError();
+      const refused = commits.refusal();
+      if (refused !== undefined) throw refused;
       if (!hasRoom()) throw bufferFullError();
       lanes.reserve();
       const job = newJob(message);

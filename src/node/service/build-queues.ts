@@ -49,7 +49,8 @@ export function buildQueues(inputs: QueueInputs): Map<string, JobQueue> {
   // One database behind every channel: a commit that lags for one lags for all, so a quiet
   // channel's first messages during a freeze are refused at once too rather than each waiting.
   // On a monotonic clock: a step of the wall clock must not start or end a spell of refusals.
-  const commitLag = createCommitLag(() => performance.now(), options.logger, undefined);
+  // What the backend knows stops its writes refuses at once too, through a freeze of any length.
+  const commitLag = createCommitLag(() => performance.now(), options.logger, undefined, state.knownWriteProblem);
   for (const channel of config.channels) {
     const name = channelName(channel);
     const replayHint = replayHintFor({

@@ -1,4 +1,5 @@
 import type { Readiness, ReadinessReport, ReadinessStatus } from "../../core/app/readiness.js";
+import { commitsBehindError } from "../../core/app/refusals.js";
 import { errorMessage } from "../../core/channel-error.js";
 import { type ReceiverStanding, receiversDown } from "../../core/receiver/receiver-standing.js";
 import type { JobQueue } from "../queue/job-queue.js";
@@ -17,7 +18,9 @@ export interface NodeReadinessDeps {
 
 /**
  * `GET /readyz` on Node: `draining` once shutdown began, `unavailable` when the state store
- * cannot be written, `full` while a channel's buffer is full, else `ready`; with the backlog
+ * cannot be written, `full` while a channel's buffer is full or the database is behind with
+ * the commits of accepted messages (new ones are refused with `buffer_full` then too), else
+ * `ready`; with the backlog
  * summed over channels and the dead letters kept (stored in SQLite with `state_dir`, made
  * since start in memory). One probe costs a count and an empty write transaction at most.
  */
@@ -28,6 +31,7 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
       let depth = 0;
       let capacity = 0;
       let full = false;
+      let commitsBehind = false;
       let oldest: number | undefined;
       let deadSinceStart = 0;
       let storeError: string | undefined;
@@ -38,6 +42,9 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
         depth += queue.size;
         capacity += queue.capacity;
         if (queue.size >= queue.capacity) full = true;
+        // The refusal is one shared error; a store known not to take writes refuses with
+        // another, and the state's write problem reports it below.
+        if (!commitsBehind && queue.refusal?.() === commitsBehindError()) commitsBehind = true;
         deadSinceStart += queue.deadLetters;
         storeError ??= queue.storeError;
         const at = queue.oldestAcceptedAt();
@@ -57,7 +64,7 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
       let status: ReadinessStatus = "ready";
       if (deps.isShuttingDown()) status = "draining";
       else if (storeError !== undefined) status = "unavailable";
-      else if (full) status = "full";
+      else if (full || commitsBehind) status = "full";
       return {
         status,
         queue: { depth, capacity, oldest_pending_ms: oldest === undefined ? 0 : Math.max(0, deps.now() - oldest) },
@@ -66,6 +73,7 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
         delivery_thread: deps.deliveryThread ? "running" : "off",
         // Accepting stays right while a receiver is down (replies wait in order): it is listed, not a status.
         ...(down.length === 0 ? {} : { receivers_down: down }),
+        ...(commitsBehind ? { commits_behind: true } : {}),
       };
     },
   };

@@ -41,6 +41,7 @@ export function createMemoryBackend(
     deadLetterStore: (restore) => createMemoryDeadLetterStore(restore),
     storedDeadLetters: () => undefined,
     writeProblem: () => undefined,
+    knownWriteProblem: undefined,
     describe: () => ({
       mode: "memory",
       note: "no state_dir: messages accepted but not yet finished are lost when the process ends",

@@ -58,6 +58,12 @@ export interface StateBackend {
   storedDeadLetters(): ReadonlyMap<string, number> | undefined;
   /** Why the state cannot be written now (`/readyz` says `unavailable`), undefined when it can. */
   writeProblem(): string | undefined;
+  /**
+   * What stops the state's writes, known without asking it (Postgres: its probe's last finding),
+   * so that a new message is refused at once rather than wait for a write's time limit; undefined
+   * where a write answers at once (memory, SQLite).
+   */
+  readonly knownWriteProblem: (() => string | undefined) | undefined;
   /** Where it is, for the start's log line. */
   describe(): Readonly<Record<string, string>>;
   /** Forgets what expired (idempotency keys) while nothing runs yet. */

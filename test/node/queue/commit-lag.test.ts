@@ -107,4 +107,33 @@ describe("commit lag", () => {
       if (now > 2 * COMMIT_LAG_MS) expect(commits.lagging()).toBe(false);
     }
   });
+
+  it("refuses with state_unavailable while the store is known not to take writes, through a freeze of any length", () => {
+    let now = 0;
+    let problem: string | undefined;
+    const { logger, lines } = createLogSink("info");
+    const commits = createCommitLag(
+      () => now,
+      logger,
+      undefined,
+      () => problem,
+    );
+    expect(commits.refusal()).toBeUndefined();
+    commits.asked("a");
+    now = COMMIT_LAG_MS + 1;
+    expect(commits.refusal()).toMatchObject({ code: "buffer_full", retryAfterSeconds: 5 });
+    problem = "postgres unreachable: no answer";
+    expect(commits.refusal()).toMatchObject({ code: "state_unavailable", status: 503, retryAfterSeconds: 5 });
+    // The waiting write gives up: the spell of lagging is over, the known problem still refuses,
+    // and nothing says the database commits again.
+    commits.settled("a", false);
+    now = 10 * COMMIT_LAG_MS;
+    expect(commits.refusal()).toMatchObject({ code: "state_unavailable" });
+    expect(lines.map((line) => line.level)).toEqual(["warn"]);
+    problem = undefined;
+    expect(commits.refusal()).toBeUndefined();
+    commits.asked("b");
+    commits.settled("b", true);
+    expect(lines.map((line) => line.level)).toEqual(["warn", "info"]);
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * The Node service on a Postgres cluster of the test's own, which the test stops (fast
  * shutdown: every connection is cut) and starts again on the same port, as a database
- * restart or a failover does.
+ * restart or a failover does. Once its probe has found the database gone, the service refuses
+ * new messages without asking it.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { type ServiceHarness, startHarness } from "../../support/node-service.js";
@@ -57,6 +58,16 @@ describe("postgres_url_env when the database goes away", () => {
       return body.status === "unavailable" ? { response, body } : undefined;
     }, 10_000);
     expect(ready.response.status).toBe(503);
+    // Once its probe has found the database gone (within a second or so), the replica refuses
+    // before it asks anything of the database, a key's lookup included.
+    const keyed = await waitFor(async () => {
+      const response = await harness?.post({ sender_id: "s2", text: "keyed" }, { "idempotency-key": "during-outage" });
+      const body = (await response?.json()) as { code?: string; detail?: string } | undefined;
+      return body?.detail?.includes("database cannot take writes") === true ? { response, body } : undefined;
+    }, 10_000);
+    expect(keyed.response?.status).toBe(503);
+    expect(keyed.response?.headers.get("retry-after")).toBe("5");
+    expect(keyed.body.code).toBe("state_unavailable");
 
     await cluster.resume();
     receiverUp = true;

@@ -3,9 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/core/log/logger.js";
+import { COMMIT_LAG_MS } from "../../../src/node/queue/commit-lag.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
 import { createNodeReadiness } from "../../../src/node/service/node-readiness.js";
 import { openSqliteBackend } from "../../../src/node/state/sqlite/sqlite-backend.js";
+import { frozenLaneStore } from "../../support/frozen-lane-store.js";
 import { type ServiceHarness, startHarness } from "../../support/node-service.js";
 import { waitFor } from "../../support/wait-for.js";
 
@@ -90,5 +92,39 @@ describe("createNodeReadiness", () => {
     expect(await readiness.report()).toMatchObject({ status: "ready", state: "sqlite" });
     await state.close();
     expect(await readiness.report()).toMatchObject({ status: "unavailable" });
+  });
+
+  it("reports full with commits_behind while the database is behind with accepted messages' commits", async () => {
+    let now = 0;
+    const { store, thaw } = frozenLaneStore();
+    const queue = createJobQueue({
+      capacity: 10,
+      store,
+      now: () => now,
+      run: (job) => Promise.resolve({ kind: "done", job }),
+      logger: silentLogger,
+    });
+    const readiness = createNodeReadiness({
+      queues: () => [queue],
+      state: { mode: "postgres", storedDeadLetters: () => undefined, writeProblem: () => undefined },
+      isShuttingDown: () => false,
+      deliveryThread: false,
+      now: () => now,
+    });
+    const accepted = queue.enqueue({
+      id: "m1",
+      channel: "web",
+      receivedAt: 0,
+      message: { senderId: "s", conversationId: "c", text: "hi" },
+    });
+    expect(await readiness.report()).not.toHaveProperty("commits_behind");
+    now = COMMIT_LAG_MS + 1;
+    expect(await readiness.report()).toMatchObject({ status: "full", commits_behind: true, queue: { depth: 1 } });
+    thaw();
+    await accepted;
+    const after = await readiness.report();
+    expect(after).toMatchObject({ status: "ready" });
+    expect(after).not.toHaveProperty("commits_behind");
+    await queue.drain(1_000);
   });
 });

@@ -74,6 +74,7 @@ export async function openPostgresBackend(
     deadLetterStore: () => deadLetters,
     storedDeadLetters: () => health.deadLetters(),
     writeProblem: () => health.problem(),
+    knownWriteProblem: () => health.writeCheckProblem(),
     describe: () => ({ mode: "postgres", ...where }),
     prune(now) {
       prune(now).catch((error: unknown) => {

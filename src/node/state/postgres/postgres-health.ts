@@ -25,6 +25,12 @@ const PROBE_LIMIT_MS = 3_000;
 export interface PostgresHealth {
   /** "postgres unreachable: …" (or read-only) since the last probe failed; undefined once one succeeds. */
   problem(): string | undefined;
+  /**
+   * What the last probe's write check found (read-only, an error, no answer), undefined when it
+   * passed: the part of {@link problem} that stops a message's write, which a failed dead-letter
+   * count or auth-failure refresh does not.
+   */
+  writeCheckProblem(): string | undefined;
   /** Dead letters per channel at the last successful probe. */
   deadLetters(): ReadonlyMap<string, number>;
   /** Probes once now (at start, so that the first answers are real). */
@@ -46,6 +52,7 @@ export function createPostgresHealth(
   describe: Readonly<Record<string, string>>,
 ): PostgresHealth {
   let problem: string | undefined;
+  let writeCheckProblem: string | undefined;
   let deadLetters: ReadonlyMap<string, number> = new Map();
   let probing: Promise<void> | undefined;
 
@@ -56,8 +63,11 @@ export function createPostgresHealth(
     const overdue = new Promise<string>((resolve) => {
       timer = setTimeout(() => resolve(`postgres unreachable: no answer within ${PROBE_LIMIT_MS} ms`), PROBE_LIMIT_MS);
     });
-    const found = await Promise.race([look(), overdue]);
+    const write: WriteCheck = { answered: false, problem: undefined };
+    const found = await Promise.race([look(write), overdue]);
     clearTimeout(timer);
+    // Overdue before the write check answered: the write check is what did not answer.
+    writeCheckProblem = write.answered ? write.problem : found;
     if (found !== problem) {
       if (found === undefined) logger.info("postgres answers again", describe);
       else logger.error("postgres cannot take writes", { ...describe, problem: found });
@@ -66,7 +76,7 @@ export function createPostgresHealth(
   };
 
   /** One look at the database (the write check, the dead letters, the auth-failure windows): its problem, if any. */
-  const look = async (): Promise<string | undefined> => {
+  const look = async (write: WriteCheck): Promise<string | undefined> => {
     let found: string | undefined;
     try {
       const result = await pool.query<{ read_only: string }>(
@@ -74,10 +84,16 @@ export function createPostgresHealth(
       );
       if (result.rows[0]?.read_only === "on")
         found = "postgres is read-only (a standby, or default_transaction_read_only)";
+      write.answered = true;
+      write.problem = found;
       deadLetters = await countDeadLetters(pool);
       await authFailures.refresh();
     } catch (error) {
       found = `postgres unreachable: ${postgresErrorMessage(error)}`;
+      if (!write.answered) {
+        write.answered = true;
+        write.problem = found;
+      }
     }
     return found;
   };
@@ -97,8 +113,15 @@ export function createPostgresHealth(
 
   return {
     problem: () => problem,
+    writeCheckProblem: () => writeCheckProblem,
     deadLetters: () => deadLetters,
     probe,
     stop: () => clearInterval(timer),
   };
+}
+
+/** What one probe's write check came to: whether it answered, and its problem if it did. */
+interface WriteCheck {
+  answered: boolean;
+  problem: string | undefined;
 }

@@ -52,6 +52,7 @@ export function openSqliteBackend(
     deadLetterStore: () => createSqliteDeadLetterStore(db),
     storedDeadLetters: () => new Map(countByChannel.all().map(({ channel, n }) => [channel, n])),
     writeProblem: () => probeWrite(db),
+    knownWriteProblem: undefined,
     // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
     describe: () => ({ mode: "sqlite", path: resolve(db.name), timeline: timelineWhere(role, timeline) }),
     prune: (now) => pruneIdempotencyKeys(db, now),
