@@ -46,9 +46,11 @@ describe("an OpenAI-compatible brain inside workerd", () => {
   it("pauses for every conversation object of the isolate after a 429: calls during the pause are refused without reaching the server, and answered after it", async () => {
     const { lines } = captureLogs();
     const receiver = await scenario({ status: 200 });
-    // A pause long enough for the storm below to be refused and the server scripted anew before it
-    // ends, on a loaded machine too: the first conversation's own retry comes at its end.
-    const llm = await scenario(openAiRateLimited(4));
+    // The server answers its first call 429 and every later one: a call that reached it during the
+    // pause would be answered, and caught below by its time. Scripting the answer anew after the
+    // storm raced the first conversation's own retry, which comes at the pause's end, on a loaded
+    // machine.
+    const llm = await scenario(openAiRateLimited(4), openAiCompletion("the model answers"));
     // More slots than conversations: the pause alone keeps the eleven from the server.
     const env = objectsUse(
       testEnv(openAiConfig(`${receiver.url}/replies`, `${llm.url}/v1`, { max_concurrency: 16 }), {
@@ -70,8 +72,7 @@ describe("an OpenAI-compatible brain inside workerd", () => {
     await eventually(() => expect(failed("attempt failed, retrying").size).toBe(12));
     expect([...failed('brain "local" is paused for')].sort()).toEqual(conversations.slice(1).sort());
 
-    // The server is back; the conversations are answered once the pause is over.
-    await llm.script(openAiCompletion("the model answers"));
+    // The conversations are answered once the pause is over.
     await eventually(async () => expect(await receiver.requests()).toHaveLength(12), 10_000);
     const replies = await receiver.requests();
     expect(replies.map((reply) => (reply.body as Record<string, unknown>).conversation_id).sort()).toEqual(
