@@ -20,9 +20,9 @@ export interface NodeReadinessDeps {
  * `GET /readyz` on Node: `draining` once shutdown began, `unavailable` when the state store
  * cannot be written, `full` while a channel's buffer is full or the database is behind with
  * the commits of accepted messages (new ones are refused with `buffer_full` then too), else
- * `ready`; with the backlog
- * summed over channels and the dead letters kept (stored in SQLite with `state_dir`, made
- * since start in memory). One probe costs a count and an empty write transaction at most.
+ * `ready`; with the backlog summed over channels and the dead letters kept (stored in SQLite
+ * with `state_dir`, made since start in memory). One probe costs a count and an empty write
+ * transaction at most.
  */
 export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
   const { state } = deps;
