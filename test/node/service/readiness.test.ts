@@ -2,10 +2,12 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { systemClock } from "../../../src/core/clock.js";
 import { silentLogger } from "../../../src/core/log/logger.js";
 import { COMMIT_LAG_MS } from "../../../src/node/queue/commit-lag.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
 import { createNodeReadiness } from "../../../src/node/service/node-readiness.js";
+import { createMemoryBackend } from "../../../src/node/state/memory-backend.js";
 import { openSqliteBackend } from "../../../src/node/state/sqlite/sqlite-backend.js";
 import { frozenLaneStore } from "../../support/frozen-lane-store.js";
 import { type ServiceHarness, startHarness } from "../../support/node-service.js";
@@ -106,7 +108,7 @@ describe("createNodeReadiness", () => {
     });
     const readiness = createNodeReadiness({
       queues: () => [queue],
-      state: { mode: "postgres", storedDeadLetters: () => undefined, writeProblem: () => undefined },
+      state: createMemoryBackend(systemClock),
       isShuttingDown: () => false,
       deliveryThread: false,
       now: () => now,
