@@ -26,9 +26,10 @@ export interface PostgresHealth {
   /** "postgres unreachable: …" (or read-only) since the last probe failed; undefined once one succeeds. */
   problem(): string | undefined;
   /**
-   * What the last probe's write check found (read-only, an error, no answer), undefined when it
-   * passed: the part of {@link problem} that stops a message's write, which a failed dead-letter
-   * count or auth-failure refresh does not.
+   * The part of {@link problem} that stops a message's write, undefined when there is none: what
+   * the last probe's write check found (read-only, an error), or no answer within the probe's
+   * limit in any of its parts. A dead-letter count or auth-failure refresh that fails with an
+   * error does not count.
    */
   writeCheckProblem(): string | undefined;
   /** Dead letters per channel at the last successful probe. */
@@ -59,15 +60,18 @@ export function createPostgresHealth(
   const check = async (): Promise<void> => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     // Whatever the driver does with a connection the server stopped answering on, a probe that
-    // has not ended by then counts as failed, and the next one may start.
-    const overdue = new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve(`postgres unreachable: no answer within ${PROBE_LIMIT_MS} ms`), PROBE_LIMIT_MS);
+    // has not ended by then counts as failed, and the next one may start. No answer stops
+    // writes too, whichever part of the probe it stopped in: one whose write check answered
+    // just before a freeze must not leave the writes looking fine for another whole probe.
+    const overdue = new Promise<Look>((resolve) => {
+      timer = setTimeout(() => {
+        const found = `postgres unreachable: no answer within ${PROBE_LIMIT_MS} ms`;
+        resolve({ found, write: found });
+      }, PROBE_LIMIT_MS);
     });
-    const write: WriteCheck = { answered: false, problem: undefined };
-    const found = await Promise.race([look(write), overdue]);
+    const { found, write } = await Promise.race([look(), overdue]);
     clearTimeout(timer);
-    // Overdue before the write check answered: the write check is what did not answer.
-    writeCheckProblem = write.answered ? write.problem : found;
+    writeCheckProblem = write;
     if (found !== problem) {
       if (found === undefined) logger.info("postgres answers again", describe);
       else logger.error("postgres cannot take writes", { ...describe, problem: found });
@@ -75,27 +79,27 @@ export function createPostgresHealth(
     problem = found;
   };
 
-  /** One look at the database (the write check, the dead letters, the auth-failure windows): its problem, if any. */
-  const look = async (write: WriteCheck): Promise<string | undefined> => {
-    let found: string | undefined;
+  /** One look at the database: the write check, then the dead letters and the auth-failure windows. */
+  const look = async (): Promise<Look> => {
+    let write: string | undefined;
     try {
       const result = await pool.query<{ read_only: string }>(
         timedQuery("SELECT current_setting('transaction_read_only') AS read_only", PROBE_TIMEOUT_MS),
       );
       if (result.rows[0]?.read_only === "on")
-        found = "postgres is read-only (a standby, or default_transaction_read_only)";
-      write.answered = true;
-      write.problem = found;
+        write = "postgres is read-only (a standby, or default_transaction_read_only)";
+    } catch (error) {
+      const found = `postgres unreachable: ${postgresErrorMessage(error)}`;
+      return { found, write: found };
+    }
+    try {
       deadLetters = await countDeadLetters(pool);
       await authFailures.refresh();
     } catch (error) {
-      found = `postgres unreachable: ${postgresErrorMessage(error)}`;
-      if (!write.answered) {
-        write.answered = true;
-        write.problem = found;
-      }
+      // Those parts' own failure: /readyz says so, but it does not stop a message's write.
+      return { found: `postgres unreachable: ${postgresErrorMessage(error)}`, write };
     }
-    return found;
+    return { found: write, write };
   };
 
   const probe = (): Promise<void> => {
@@ -120,8 +124,8 @@ export function createPostgresHealth(
   };
 }
 
-/** What one probe's write check came to: whether it answered, and its problem if it did. */
-interface WriteCheck {
-  answered: boolean;
-  problem: string | undefined;
+/** What one probe found: its problem (for `/readyz`), and the part of it that stops writes. */
+interface Look {
+  readonly found: string | undefined;
+  readonly write: string | undefined;
 }
