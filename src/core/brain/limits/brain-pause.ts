@@ -114,16 +114,19 @@ export class BrainPause {
     const asked = error.retryAfterMs !== undefined && error.retryAfterMs > 0 ? error.retryAfterMs : undefined;
     const now = this.deps.clock.now();
     const pauseMs = Math.min(asked ?? backoffPauseMs(this.inARow + 1), MAX_PAUSE_MS);
-    return this.begin(now + pauseMs, error.upstreamStatus ?? 0, asked !== undefined, false, inFlight, refuse);
+    return this.begin(now, now + pauseMs, error.upstreamStatus ?? 0, asked !== undefined, false, inFlight, refuse);
   }
 
   /** Another runtime met a pause until `until`: this brain pauses until then too. */
   learned(until: number, status: number, inFlight: number, refuse: () => number): boolean {
     const now = this.deps.clock.now();
-    return this.begin(Math.min(until, now + MAX_PAUSE_MS), status, true, true, inFlight, refuse);
+    return this.begin(now, Math.min(until, now + MAX_PAUSE_MS), status, true, true, inFlight, refuse);
   }
 
+  // `now` is the caller's: a second read of the clock would take a millisecond off the pause
+  // the log line and the metric report.
   private begin(
+    now: number,
     until: number,
     status: number,
     asked: boolean,
@@ -132,7 +135,6 @@ export class BrainPause {
     refuse: () => number,
   ): boolean {
     const { name, metrics, logger } = this.deps;
-    const now = this.deps.clock.now();
     if (this.active(now) && this.until !== undefined) {
       // A call that was in flight when the pause began: only its own Retry-After may lengthen it.
       if (asked && until > this.until) {
