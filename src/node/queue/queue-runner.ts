@@ -133,8 +133,12 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
       return;
     }
     const { settlement } = result;
-    // Only a job still at the head of its lane is moved: one a fenced write let go of is gone.
-    if (!lanes.isHead(settlement.job)) return;
+    // Only a job still at the head of its lane is moved: one a fenced write let go of is gone,
+    // and its own write (fenced too, most likely) changes nothing here, but must not go unwatched.
+    if (!lanes.isHead(settlement.job)) {
+      result.stored?.catch(() => undefined);
+      return;
+    }
     switch (settlement.kind) {
       case "finish":
         lanes.leave(settlement.job);
