@@ -1,5 +1,7 @@
-// `node bench/profile.mjs [inbound|end-to-end] [--bare] [--durable] [--seconds N] [--rate N]`:
-// runs the built service (with --durable over a fresh `state_dir`; or, with --bare,
+// `node bench/profile.mjs [inbound|end-to-end] [--bare] [--durable] [--admin] [--no-timeline]
+// [--seconds N] [--rate N]`: runs the built service (with --durable over a fresh `state_dir`;
+// with --admin the admin API on, which in memory keeps the message timeline unless
+// --no-timeline turns it off; or, with --bare,
 // bench/bare-server.mjs, inbound only) under `--cpu-prof`
 // with the bench's load, then prints where its CPU went: the functions with the most self
 // time and the inclusive share of each source file (mapped back to src/ through
@@ -26,6 +28,8 @@ const { values, positionals } = parseArgs({
     rate: { type: "string", default: "5000" },
     bare: { type: "boolean", default: false },
     durable: { type: "boolean", default: false },
+    admin: { type: "boolean", default: false },
+    "no-timeline": { type: "boolean", default: false },
   },
 });
 const scenario = positionals[0] ?? "inbound";
@@ -107,6 +111,8 @@ async function main() {
           bufferCapacity: scenario === "inbound" ? 1_000_000 : 1_000,
           deliveryTimeoutMs: 600_000,
           durable: values.durable,
+          admin: values.admin,
+          ...(values["no-timeline"] ? { timeline: "off" } : {}),
           nodeOptions,
         });
     let requests = 0;
