@@ -127,7 +127,8 @@ export async function strayLanes(pool: Pool, channels: readonly string[], limit:
 
 /**
  * Lets go of the conversations with no stored job that replicas whose lease ran out still name,
- * and forgets such replicas an hour after their lease once they name none.
+ * and forgets such replicas an hour after their lease once they name none, and the write checks
+ * of replicas that have written none for an hour (a live replica writes its own every second).
  */
 export async function forgetDeadReplicas(pool: Pool): Promise<void> {
   await pool.query(
@@ -143,6 +144,7 @@ export async function forgetDeadReplicas(pool: Pool): Promise<void> {
        AND NOT EXISTS (SELECT 1 FROM webhook_channel.lanes l WHERE l.owner = r.id)
        AND NOT EXISTS (SELECT 1 FROM webhook_channel.jobs j WHERE j.stored_by = r.id AND j.state = 'pending')`,
   );
+  await pool.query("DELETE FROM webhook_channel.write_checks WHERE checked_at < now() - interval '1 hour'");
 }
 
 /**

@@ -16,6 +16,7 @@ import { configDocument } from "../../support/configs.js";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.js";
 import { expectConversationInOrder, expectOneWebhookIdPerMessage, waitForReplies } from "../../support/reply-checks.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
+import { type Sent, timedSend } from "../../support/timed-send.js";
 import { waitFor } from "../../support/wait-for.js";
 
 const SECRET = "freeze-secret-0123456789";
@@ -37,40 +38,8 @@ afterEach(async () => {
   cluster = undefined;
 });
 
-interface Sent {
-  readonly conversation: string;
-  readonly status: number;
-  readonly ms: number;
-  readonly id?: string;
-  readonly code?: string;
-  readonly retryAfter: string | null;
-}
-
-async function send(url: string, conversation: string, text: string, key?: string): Promise<Sent> {
-  const started = Date.now();
-  try {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${SECRET}`,
-        "content-type": "application/json",
-        ...(key === undefined ? {} : { "idempotency-key": key }),
-      },
-      body: JSON.stringify({ sender_id: conversation, text }),
-      signal: AbortSignal.timeout(20_000),
-    });
-    const body = (await response.json()) as { message_id?: string; code?: string };
-    return {
-      conversation,
-      status: response.status,
-      ms: Date.now() - started,
-      ...(body.message_id === undefined ? {} : { id: body.message_id }),
-      ...(body.code === undefined ? {} : { code: body.code }),
-      retryAfter: response.headers.get("retry-after"),
-    };
-  } catch {
-    return { conversation, status: 0, ms: Date.now() - started, retryAfter: null };
-  }
+function send(url: string, conversation: string, text: string, key?: string): Promise<Sent> {
+  return timedSend(url, SECRET, conversation, text, key);
 }
 
 describe("a Postgres that stops answering", () => {

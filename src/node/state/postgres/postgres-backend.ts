@@ -49,7 +49,7 @@ export async function openPostgresBackend(
   const conversations = createPostgresConversationStore(pool, undefined, logger);
   const authFailures = createPostgresAuthFailureLimiter(pool, clock);
   const deadLetters = createPostgresDeadLetterStore(pool);
-  const health = createPostgresHealth(pool, authFailures, logger, where);
+  const health = createPostgresHealth(pool, authFailures, logger, where, replica);
   await health.probe();
   let closed: Promise<void> | undefined;
 

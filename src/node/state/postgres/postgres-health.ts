@@ -18,6 +18,17 @@ const PROBE_TIMEOUT_MS = 2_000;
 const PROBE_LIMIT_MS = 3_000;
 
 /**
+ * The write check: the replica's row in `write_checks`, written and committed. A read would
+ * answer while commits hang (a synchronous standby that is gone, storage that stalls on flush),
+ * and a transaction that writes nothing commits without waiting for either.
+ */
+const WRITE_CHECK = `INSERT INTO webhook_channel.write_checks (replica, checked_at) VALUES ($1, now())
+  ON CONFLICT (replica) DO UPDATE SET checked_at = excluded.checked_at`;
+
+/** SQLSTATE read_only_sql_transaction: a standby, or `default_transaction_read_only`. */
+const READ_ONLY = "25006";
+
+/**
  * What the synchronous questions of the state backend (`writeProblem`, `storedDeadLetters`)
  * are answered from: values a background probe refreshes, since `/readyz` and `/metrics`
  * cannot wait for a round trip (nor hang on a database that does not answer).
@@ -42,15 +53,17 @@ export interface PostgresHealth {
 
 /**
  * Probes every {@link POSTGRES_PROBE_INTERVAL_MS} on an unref'd timer, one probe at a time: a
- * write check (a server in recovery or read-only, as after a failover to a standby, takes no
- * write), the dead-letter counts, and the auth-failure limiter's refresh. A change of state is
- * logged once, not every second.
+ * write check ({@link WRITE_CHECK} for `replica`: a server in recovery or read-only, as after a
+ * failover to a standby, refuses it, and one whose commits hang does not answer), the
+ * dead-letter counts, and the auth-failure limiter's refresh. A change of state is logged once,
+ * not every second.
  */
 export function createPostgresHealth(
   pool: pg.Pool,
   authFailures: PostgresAuthFailureLimiter,
   logger: Logger,
   describe: Readonly<Record<string, string>>,
+  replica: string,
 ): PostgresHealth {
   let problem: string | undefined;
   let writeCheckProblem: string | undefined;
@@ -83,14 +96,14 @@ export function createPostgresHealth(
   const look = async (): Promise<Look> => {
     let write: string | undefined;
     try {
-      const result = await pool.query<{ read_only: string }>(
-        timedQuery("SELECT current_setting('transaction_read_only') AS read_only", PROBE_TIMEOUT_MS),
-      );
-      if (result.rows[0]?.read_only === "on")
-        write = "postgres is read-only (a standby, or default_transaction_read_only)";
+      await pool.query(timedQuery(WRITE_CHECK, PROBE_TIMEOUT_MS, [replica]));
     } catch (error) {
-      const found = `postgres unreachable: ${postgresErrorMessage(error)}`;
-      return { found, write: found };
+      // A read-only server still answers the reads below.
+      if (isReadOnly(error)) write = "postgres is read-only (a standby, or default_transaction_read_only)";
+      else {
+        const found = `postgres unreachable: ${postgresErrorMessage(error)}`;
+        return { found, write: found };
+      }
     }
     try {
       deadLetters = await countDeadLetters(pool);
@@ -128,4 +141,8 @@ export function createPostgresHealth(
 interface Look {
   readonly found: string | undefined;
   readonly write: string | undefined;
+}
+
+function isReadOnly(error: unknown): boolean {
+  return error instanceof Error && "code" in error && error.code === READ_ONLY;
 }

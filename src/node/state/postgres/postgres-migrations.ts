@@ -167,6 +167,18 @@ CREATE TABLE webhook_channel.timeline_activity (
 );
 `,
   },
+  {
+    version: 4,
+    description: "write_checks: the row each replica's probe of the database writes and commits",
+    // A read answers while commits hang (a synchronous standby gone, storage that stalls on
+    // flush): the probe proves that a write commits by committing one, to a row of its own.
+    sql: `
+CREATE TABLE webhook_channel.write_checks (
+  replica text PRIMARY KEY,
+  checked_at timestamptz NOT NULL
+);
+`,
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

@@ -51,6 +51,7 @@ describe("Postgres schema migrations", () => {
         "timeline",
         "timeline_activity",
         "turns",
+        "write_checks",
       ]);
     } finally {
       await Promise.all(backends.map((backend) => backend.close()));

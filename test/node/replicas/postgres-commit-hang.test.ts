@@ -1,0 +1,146 @@
+/**
+ * A database that answers reads while every commit hangs: a synchronous standby that is gone
+ * (`synchronous_standby_names` names one that never connects), as storage that stalls on flush
+ * would do too. Clients keep sending to a replica of the built service; from four seconds into the
+ * hang (a probe's limit and its interval) every message is refused at once, with 503 and
+ * Retry-After, until the commits go through again, instead of each waiting for a write's time
+ * limit; `/readyz` says `unavailable`; the service carries on by itself afterwards, and nothing
+ * answered 200 is lost, out of order, or posted under a second webhook-id.
+ */
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
+import { configDocument } from "../../support/configs.js";
+import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.js";
+import { expectConversationInOrder, expectOneWebhookIdPerMessage, waitForReplies } from "../../support/reply-checks.js";
+import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
+import { type Sent, timedSend } from "../../support/timed-send.js";
+import { waitFor } from "../../support/wait-for.js";
+
+const SECRET = "commit-hang-secret-0123456789";
+const CONVERSATIONS = 4;
+const HANG_MS = 9_000;
+
+let cluster: PostgresCluster | undefined;
+let admin: pg.Client | undefined;
+let receiver: Receiver | undefined;
+let replica: Spawned | undefined;
+
+afterEach(async () => {
+  replica?.child.kill("SIGKILL");
+  await replica?.exited;
+  await admin?.end();
+  await receiver?.close();
+  await cluster?.stop();
+  replica = undefined;
+  admin = undefined;
+  receiver = undefined;
+  cluster = undefined;
+});
+
+async function standbyRequired(client: pg.Client, name: string | undefined): Promise<void> {
+  await client.query(
+    name === undefined
+      ? "ALTER SYSTEM RESET synchronous_standby_names"
+      : `ALTER SYSTEM SET synchronous_standby_names = '${name}'`,
+  );
+  await client.query("SELECT pg_reload_conf()");
+}
+
+describe("a Postgres whose commits hang while it answers reads", () => {
+  it("refuses at once from its probe's limit on, and recovers by itself with nothing lost", async () => {
+    cluster = await startPostgresCluster();
+    admin = new pg.Client({ connectionString: cluster.url });
+    await admin.connect();
+    const replies: ReceivedReply[] = [];
+    receiver = await startReceiver({ port: 0, onReply: (reply) => replies.push(reply) });
+    const config = await writeTempConfig(
+      configDocument(
+        {
+          bind: "127.0.0.1:0",
+          outbound_url: receiver.url,
+          delivery: { initial_delay_ms: 50, max_delay_ms: 500, max_attempts: 1000 },
+        },
+        { postgres_url_env: "DATABASE_URL" },
+      ),
+    );
+    replica = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET, DATABASE_URL: cluster.url });
+    const url = await listeningUrl(replica);
+    const origin = new URL(url).origin;
+
+    const sent: (Sent & { readonly at: number })[] = [];
+    let hungAt = Number.POSITIVE_INFINITY;
+    let stop = false;
+    const client = async (index: number): Promise<void> => {
+      for (let turn = 0; !stop; turn += 1) {
+        const started = Date.now();
+        const result = await timedSend(url, SECRET, `c${index}`, `m${turn}`);
+        sent.push({ ...result, at: started - hungAt });
+        if (result.status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    const clients = Array.from({ length: CONVERSATIONS }, (_, index) => client(index));
+    await waitFor(
+      () => (sent.filter((result) => result.status === 200).length >= 40 ? true : undefined),
+      15_000,
+      "load",
+    );
+
+    await standbyRequired(admin, "gone_standby");
+    hungAt = Date.now();
+    const unready = await waitFor(
+      async () => {
+        const response = await fetch(`${origin}/readyz`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined);
+        const body = response === undefined ? undefined : ((await response.json()) as { status?: string });
+        return body?.status === "unavailable" ? Date.now() - hungAt : undefined;
+      },
+      HANG_MS,
+      "/readyz to say unavailable",
+      100,
+    );
+    expect(unready).toBeLessThan(5_000);
+    const left = HANG_MS - (Date.now() - hungAt);
+    if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+    await standbyRequired(admin, undefined);
+    const healedAt = Date.now() - hungAt;
+
+    const before = sent.length;
+    await waitFor(
+      () => (sent.slice(before).filter((result) => result.status === 200).length >= 20 ? true : undefined),
+      20_000,
+      "messages accepted after the commits go through again",
+    );
+    stop = true;
+    await Promise.all(clients);
+
+    // From a probe's limit and interval into the hang to its end, every message was refused at
+    // once; before that, a message waited at most a write's time limit for its answer.
+    const duringHang = sent.filter((result) => result.at >= 4_000 && result.at < healedAt - 200);
+    expect(duringHang.length).toBeGreaterThanOrEqual(20);
+    for (const result of duringHang) {
+      expect(result, JSON.stringify(result)).toMatchObject({ status: 503, retryAfter: "5" });
+      expect(["state_unavailable", "buffer_full"], JSON.stringify(result)).toContain(result.code);
+      expect(result.ms, JSON.stringify(result)).toBeLessThan(1_000);
+    }
+    for (const result of sent) expect(result.ms, JSON.stringify(result)).toBeLessThan(5_500);
+
+    // Nothing answered 200 is lost; order, numbers and webhook-ids hold. (A message answered 503
+    // after its write gave up may still have committed once the standby was let go, and then be
+    // answered too: the client cannot know, which is what an Idempotency-Key is for.)
+    const accepted = sent.filter((result) => result.status === 200);
+    await waitForReplies(
+      replies,
+      accepted.map((result) => result.id ?? ""),
+      30_000,
+    );
+    expectOneWebhookIdPerMessage(replies);
+    for (let index = 0; index < CONVERSATIONS; index += 1) {
+      const conversation = `c${index}`;
+      expectConversationInOrder(
+        replies,
+        conversation,
+        accepted.filter((result) => result.conversation === conversation).map((result) => result.id ?? ""),
+      );
+    }
+  }, 90_000);
+});
