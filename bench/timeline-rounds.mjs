@@ -48,11 +48,24 @@ export function timelineRatio(runs, on, off) {
   return onRate === null || !offRate ? null : onRate / offRate;
 }
 
-/** The rates a ratio of {@link timelineRatio} was read from, for the report. */
+/** The mean service CPU per reply of every run of `key` in `runs`, null without one that has it. */
+function meanCpu(runs, key) {
+  const cpus = runs
+    .filter((run) => run.key === key && typeof run.cpuMicrosPerReply === "number")
+    .map((run) => run.cpuMicrosPerReply);
+  return cpus.length === 0 ? null : cpus.reduce((sum, cpu) => sum + cpu, 0) / cpus.length;
+}
+
+/**
+ * The rates a ratio of {@link timelineRatio} was read from, for the report, with the service's
+ * CPU per reply: what the timeline costs the service itself, which a rate on a machine whose
+ * speed drifts shows less steadily.
+ */
 export function timelineMeans(runs, on, off) {
   const rounds = runs.filter((run) => run.key === on).length;
   const means = `${int(meanRate(runs, on))} vs ${int(meanRate(runs, off))} replies/s`;
-  return rounds > 1 ? `${means}, means of ${rounds} alternating runs each` : means;
+  const cpu = `service CPU ${int(meanCpu(runs, on))} vs ${int(meanCpu(runs, off))} µs/reply`;
+  return rounds > 1 ? `${means}, ${cpu}, means of ${rounds} alternating runs each` : `${means}, ${cpu}`;
 }
 
 /** Each run of the timeline's on and off setups, when they ran more than once. */
