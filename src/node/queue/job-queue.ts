@@ -266,6 +266,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
           commits.settled(job.message.id, false);
           lanes.release();
           storeError = errorMessage(error);
+          placing?.unsure(job);
           throw error;
         },
       );

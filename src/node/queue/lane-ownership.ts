@@ -30,6 +30,13 @@ export interface LaneOwnership {
   lost(key: string): void;
   /** False while this replica's lease is not known to be valid: no job may start. */
   mayRun(): boolean;
+  /**
+   * The store's write of `job` failed and its message was refused, but the write may have been
+   * committed all the same (its answer came too late, or the connection broke at its commit): look
+   * for the job, and run it if it is stored. A process whose failed writes are known not to be
+   * stored (memory, SQLite) does nothing.
+   */
+  unsure(job: Job): void;
 }
 
 /** The ownership of a process that runs every lane it holds, under one epoch (memory, SQLite). */
@@ -40,5 +47,6 @@ export function soleOwnership(epoch: number): LaneOwnership {
     released: () => undefined,
     lost: () => undefined,
     mayRun: () => true,
+    unsure: () => undefined,
   };
 }

@@ -2,7 +2,7 @@ import type { LaneTicket } from "../../core/lifecycle/lane-store.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { PostgresLaneStore } from "../state/postgres/postgres-lane-store.js";
 import type { LaneLoader, OwnedLane } from "./lane-loader.js";
-import type { Claim } from "./lane-statements.js";
+import type { Claim, Release } from "./lane-statements.js";
 
 /**
  * What a replica knows of the conversations it runs: each one's ticket and how far its stored
@@ -14,7 +14,10 @@ export class OwnedLanes {
   readonly idle = new Map<string, string>();
   /** Owned conversations with stored jobs that wait for room in the queue. */
   readonly behind = new Map<string, string>();
-  /** Conversations whose claim failed, or that a notification named while not owned: claimed at the next sweep. */
+  /**
+   * Conversations whose claim failed, that a notification named while not owned, or whose job's
+   * write failed but may have been committed: claimed at the next sweep, which runs what is stored.
+   */
   readonly unplaced = new Map<string, string>();
   private readonly owned = new Map<string, OwnedLane>();
   /** Who this replica took conversations from since the last report, for the takeover line. */
@@ -65,6 +68,33 @@ export class OwnedLanes {
     const added = await this.loader.after(key, channel, lane, reserved);
     this.noteBehind(key, channel, lane);
     return added;
+  }
+
+  /**
+   * {@link readOn}, and when that leaves the lane with nothing held here and nothing waiting, marks
+   * it {@link idle}, for the next sweep to give up: a claimed conversation with no job to run is
+   * not kept.
+   */
+  async readOnOrIdle(key: string, channel: string, lane: OwnedLane): Promise<number> {
+    const added = await this.readOn(key, channel, lane);
+    if (added === 0 && !lane.behind) this.idle.set(key, channel);
+    return added;
+  }
+
+  /**
+   * Gives up idle lane `key` (`release` writes it; "kept" when a job was stored meanwhile, which
+   * this replica may not have been told of yet: it is read on instead).
+   */
+  async giveUp(key: string, channel: string, release: (key: string) => Promise<Release>): Promise<void> {
+    if (!this.idle.has(key)) return;
+    this.idle.delete(key);
+    const answer = await release(key);
+    const lane = this.owned.get(key);
+    if (answer !== "kept" || lane === undefined) {
+      this.lost(key);
+      return;
+    }
+    if ((await this.readOn(key, channel, lane)) === 0 && !lane.behind) this.idle.set(key, channel);
   }
 
   /** Keeps {@link behind} in step with `lane`. */

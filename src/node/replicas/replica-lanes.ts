@@ -93,7 +93,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       }
       unplaced.delete(key);
       if (!answer.mine) return;
-      const loaded = await owned.readOn(key, channel, owned.own(key, answer));
+      const loaded = await owned.readOnOrIdle(key, channel, owned.own(key, answer));
       if (answer.previous !== null && answer.previous !== replica) owned.tookOver(answer.previous, loaded);
     });
 
@@ -245,19 +245,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
         const lane = owned.get(key);
         if (lane !== undefined) await owned.readOn(key, channel, lane);
       }),
-    giveUp: (key, channel) =>
-      serial(key, async () => {
-        if (!idle.has(key)) return;
-        idle.delete(key);
-        const answer = await release(key);
-        const lane = owned.get(key);
-        if (answer !== "kept" || lane === undefined) {
-          lost(key);
-          return;
-        }
-        // A job was stored meanwhile, whose notification this replica may not have had yet.
-        if ((await owned.readOn(key, channel, lane)) === 0 && !lane.behind) idle.set(key, channel);
-      }),
+    giveUp: (key, channel) => serial(key, () => owned.giveUp(key, channel, release)),
     reportTakeovers: () => owned.reportTakeovers(logger),
   });
 
@@ -268,6 +256,10 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       released,
       lost,
       mayRun: () => lease.isValid() && !rejoining,
+      unsure: (job) => {
+        const { channel } = job.message;
+        unplaced.set(conversationKey(channel, job.message.message.conversationId), channel);
+      },
     },
     brains,
     sharedBacklog: () => sweep.sharedBacklog(),

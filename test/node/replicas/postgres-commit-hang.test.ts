@@ -5,7 +5,8 @@
  * hang (a probe's limit and its interval) every message is refused at once, with 503 and
  * Retry-After, until the commits go through again, instead of each waiting for a write's time
  * limit; `/readyz` says `unavailable`; the service carries on by itself afterwards, and nothing
- * answered 200 is lost, out of order, or posted under a second webhook-id.
+ * answered 200 is lost, out of order, or posted under a second webhook-id. A refused message whose
+ * write the database committed all the same is run once it has, not left stored.
  */
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
@@ -88,6 +89,10 @@ describe("a Postgres whose commits hang while it answers reads", () => {
 
     await standbyRequired(admin, "gone_standby");
     hungAt = Date.now();
+    // One message each in conversations that send nothing more: their writes wait for the commit
+    // until they give up, and the messages are refused, but the commits go through once the
+    // standby is let go. Nothing later in their conversations makes the replica look at them.
+    const lone = Promise.all(Array.from({ length: 3 }, (_, index) => timedSend(url, SECRET, `lone${index}`, "only")));
     const unready = await waitFor(
       async () => {
         const response = await fetch(`${origin}/readyz`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined);
@@ -112,6 +117,7 @@ describe("a Postgres whose commits hang while it answers reads", () => {
     );
     stop = true;
     await Promise.all(clients);
+    for (const result of await lone) expect(result, JSON.stringify(result)).toMatchObject({ status: 503 });
 
     // From a probe's limit and interval into the hang to its end, every message was refused at
     // once; before that, a message waited at most a write's time limit for its answer.
@@ -134,6 +140,17 @@ describe("a Postgres whose commits hang while it answers reads", () => {
       30_000,
     );
     expectOneWebhookIdPerMessage(replies);
+    // A refused message whose write was committed all the same is run, not left stored: once it
+    // has, nothing is left in the jobs table.
+    await waitFor(
+      async () => {
+        const left = await admin?.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_channel.jobs");
+        return left?.rows[0]?.n === 0 ? true : undefined;
+      },
+      20_000,
+      "every stored job to be run",
+      200,
+    );
     for (let index = 0; index < CONVERSATIONS; index += 1) {
       const conversation = `c${index}`;
       expectConversationInOrder(
