@@ -8,6 +8,7 @@ import { newSecret } from "./message.mjs";
 import { withReceiver } from "./run-phases.mjs";
 import { saturate } from "./saturation.mjs";
 import { startServices } from "./saturation-setups.mjs";
+import { wrkAvailable } from "./wrk-load.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -23,6 +24,7 @@ const options = {
   saturationWarmupSeconds: 2,
   saturationSeconds: Number(values.seconds),
 };
+if (!wrkAvailable()) throw new Error("wrk is not installed (Debian package wrk): apt-get install -y wrk");
 const secret = newSecret();
 const setup = (on) => ({
   key: on ? "on" : "off",
@@ -47,7 +49,10 @@ for (let round = 0; round < Number(values.rounds); round += 1) {
     );
   }
 }
-const mean = (list, field) => list.reduce((sum, run) => sum + run[field], 0) / list.length;
+const mean = (list, field) => {
+  const values = list.map((run) => run[field]).filter((value) => typeof value === "number");
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
+};
 const [onRate, offRate] = [mean(runs.on, "repliesPerSecond"), mean(runs.off, "repliesPerSecond")];
 const [onCpu, offCpu] = [mean(runs.on, "cpuMicrosPerReply"), mean(runs.off, "cpuMicrosPerReply")];
 process.stdout.write(

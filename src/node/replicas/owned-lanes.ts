@@ -7,10 +7,11 @@ import type { Claim, Release } from "./lane-statements.js";
 /**
  * What a replica knows of the conversations it runs: each one's ticket and how far its stored
  * jobs are held here, and the conversations waiting for a sweep (idle ones to give up, ones with
- * stored jobs waiting for room, ones whose claim failed), each with its channel.
+ * stored jobs waiting for room, ones to claim), each with its channel. Its steps for one
+ * conversation run in that conversation's chain (see `replica-lanes.ts`).
  */
 export class OwnedLanes {
-  /** Owned conversations with no job here since their last one finished: given up at the next sweep. */
+  /** Owned conversations with no job here (their last one finished, or a claim found none): given up at the next sweep. */
   readonly idle = new Map<string, string>();
   /** Owned conversations with stored jobs that wait for room in the queue. */
   readonly behind = new Map<string, string>();
@@ -70,6 +71,18 @@ export class OwnedLanes {
     return added;
   }
 
+  /** {@link readOn} of lane `key` when this replica holds it. */
+  async readOnHeld(key: string, channel: string): Promise<void> {
+    const lane = this.owned.get(key);
+    if (lane !== undefined) await this.readOn(key, channel, lane);
+  }
+
+  /** Hands the queue the stored jobs `ids` of lane `key`, when this replica holds it. */
+  async readIds(key: string, channel: string, ids: readonly string[]): Promise<void> {
+    const lane = this.owned.get(key);
+    if (lane !== undefined) await this.loader.byId(channel, lane, ids);
+  }
+
   /**
    * {@link readOn}, and when that leaves the lane with nothing held here and nothing waiting, marks
    * it {@link idle}, for the next sweep to give up: a claimed conversation with no job to run is
@@ -77,24 +90,32 @@ export class OwnedLanes {
    */
   async readOnOrIdle(key: string, channel: string, lane: OwnedLane): Promise<number> {
     const added = await this.readOn(key, channel, lane);
-    if (added === 0 && !lane.behind) this.idle.set(key, channel);
+    // A channel no longer configured has no queue to read into: its lane stays as it is.
+    if (added === 0 && !lane.behind && this.loader.queueOf(channel) !== undefined) this.idle.set(key, channel);
     return added;
   }
 
   /**
    * Gives up idle lane `key` (`release` writes it; "kept" when a job was stored meanwhile, which
-   * this replica may not have been told of yet: it is read on instead).
+   * this replica may not have been told of yet: it is read on instead). A release that fails
+   * leaves the lane idle, for the next sweep to try again. Runs in the conversation's chain.
    */
   async giveUp(key: string, channel: string, release: (key: string) => Promise<Release>): Promise<void> {
     if (!this.idle.has(key)) return;
     this.idle.delete(key);
-    const answer = await release(key);
+    let answer: Release;
+    try {
+      answer = await release(key);
+    } catch (error) {
+      this.idle.set(key, channel);
+      throw error;
+    }
     const lane = this.owned.get(key);
     if (answer !== "kept" || lane === undefined) {
       this.lost(key);
       return;
     }
-    if ((await this.readOn(key, channel, lane)) === 0 && !lane.behind) this.idle.set(key, channel);
+    await this.readOnOrIdle(key, channel, lane);
   }
 
   /** Keeps {@link behind} in step with `lane`. */

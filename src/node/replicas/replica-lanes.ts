@@ -55,8 +55,10 @@ export interface ReplicaLanes {
  * owner (NOTIFY) where the job is, and the owner reads what follows what it holds. Every write of
  * a run carries the lane's ticket, and the lane store's fence refuses one whose epoch moved on,
  * so a replica that was paused past its lease writes (and posts) nothing new when it wakes. A
- * replica gives up a conversation whose jobs here are all finished at its next sweep, which also
- * takes what dead replicas left. One conversation's steps here run in order, one at a time.
+ * replica gives up a conversation whose jobs here are all finished, or that it claimed and found
+ * nothing to run in, at its next sweep, which also takes what dead replicas left, and claims the
+ * conversations of messages whose write failed but may have been committed. One conversation's
+ * steps here run in order, one at a time.
  */
 export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   const { pool, lanes, replica, logger } = options;
@@ -74,18 +76,20 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
 
   /**
    * Claims a conversation found by a sweep or a notification, and reads its jobs when it is
-   * ours. One this replica holds a ticket of is only read on from where it is.
+   * ours; one claimed with nothing to run is marked idle, for the next sweep to give up. One
+   * this replica holds a ticket of is only read on from where it is.
    */
   const take = (key: string, channel: string): Promise<void> =>
     serial(key, async () => {
       if (stopped || rejoining) return;
-      idle.delete(key);
       const held = owned.get(key);
       if (held !== undefined) {
         unplaced.delete(key);
-        await owned.readOn(key, channel, held);
+        // An idle lane stays marked unless this finds work: nothing else would give it up.
+        if ((await owned.readOn(key, channel, held)) > 0 || held.behind) idle.delete(key);
         return;
       }
+      idle.delete(key);
       const answer = await claim({ conversation: key, channel, jobId: "", reclaim: true });
       // Another replica runs it: tell it of the last stored job, should a notification have failed.
       if (!answer.mine && answer.previous !== null && answer.previous !== replica && answer.prev > 0) {
@@ -235,16 +239,8 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     owned: (key) => owned.get(key),
     isStopped: () => stopped,
     take,
-    readIds: (key, channel, ids) =>
-      serial(key, async () => {
-        const lane = owned.get(key);
-        if (lane !== undefined) await loader.byId(channel, lane, ids);
-      }),
-    readOn: (key, channel) =>
-      serial(key, async () => {
-        const lane = owned.get(key);
-        if (lane !== undefined) await owned.readOn(key, channel, lane);
-      }),
+    readIds: (key, channel, ids) => serial(key, () => owned.readIds(key, channel, ids)),
+    readOn: (key, channel) => serial(key, () => owned.readOnHeld(key, channel)),
     giveUp: (key, channel) => serial(key, () => owned.giveUp(key, channel, release)),
     reportTakeovers: () => owned.reportTakeovers(logger),
   });
@@ -258,7 +254,13 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       mayRun: () => lease.isValid() && !rejoining,
       unsure: (job) => {
         const { channel } = job.message;
-        unplaced.set(conversationKey(channel, job.message.message.conversationId), channel);
+        const key = conversationKey(channel, job.message.message.conversationId);
+        // In the conversation's chain, so that a take under way cannot clear the mark as it ends.
+        // A conversation held here is the stocktake's: it also finds a job below what it holds.
+        serial(key, async () => {
+          if (owned.get(key) === undefined) unplaced.set(key, channel);
+          else sweep.stocktakeSoon();
+        }).catch(() => undefined);
       },
     },
     brains,

@@ -39,12 +39,15 @@ export interface ReplicaSweepOptions {
   readonly idle: ReadonlyMap<string, string>;
   /** Owned conversations with stored jobs waiting for room: read on by {@link ReplicaSweepOptions.readOn}. */
   readonly behind: ReadonlyMap<string, string>;
-  /** Conversations whose claim failed: taken by {@link ReplicaSweepOptions.take}. */
+  /** Conversations whose claim failed, or whose job's write failed but may be stored: taken by {@link ReplicaSweepOptions.take}. */
   readonly unplaced: ReadonlyMap<string, string>;
   /** What this replica holds of an owned conversation. */
   readonly owned: (key: string) => OwnedLane | undefined;
   readonly isStopped: () => boolean;
-  /** Claims a conversation (unless this replica holds its ticket) and reads its stored jobs. */
+  /**
+   * Claims a conversation (unless this replica holds its ticket) and reads its stored jobs; one
+   * claimed with none is marked idle.
+   */
   readonly take: (key: string, channel: string) => Promise<void>;
   /** Reads on an owned conversation's stored jobs, as far as the queue has room. */
   readonly readOn: (key: string, channel: string) => Promise<void>;
@@ -65,6 +68,8 @@ export interface ReplicaSweep {
    * start, after its lease ran out, and when its notifications may have been missed.
    */
   stocktake(): Promise<void>;
+  /** Has the next sweep take stock (see {@link stocktake}), without sweeping now. */
+  stocktakeSoon(): void;
   /** Sweeps every fifth of the lease from now on. */
   start(): void;
   stop(): void;
@@ -153,8 +158,13 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
       await takeOrphans();
       options.reportTakeovers();
       if (stocktakeDue || sweeps % STOCKTAKE_EVERY === 0) {
+        // Asked for again should it fail (a database that does not answer yet): the next sweep does it.
+        const asked = stocktakeDue;
         stocktakeDue = false;
-        await compare();
+        await compare().catch((error: unknown) => {
+          stocktakeDue ||= asked;
+          throw error;
+        });
       }
       await each(options.behind, options.readOn);
       if (sweeps % COUNT_EVERY === 1) shared = await sharedBacklogIfReporter(pool, replica);
@@ -169,6 +179,9 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
   return {
     run: () => sweep(false),
     stocktake: () => sweep(true),
+    stocktakeSoon: () => {
+      stocktakeDue = true;
+    },
     start() {
       timer = setInterval(() => void sweep(false), sweepMs());
       timer.unref();

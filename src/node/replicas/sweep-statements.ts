@@ -128,7 +128,7 @@ export async function strayLanes(pool: Pool, channels: readonly string[], limit:
 /**
  * Lets go of the conversations with no stored job that replicas whose lease ran out still name,
  * and forgets such replicas an hour after their lease once they name none, and the write checks
- * of replicas that have written none for an hour (a live replica writes its own every second).
+ * of replicas that have written none for an hour (a live replica writes its own at each probe).
  */
 export async function forgetDeadReplicas(pool: Pool): Promise<void> {
   await pool.query(

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  forgetDeadReplicas,
   jobsUpTo,
   lapsedReplicas,
   markSwept,
@@ -79,5 +80,16 @@ describe("the sweep's statements", () => {
     const found = await jobsUpTo(pool, [{ conversation: laneOf(first), upTo }]);
     expect(found.map((row) => row.id).sort()).toEqual([first.message.id, second.message.id].sort());
     expect(await jobsUpTo(pool, [{ conversation: "other", upTo }])).toEqual([]);
+  });
+
+  it("forget the write checks of replicas that have written none for an hour, and keep a live one's", async () => {
+    const { pool } = await migratedDatabase();
+    await pool.query(
+      `INSERT INTO webhook_channel.write_checks (replica, checked_at)
+       VALUES ('gone', now() - interval '61 minutes'), ('live', now() - interval '59 minutes')`,
+    );
+    await forgetDeadReplicas(pool);
+    const left = await pool.query<{ replica: string }>("SELECT replica FROM webhook_channel.write_checks");
+    expect(left.rows).toEqual([{ replica: "live" }]);
   });
 });

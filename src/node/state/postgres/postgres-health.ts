@@ -28,6 +28,17 @@ const WRITE_CHECK = `INSERT INTO webhook_channel.write_checks (replica, checked_
 /** SQLSTATE read_only_sql_transaction: a standby, or `default_transaction_read_only`. */
 const READ_ONLY = "25006";
 
+/** SQLSTATE insufficient_privilege. */
+const DENIED = "42501";
+
+/**
+ * How much earlier than our clock says the driver's time limit may end a statement: it arms its
+ * timer on the event loop's cached clock, which can be a little behind.
+ */
+const TIMER_SLACK_MS = 100;
+
+const READ_ONLY_PROBLEM = "postgres is read-only (a standby, or default_transaction_read_only)";
+
 /**
  * What the synchronous questions of the state backend (`writeProblem`, `storedDeadLetters`)
  * are answered from: values a background probe refreshes, since `/readyz` and `/metrics`
@@ -92,18 +103,47 @@ export function createPostgresHealth(
     problem = found;
   };
 
+  let deniedSaid = false;
+  /**
+   * The write check: its problem (read-only), undefined when the write was committed; throws what
+   * stops writes otherwise. A role the check's table was not granted to (a database an
+   * administrator migrated) is not an outage: it asks whether the server takes writes instead.
+   */
+  const writeCheck = async (): Promise<string | undefined> => {
+    try {
+      await pool.query(timedQuery(WRITE_CHECK, PROBE_TIMEOUT_MS, [replica]));
+      return undefined;
+    } catch (error) {
+      if (errorCode(error) === READ_ONLY) return READ_ONLY_PROBLEM;
+      if (errorCode(error) !== DENIED) throw error;
+      if (!deniedSaid) {
+        deniedSaid = true;
+        logger.warn(
+          "the probe cannot write webhook_channel.write_checks, so a database whose commits hang is not found: grant the role INSERT, UPDATE, SELECT and DELETE on it",
+          { ...describe, error: postgresErrorMessage(error) },
+        );
+      }
+    }
+    const result = await pool.query<{ read_only: string }>(
+      timedQuery("SELECT current_setting('transaction_read_only') AS read_only", PROBE_TIMEOUT_MS),
+    );
+    return result.rows[0]?.read_only === "on" ? READ_ONLY_PROBLEM : undefined;
+  };
+
   /** One look at the database: the write check, then the dead letters and the auth-failure windows. */
   const look = async (): Promise<Look> => {
     let write: string | undefined;
+    const started = performance.now();
     try {
-      await pool.query(timedQuery(WRITE_CHECK, PROBE_TIMEOUT_MS, [replica]));
-    } catch (error) {
       // A read-only server still answers the reads below.
-      if (isReadOnly(error)) write = "postgres is read-only (a standby, or default_transaction_read_only)";
-      else {
-        const found = `postgres unreachable: ${postgresErrorMessage(error)}`;
-        return { found, write: found };
-      }
+      write = await writeCheck();
+    } catch (error) {
+      // An operator whose psql answers must not be told only "unreachable" when commits hang.
+      const found =
+        performance.now() - started >= PROBE_TIMEOUT_MS - TIMER_SLACK_MS
+          ? `postgres unreachable: no answer to a write within ${PROBE_TIMEOUT_MS} ms (a server that stopped answering, or whose commits wait, as for a synchronous standby that is gone)`
+          : `postgres unreachable: ${postgresErrorMessage(error)}`;
+      return { found, write: found };
     }
     try {
       deadLetters = await countDeadLetters(pool);
@@ -143,6 +183,7 @@ interface Look {
   readonly write: string | undefined;
 }
 
-function isReadOnly(error: unknown): boolean {
-  return error instanceof Error && "code" in error && error.code === READ_ONLY;
+/** The SQLSTATE of a server's error, undefined for any other failure. */
+function errorCode(error: unknown): unknown {
+  return error instanceof Error && "code" in error ? error.code : undefined;
 }

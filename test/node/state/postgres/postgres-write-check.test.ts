@@ -51,7 +51,7 @@ describe("the Postgres probe's write check", () => {
       // Reads still answer: only a commit waits for the standby.
       expect((await admin.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
       const problem = await waitFor(() => backend.knownWriteProblem?.(), 10_000, "the write check to fail");
-      expect(problem).toMatch(/^postgres unreachable: /);
+      expect(problem).toMatch(/^postgres unreachable: no answer to a write within \d+ ms .*synchronous standby/);
       expect(backend.writeProblem()).toBe(problem);
     } finally {
       await serverSetting("synchronous_standby_names", undefined);
@@ -59,6 +59,29 @@ describe("the Postgres probe's write check", () => {
     await writesAgain();
     expect(backend.writeProblem()).toBeUndefined();
   }, 30_000);
+
+  it("falls back to asking whether the server takes writes when the role may not write the check's table, and says so once", async () => {
+    // A database an administrator migrated, run by a role granted every table but this one.
+    await admin.query("CREATE ROLE probe_only LOGIN");
+    await admin.query("GRANT USAGE ON SCHEMA webhook_channel TO probe_only");
+    await admin.query("GRANT ALL ON ALL TABLES IN SCHEMA webhook_channel TO probe_only");
+    await admin.query("GRANT ALL ON ALL SEQUENCES IN SCHEMA webhook_channel TO probe_only");
+    await admin.query("REVOKE ALL ON webhook_channel.write_checks FROM probe_only");
+    const url = new URL(cluster.url);
+    url.username = "probe_only";
+    const sink = createLogSink();
+    const limited = await openPostgresBackend(url.href, sink.logger, systemClock);
+    try {
+      await limited.postgres.pool.query("SELECT 1");
+      expect(limited.knownWriteProblem?.()).toBeUndefined();
+      expect(limited.writeProblem()).toBeUndefined();
+      const denied = sink.lines.filter((line) => String(line.msg).startsWith("the probe cannot write"));
+      expect(denied).toHaveLength(1);
+      expect(denied[0]).toMatchObject({ level: "warn", error: expect.stringMatching(/permission denied/) });
+    } finally {
+      await limited.close();
+    }
+  });
 
   it("stops writes on a server that turned read-only, and takes them again once it takes writes", async () => {
     await serverSetting("default_transaction_read_only", "on");
