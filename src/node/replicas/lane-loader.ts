@@ -17,6 +17,8 @@ export interface OwnedLane {
 export interface LaneLoader {
   /** The channel's queue; a stored job of a channel no longer configured is logged and stays stored. */
   queueOf(channel: string): JobQueue | undefined;
+  /** Whether the channel has a queue, without a word about it when it has none. */
+  hasQueue(channel: string): boolean;
   /**
    * Reads the jobs of `key` stored after `lane.upTo`, as many as the queue has room for (plus
    * `reserved`: places already counted, the job being placed), and hands them to the queue.
@@ -82,6 +84,7 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
 
   return {
     queueOf,
+    hasQueue: (channel) => queues().has(channel),
     async after(key, channel, lane, reserved) {
       const queue = queueOf(channel);
       if (queue === undefined) return 0;

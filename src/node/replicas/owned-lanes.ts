@@ -15,11 +15,14 @@ export class OwnedLanes {
   readonly idle = new Map<string, string>();
   /** Owned conversations with stored jobs that wait for room in the queue. */
   readonly behind = new Map<string, string>();
-  /**
-   * Conversations whose claim failed, that a notification named while not owned, or whose job's
-   * write failed but may have been committed: claimed at the next sweep, which runs what is stored.
-   */
+  /** Conversations whose claim failed, or that a notification named while not owned: claimed at the next sweep. */
   readonly unplaced = new Map<string, string>();
+  /**
+   * Conversations with jobs whose write failed but may have been committed (an answer that came
+   * too late, a connection that broke at the commit), each with its channel and those jobs' ids:
+   * settled by the next sweep that can claim them, which runs those that are stored.
+   */
+  readonly unsure = new Map<string, { readonly channel: string; readonly ids: Set<string> }>();
   private readonly owned = new Map<string, OwnedLane>();
   /** Who this replica took conversations from since the last report, for the takeover line. */
   private readonly takenOver = new Map<string, { conversations: number; jobs: number }>();
@@ -91,7 +94,7 @@ export class OwnedLanes {
   async readOnOrIdle(key: string, channel: string, lane: OwnedLane): Promise<number> {
     const added = await this.readOn(key, channel, lane);
     // A channel no longer configured has no queue to read into: its lane stays as it is.
-    if (added === 0 && !lane.behind && this.loader.queueOf(channel) !== undefined) this.idle.set(key, channel);
+    if (added === 0 && !lane.behind && this.loader.hasQueue(channel)) this.idle.set(key, channel);
     return added;
   }
 
@@ -116,6 +119,13 @@ export class OwnedLanes {
       return;
     }
     await this.readOnOrIdle(key, channel, lane);
+  }
+
+  /** Job `id` of conversation `key` may be stored though its write failed (see {@link unsure}). */
+  noteUnsure(key: string, channel: string, id: string): void {
+    const known = this.unsure.get(key);
+    if (known === undefined) this.unsure.set(key, { channel, ids: new Set([id]) });
+    else known.ids.add(id);
   }
 
   /** Keeps {@link behind} in step with `lane`. */

@@ -15,6 +15,7 @@ import { OwnedLanes } from "./owned-lanes.js";
 import { createReplicaBrains } from "./replica-brains.js";
 import { ReplicaLease } from "./replica-lease.js";
 import { createReplicaSweep } from "./replica-sweep.js";
+import { createSweepClaims } from "./sweep-claims.js";
 
 /** What {@link createReplicaLanes} needs. */
 export interface ReplicaLanesOptions {
@@ -74,32 +75,15 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   const chains = createKeyChains();
   const serial = <T>(key: string, step: () => Promise<T>): Promise<T> => chains.run(key, step);
 
-  /**
-   * Claims a conversation found by a sweep or a notification, and reads its jobs when it is
-   * ours; one claimed with nothing to run is marked idle, for the next sweep to give up. One
-   * this replica holds a ticket of is only read on from where it is.
-   */
-  const take = (key: string, channel: string): Promise<void> =>
-    serial(key, async () => {
-      if (stopped || rejoining) return;
-      const held = owned.get(key);
-      if (held !== undefined) {
-        unplaced.delete(key);
-        // An idle lane stays marked unless this finds work: nothing else would give it up.
-        if ((await owned.readOn(key, channel, held)) > 0 || held.behind) idle.delete(key);
-        return;
-      }
-      idle.delete(key);
-      const answer = await claim({ conversation: key, channel, jobId: "", reclaim: true });
-      // Another replica runs it: tell it of the last stored job, should a notification have failed.
-      if (!answer.mine && answer.previous !== null && answer.previous !== replica && answer.prev > 0) {
-        await notify({ owner: answer.previous, conversation: key, seq: answer.prev, id: answer.prevId });
-      }
-      unplaced.delete(key);
-      if (!answer.mine) return;
-      const loaded = await owned.readOnOrIdle(key, channel, owned.own(key, answer));
-      if (answer.previous !== null && answer.previous !== replica) owned.tookOver(answer.previous, loaded);
-    });
+  const { take, settle } = createSweepClaims({
+    replica,
+    owned,
+    loader,
+    claim,
+    notify,
+    serial,
+    halted: () => stopped || rejoining,
+  });
 
   /** Another replica stored a job of a conversation this one runs (or ran): read it. */
   const noticed = (notice: JobNotice | { readonly conversation: string }): Promise<void> => {
@@ -236,6 +220,8 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     idle,
     behind,
     unplaced,
+    unsure: owned.unsure,
+    settle,
     owned: (key) => owned.get(key),
     isStopped: () => stopped,
     take,
@@ -255,12 +241,8 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       unsure: (job) => {
         const { channel } = job.message;
         const key = conversationKey(channel, job.message.message.conversationId);
-        // In the conversation's chain, so that a take under way cannot clear the mark as it ends.
-        // A conversation held here is the stocktake's: it also finds a job below what it holds.
-        serial(key, async () => {
-          if (owned.get(key) === undefined) unplaced.set(key, channel);
-          else sweep.stocktakeSoon();
-        }).catch(() => undefined);
+        // In the conversation's chain, so that a settle under way cannot take the id with it.
+        serial(key, async () => owned.noteUnsure(key, channel, job.message.id)).catch(() => undefined);
       },
     },
     brains,

@@ -39,8 +39,12 @@ export interface ReplicaSweepOptions {
   readonly idle: ReadonlyMap<string, string>;
   /** Owned conversations with stored jobs waiting for room: read on by {@link ReplicaSweepOptions.readOn}. */
   readonly behind: ReadonlyMap<string, string>;
-  /** Conversations whose claim failed, or whose job's write failed but may be stored: taken by {@link ReplicaSweepOptions.take}. */
+  /** Conversations whose claim failed: taken by {@link ReplicaSweepOptions.take}. */
   readonly unplaced: ReadonlyMap<string, string>;
+  /** Conversations with jobs whose write failed but may be stored: settled by {@link ReplicaSweepOptions.settle}. */
+  readonly unsure: ReadonlyMap<string, unknown>;
+  /** Claims a conversation of {@link unsure} and runs those of its jobs that are stored. */
+  readonly settle: (key: string) => Promise<void>;
   /** What this replica holds of an owned conversation. */
   readonly owned: (key: string) => OwnedLane | undefined;
   readonly isStopped: () => boolean;
@@ -68,8 +72,6 @@ export interface ReplicaSweep {
    * start, after its lease ran out, and when its notifications may have been missed.
    */
   stocktake(): Promise<void>;
-  /** Has the next sweep take stock (see {@link stocktake}), without sweeping now. */
-  stocktakeSoon(): void;
   /** Sweeps every fifth of the lease from now on. */
   start(): void;
   stop(): void;
@@ -155,6 +157,7 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
       await options.brains.readPauses();
       await each(options.idle, options.giveUp);
       await each(options.unplaced, options.take);
+      await Promise.allSettled([...options.unsure.keys()].map((key) => options.settle(key)));
       await takeOrphans();
       options.reportTakeovers();
       if (stocktakeDue || sweeps % STOCKTAKE_EVERY === 0) {
@@ -179,9 +182,6 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
   return {
     run: () => sweep(false),
     stocktake: () => sweep(true),
-    stocktakeSoon: () => {
-      stocktakeDue = true;
-    },
     start() {
       timer = setInterval(() => void sweep(false), sweepMs());
       timer.unref();

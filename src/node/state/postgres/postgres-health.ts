@@ -35,7 +35,7 @@ const DENIED = "42501";
  * How much earlier than our clock says the driver's time limit may end a statement: it arms its
  * timer on the event loop's cached clock, which can be a little behind.
  */
-const TIMER_SLACK_MS = 100;
+const TIMER_SLACK_MS = 250;
 
 const READ_ONLY_PROBLEM = "postgres is read-only (a standby, or default_transaction_read_only)";
 
@@ -110,11 +110,19 @@ export function createPostgresHealth(
    * administrator migrated) is not an outage: it asks whether the server takes writes instead.
    */
   const writeCheck = async (): Promise<string | undefined> => {
+    const started = performance.now();
     try {
       await pool.query(timedQuery(WRITE_CHECK, PROBE_TIMEOUT_MS, [replica]));
       return undefined;
     } catch (error) {
       if (errorCode(error) === READ_ONLY) return READ_ONLY_PROBLEM;
+      if (errorCode(error) === undefined && performance.now() - started >= PROBE_TIMEOUT_MS - TIMER_SLACK_MS) {
+        // An operator whose psql answers must not be told only that the server is unreachable.
+        throw new Error(
+          `no answer to a write within ${PROBE_TIMEOUT_MS} ms (a server that stopped answering, or whose commits wait, as for a synchronous standby that is gone)`,
+          { cause: error },
+        );
+      }
       if (errorCode(error) !== DENIED) throw error;
       if (!deniedSaid) {
         deniedSaid = true;
@@ -133,16 +141,11 @@ export function createPostgresHealth(
   /** One look at the database: the write check, then the dead letters and the auth-failure windows. */
   const look = async (): Promise<Look> => {
     let write: string | undefined;
-    const started = performance.now();
     try {
       // A read-only server still answers the reads below.
       write = await writeCheck();
     } catch (error) {
-      // An operator whose psql answers must not be told only "unreachable" when commits hang.
-      const found =
-        performance.now() - started >= PROBE_TIMEOUT_MS - TIMER_SLACK_MS
-          ? `postgres unreachable: no answer to a write within ${PROBE_TIMEOUT_MS} ms (a server that stopped answering, or whose commits wait, as for a synchronous standby that is gone)`
-          : `postgres unreachable: ${postgresErrorMessage(error)}`;
+      const found = `postgres unreachable: ${postgresErrorMessage(error)}`;
       return { found, write: found };
     }
     try {
