@@ -22,7 +22,7 @@ export class OwnedLanes {
    * too late, a connection that broke at the commit), each with its channel and those jobs' ids:
    * settled by the next sweep that can claim them, which runs those that are stored.
    */
-  readonly unsure = new Map<string, { readonly channel: string; readonly ids: Set<string> }>();
+  readonly unsure = new Map<string, UnsureJobs>();
   private readonly owned = new Map<string, OwnedLane>();
   /** Who this replica took conversations from since the last report, for the takeover line. */
   private readonly takenOver = new Map<string, { conversations: number; jobs: number }>();
@@ -121,11 +121,17 @@ export class OwnedLanes {
     await this.readOnOrIdle(key, channel, lane);
   }
 
-  /** Job `id` of conversation `key` may be stored though its write failed (see {@link unsure}). */
-  noteUnsure(key: string, channel: string, id: string): void {
+  /**
+   * Job `id` of conversation `key` may be stored though its write failed (see {@link unsure});
+   * `after` (a monotonic time) is when a write still under way for it would have ended.
+   */
+  noteUnsure(key: string, channel: string, id: string, after: number): void {
     const known = this.unsure.get(key);
-    if (known === undefined) this.unsure.set(key, { channel, ids: new Set([id]) });
-    else known.ids.add(id);
+    if (known === undefined) this.unsure.set(key, { channel, ids: new Set([id]), after });
+    else {
+      known.ids.add(id);
+      known.after = Math.max(known.after, after);
+    }
   }
 
   /** Keeps {@link behind} in step with `lane`. */
@@ -147,4 +153,12 @@ export class OwnedLanes {
     }
     this.takenOver.clear();
   }
+}
+
+/** The jobs of one conversation whose write failed but may have been committed. */
+export interface UnsureJobs {
+  readonly channel: string;
+  readonly ids: Set<string>;
+  /** Monotonic time from which a write for them can no longer be under way: settled from then on. */
+  after: number;
 }

@@ -15,7 +15,7 @@ import { OwnedLanes } from "./owned-lanes.js";
 import { createReplicaBrains } from "./replica-brains.js";
 import { ReplicaLease } from "./replica-lease.js";
 import { createReplicaSweep } from "./replica-sweep.js";
-import { createSweepClaims } from "./sweep-claims.js";
+import { createSweepClaims, UNSURE_SETTLES_AFTER_MS } from "./sweep-claims.js";
 
 /** What {@link createReplicaLanes} needs. */
 export interface ReplicaLanesOptions {
@@ -242,7 +242,8 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
         const { channel } = job.message;
         const key = conversationKey(channel, job.message.message.conversationId);
         // In the conversation's chain, so that a settle under way cannot take the id with it.
-        serial(key, async () => owned.noteUnsure(key, channel, job.message.id)).catch(() => undefined);
+        const after = performance.now() + UNSURE_SETTLES_AFTER_MS;
+        serial(key, async () => owned.noteUnsure(key, channel, job.message.id, after)).catch(() => undefined);
       },
     },
     brains,

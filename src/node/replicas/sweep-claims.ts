@@ -1,6 +1,14 @@
-import type { LaneLoader } from "./lane-loader.js";
+import { CONNECT_TIMEOUT_MS, CONNECTION_CHECK_MS, STATEMENT_TIMEOUT_MS } from "../state/postgres/postgres-pool.js";
+import type { LaneLoader, OwnedLane } from "./lane-loader.js";
 import type { Claim, ClaimRequest, JobNotice } from "./lane-statements.js";
 import type { OwnedLanes } from "./owned-lanes.js";
+
+/**
+ * How long after a refused write it may still commit: the write its message waited for may have
+ * been sent after the refusal, once a connection was free, and then run until the server stopped it
+ * (or noticed its client gone). A claim before then could find nothing and let the lane go.
+ */
+export const UNSURE_SETTLES_AFTER_MS = CONNECT_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 2 * CONNECTION_CHECK_MS;
 
 /** What the sweep's claims work with (see `replica-lanes.ts`). */
 export interface SweepClaimsDeps {
@@ -63,28 +71,39 @@ export function createSweepClaims(deps: SweepClaimsDeps): SweepClaims {
   const settle = (key: string): Promise<void> =>
     serial(key, async () => {
       const unsure = owned.unsure.get(key);
-      if (unsure === undefined || deps.halted()) return;
+      if (unsure === undefined || deps.halted() || performance.now() < unsure.after) return;
       const { channel, ids } = unsure;
       const held = owned.get(key);
       // A claim is a write: it goes through only once the database commits again, by when the
       // refused writes have settled one way or the other. A lane let go of meanwhile (its release
-      // waited with them) is claimed again, as one this replica does not hold.
+      // waited with them) is claimed again, as one this replica does not hold. The jobs are
+      // forgotten only once the step succeeded: a failure leaves them for the next sweep.
       const answer = await claim({ conversation: key, channel, jobId: "", reclaim: held === undefined });
-      owned.unsure.delete(key);
       if (!answer.mine) {
         owned.lost(key);
         await tellOwner(key, answer);
-        return;
+      } else {
+        const lane = held !== undefined && held.epoch === answer.epoch ? held : owned.own(key, answer);
+        if (lane !== held) await owned.readOnOrIdle(key, channel, lane);
+        else if (!(await settleHeld(key, channel, lane, ids))) return;
       }
-      const lane = held !== undefined && held.epoch === answer.epoch ? held : owned.own(key, answer);
-      if (lane !== held) {
-        await owned.readOnOrIdle(key, channel, lane);
-        return;
-      }
-      // Held all along: its jobs may sit below what it holds, so they are read by id.
-      if ((await loader.byId(channel, lane, [...ids])) > 0 || lane.behind) idle.delete(key);
-      owned.noteBehind(key, channel, lane);
+      owned.unsure.delete(key);
     });
+
+  /**
+   * Hands the queue the stored ones of `ids` in a lane held all along: first what follows what it
+   * holds, in order, then by id what sits below it. False while jobs wait for room: the ids are
+   * kept until they are all read, so that none is read ahead of those before it.
+   */
+  const settleHeld = async (key: string, channel: string, lane: OwnedLane, ids: Set<string>): Promise<boolean> => {
+    let added = await owned.readOn(key, channel, lane);
+    if (lane.behind) return false;
+    added += await loader.byId(channel, lane, [...ids]);
+    if (lane.behind) return false;
+    // An idle lane stays marked unless this found work: nothing else would give it up.
+    if (added > 0) idle.delete(key);
+    return true;
+  };
 
   return { take, settle };
 }

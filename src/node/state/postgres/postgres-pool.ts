@@ -19,6 +19,9 @@ export const QUERY_TIMEOUT_MS = 4_000;
 /** How often the server looks whether the client of a running statement is still there. */
 export const CONNECTION_CHECK_MS = 1_000;
 
+/** How long a write waits for a connection of the pool (a new one, or a free one) by default. */
+export const CONNECT_TIMEOUT_MS = 3_000;
+
 /** How a pool connects; every field has a default fit for one replica of the service. */
 export interface PostgresPoolOptions {
   /** Connections at most (default 10): the grouped writes need few, the reads and leases the rest. */
@@ -46,7 +49,7 @@ export function openPostgresPool(url: string, options: PostgresPoolOptions = {})
     connectionString: url,
     application_name: APPLICATION_NAME,
     max: options.max ?? 10,
-    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 3_000,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? CONNECT_TIMEOUT_MS,
     query_timeout: options.queryTimeoutMillis ?? QUERY_TIMEOUT_MS,
     // Server-side bounds of every session: a statement, and a transaction left idle by a client
     // that vanished, are stopped there too.
