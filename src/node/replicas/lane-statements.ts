@@ -42,7 +42,9 @@ export interface ClaimRequest {
 // may take one that nobody runs, one whose owner stopped (`gone`), or (with `takeover`) one whose
 // owner's lease ran out, and
 // (with `reclaim`) its own; every claim raises the epoch. A row it owns already and does not
-// reclaim is left untouched, so that the usual claim writes nothing. The claim waits for a write
+// reclaim is left unchanged, though locked (ON CONFLICT locks the row it finds either way), so
+// that even this claim commits as a write does: a sweep settling refused writes relies on
+// that (see `sweep-claims.ts`). The claim waits for a write
 // that holds the row (the fence), and returns the last number as that write left it; the jobs
 // are read after the claim, by a statement of their own. The final SELECT reads the row as it
 // was before the claim, so `previous` is the owner before it. Rows are locked in conversation
