@@ -69,3 +69,29 @@ export function expectConversationInOrder(
   expect(firstPosts.map((body) => body.in_reply_to).filter((id) => known.has(id))).toEqual(accepted);
   expect(firstPosts.map((body) => body.sequence)).toEqual(firstPosts.map((_, at) => at + 1));
 }
+
+/**
+ * What a fault test asks of every message a client sent (`sent`, in the order sent): each one
+ * answered 200 gets its reply within `timeoutMs`, under one webhook-id, and each conversation's
+ * replies follow the order of its accepted messages with gapless numbers.
+ */
+export async function expectAcceptedAnsweredInOrder(
+  replies: readonly ReceivedReply[],
+  sent: readonly { readonly conversation: string; readonly status: number; readonly id?: string }[],
+  timeoutMs: number,
+): Promise<void> {
+  const accepted = sent.filter((result) => result.status === 200);
+  await waitForReplies(
+    replies,
+    accepted.map((result) => result.id ?? ""),
+    timeoutMs,
+  );
+  expectOneWebhookIdPerMessage(replies);
+  for (const conversation of new Set(accepted.map((result) => result.conversation))) {
+    expectConversationInOrder(
+      replies,
+      conversation,
+      accepted.filter((result) => result.conversation === conversation).map((result) => result.id ?? ""),
+    );
+  }
+}

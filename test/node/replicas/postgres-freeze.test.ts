@@ -12,9 +12,9 @@
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
-import { configDocument } from "../../support/configs.js";
+import { replicaConfigDocument } from "../../support/configs.js";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.js";
-import { expectConversationInOrder, expectOneWebhookIdPerMessage, waitForReplies } from "../../support/reply-checks.js";
+import { expectAcceptedAnsweredInOrder } from "../../support/reply-checks.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
 import { type Sent, timedSend } from "../../support/timed-send.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -47,16 +47,7 @@ describe("a Postgres that stops answering", () => {
     cluster = await startPostgresCluster();
     const replies: ReceivedReply[] = [];
     receiver = await startReceiver({ port: 0, onReply: (reply) => replies.push(reply) });
-    const config = await writeTempConfig(
-      configDocument(
-        {
-          bind: "127.0.0.1:0",
-          outbound_url: receiver.url,
-          delivery: { initial_delay_ms: 50, max_delay_ms: 500, max_attempts: 1000 },
-        },
-        { postgres_url_env: "DATABASE_URL" },
-      ),
-    );
+    const config = await writeTempConfig(replicaConfigDocument(receiver.url));
     const env = { WEBHOOK_SECRET: SECRET, DATABASE_URL: cluster.url };
     replicas = [0, 1].map(() => spawnNode("dist/node.js", ["--config", config], env));
     // The channel's URL, and the origin its /readyz is on.
@@ -189,21 +180,6 @@ describe("a Postgres that stops answering", () => {
     }
 
     // Nothing answered 200 is lost; order, numbers and webhook-ids hold.
-    const accepted = sent.filter((result) => result.status === 200);
-    await waitForReplies(
-      replies,
-      accepted.map((result) => result.id ?? ""),
-      30_000,
-    );
-    expectOneWebhookIdPerMessage(replies);
-    for (let index = 0; index < CONVERSATIONS; index += 1) {
-      const conversation = `c${index}`;
-      const acceptedHere = accepted.filter((result) => result.conversation === conversation);
-      expectConversationInOrder(
-        replies,
-        conversation,
-        acceptedHere.map((result) => result.id ?? ""),
-      );
-    }
+    await expectAcceptedAnsweredInOrder(replies, sent, 30_000);
   }, 120_000);
 });

@@ -9,7 +9,7 @@
  */
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
-import { configDocument } from "../../support/configs.js";
+import { replicaConfigDocument } from "../../support/configs.js";
 import { type JsonTestServer, startJsonServer } from "../../support/json-test-server.js";
 import { createTestDatabase } from "../../support/postgres-cluster.js";
 import {
@@ -70,18 +70,10 @@ describe("a replica paused past its lease", () => {
     const replies: ReceivedReply[] = [];
     receiver = await startReceiver({ port: 0, onReply: (reply) => replies.push(reply) });
     const config = await writeTempConfig(
-      configDocument(
-        {
-          bind: "127.0.0.1:0",
-          outbound_url: receiver.url,
-          delivery: { initial_delay_ms: 50, max_delay_ms: 500, max_attempts: 1000 },
-        },
-        {
-          postgres_url_env: "DATABASE_URL",
-          routes: [{ channel: "webhook", brain: "bot" }],
-          brains: { bot: { type: "http", url: `${bot.origin}/bot`, timeout_ms: 30_000 } },
-        },
-      ),
+      replicaConfigDocument(receiver.url, {
+        routes: [{ channel: "webhook", brain: "bot" }],
+        brains: { bot: { type: "http", url: `${bot.origin}/bot`, timeout_ms: 30_000 } },
+      }),
     );
     const env = { WEBHOOK_SECRET: SECRET, DATABASE_URL: databaseUrl };
     replicas = [0, 1, 2].map(() => spawnNode("dist/node.js", ["--config", config], env));
