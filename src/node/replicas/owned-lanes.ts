@@ -4,6 +4,12 @@ import type { PostgresLaneStore } from "../state/postgres/postgres-lane-store.js
 import type { LaneLoader, OwnedLane } from "./lane-loader.js";
 import type { Claim, Release } from "./lane-statements.js";
 
+/** An owned conversation with nothing to run here: its channel, and since when (`performance.now()`). */
+export interface IdleLane {
+  readonly channel: string;
+  readonly since: number;
+}
+
 /**
  * What a replica knows of the conversations it runs: each one's ticket and how far its stored
  * jobs are held here, and the conversations waiting for a sweep (idle ones to give up, ones with
@@ -11,8 +17,11 @@ import type { Claim, Release } from "./lane-statements.js";
  * conversation run in that conversation's chain (see `replica-lanes.ts`).
  */
 export class OwnedLanes {
-  /** Owned conversations with no job here (their last one finished, or a claim found none): given up at the next sweep. */
-  readonly idle = new Map<string, string>();
+  /**
+   * Owned conversations with no job here (their last one finished, or a claim found none), each
+   * with its channel and since when: given up by a sweep once idle for a while (see `replica-sweep.ts`).
+   */
+  readonly idle = new Map<string, IdleLane>();
   /** Owned conversations with stored jobs that wait for room in the queue. */
   readonly behind = new Map<string, string>();
   /** Conversations whose claim failed, or that a notification named while not owned: claimed at the next sweep. */
@@ -48,6 +57,11 @@ export class OwnedLanes {
     this.owned.set(key, lane);
     this.store.primed({ key, epoch: answer.epoch }, answer.lastSequence);
     return lane;
+  }
+
+  /** Marks lane `key` idle from now on (see {@link idle}). */
+  markIdle(key: string, channel: string): void {
+    this.idle.set(key, { channel, since: performance.now() });
   }
 
   /** Lane `key` is not this replica's (any more). */
@@ -88,13 +102,13 @@ export class OwnedLanes {
 
   /**
    * {@link readOn}, and when that leaves the lane with nothing held here and nothing waiting, marks
-   * it {@link idle}, for the next sweep to give up: a claimed conversation with no job to run is
-   * not kept.
+   * it {@link idle}, for a sweep to give up: a claimed conversation with no job to run is not
+   * kept.
    */
   async readOnOrIdle(key: string, channel: string, lane: OwnedLane): Promise<number> {
     const added = await this.readOn(key, channel, lane);
     // A channel no longer configured has no queue to read into: its lane stays as it is.
-    if (added === 0 && !lane.behind && this.loader.hasQueue(channel)) this.idle.set(key, channel);
+    if (added === 0 && !lane.behind && this.loader.hasQueue(channel)) this.markIdle(key, channel);
     return added;
   }
 
@@ -104,13 +118,15 @@ export class OwnedLanes {
    * leaves the lane idle, for the next sweep to try again. Runs in the conversation's chain.
    */
   async giveUp(key: string, channel: string, release: (key: string) => Promise<Release>): Promise<void> {
-    if (!this.idle.has(key)) return;
+    const mark = this.idle.get(key);
+    if (mark === undefined) return;
     this.idle.delete(key);
     let answer: Release;
     try {
       answer = await release(key);
     } catch (error) {
-      this.idle.set(key, channel);
+      // Idle as long as before: the next sweep tries again.
+      this.idle.set(key, mark);
       throw error;
     }
     const lane = this.owned.get(key);

@@ -156,7 +156,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       const lane = owned.get(key);
       if (lane === undefined) return;
       if (lane.behind && (await owned.readOn(key, channel, lane)) > 0) return;
-      idle.set(key, channel);
+      owned.markIdle(key, channel);
     }).catch(() => undefined);
   };
 

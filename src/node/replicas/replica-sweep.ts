@@ -3,6 +3,7 @@ import { errorMessage } from "../../core/channel-error.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import type { OwnedLane } from "./lane-loader.js";
+import type { IdleLane } from "./owned-lanes.js";
 import type { ReplicaBrains } from "./replica-brains.js";
 import type { ReplicaLease } from "./replica-lease.js";
 import {
@@ -35,8 +36,11 @@ export interface ReplicaSweepOptions {
   readonly lease: ReplicaLease;
   /** This replica's share of the brains' limits, and the pauses the others met. */
   readonly brains: ReplicaBrains;
-  /** Owned conversations with nothing to run here: given up by {@link ReplicaSweepOptions.giveUp}. */
-  readonly idle: ReadonlyMap<string, string>;
+  /**
+   * Owned conversations with nothing to run here: given up by {@link ReplicaSweepOptions.giveUp}
+   * once idle for a lease.
+   */
+  readonly idle: ReadonlyMap<string, IdleLane>;
   /** Owned conversations with stored jobs waiting for room: read on by {@link ReplicaSweepOptions.readOn}. */
   readonly behind: ReadonlyMap<string, string>;
   /** Conversations whose claim failed: taken by {@link ReplicaSweepOptions.take}. */
@@ -103,6 +107,18 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
     await Promise.allSettled([...found].map(([key, channel]) => step(key, channel)));
   };
 
+  /**
+   * The idle conversations to give up: those idle since before `before`. A conversation whose
+   * messages come in a run is kept between them, since each claim of one given up is a write to
+   * its lane row (and a release another); one that went quiet is given up within a lease, and
+   * with it the memory it takes here.
+   */
+  const idleSince = (before: number): Map<string, string> => {
+    const due = new Map<string, string>();
+    for (const [key, { channel, since }] of options.idle) if (since <= before) due.set(key, channel);
+    return due;
+  };
+
   /** What dead replicas left; a lapsed replica with nothing left is not looked at again. */
   const takeOrphans = async (): Promise<void> => {
     // A replica that stopped and said so may be taken over at once; a silent one only by a
@@ -155,7 +171,7 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
       sweeps += 1;
       options.brains.live(await liveReplicas(pool), sweepMs());
       await options.brains.readPauses();
-      await each(options.idle, options.giveUp);
+      await each(idleSince(performance.now() - lease.leaseMs), options.giveUp);
       await each(options.unplaced, options.take);
       await Promise.allSettled([...options.unsure.keys()].map((key) => options.settle(key)));
       await takeOrphans();
