@@ -1,6 +1,7 @@
 import { type Config, DEFAULT_BUFFER_CAPACITY } from "../../src/core/config/config-schema.js";
 import { validateConfig } from "../../src/core/config/validate-config.js";
 import { type ReceivedReply, type ReceiverOptions, startReceiver } from "../../src/node/receiver/sample-receiver.js";
+import type { ServiceOptions } from "../../src/node/service/service-options.js";
 import { type RunningService, startService } from "../../src/node/service/start-service.js";
 import { deliveryWorkerEntry } from "./delivery-worker-entry.js";
 import { createLogSink } from "./log-sink.js";
@@ -18,12 +19,16 @@ export interface ServiceHarness {
   close(): Promise<void>;
 }
 
-/** Starts the real Node service (in this process) and a real receiver. */
+/**
+ * Starts the real Node service (in this process) and a real receiver; `tuning` sets what a test
+ * may change of the service's own timings (a replica's lease, say).
+ */
 export async function startHarness(
   webhook: Record<string, unknown> = {},
   receiverOptions: ReceiverOptions = {},
   extra: Record<string, unknown> = {},
   env: Record<string, string> = {},
+  tuning: Pick<ServiceOptions, "replicaLeaseMs"> = {},
 ): Promise<ServiceHarness> {
   const replies: ReceivedReply[] = [];
   const receiver = await startReceiver({
@@ -60,6 +65,7 @@ export async function startHarness(
       secrets: new Map([["webhook", SECRET]]),
       logger,
       env: (name) => env[name],
+      ...tuning,
       ...(config.delivery_thread ? { deliveryThread: { entry: deliveryWorkerEntry(), env } } : {}),
     });
   } catch (error) {

@@ -12,6 +12,7 @@
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
+import { holdCommits, releaseCommits } from "../../support/commit-hold.js";
 import { replicaConfigDocument } from "../../support/configs.js";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.js";
 import { expectAcceptedAnsweredInOrder, replyBody } from "../../support/reply-checks.js";
@@ -43,15 +44,6 @@ afterEach(async () => {
   receiver = undefined;
   cluster = undefined;
 });
-
-async function standbyRequired(client: pg.Client, name: string | undefined): Promise<void> {
-  await client.query(
-    name === undefined
-      ? "ALTER SYSTEM RESET synchronous_standby_names"
-      : `ALTER SYSTEM SET synchronous_standby_names = '${name}'`,
-  );
-  await client.query("SELECT pg_reload_conf()");
-}
 
 describe("a Postgres whose commits hang while it answers reads", () => {
   it("refuses at once from its probe's limit on, and recovers by itself with nothing lost", async () => {
@@ -98,27 +90,7 @@ describe("a Postgres whose commits hang while it answers reads", () => {
       10_000,
       "the warm-up's jobs to be finished",
     );
-    const scratch = new pg.Client({ connectionString: cluster.url });
-    await scratch.connect();
-    scratch.on("error", () => undefined);
-    await scratch.query("CREATE TABLE scratch (n int)");
-    await standbyRequired(watcher, "gone_standby");
-    // The reload reaches the server's processes in their own time: the hang has begun once a
-    // write of a connection of the test's own no longer commits.
-    try {
-      await waitFor(
-        () =>
-          scratch.query({ text: "INSERT INTO scratch VALUES (1)", query_timeout: 200 } as pg.QueryConfig).then(
-            () => undefined,
-            () => true,
-          ),
-        10_000,
-        "commits to wait for the standby",
-        20,
-      );
-    } finally {
-      await scratch.end().catch(() => undefined);
-    }
+    await holdCommits(watcher, cluster.url);
     // One message each in conversations that send nothing more: their write waits for the
     // standby until it gives up and they are refused, but the server finishes a commit whose
     // client left, so they are stored after all. Nothing later in their conversations makes
@@ -140,7 +112,7 @@ describe("a Postgres whose commits hang while it answers reads", () => {
     expect(unready).toBeLessThan(5_500);
     const left = HANG_MS - (Date.now() - hungAt);
     if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
-    await standbyRequired(admin, undefined);
+    await releaseCommits(admin);
     const healedAt = Date.now() - hungAt;
 
     const before = sent.length;
