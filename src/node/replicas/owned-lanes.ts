@@ -113,13 +113,19 @@ export class OwnedLanes {
   }
 
   /**
-   * Gives up idle lane `key` (`release` writes it; "kept" when a job was stored meanwhile, which
-   * this replica may not have been told of yet: it is read on instead). A release that fails
+   * Gives up idle lane `key` when idle since before `idleBefore` (`release` writes it; "kept"
+   * when a job was stored meanwhile, which this replica may not have been told of yet: it is read
+   * on instead). A lane that ran a job since the sweep chose it is kept. A release that fails
    * leaves the lane idle, for the next sweep to try again. Runs in the conversation's chain.
    */
-  async giveUp(key: string, channel: string, release: (key: string) => Promise<Release>): Promise<void> {
+  async giveUp(
+    key: string,
+    channel: string,
+    release: (key: string) => Promise<Release>,
+    idleBefore: number,
+  ): Promise<void> {
     const mark = this.idle.get(key);
-    if (mark === undefined) return;
+    if (mark === undefined || mark.since > idleBefore) return;
     this.idle.delete(key);
     let answer: Release;
     try {

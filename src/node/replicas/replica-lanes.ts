@@ -57,8 +57,9 @@ export interface ReplicaLanes {
  * a run carries the lane's ticket, and the lane store's fence refuses one whose epoch moved on,
  * so a replica that was paused past its lease writes (and posts) nothing new when it wakes. A
  * replica gives up a conversation whose jobs here are all finished, or that it claimed and found
- * nothing to run in, at its next sweep, which also takes what dead replicas left, and claims the
- * conversations of messages whose write failed but may have been committed. One conversation's
+ * nothing to run in, at a sweep once the conversation has been idle for a lease; the sweep also
+ * takes what dead replicas left, and claims the conversations of messages whose write failed but
+ * may have been committed. One conversation's
  * steps here run in order, one at a time.
  */
 export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
@@ -96,11 +97,15 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
         unplaced.set(key, channel);
         return;
       }
-      idle.delete(key);
       // At or below what the lane holds: a job whose commit came after a later one's.
-      if ("seq" in notice && notice.seq <= lane.upTo) await loader.byId(channel, lane, [notice.id]);
-      else await owned.readOn(key, channel, lane);
+      const added =
+        "seq" in notice && notice.seq <= lane.upTo
+          ? await loader.byId(channel, lane, [notice.id])
+          : await owned.readOn(key, channel, lane);
       owned.noteBehind(key, channel, lane);
+      // A notice of a job known here already (finished, its delete to come) leaves an idle lane
+      // idle as it was: nothing else would give it up.
+      if (added > 0 || lane.behind) idle.delete(key);
     });
   };
 
@@ -227,7 +232,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     take,
     readIds: (key, channel, ids) => serial(key, () => owned.readIds(key, channel, ids)),
     readOn: (key, channel) => serial(key, () => owned.readOnHeld(key, channel)),
-    giveUp: (key, channel) => serial(key, () => owned.giveUp(key, channel, release)),
+    giveUp: (key, channel) => serial(key, () => owned.giveUp(key, channel, release, performance.now() - lease.leaseMs)),
     reportTakeovers: () => owned.reportTakeovers(logger),
   });
 

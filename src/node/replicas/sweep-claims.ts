@@ -27,7 +27,7 @@ export interface SweepClaimsDeps {
 export interface SweepClaims {
   /**
    * Claims a conversation found by a sweep or a notification, and reads its jobs when it is
-   * ours; one claimed with nothing to run is marked idle, for the next sweep to give up. One
+   * ours; one claimed with nothing to run is marked idle, for a sweep to give up. One
    * this replica holds a ticket of is only read on from where it is.
    */
   take(key: string, channel: string): Promise<void>;

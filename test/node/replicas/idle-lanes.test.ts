@@ -1,6 +1,6 @@
 /**
  * A replica on Postgres keeps a conversation it runs between messages that come within a lease,
- * and gives it up once the conversation has been quiet for a lease (the default, 5 s).
+ * and gives it up once the conversation has been quiet for a lease.
  */
 import pg from "pg";
 import { afterEach, describe, expect, inject, it } from "vitest";
@@ -28,7 +28,13 @@ interface LaneRow {
 describe("idle conversations of a replica", () => {
   it("keeps a conversation between messages within a lease, and gives it up after a lease of quiet", async () => {
     const url = await createTestDatabase(inject("postgresUrl"));
-    harness = await startHarness({}, {}, { postgres_url_env: "DATABASE_URL" }, { DATABASE_URL: url });
+    harness = await startHarness(
+      {},
+      {},
+      { postgres_url_env: "DATABASE_URL" },
+      { DATABASE_URL: url },
+      { replicaLeaseMs: LEASE_MS },
+    );
     const service = harness;
     client = new pg.Client({ connectionString: url });
     await client.connect();
