@@ -266,7 +266,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
           commits.settled(job.message.id, false);
           lanes.release();
           storeError = errorMessage(error);
-          placing?.unsure(job);
+          placing?.unsure(job, error);
           throw error;
         },
       );

@@ -31,12 +31,12 @@ export interface LaneOwnership {
   /** False while this replica's lease is not known to be valid: no job may start. */
   mayRun(): boolean;
   /**
-   * The store's write of `job` failed and its message was refused, but the write may have been
-   * committed all the same (its answer came too late, or the connection broke at its commit): look
-   * for the job, and run it if it is stored. A process whose failed writes are known not to be
-   * stored (memory, SQLite) does nothing.
+   * The store's write of `job` failed with `error` and its message was refused, but the write may
+   * have been committed all the same (its answer came too late, or the connection broke at its
+   * commit): look for the job, and run it if it is stored. A process whose failed writes are known
+   * not to be stored (memory, SQLite), or an error that says the write was rolled back, does nothing.
    */
-  unsure(job: Job): void;
+  unsure(job: Job, error: unknown): void;
 }
 
 /** The ownership of a process that runs every lane it holds, under one epoch (memory, SQLite). */

@@ -7,6 +7,7 @@ import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import type { LaneOwnership, LanePlace } from "../queue/lane-ownership.js";
 import type { PostgresLaneStore } from "../state/postgres/postgres-lane-store.js";
+import { mayHaveCommitted } from "../state/postgres/postgres-state-error.js";
 import { createKeyChains } from "./key-chains.js";
 import { createLaneBatches } from "./lane-batches.js";
 import { createLaneLoader } from "./lane-loader.js";
@@ -243,7 +244,9 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       released,
       lost,
       mayRun: () => lease.isValid() && !rejoining,
-      unsure: (job) => {
+      unsure: (job, error) => {
+        // Rolled back: nothing to look for (nor a claim to make of a conversation new to the database).
+        if (!mayHaveCommitted(error)) return;
         const { channel } = job.message;
         const key = conversationKey(channel, job.message.message.conversationId);
         // In the conversation's chain, so that a settle under way cannot take the id with it.

@@ -27,3 +27,27 @@ export function postgresErrorMessage(error: unknown): string {
   }
   return String(error);
 }
+
+/**
+ * SQLSTATE classes (and codes) of errors a statement meets before its commit, which end its
+ * transaction: data (22), constraints (23), transaction state, read-only included (25), rollback
+ * for serialization or deadlock (40), syntax and access (42), limits (54), lock not available and
+ * the like (55), a canceled statement (57014: the time limit is off during the commit).
+ */
+const ROLLED_BACK = /^(22|23|25|40|42|54|55)|^57014$/;
+
+/**
+ * False when `error` (or its cause) is the server's answer that the statement failed before its
+ * commit (see {@link ROLLED_BACK}), by SQLSTATE, which unlike the severity's text is not
+ * translated. True otherwise: no answer came (a time limit, a broken connection), the session
+ * was ended (class 57), the connection failed (08, which a pooler may send for a server it lost
+ * at any moment), or the server failed (53, 58, XX); a commit may lie behind any of these.
+ */
+export function mayHaveCommitted(error: unknown): boolean {
+  let at = error;
+  for (let depth = 0; at instanceof Error && depth < 4; depth += 1) {
+    if ("code" in at && typeof at.code === "string" && "severity" in at && ROLLED_BACK.test(at.code)) return false;
+    at = at.cause;
+  }
+  return true;
+}
