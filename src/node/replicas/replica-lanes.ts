@@ -60,8 +60,7 @@ export interface ReplicaLanes {
  * replica gives up a conversation whose jobs here are all finished, or that it claimed and found
  * nothing to run in, at a sweep once the conversation has been idle for a lease; the sweep also
  * takes what dead replicas left, and claims the conversations of messages whose write failed but
- * may have been committed. One conversation's
- * steps here run in order, one at a time.
+ * may have been committed. One conversation's steps here run in order, one at a time.
  */
 export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   const { pool, lanes, replica, logger } = options;
@@ -233,7 +232,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     take,
     readIds: (key, channel, ids) => serial(key, () => owned.readIds(key, channel, ids)),
     readOn: (key, channel) => serial(key, () => owned.readOnHeld(key, channel)),
-    giveUp: (key, channel) => serial(key, () => owned.giveUp(key, channel, release, performance.now() - lease.leaseMs)),
+    giveUp: (key, channel, idleBefore) => serial(key, () => owned.giveUp(key, channel, release, idleBefore)),
     reportTakeovers: () => owned.reportTakeovers(logger),
   });
 

@@ -61,8 +61,11 @@ export interface ReplicaSweepOptions {
   readonly readOn: (key: string, channel: string) => Promise<void>;
   /** Hands the queue the stored jobs `ids` of an owned conversation that it does not know. */
   readonly readIds: (key: string, channel: string, ids: readonly string[]) => Promise<void>;
-  /** Gives up an idle conversation, or reads it on when a job was stored meanwhile. */
-  readonly giveUp: (key: string, channel: string) => Promise<void>;
+  /**
+   * Gives up an idle conversation still idle since before `idleBefore` (`performance.now()`), or
+   * reads it on when a job was stored meanwhile.
+   */
+  readonly giveUp: (key: string, channel: string, idleBefore: number) => Promise<void>;
   /** Logs whom conversations were taken over from since the last call. */
   readonly reportTakeovers: () => void;
 }
@@ -171,7 +174,8 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
       sweeps += 1;
       options.brains.live(await liveReplicas(pool), sweepMs());
       await options.brains.readPauses();
-      await each(idleSince(performance.now() - lease.leaseMs), options.giveUp);
+      const idleBefore = performance.now() - lease.leaseMs;
+      await each(idleSince(idleBefore), (key, channel) => options.giveUp(key, channel, idleBefore));
       await each(options.unplaced, options.take);
       await Promise.allSettled([...options.unsure.keys()].map((key) => options.settle(key)));
       await takeOrphans();

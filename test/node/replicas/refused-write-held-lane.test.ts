@@ -65,7 +65,7 @@ describe("a refused write that committed, in a conversation the replica keeps", 
     const jobs = async (): Promise<number> => (await reader.query("SELECT 1 FROM webhook_channel.jobs")).rowCount ?? 0;
 
     expect((await service.post({ sender_id: "kept", text: "first" })).status).toBe(200);
-    await waitFor(() => (service.replies.length === 1 ? true : undefined), 5_000, "the first reply");
+    const first = await waitFor(() => service.replies[0], 5_000, "the first reply");
     const claimed = await lane();
     expect(claimed?.owner).not.toBeNull();
 
@@ -85,7 +85,7 @@ describe("a refused write that committed, in a conversation the replica keeps", 
       "a reply to the refused message that was stored after all",
     );
     expect(replyBody(second)).toMatchObject({ conversation_id: "kept", sequence: 2 });
-    expect(replyBody(second).in_reply_to).not.toBe(replyBody(service.replies[0] ?? second).in_reply_to);
+    expect(replyBody(second).in_reply_to).not.toBe(replyBody(first).in_reply_to);
     await waitFor(async () => ((await jobs()) === 0 ? true : undefined), 10_000, "no job left stored");
     // Settled in the lane held all along: not claimed anew (which would raise the epoch), and the
     // lease never ran out.
