@@ -4,8 +4,9 @@
  */
 import pg from "pg";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { type ServiceHarness, startHarness } from "../../support/node-service.js";
+import type { ServiceHarness } from "../../support/node-service.js";
 import { createTestDatabase } from "../../support/postgres-cluster.js";
+import { onlyLane, startReplicaHarness } from "../../support/replica-harness.js";
 import { waitFor } from "../../support/wait-for.js";
 
 const LEASE_MS = 5_000;
@@ -20,27 +21,15 @@ afterEach(async () => {
   client = undefined;
 });
 
-interface LaneRow {
-  readonly owner: string | null;
-  readonly epoch: string;
-}
-
 describe("idle conversations of a replica", () => {
   it("keeps a conversation between messages within a lease, and gives it up after a lease of quiet", async () => {
     const url = await createTestDatabase(inject("postgresUrl"));
-    harness = await startHarness(
-      {},
-      {},
-      { postgres_url_env: "DATABASE_URL" },
-      { DATABASE_URL: url },
-      { replicaLeaseMs: LEASE_MS },
-    );
+    harness = await startReplicaHarness(url, LEASE_MS);
     const service = harness;
     client = new pg.Client({ connectionString: url });
     await client.connect();
     const database = client;
-    const lane = async (): Promise<LaneRow | undefined> =>
-      (await database.query<LaneRow>("SELECT owner, epoch FROM webhook_channel.lanes")).rows[0];
+    const lane = () => onlyLane(database);
     const replied = (count: number) =>
       waitFor(() => (service.replies.length >= count ? true : undefined), 5_000, `reply ${count}`);
 

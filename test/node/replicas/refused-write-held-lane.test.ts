@@ -7,8 +7,9 @@
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { holdCommits, releaseCommits } from "../../support/commit-hold.js";
-import { type ServiceHarness, startHarness } from "../../support/node-service.js";
+import type { ServiceHarness } from "../../support/node-service.js";
 import { createTestDatabase, type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.js";
+import { onlyLane, startReplicaHarness } from "../../support/replica-harness.js";
 import { replyBody } from "../../support/reply-checks.js";
 import { waitFor } from "../../support/wait-for.js";
 
@@ -38,30 +39,18 @@ afterEach(async () => {
   cluster = undefined;
 });
 
-interface LaneRow {
-  readonly owner: string | null;
-  readonly epoch: string;
-}
-
 describe("a refused write that committed, in a conversation the replica keeps", () => {
   it("is run from the lane the replica holds, next in its conversation, under the same claim", async () => {
     cluster = await startPostgresCluster();
     admin = new pg.Client({ connectionString: cluster.url });
     await admin.connect();
     const url = await createTestDatabase(cluster.url);
-    harness = await startHarness(
-      {},
-      {},
-      { postgres_url_env: "DATABASE_URL" },
-      { DATABASE_URL: url },
-      { replicaLeaseMs: LEASE_MS },
-    );
+    harness = await startReplicaHarness(url, LEASE_MS);
     const service = harness;
     database = new pg.Client({ connectionString: url });
     await database.connect();
     const reader = database;
-    const lane = async (): Promise<LaneRow | undefined> =>
-      (await reader.query<LaneRow>("SELECT owner, epoch FROM webhook_channel.lanes")).rows[0];
+    const lane = () => onlyLane(reader);
     const jobs = async (): Promise<number> => (await reader.query("SELECT 1 FROM webhook_channel.jobs")).rowCount ?? 0;
 
     expect((await service.post({ sender_id: "kept", text: "first" })).status).toBe(200);
