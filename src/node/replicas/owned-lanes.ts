@@ -64,6 +64,14 @@ export class OwnedLanes {
     this.idle.set(key, { channel, since: performance.now() });
   }
 
+  /**
+   * A step read `added` jobs into lane `key`: an idle lane stays marked unless that found work (or
+   * left some waiting for room), since nothing else would give it up.
+   */
+  foundWork(key: string, lane: OwnedLane, added: number): void {
+    if (added > 0 || lane.behind) this.idle.delete(key);
+  }
+
   /** Lane `key` is not this replica's (any more). */
   lost(key: string): void {
     this.owned.delete(key);

@@ -103,9 +103,8 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
           ? await loader.byId(channel, lane, [notice.id])
           : await owned.readOn(key, channel, lane);
       owned.noteBehind(key, channel, lane);
-      // A notice of a job known here already (finished, its delete to come) leaves an idle lane
-      // idle as it was: nothing else would give it up.
-      if (added > 0 || lane.behind) idle.delete(key);
+      // A notice of a job known here already (finished, its delete to come) leaves it idle.
+      owned.foundWork(key, lane, added);
     });
   };
 

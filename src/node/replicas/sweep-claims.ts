@@ -54,8 +54,7 @@ export function createSweepClaims(deps: SweepClaimsDeps): SweepClaims {
       if (deps.halted()) return;
       const held = owned.get(key);
       if (held !== undefined) {
-        // An idle lane stays marked unless this finds work: nothing else would give it up.
-        if ((await owned.readOn(key, channel, held)) > 0 || held.behind) idle.delete(key);
+        owned.foundWork(key, held, await owned.readOn(key, channel, held));
         unplaced.delete(key);
         return;
       }
@@ -100,8 +99,7 @@ export function createSweepClaims(deps: SweepClaimsDeps): SweepClaims {
     if (lane.behind) return false;
     added += await loader.byId(channel, lane, [...ids]);
     if (lane.behind) return false;
-    // An idle lane stays marked unless this found work: nothing else would give it up.
-    if (added > 0) idle.delete(key);
+    owned.foundWork(key, lane, added);
     return true;
   };
 

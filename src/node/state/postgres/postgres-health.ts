@@ -3,7 +3,7 @@ import type { Logger } from "../../../core/log/logger.js";
 import type { PostgresAuthFailureLimiter } from "./postgres-auth-failure-limiter.js";
 import { countDeadLetters } from "./postgres-dead-letter-store.js";
 import { timedQuery } from "./postgres-pool.js";
-import { postgresErrorMessage } from "./postgres-state-error.js";
+import { postgresErrorMessage, sqlState } from "./postgres-state-error.js";
 
 /** How often the background probe asks the database. */
 export const POSTGRES_PROBE_INTERVAL_MS = 1_000;
@@ -115,15 +115,15 @@ export function createPostgresHealth(
       await pool.query(timedQuery(WRITE_CHECK, PROBE_TIMEOUT_MS, [replica]));
       return undefined;
     } catch (error) {
-      if (errorCode(error) === READ_ONLY) return READ_ONLY_PROBLEM;
-      if (errorCode(error) === undefined && performance.now() - started >= PROBE_TIMEOUT_MS - TIMER_SLACK_MS) {
+      if (sqlState(error) === READ_ONLY) return READ_ONLY_PROBLEM;
+      if (sqlState(error) === undefined && performance.now() - started >= PROBE_TIMEOUT_MS - TIMER_SLACK_MS) {
         // An operator whose psql answers must not be told only that the server is unreachable.
         throw new Error(
           `no answer to a write within ${PROBE_TIMEOUT_MS} ms (a server that stopped answering, or whose commits wait, as for a synchronous standby that is gone)`,
           { cause: error },
         );
       }
-      if (errorCode(error) !== DENIED) throw error;
+      if (sqlState(error) !== DENIED) throw error;
       if (!deniedSaid) {
         deniedSaid = true;
         logger.warn(
@@ -184,9 +184,4 @@ export function createPostgresHealth(
 interface Look {
   readonly found: string | undefined;
   readonly write: string | undefined;
-}
-
-/** The SQLSTATE of a server's error, undefined for any other failure. */
-function errorCode(error: unknown): unknown {
-  return error instanceof Error && "code" in error ? error.code : undefined;
 }

@@ -46,8 +46,18 @@ const ROLLED_BACK = /^(22|23|25|40|42|54|55)|^57014$/;
 export function mayHaveCommitted(error: unknown): boolean {
   let at = error;
   for (let depth = 0; at instanceof Error && depth < 4; depth += 1) {
-    if ("code" in at && typeof at.code === "string" && "severity" in at && ROLLED_BACK.test(at.code)) return false;
+    const code = sqlState(at);
+    if (code !== undefined && ROLLED_BACK.test(code)) return false;
     at = at.cause;
   }
   return true;
+}
+
+/**
+ * The SQLSTATE of an error the server answered with (pg's `DatabaseError`, which carries a
+ * severity too); undefined for any other failure, a socket's error code included.
+ */
+export function sqlState(error: unknown): string | undefined {
+  if (!(error instanceof Error) || !("severity" in error) || !("code" in error)) return undefined;
+  return typeof error.code === "string" ? error.code : undefined;
 }
