@@ -3,7 +3,7 @@
 // with --admin the admin API on, which in memory keeps the message timeline unless
 // --no-timeline turns it off; or, with --bare,
 // bench/bare-server.mjs, inbound only) under `--cpu-prof`
-// with the bench's load, then prints where its CPU went: the functions with the most self
+// with the bench's load, then prints where each thread's CPU went: the functions with the most self
 // time and the inclusive share of each source file (mapped back to src/ through
 // dist/node.js.map) and package. Not part of `npm run bench`.
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
@@ -139,23 +139,26 @@ async function main() {
       await receiver.setMode("refuse");
       await service.stop();
     }
-    const [file] = (await readdir(folder)).filter((name) => name.endsWith(".cpuprofile"));
-    if (file === undefined) throw new Error("the service wrote no .cpuprofile (did it exit cleanly?)");
-    const profile = JSON.parse(await readFile(join(folder, file), "utf8"));
+    // One profile per thread: the main thread's, and the timeline writer's with a state_dir.
+    const files = (await readdir(folder)).filter((name) => name.endsWith(".cpuprofile"));
+    if (files.length === 0) throw new Error("the service wrote no .cpuprofile (did it exit cleanly?)");
     let sourceMap = null;
     try {
       sourceMap = new SourceMap(JSON.parse(await readFile(`${SERVICE_ENTRY}.map`, "utf8")));
     } catch {
       process.stdout.write("no dist/node.js.map: locations stay in dist/node.js\n");
     }
-    const { totalMs, self, inclusive } = analyse(profile, sourceMap, Math.max(1, requests));
-    process.stdout.write(
-      `\nCPU time sampled (idle excluded): ${Math.round(totalMs)} ms, ${((totalMs * 1000) / Math.max(1, requests)).toFixed(1)} µs per request\n`,
-    );
-    process.stdout.write(
-      `\nTop self time:\n${self.join("\n")}\n\nInclusive, by file or package:\n${inclusive.join("\n")}\n`,
-    );
-    process.stdout.write(`\nprofile kept in ${join(folder, file)} (open in Chrome DevTools)\n`);
+    for (const file of files) {
+      const profile = JSON.parse(await readFile(join(folder, file), "utf8"));
+      const { totalMs, self, inclusive } = analyse(profile, sourceMap, Math.max(1, requests));
+      process.stdout.write(
+        `\n## ${file}\n\nCPU time sampled (idle excluded): ${Math.round(totalMs)} ms, ${((totalMs * 1000) / Math.max(1, requests)).toFixed(1)} µs per request\n`,
+      );
+      process.stdout.write(
+        `\nTop self time:\n${self.join("\n")}\n\nInclusive, by file or package:\n${inclusive.join("\n")}\n`,
+      );
+    }
+    process.stdout.write(`\nprofiles kept in ${folder} (open in Chrome DevTools)\n`);
   } catch (error) {
     await rm(folder, { recursive: true, force: true });
     throw error;

@@ -71,7 +71,9 @@ export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
     deps: {
       secret: options.secret,
       deadLetters: createAdminDeadLetters(store, { recorder: timeline.recorder, now: () => timeline.clock.now() }),
-      timeline: timeline.recorder.on ? createTimelineAdmin(timeline.store, timeline.clock) : undefined,
+      timeline: timeline.recorder.on
+        ? createTimelineAdmin(timeline.store, timeline.clock, () => timeline.recorder.flush())
+        : undefined,
       status: createNodeStatus({
         ...options.status,
         deadLetters: store,

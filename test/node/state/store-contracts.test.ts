@@ -124,7 +124,9 @@ timelineStoreContract("SQLite", async () => {
 timelineStoreContract("SQLite, written on the timeline writer thread", async () => {
   const dir = await freshDir();
   const db = openTimelineDb(dir);
-  const store = createThreadedTimelineStore(dir, timelineWriterEntry(), db);
+  const store = createThreadedTimelineStore(dir, timelineWriterEntry(), db, (loss) => {
+    throw new Error(`the timeline writer lost ${loss.messages} messages: ${loss.error}`);
+  });
   closing.push(async () => {
     await store.close();
     db.close();
