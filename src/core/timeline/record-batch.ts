@@ -29,17 +29,10 @@ export class RecordBatch {
   #acceptedAts: number[] = [];
   #events: (readonly TimelineEvent[])[] = [];
   #statuses: (MessageStatus | null)[] = [];
-  /** Writes a take held back: the next take adds to them what their messages record meanwhile. */
-  #carried = new Map<string, Gathered>();
 
   /** Records kept for the next write. */
   get size(): number {
     return this.#ids.length;
-  }
-
-  /** Writes the last take held back. */
-  get held(): number {
-    return this.#carried.size;
   }
 
   /** Keeps one record: `events` of `subject`, and the status they give it (null: unchanged). */
@@ -52,11 +45,8 @@ export class RecordBatch {
     this.#statuses.push(status);
   }
 
-  /**
-   * Everything recorded so far, one write per message, leaving the batch empty but for the
-   * writes `hold` keeps back for the next take. A held write's events are counted once, now.
-   */
-  take(hold?: (write: TimelineWrite) => boolean): TakenBatch {
+  /** Everything recorded so far, one write per message, leaving the batch empty. */
+  take(): TakenBatch {
     const ids = this.#ids;
     const channels = this.#channels;
     const conversationIds = this.#conversationIds;
@@ -69,8 +59,7 @@ export class RecordBatch {
     this.#acceptedAts = [];
     this.#events = [];
     this.#statuses = [];
-    const byId = this.#carried;
-    this.#carried = new Map();
+    const byId = new Map<string, Gathered>();
     const minutes = new Map<number, Map<string, number>>();
     let minute = Number.NaN;
     let series = new Map<string, number>();
@@ -111,11 +100,6 @@ export class RecordBatch {
     for (const [start, named] of minutes) {
       for (const [name, value] of named) counts.push({ minute: start, series: name, count: value });
     }
-    const writes: TimelineWrite[] = [];
-    for (const write of byId.values()) {
-      if (hold?.(write) === true) this.#carried.set(write.id, write);
-      else writes.push(write);
-    }
-    return { writes, counts };
+    return { writes: [...byId.values()], counts };
   }
 }

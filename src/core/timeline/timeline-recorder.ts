@@ -5,8 +5,8 @@ import type { Logger } from "../log/logger.js";
 import type { QueuedMessage } from "../message/inbound-message.js";
 import { ACTIVITY_WINDOW_MS } from "./activity-series.js";
 import { RecordBatch } from "./record-batch.js";
-import { hasEnded, type MessageStatus, type TimelineEvent } from "./timeline-event.js";
-import type { TimelineStore, TimelineSubject, TimelineWrite } from "./timeline-store.js";
+import type { MessageStatus, TimelineEvent } from "./timeline-event.js";
+import type { TimelineStore, TimelineSubject } from "./timeline-store.js";
 
 /** How long, and how much, the timeline keeps (`timeline` in the configuration). */
 export interface TimelineRetention {
@@ -20,9 +20,8 @@ export interface TimelineRetention {
 
 /**
  * Records what happens to each message. Events are gathered in memory and written in batches,
- * and a message that has not ended is held until it ends or a moment passes, so that its
- * acceptance and its answer become one write and the path of a message never waits for the
- * timeline. The timeline is a record, not a promise: a batch that cannot be
+ * so that a message's acceptance and a quick answer become one write and the path of a message
+ * never waits for the timeline. The timeline is a record, not a promise: a batch that cannot be
  * written is dropped with a warning, and what was gathered when the process dies is lost.
  */
 export interface TimelineRecorder {
@@ -36,7 +35,7 @@ export interface TimelineRecorder {
    * caller must not change or record it again afterwards.
    */
   record(subject: TimelineSubject, events: readonly TimelineEvent[], status: MessageStatus | null): void;
-  /** Writes everything gathered, held messages too; resolves once written (or dropped). */
+  /** Writes what was gathered; resolves once written (or dropped). */
   flush(): Promise<void>;
   /** Writes what was gathered and stops: no timer is set again, and later records are dropped. */
   close(): Promise<void>;
@@ -64,8 +63,8 @@ export interface RecorderDeps {
 /**
  * How long events gather before they are written. Short, since under load a batch is grouped
  * and handed to its store on the event loop at once, which a client waiting on that loop feels
- * as a pause that grows with the batch, and what gathers longer outlives young collections.
- * Messages still under way are held across batches ({@link SETTLE_MS}), not by a longer wait.
+ * as a pause that grows with the batch, and what gathers longer outlives young collections; long
+ * enough that a quick answer usually shares its acceptance's write (one row write a message).
  */
 const FLUSH_MS = 100;
 /**
@@ -74,15 +73,6 @@ const FLUSH_MS = 100;
  * latency) only beyond twice as many, so that a burst loses calls and attempts before outcomes.
  */
 const MAX_RECORDS = 100_000;
-/**
- * How long a message that has not ended may stay out of the store, its events held in memory.
- * Under load most messages end within it, and then their whole timeline is one row written
- * once rather than a row written on acceptance and rewritten when they end, which is what the
- * timeline costs the store. A read through the admin API writes what is held first.
- */
-const SETTLE_MS = 5_000;
-/** Messages held at most; beyond it the youngest are written as they are (the held ones' memory is bounded). */
-const MAX_HELD = 20_000;
 /** How often what the retention no longer keeps is forgotten. */
 const PRUNE_EVERY_MS = 60_000;
 
@@ -117,22 +107,13 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
   const scheduleFlush = (): void => {
     if (scheduled || closed) return;
     scheduled = true;
-    deps.schedule(() => void flush(false), FLUSH_MS);
+    deps.schedule(() => void flush(), FLUSH_MS);
   };
 
-  /** Writes what was gathered; with `all` false, young messages that have not ended stay held. */
-  const writeGathered = async (all: boolean): Promise<void> => {
+  const writeGathered = async (): Promise<void> => {
     scheduled = false;
+    const { writes, counts } = batch.take();
     const now = clock.now();
-    const young = now - SETTLE_MS;
-    let holding = 0;
-    const hold = (write: TimelineWrite): boolean => {
-      if (holding >= MAX_HELD || write.acceptedAt <= young) return false;
-      if (write.status !== null && hasEnded(write.status)) return false;
-      holding += 1;
-      return true;
-    };
-    const { writes, counts } = batch.take(all ? undefined : hold);
     try {
       if (writes.length > 0 || counts.length > 0) await store.write(writes, counts);
     } catch (error) {
@@ -162,8 +143,6 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
       logger.warn("the message timeline fell behind; events were dropped", { dropped });
       dropped = 0;
     }
-    // Held messages are looked at again with the next batch, whether or not one comes.
-    if (batch.held > 0) scheduleFlush();
     if (!scheduled) armIdle();
   };
   // A service that is quiet, from its start on, still forgets what its retention no longer keeps.
@@ -172,12 +151,12 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     idleTick = true;
     deps.schedule(() => {
       idleTick = false;
-      if (!scheduled && !closed) void flush(false);
+      if (!scheduled && !closed) void flush();
     }, PRUNE_EVERY_MS);
   };
 
-  const flush = (all: boolean): Promise<void> => {
-    writing = writing.then(() => writeGathered(all));
+  const flush = (): Promise<void> => {
+    writing = writing.then(writeGathered);
     return writing;
   };
 
@@ -194,10 +173,10 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
       batch.push(subject, events, status);
       scheduleFlush();
     },
-    flush: () => flush(true),
+    flush,
     close: async () => {
       closed = true;
-      await flush(true);
+      await flush();
     },
   };
 }

@@ -71,9 +71,7 @@ export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
     deps: {
       secret: options.secret,
       deadLetters: createAdminDeadLetters(store, { recorder: timeline.recorder, now: () => timeline.clock.now() }),
-      timeline: timeline.recorder.on
-        ? createTimelineAdmin(timeline.store, timeline.clock, () => timeline.recorder.flush())
-        : undefined,
+      timeline: timeline.recorder.on ? createTimelineAdmin(timeline.store, timeline.clock) : undefined,
       status: createNodeStatus({
         ...options.status,
         deadLetters: store,

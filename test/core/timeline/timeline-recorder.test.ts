@@ -51,52 +51,6 @@ describe("the timeline recorder", () => {
     expect(store.one("m1")?.events.map((event) => event.type)).toEqual(["accepted", "delivered"]);
   });
 
-  it("holds a message under way across its timer, so that its answer a batch later joins the same one write", async () => {
-    const store = new MemoryTimelineStore();
-    const writes: string[][] = [];
-    const counting: TimelineStore = {
-      ...bound(store),
-      write: (w, a) => {
-        writes.push(w.map((write) => write.id));
-        store.write(w, a);
-      },
-    };
-    const { recorder, tasks, advance } = recorderOver(counting);
-    recorder.record(SUBJECT, [{ type: "accepted", at: T0 }], "accepted");
-    recorder.record({ ...SUBJECT, id: "done" }, [{ type: "accepted", at: T0 }], "accepted");
-    recorder.record({ ...SUBJECT, id: "done" }, [{ type: "delivered", at: T0 + 3 }], "delivered");
-    await runLast(tasks);
-    // The ended one is written; the one under way is held, and looked at again by a timer of its own.
-    expect(writes).toEqual([["done"]]);
-    expect(store.one("m1")).toBeUndefined();
-    advance(300);
-    recorder.record(SUBJECT, [{ type: "delivered", at: T0 + 300 }], "delivered");
-    await runLast(tasks);
-    expect(writes).toEqual([["done"], ["m1"]]);
-    expect(store.one("m1")?.events.map((event) => event.type)).toEqual(["accepted", "delivered"]);
-    // Its acceptance was counted once, when first taken.
-    const accepted = store.activity(0).find((count) => count.series === "accepted");
-    expect(accepted?.count).toBe(2);
-  });
-
-  it("writes a message that has not ended once it is a moment old, and adds later events to its row", async () => {
-    const store = new MemoryTimelineStore();
-    const { recorder, tasks, advance } = recorderOver(store);
-    recorder.record(SUBJECT, [{ type: "accepted", at: T0 }], "accepted");
-    await runLast(tasks);
-    expect(store.one("m1")).toBeUndefined();
-    advance(5_001);
-    await runLast(tasks);
-    expect(store.one("m1")?.status).toBe("accepted");
-    recorder.record(
-      SUBJECT,
-      [{ type: "retry", at: T0 + 5_002, next_attempt_at: T0 + 6_000, error_code: "x", error: "y" }],
-      "retrying",
-    );
-    await runLast(tasks);
-    expect(store.one("m1")?.status).toBe("retrying");
-  });
-
   it("counts acceptances, retries, dead letters and deliveries per minute, with the delivery's latency", async () => {
     const store = new MemoryTimelineStore();
     const { recorder } = recorderOver(store);
@@ -219,15 +173,6 @@ describe("the timeline recorder", () => {
     expect(timelineRetention({ ...config, max_messages: 5 }, true).maxMessages).toBe(5);
   });
 });
-
-/** Runs the timer set last (the batch's), and waits for the write it starts. */
-async function runLast(tasks: (() => void)[]): Promise<void> {
-  const task = tasks.at(-1);
-  expect(task).toBeDefined();
-  task?.();
-  // Over a store that answers at once, the write is microtasks: done by the next macrotask.
-  await new Promise((resolve) => setImmediate(resolve));
-}
 
 /** The store's methods bound to it, so that a test may replace one. */
 function bound(store: MemoryTimelineStore): TimelineStore {

@@ -124,9 +124,7 @@ timelineStoreContract("SQLite", async () => {
 timelineStoreContract("SQLite, written on the timeline writer thread", async () => {
   const dir = await freshDir();
   const db = openTimelineDb(dir);
-  const store = createThreadedTimelineStore(dir, timelineWriterEntry(), db, (loss) => {
-    throw new Error(`the timeline writer lost ${loss.messages} messages: ${loss.error}`);
-  });
+  const store = createThreadedTimelineStore(dir, timelineWriterEntry(), db);
   closing.push(async () => {
     await store.close();
     db.close();

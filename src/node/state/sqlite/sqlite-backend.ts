@@ -37,7 +37,7 @@ export function openSqliteBackend(
   const countByChannel = db.prepare<[], { channel: string; n: number }>(
     "SELECT channel, count(*) AS n FROM dead_letters GROUP BY channel",
   );
-  const timelineStore = openTimeline(stateDir, role, timeline, logger);
+  const timelineStore = openTimeline(stateDir, role, timeline);
   return {
     mode: "sqlite",
     lanes,
@@ -89,14 +89,11 @@ function openTimeline(
   stateDir: string,
   role: StateRole,
   { writer, off }: SqliteTimelineOptions,
-  logger: Logger,
 ): TimelineStore & { close(): void | Promise<void> } {
   if (role === "reader" || off === true) return Object.assign(new MemoryTimelineStore(0), { close: () => undefined });
   const db = openTimelineDb(stateDir);
   if (writer !== undefined) {
-    const threaded = createThreadedTimelineStore(stateDir, writer, db, ({ messages, error }) =>
-      logger.warn("cannot write the message timeline; these events are not kept", { messages, error }),
-    );
+    const threaded = createThreadedTimelineStore(stateDir, writer, db);
     return {
       ...threaded,
       close: async () => {

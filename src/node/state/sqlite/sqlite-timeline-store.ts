@@ -22,18 +22,12 @@ const COLUMNS = TIMELINE_COLUMNS;
  */
 const SQLITE_PRUNE_BATCH = 1_000;
 
-/** The SQLite timeline store: its writes and prunes are made before they return. */
-export interface SqliteTimelineStore extends TimelineStore {
-  write(writes: Parameters<TimelineStore["write"]>[0], activity: readonly ActivityCount[]): void;
-  prune(limits: TimelinePrune): void;
-}
-
 /**
  * The timeline of `state_dir`: the `timeline` and `timeline_activity` tables. A batch is one
  * transaction of its own, outside the group commit of jobs, since a timeline write never decides
  * anything a message's path waits for.
  */
-export function createSqliteTimelineStore(db: StateDb): SqliteTimelineStore {
+export function createSqliteTimelineStore(db: StateDb): TimelineStore {
   // The status moves only with a write that has one and is no older than the row's.
   const upsert = db.prepare(
     `INSERT INTO timeline (${COLUMNS}, events)

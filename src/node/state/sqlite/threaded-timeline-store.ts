@@ -2,12 +2,7 @@ import { Worker } from "node:worker_threads";
 import type { TimelineStore } from "../../../core/timeline/timeline-store.js";
 import { createSqliteTimelineStore } from "./sqlite-timeline-store.js";
 import type { StateDb } from "./state-db.js";
-import type {
-  FromTimelineWriter,
-  TimelineWriterData,
-  TimelineWriterLoss,
-  ToTimelineWriter,
-} from "./timeline-writer-messages.js";
+import type { FromTimelineWriter, TimelineWriterData, ToTimelineWriter } from "./timeline-writer-messages.js";
 
 /** A timeline store whose writes run on a thread of their own, and which must be closed. */
 export interface ThreadedTimelineStore extends TimelineStore {
@@ -18,17 +13,10 @@ export interface ThreadedTimelineStore extends TimelineStore {
 /**
  * The timeline of `state_dir` with its writes on the timeline writer thread (`entry`,
  * dist/timeline-writer.js), which holds its own connection to the timeline file: a batch costs
- * the event loop only its copy to the thread. The thread keeps a transaction open across
- * batches (`timeline-transaction.ts`); reads (the admin API's, now and then) ask it to commit,
- * then go through `reader`, this thread's connection to the same file. `lost` hears of a commit
- * that failed, which the batches it held were already answered for.
+ * the event loop only its copy to the thread. Reads (the admin API's, now and then) go through
+ * `reader`, this thread's connection to the same file.
  */
-export function createThreadedTimelineStore(
-  stateDir: string,
-  entry: URL,
-  reader: StateDb,
-  lost: (loss: TimelineWriterLoss) => void,
-): ThreadedTimelineStore {
+export function createThreadedTimelineStore(stateDir: string, entry: URL, reader: StateDb): ThreadedTimelineStore {
   const reads = createSqliteTimelineStore(reader);
   const data: TimelineWriterData = { stateDir };
   const worker = new Worker(entry, { workerData: data });
@@ -42,11 +30,7 @@ export function createThreadedTimelineStore(
     for (const waiting of pending.values()) waiting.reject(error);
     pending.clear();
   };
-  worker.on("message", (message: FromTimelineWriter | TimelineWriterLoss) => {
-    if ("kind" in message) {
-      lost(message);
-      return;
-    }
+  worker.on("message", (message: FromTimelineWriter) => {
     const waiting = pending.get(message.id);
     pending.delete(message.id);
     if (message.error === undefined) waiting?.resolve();
@@ -64,18 +48,9 @@ export function createThreadedTimelineStore(
   return {
     write: (writes, counts) => ask({ kind: "write", id: nextId++, writes, counts }),
     prune: (limits) => ask({ kind: "prune", id: nextId++, limits }),
-    one: async (id) => {
-      await ask({ kind: "commit", id: nextId++ });
-      return reads.one(id);
-    },
-    page: async (query) => {
-      await ask({ kind: "commit", id: nextId++ });
-      return reads.page(query);
-    },
-    activity: async (since) => {
-      await ask({ kind: "commit", id: nextId++ });
-      return reads.activity(since);
-    },
+    one: (id) => reads.one(id),
+    page: (query) => reads.page(query),
+    activity: (since) => reads.activity(since),
     async close() {
       if (failure !== undefined) return;
       // The thread answers in order: the writes asked before the close are made first.

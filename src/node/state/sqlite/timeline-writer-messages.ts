@@ -14,22 +14,10 @@ export type ToTimelineWriter =
       readonly counts: readonly ActivityCount[];
     }
   | { readonly kind: "prune"; readonly id: number; readonly limits: TimelinePrune }
-  /** Commit what was written so far, so that another connection reads it. */
-  | { readonly kind: "commit"; readonly id: number }
   | { readonly kind: "close" };
 
-/**
- * The answer to request `id`: done, or why not. A write is answered once it is made in the
- * transaction still open, not once committed.
- */
+/** The answer to request `id`: done, or why not. */
 export interface FromTimelineWriter {
   readonly id: number;
   readonly error?: string;
-}
-
-/** A commit that failed: the `messages` written since the one before it are not kept. */
-export interface TimelineWriterLoss {
-  readonly kind: "lost";
-  readonly messages: number;
-  readonly error: string;
 }
