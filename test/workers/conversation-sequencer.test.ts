@@ -137,8 +137,8 @@ describe("the conversation's Durable Object as the sequencer", () => {
     const { deliveries } = fakeReceiver();
     const env = objectsUse(testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }));
     const conversationId = freshConversation();
-    // Woken first, so that the two hand-overs below meet a running object within the order hold
-    // even when the machine is busy: starting it is what took the time.
+    // Woken first: a hand-over that also has to start the object can take longer than the order
+    // hold on a busy machine, and the two below must meet within it.
     expect(await waiting(conversation(conversationId) as DurableObjectStub<never>)).toBe(0);
     const now = Date.now();
     const later = queuedMessage({ conversationId, text: "later", receivedAt: now });
