@@ -4,12 +4,12 @@
 // --no-timeline turns it off; or, with --bare,
 // bench/bare-server.mjs, inbound only) under `--cpu-prof`
 // with the bench's load, then prints where each thread's CPU went: the functions with the most self
-// time and the inclusive share of each source file (mapped back to src/ through
-// dist/node.js.map) and package. Not part of `npm run bench`.
+// time and the inclusive share of each source file (mapped back to src/ through the
+// source maps in dist/) and package. Not part of `npm run bench`.
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { SourceMap } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startChild } from "./child-process.mjs";
@@ -37,12 +37,17 @@ if (scenario !== "inbound" && scenario !== "end-to-end") throw new Error(`unknow
 const seconds = Math.min(120, Number(values.seconds));
 const BARE_ENTRY = fileURLToPath(new URL("./bare-server.mjs", import.meta.url));
 
-/** Where a profile frame comes from: a src/ file, a package, Node internals or V8. */
-function origin(frame, sourceMap) {
+/**
+ * Where a profile frame comes from: a src/ file, a package, Node internals or V8. `sourceMaps`
+ * holds the map of each bundle in dist/ (the main thread's and the threads' entries) by name.
+ */
+function origin(frame, sourceMaps) {
   const { url, lineNumber, columnNumber, functionName } = frame;
   if (url === "") return functionName || "(anonymous)";
   if (url.endsWith("/bench/bare-server.mjs")) return { file: "bench/bare-server.mjs", line: lineNumber + 1 };
-  if (url.endsWith("/dist/node.js") && sourceMap !== null) {
+  const bundle = /\/dist\/([^/]+\.js)$/.exec(url)?.[1];
+  const sourceMap = bundle === undefined ? undefined : sourceMaps.get(bundle);
+  if (sourceMap !== undefined) {
     const entry = sourceMap.findEntry(lineNumber, columnNumber);
     if (entry?.originalSource) {
       const source = entry.originalSource.replace(/^.*?\/src\//, "src/");
@@ -55,12 +60,12 @@ function origin(frame, sourceMap) {
   return { file: url, line: lineNumber + 1 };
 }
 
-function analyse(profile, sourceMap, requests) {
+function analyse(profile, sourceMaps, requests) {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
   const where = new Map();
-  for (const node of profile.nodes) where.set(node.id, origin(node.callFrame, sourceMap));
+  for (const node of profile.nodes) where.set(node.id, origin(node.callFrame, sourceMaps));
 
   const self = new Map();
   const inclusive = new Map();
@@ -142,15 +147,18 @@ async function main() {
     // One profile per thread: the main thread's, and the timeline writer's with a state_dir.
     const files = (await readdir(folder)).filter((name) => name.endsWith(".cpuprofile"));
     if (files.length === 0) throw new Error("the service wrote no .cpuprofile (did it exit cleanly?)");
-    let sourceMap = null;
-    try {
-      sourceMap = new SourceMap(JSON.parse(await readFile(`${SERVICE_ENTRY}.map`, "utf8")));
-    } catch {
-      process.stdout.write("no dist/node.js.map: locations stay in dist/node.js\n");
+    const sourceMaps = new Map();
+    const dist = dirname(SERVICE_ENTRY);
+    for (const name of (await readdir(dist)).filter((file) => file.endsWith(".js.map"))) {
+      sourceMaps.set(
+        name.slice(0, -".map".length),
+        new SourceMap(JSON.parse(await readFile(join(dist, name), "utf8"))),
+      );
     }
+    if (sourceMaps.size === 0) process.stdout.write("no source maps in dist/: locations stay in dist/\n");
     for (const file of files) {
       const profile = JSON.parse(await readFile(join(folder, file), "utf8"));
-      const { totalMs, self, inclusive } = analyse(profile, sourceMap, Math.max(1, requests));
+      const { totalMs, self, inclusive } = analyse(profile, sourceMaps, Math.max(1, requests));
       process.stdout.write(
         `\n## ${file}\n\nCPU time sampled (idle excluded): ${Math.round(totalMs)} ms, ${((totalMs * 1000) / Math.max(1, requests)).toFixed(1)} µs per request\n`,
       );
