@@ -9,10 +9,8 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { newSecret } from "./message.mjs";
-import { withReceiver } from "./run-phases.mjs";
-import { saturate } from "./saturation.mjs";
+import { alternateSaturated } from "./saturation-pair.mjs";
 import { startServices } from "./saturation-setups.mjs";
-import { wrkAvailable } from "./wrk-load.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -24,14 +22,7 @@ const { values } = parseArgs({
   },
 });
 if (values.baseline === undefined) throw new Error("--baseline <other build's dist/node.js> is required");
-if (!wrkAvailable()) throw new Error("wrk is not installed (Debian package wrk): apt-get install -y wrk");
 const baseline = resolve(values.baseline);
-const options = {
-  saturationConnections: 10,
-  saturationConversations: 1_000,
-  saturationWarmupSeconds: 2,
-  saturationSeconds: Number(values.seconds),
-};
 const secret = newSecret();
 const setup = (key) => ({
   key,
@@ -46,22 +37,13 @@ const setup = (key) => ({
       ...(key === "this" ? {} : { entry: baseline }),
     }),
 });
-const runs = { this: [], baseline: [] };
-for (let round = 0; round < Number(values.rounds); round += 1) {
-  for (const key of round % 2 === 0 ? ["baseline", "this"] : ["this", "baseline"]) {
-    const run = await saturate({ setup: setup(key), options, secret, withReceiver });
-    runs[key].push(run);
-    process.stdout.write(
-      `${run.name}: ${Math.round(run.repliesPerSecond)} replies/s, ${Math.round(run.cpuMicrosPerReply ?? Number.NaN)} µs CPU/reply\n`,
-    );
-  }
-}
-const mean = (list, field) => {
-  const numbers = list.map((run) => run[field]).filter((value) => typeof value === "number");
-  return numbers.reduce((sum, value) => sum + value, 0) / numbers.length;
-};
-const [thisRate, baseRate] = [mean(runs.this, "repliesPerSecond"), mean(runs.baseline, "repliesPerSecond")];
-const [thisCpu, baseCpu] = [mean(runs.this, "cpuMicrosPerReply"), mean(runs.baseline, "cpuMicrosPerReply")];
+const { this: mine, baseline: base } = await alternateSaturated({
+  first: setup("baseline"),
+  second: setup("this"),
+  rounds: Number(values.rounds),
+  seconds: Number(values.seconds),
+  secret,
+});
 process.stdout.write(
-  `means: this ${Math.round(thisRate)} vs baseline ${Math.round(baseRate)} replies/s (${(thisRate / baseRate).toFixed(3)} ×), CPU ${thisCpu.toFixed(1)} vs ${baseCpu.toFixed(1)} µs/reply\n`,
+  `means: this ${Math.round(mine.rate)} vs baseline ${Math.round(base.rate)} replies/s (${(mine.rate / base.rate).toFixed(3)} ×), CPU ${mine.cpu.toFixed(1)} vs ${base.cpu.toFixed(1)} µs/reply\n`,
 );
