@@ -27,8 +27,10 @@ export async function startTcpGate(host: string, port: number): Promise<TcpGate>
     track(upstream);
     client.pipe(upstream);
     upstream.pipe(client);
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
+    // A side that closed is half-closed on the other once what it sent is through, as a network
+    // delivers the bytes it held before the FIN: a query sent before a client gave up still runs.
+    client.on("close", () => upstream.end());
+    upstream.on("close", () => client.end());
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
@@ -48,4 +50,14 @@ export async function startTcpGate(host: string, port: number): Promise<TcpGate>
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A {@link TcpGate} in front of the server of `url` (a `postgres://` URL, say), and `url` through it. */
+export async function gateInFront(url: string): Promise<{ gate: TcpGate; url: string }> {
+  const target = new URL(url);
+  const gate = await startTcpGate(target.hostname, Number(target.port));
+  const through = new URL(url);
+  through.hostname = "127.0.0.1";
+  through.port = String(gate.port);
+  return { gate, url: through.toString() };
 }

@@ -2,7 +2,7 @@ import type { BrainStatus, ChannelCounts } from "../../core/admin/status-report.
 import { isoOrNull } from "../../core/admin/status-report.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
-import type { JobQueueEvent } from "../queue/job-queue.js";
+import type { JobQueueEvent } from "../queue/job-queue-options.js";
 
 /** What the console counts on Node while the service runs. */
 export interface ConsoleTally {

@@ -28,6 +28,11 @@ export interface LaneOwnership {
   released(key: string, channel: string, removed: Promise<void> | undefined): void;
   /** A write of lane `key` was refused (`lane_fenced`): another runner claimed it; forget it here. */
   lost(key: string): void;
+  /**
+   * The queue dropped what it held of lane `key`, which this process claimed again while a run of
+   * the older claim went on (see `queue-runner.ts`): read its stored jobs again from the start.
+   */
+  reread(key: string, channel: string): void;
   /** False while this replica's lease is not known to be valid: no job may start. */
   mayRun(): boolean;
   /**
@@ -46,6 +51,7 @@ export function soleOwnership(epoch: number): LaneOwnership {
     ticket: (key) => ({ key, epoch }),
     released: () => undefined,
     lost: () => undefined,
+    reread: () => undefined,
     mayRun: () => true,
     unsure: () => undefined,
   };

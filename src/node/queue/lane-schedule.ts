@@ -20,7 +20,7 @@ export class LaneSchedule {
    * Ids of the last jobs that finished here, whose delete may not have committed: a replica
    * that loads their conversation from the store meanwhile must not run them again.
    */
-  private readonly finished = new Set<string>();
+  private readonly finished = new Map<string, string>();
   /** Jobs in the lanes (waiting, running or waiting to retry). */
   private unfinished = 0;
   /** Accepted jobs whose store write has not committed yet: they count, and a drain waits for them. */
@@ -74,16 +74,16 @@ export class LaneSchedule {
 
   /**
    * The heads that may start now, in turn; each one yielded is no longer ready (the caller
-   * starts it). `mayStart` false skips a head, which stays ready.
+   * starts it). `mayStart` false skips a head (of lane `key`), which stays ready.
    */
-  *startable(mayStart: (job: Job) => boolean): Generator<{ key: string; job: Job }> {
+  *startable(mayStart: (job: Job, key: string) => boolean): Generator<{ key: string; job: Job }> {
     for (const key of this.ready) {
       const job = this.lanes.head(key);
       if (job === undefined) {
         this.ready.delete(key);
         continue;
       }
-      if (!mayStart(job)) continue;
+      if (!mayStart(job, key)) continue;
       this.ready.delete(key);
       yield { key, job };
     }
@@ -119,9 +119,12 @@ export class LaneSchedule {
   /**
    * Drops lane `key` whole, running head included: another runner claimed the conversation, so
    * nothing of it runs here any more (a run under way finds its job gone when it settles).
-   * Returns how many jobs were dropped; they stay stored for the conversation's runner.
+   * Returns how many jobs were dropped; they stay stored for the conversation's runner. With
+   * `forgetFinished`, the lane's jobs that finished here are forgotten too: their deletes may not
+   * be made any more, so a read of the lane must run them again from what is stored.
    */
-  drop(key: string): number {
+  drop(key: string, forgetFinished = false): number {
+    if (forgetFinished) for (const [id, of] of this.finished) if (of === key) this.finished.delete(id);
     const lane = this.lanes.lane(key);
     clearTimeout(this.timers.get(key));
     this.timers.delete(key);
@@ -143,9 +146,12 @@ export class LaneSchedule {
     return this.lanes.head(key);
   }
 
-  /** Replaces a running head with its progress. */
+  /**
+   * Replaces a running head with its progress. A run whose lane was dropped and read again
+   * meanwhile (see `queue-runner.ts`) changes nothing here: the lane holds other copies now.
+   */
   progress(key: string, job: Job): void {
-    this.lanes.replaceHead(key, job);
+    if (this.lanes.head(key)?.message.id === job.message.id) this.lanes.replaceHead(key, job);
   }
 
   /** True while `job` is the head of its lane (running, or waiting to retry). */
@@ -162,14 +168,22 @@ export class LaneSchedule {
     const key = keyOf(job);
     const id = job.message.id;
     this.ids.delete(id);
-    this.finished.add(id);
-    if (this.finished.size > FINISHED_KEPT) {
-      const oldest = this.finished.values().next();
-      if (oldest.done !== true) this.finished.delete(oldest.value);
-    }
+    this.finishedHere(job);
     this.unfinished -= 1;
     if (this.lanes.shift(key) !== undefined) this.ready.add(key);
     this.wakeIdle();
+  }
+
+  /**
+   * Remembers `job` as finished here (see {@link add}), though it is not in a lane: a run of it
+   * that ended after its lane was dropped.
+   */
+  finishedHere(job: Job): void {
+    this.finished.set(job.message.id, keyOf(job));
+    if (this.finished.size > FINISHED_KEPT) {
+      const oldest = this.finished.keys().next();
+      if (oldest.done !== true) this.finished.delete(oldest.value);
+    }
   }
 
   /** The job stays first in its lane and becomes ready at `dueAt`. */

@@ -3,7 +3,7 @@ import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import { CrashQuarantine } from "../../core/lifecycle/crash-quarantine.js";
 import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
 import { type HeadResult, type LaneRunnerDeps, runHead, settleRun } from "../../core/lifecycle/lane-runner.js";
-import { isLaneFenced, type LaneStore } from "../../core/lifecycle/lane-store.js";
+import { isLaneFenced, type LaneStore, type LaneTicket } from "../../core/lifecycle/lane-store.js";
 import type { Settlement } from "../../core/lifecycle/settle-outcome.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { Metrics } from "../../core/metrics/metrics.js";
@@ -62,10 +62,17 @@ export interface QueueRunner {
  * {@link runHead} under the lane's ticket. What an outcome means is decided there; this only
  * carries the settlement out on the in-memory lanes (a timer for a retry, the receiver gate for a
  * hold, the next head for a finish or a burial) and lets go of a lane whose write was fenced.
+ *
+ * A lane runs one job at a time here even when it was dropped while its run went on and read
+ * again meanwhile: the copy read again waits for that run to end. A run that ends under a claim
+ * this process no longer holds changes nothing in memory, since what it wrote is in the store
+ * and what it wrote after the newer claim was refused there: the lane is read again instead.
  */
 export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
   const { lanes, store, ownership, circuit, logger, now } = options;
   const quarantine = new CrashQuarantine();
+  /** Lanes with a run under way, whether or not the lanes still hold its job. */
+  const active = new Set<string>();
   let running = 0;
   let deadLetters = 0;
 
@@ -92,7 +99,8 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
   };
 
   /** A settlement write nothing waits for: a failure leaves the job as last stored. */
-  const watch = (key: string, job: Job, stored: Promise<void> | undefined): void => {
+  const watch = (key: string, ticket: LaneTicket, settlement: Settlement, stored: Promise<void> | undefined): void => {
+    const { job } = settlement;
     if (stored === undefined) {
       options.onStoreResult(undefined);
       return;
@@ -101,7 +109,11 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
       () => options.onStoreResult(undefined),
       (error: unknown) => {
         if (isLaneFenced(error)) {
-          letGo(key, job);
+          const current = ownership.ticket(key);
+          if (current === undefined || current.epoch === ticket.epoch) letGo(key, job);
+          // Refused by this process's own newer claim: a finished job is not read again (it
+          // finished here), so its delete is made under that claim.
+          else if (settlement.kind === "finish") watch(key, current, settlement, finishUnder(current, job));
           return;
         }
         options.onStoreResult(errorMessage(error));
@@ -127,7 +139,54 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
     }
   };
 
-  const apply = (key: string, result: HeadResult): void => {
+  const finishUnder = (ticket: LaneTicket, job: Job): Promise<void> | undefined => {
+    try {
+      const made = store.finish(ticket, job);
+      return made instanceof Promise ? made : undefined;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+
+  /**
+   * The end of a run under `ticket`: applied when the lane's ticket is still that one; otherwise
+   * the lane was let go, or claimed again here since, and what it holds is dropped (see above).
+   */
+  const ended = (key: string, ticket: LaneTicket, result: HeadResult): void => {
+    const current = ownership.ticket(key);
+    if (current !== undefined && current.epoch === ticket.epoch) {
+      apply(key, ticket, result);
+      return;
+    }
+    if (result.kind === "settled") {
+      result.stored?.catch(() => undefined);
+      // A burial is settled once stored: its letter is kept whatever the lane holds now.
+      if (result.settlement.kind === "bury") buried(result.settlement.letter);
+    }
+    const job = result.kind === "fenced" ? result.job : result.settlement.job;
+    if (current === undefined) {
+      if (result.kind === "fenced") letGo(key, job);
+      else lanes.drop(key);
+      return;
+    }
+    const dropped = lanes.drop(key);
+    if (result.kind === "settled" && result.settlement.kind === "finish") {
+      // Each write of a finished run was committed before the newer claim (one after it would
+      // have been refused), and its replies were posted: it is not run again, and its delete is
+      // made under that claim.
+      lanes.finishedHere(job);
+      watch(key, current, result.settlement, finishUnder(current, job));
+    }
+    logger.info("a run under an earlier claim of its conversation ended: the conversation is read again", {
+      channel: job.message.channel,
+      conversation_id: job.message.message.conversationId,
+      message_id: job.message.id,
+      dropped,
+    });
+    ownership.reread(key, job.message.channel);
+  };
+
+  const apply = (key: string, ticket: LaneTicket, result: HeadResult): void => {
     if (result.kind === "fenced") {
       letGo(key, result.job);
       return;
@@ -158,18 +217,16 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
         break;
     }
     options.onEvent(SETTLED_EVENT[settlement.kind]);
-    watch(key, settlement.job, result.stored);
+    watch(key, ticket, settlement, result.stored);
     if (settlement.kind === "finish" || settlement.kind === "bury") {
       if (lanes.head(key) === undefined) ownership.released(key, settlement.job.message.channel, result.stored);
     }
   };
 
   /** A run that rejected (the delivery thread stopped mid-run): the quarantine rules, the lane settles. */
-  const failedUnexpectedly = async (key: string, job: Job, error: unknown): Promise<void> => {
-    const ticket = ownership.ticket(key);
-    if (ticket === undefined) return;
+  const failedUnexpectedly = async (key: string, ticket: LaneTicket, job: Job, error: unknown): Promise<void> => {
     const outcome = quarantine.outcome(job, errorMessage(error), lanes.isStopped, logger);
-    apply(key, await settleRun(ticket, outcome, deps));
+    ended(key, ticket, await settleRun(ticket, outcome, deps));
   };
 
   const start = (key: string, job: Job, suspect: boolean): void => {
@@ -179,6 +236,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
       return;
     }
     running += 1;
+    active.add(key);
     quarantine.started(suspect);
     circuit?.started(key);
     const run: LaneRunnerDeps["run"] = (next, hooks, admission) =>
@@ -199,14 +257,15 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
       .then(
         (result) => {
           if (suspect) quarantine.cleared(job.message.id);
-          apply(key, result);
+          ended(key, ticket, result);
         },
-        (error: unknown) => failedUnexpectedly(key, lanes.head(key) ?? job, error),
+        (error: unknown) => failedUnexpectedly(key, ticket, lanes.isHead(job) ? (lanes.head(key) ?? job) : job, error),
       )
       .catch((error: unknown) => {
         logger.error(`cannot settle a job: ${errorMessage(error)}`, { message_id: job.message.id });
       })
       .finally(() => {
+        active.delete(key);
         running -= 1;
         quarantine.ended(suspect);
         pump();
@@ -214,7 +273,8 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
       .catch(() => undefined);
   };
 
-  const mayStart = (job: Job): boolean => quarantine.mayStart(quarantine.isSuspect(job.message.id));
+  const mayStart = (job: Job, key: string): boolean =>
+    !active.has(key) && quarantine.mayStart(quarantine.isSuspect(job.message.id));
 
   function pump(): void {
     if (lanes.isStopped || running >= options.concurrency || !ownership.mayRun()) return;

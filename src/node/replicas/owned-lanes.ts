@@ -164,6 +164,20 @@ export class OwnedLanes {
     }
   }
 
+  /**
+   * Lane `key` holds nothing in the queue any more and is to be read from its start: it is marked
+   * behind, so that a job placed before that read is read with those stored before it, in order,
+   * and a read that fails is made by the next sweep. False when this replica does not hold it.
+   */
+  startOver(key: string, channel: string): boolean {
+    const lane = this.owned.get(key);
+    if (lane === undefined) return false;
+    lane.upTo = 0;
+    lane.behind = true;
+    this.noteBehind(key, channel, lane);
+    return true;
+  }
+
   /** Keeps {@link behind} in step with `lane`. */
   noteBehind(key: string, channel: string, lane: OwnedLane): void {
     if (lane.behind) this.behind.set(key, channel);

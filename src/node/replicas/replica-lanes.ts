@@ -2,16 +2,16 @@ import type { Pool } from "pg";
 import type { BrainSharing } from "../../core/brain/limits/brain-sharing.js";
 import { errorMessage } from "../../core/channel-error.js";
 import { channelOfKey, conversationKey } from "../../core/conversation/conversation-store.js";
-import type { Job } from "../../core/lifecycle/job.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
-import type { LaneOwnership, LanePlace } from "../queue/lane-ownership.js";
+import type { LaneOwnership } from "../queue/lane-ownership.js";
 import type { PostgresLaneStore } from "../state/postgres/postgres-lane-store.js";
 import { mayHaveCommitted } from "../state/postgres/postgres-state-error.js";
 import { createKeyChains } from "./key-chains.js";
+import { createLaneArrivals } from "./lane-arrivals.js";
 import { createLaneBatches } from "./lane-batches.js";
 import { createLaneLoader } from "./lane-loader.js";
-import { type Claim, type JobNotice, leaveReplicas, readNotice } from "./lane-statements.js";
+import { leaveReplicas, readNotice } from "./lane-statements.js";
 import { OwnedLanes } from "./owned-lanes.js";
 import { createReplicaBrains } from "./replica-brains.js";
 import { ReplicaLease } from "./replica-lease.js";
@@ -86,71 +86,14 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     halted: () => stopped || rejoining,
   });
 
-  /** Another replica stored a job of a conversation this one runs (or ran): read it. */
-  const noticed = (notice: JobNotice | { readonly conversation: string }): Promise<void> => {
-    const key = notice.conversation;
-    const channel = channelOfKey(key);
-    if (channel === undefined || stopped) return Promise.resolve();
-    return serial(key, async () => {
-      const lane = owned.get(key);
-      if (lane === undefined) {
-        unplaced.set(key, channel);
-        return;
-      }
-      // At or below what the lane holds: a job whose commit came after a later one's.
-      const added =
-        "seq" in notice && notice.seq <= lane.upTo
-          ? await loader.byId(channel, lane, [notice.id])
-          : await owned.readOn(key, channel, lane);
-      owned.noteBehind(key, channel, lane);
-      // A notice of a job known here already (finished, its delete to come) leaves it idle.
-      owned.foundWork(key, lane, added);
-    });
-  };
-
-  const place = (job: Job): Promise<LanePlace> => {
-    const { channel } = job.message;
-    const key = conversationKey(channel, job.message.message.conversationId);
-    return serial(key, async (): Promise<LanePlace> => {
-      idle.delete(key);
-      let answer: Claim;
-      try {
-        answer = await claim({
-          conversation: key,
-          channel,
-          jobId: job.message.id,
-          reclaim: owned.get(key) === undefined,
-        });
-      } catch (error) {
-        // Stored: claimed again at the next sweep, here, or by another replica should this one die.
-        unplaced.set(key, channel);
-        throw error;
-      }
-      if (!answer.mine) {
-        owned.lost(key);
-        if (answer.previous !== null) {
-          await notify({ owner: answer.previous, conversation: key, seq: answer.seq, id: job.message.id }).catch(
-            (error: unknown) => {
-              unplaced.set(key, channel); // told again from the next sweep's claim
-              throw error;
-            },
-          );
-        }
-        return "elsewhere";
-      }
-      const held = owned.get(key);
-      const lane = held !== undefined && held.epoch === answer.epoch ? held : owned.own(key, answer);
-      // Everything before it is held here (or finished here, its delete to come): it joins the end.
-      const known = answer.prevId !== "" && loader.queueOf(channel)?.knows(answer.prevId) === true;
-      if (!lane.behind && (answer.prev <= lane.upTo || known)) {
-        lane.upTo = Math.max(lane.upTo, answer.seq);
-        return "here";
-      }
-      // Jobs stored before it (by other replicas, or before a takeover) go first, it included.
-      await owned.readOn(key, channel, lane, 1);
-      return "loaded";
-    });
-  };
+  const { noticed, place } = createLaneArrivals({
+    owned,
+    loader,
+    claim,
+    notify,
+    serial,
+    isStopped: () => stopped,
+  });
 
   const released = (key: string, channel: string, removed: Promise<void> | undefined): void => {
     // Once the delete settled. One that failed leaves the job stored (the store tries again):
@@ -165,6 +108,38 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   };
 
   const lost = (key: string): void => owned.lost(key);
+
+  // A write under the lane's ticket may commit late (see `SpentTickets`): the lane is given up
+  // here, its jobs in memory dropped, and claimed again at the next sweep, under a new epoch.
+  lanes.onSpent(({ key, epoch }) => {
+    const channel = channelOfKey(key);
+    if (channel === undefined) return;
+    serial(key, async () => {
+      // Spent under an older claim than the one held now: nothing to give up.
+      if ((owned.get(key)?.epoch ?? 0) > epoch) return;
+      owned.lost(key);
+      const dropped = loader.queueOf(channel)?.drop(key) ?? 0;
+      unplaced.set(key, channel);
+      logger.warn("a write of a conversation got no answer from postgres: it is claimed again before more is written", {
+        channel,
+        conversation: key,
+        dropped,
+      });
+    }).catch(() => undefined);
+  });
+
+  /** The queue dropped lane `key` (see `LaneOwnership.reread`): its stored jobs are read from the start. */
+  const reread = (key: string, channel: string): void => {
+    // At once, not in the chain: a job placed meanwhile must not join the empty lane ahead of
+    // those stored before it.
+    if (!owned.startOver(key, channel)) return;
+    serial(key, async () => {
+      const lane = owned.get(key);
+      if (lane !== undefined) await owned.readOnOrIdle(key, channel, lane);
+    }).catch((error: unknown) => {
+      logger.warn("cannot read a conversation again; the next sweep will", { error: errorMessage(error) });
+    });
+  };
 
   /**
    * The lease had run out: other replicas may run some of this one's conversations now. Drop
@@ -241,6 +216,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       ticket: (key) => owned.ticket(key),
       released,
       lost,
+      reread,
       mayRun: () => lease.isValid() && !rejoining,
       unsure: (job, error) => {
         // Rolled back: nothing to look for (nor a claim to make of a conversation new to the database).

@@ -49,6 +49,8 @@ export class ReplicaLease {
   private connecting: Promise<void> | undefined;
   /** True once a renewal was written: a row missing after that was deleted by someone else. */
   private renewed = false;
+  /** The connection being opened, whose first renewal counts before it becomes {@link client}. */
+  private opening: pg.Client | undefined;
 
   constructor(private readonly options: ReplicaLeaseOptions) {}
 
@@ -135,6 +137,7 @@ export class ReplicaLease {
       if (message.channel === PAUSES_CHANNEL) this.options.onPause(message.payload);
       else this.options.onNotify(message.payload);
     });
+    this.opening = client;
     try {
       await client.connect();
       await client.query(`LISTEN "${notifyChannel(replica)}"`);
@@ -143,6 +146,8 @@ export class ReplicaLease {
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;
+    } finally {
+      if (this.opening === client) this.opening = undefined;
     }
     if (this.stopped) {
       await client.end().catch(() => undefined);
@@ -167,10 +172,15 @@ export class ReplicaLease {
        RETURNING coalesce((SELECT lease_until < now() FROM old), $3) AS lapsed`,
       [replica, leaseMs / 1000, this.renewed],
     );
+    // Answered on a connection given up on meanwhile: the renewals of the live one count.
+    if (client !== this.client && client !== this.opening) return;
+    // Run out here, it may have run out in the database too, though the row says otherwise: a
+    // renewal of a connection given up on can still commit once the database answers again.
+    const ranOut = this.renewed && performance.now() >= this.validUntil;
     this.renewed = true;
     // From when it was sent: the database's lease_until is never earlier than this.
     this.validUntil = sentAt + leaseMs;
-    if (result.rows[0]?.lapsed === true) {
+    if (result.rows[0]?.lapsed === true || ranOut) {
       this.options.logger.warn(
         "replica lease had run out: other replicas may have taken its conversations; taking stock",
       );

@@ -8,7 +8,8 @@ import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js"
 import type { NodeAdmin } from "../admin/node-admin.js";
 import type { Listener } from "../listener/serve-listeners.js";
 import { createCommitLag } from "../queue/commit-lag.js";
-import { createJobQueue, type JobQueue, type JobQueueEvent } from "../queue/job-queue.js";
+import { createJobQueue, type JobQueue } from "../queue/job-queue.js";
+import type { JobQueueEvent } from "../queue/job-queue-options.js";
 import type { LaneOwnership } from "../queue/lane-ownership.js";
 import { replayHintFor } from "../queue/replay-hint.js";
 import type { StateBackend } from "../state/state-backend.js";

@@ -1,5 +1,6 @@
 import type { Logger } from "../../core/log/logger.js";
-import type { JobQueue, JobQueueEvent } from "../queue/job-queue.js";
+import type { JobQueue } from "../queue/job-queue.js";
+import type { JobQueueEvent } from "../queue/job-queue-options.js";
 
 /** How often the progress line is written while there is traffic. */
 export const PROGRESS_INTERVAL_MS = 10_000;

@@ -5,10 +5,12 @@ import type { Job } from "../../../core/lifecycle/job.js";
 import { type LaneStore, type LaneTicket, laneFencedError } from "../../../core/lifecycle/lane-store.js";
 import type { Logger } from "../../../core/log/logger.js";
 import { LruMap } from "../../../core/lru-map.js";
+import { type Held, supersede, type Waiter, withdrawSpent } from "./held-writes.js";
 import { type Admitted, admittedKey, type Fenced, writeLaneGroup } from "./postgres-lane-group.js";
 import { takeReplayedJobs } from "./postgres-replays.js";
-import { asStateError, postgresErrorMessage } from "./postgres-state-error.js";
+import { asStateError, mayHaveCommitted, postgresErrorMessage } from "./postgres-state-error.js";
 import { createTurnBatch } from "./postgres-turn-batch.js";
+import { SpentTickets } from "./spent-tickets.js";
 
 /** The Postgres lane store, with what the replica coordination tells it. */
 export interface PostgresLaneStore extends LaneStore {
@@ -17,18 +19,8 @@ export interface PostgresLaneStore extends LaneStore {
   primed(ticket: LaneTicket, last: number): void;
   /** Resolves once the writes asked for before the call are committed (or failed): before a close. */
   flush(): Promise<void>;
-}
-
-interface Waiter {
-  readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
-}
-
-/** A write of the group now forming, with who waits for it. */
-interface Held<T> {
-  readonly ticket: LaneTicket;
-  value: T;
-  readonly waiters: Waiter[];
+  /** Tells `listener` of each ticket a write of unknown outcome spent (see {@link SpentTickets}). */
+  onSpent(listener: (ticket: LaneTicket) => void): void;
 }
 
 /** How long a failed delete of a finished job waits before it is tried again. */
@@ -80,6 +72,7 @@ export function createPostgresLaneStore(
   let turns: Held<readonly ConversationTurn[]>[] = [];
   let numbered = new Map<string, number>();
   const last = new LruMap<{ epoch: number; last: number }>();
+  const spent = new SpentTickets();
 
   const write = (): Promise<void> | undefined => {
     if (added.size + updated.size + deleted.size + buried.size + turns.length === 0) return undefined;
@@ -119,15 +112,22 @@ export function createPostgresLaneStore(
         }
       },
       (error: unknown) => {
+        const refusal = asStateError(error);
+        for (const waiter of addWaiters) waiter.reject(refusal);
+        for (const held of fencedWrites) for (const waiter of held.waiters) waiter.reject(refusal);
+        if (mayHaveCommitted(error)) {
+          for (const held of fencedWrites) {
+            last.delete(held.ticket.key);
+            spent.spend(held.ticket);
+          }
+          withdrawSpent({ updated, deleted, buried, turns, numbered }, (ticket) => spent.has(ticket));
+        }
         // A buried job's delete is not tried again without its letter: it stays, and runs again.
         failed(
           group.added.length,
           [...taken.deleted].filter(([id]) => !taken.buried.has(id)).map(([, held]) => held),
           error,
         );
-        const refusal = asStateError(error);
-        for (const waiter of addWaiters) waiter.reject(refusal);
-        for (const held of fencedWrites) for (const waiter of held.waiters) waiter.reject(refusal);
       },
     );
   };
@@ -148,7 +148,9 @@ export function createPostgresLaneStore(
     if (finished.length === 0) return;
     logger.error("cannot remove finished messages from postgres; retrying", { count: finished.length, error: message });
     for (const held of finished) {
-      if (!added.has(held.value) && !deleted.has(held.value)) deleted.set(held.value, { ...held, waiters: [] });
+      const id = held.value;
+      if (added.has(id) || deleted.has(id)) continue;
+      if (supersede({ updated, deleted, buried }, id, held.ticket)) deleted.set(id, { ...held, waiters: [] });
     }
     batch.later(DELETE_RETRY_MS);
   };
@@ -159,6 +161,10 @@ export function createPostgresLaneStore(
    */
   const hold = <T>(into: Map<string, Held<T>>, id: string, ticket: LaneTicket, value: T, eager = true): Promise<void> =>
     new Promise<void>((resolve, reject) => {
+      if (!supersede({ updated, deleted, buried }, id, ticket)) {
+        reject(laneFencedError(ticket.key));
+        return;
+      }
       const waiters = into.get(id)?.waiters ?? [];
       waiters.push({ resolve, reject });
       into.set(id, { ticket, value, waiters });
@@ -167,6 +173,8 @@ export function createPostgresLaneStore(
     });
 
   const update = (ticket: LaneTicket, job: Job): Promise<void> => {
+    // A job's update, unlike its delete, is not safe in any order with a late write of its lane.
+    if (spent.has(ticket)) return Promise.reject(laneFencedError(ticket.key));
     const id = job.message.id;
     const stillAdding = added.get(id);
     // Not yet written: the add's row takes the progress (no other runner knows the job yet).
@@ -208,6 +216,7 @@ export function createPostgresLaneStore(
       last.trimTo(MAX_LANES);
     },
     async lastSequence(ticket) {
+      if (spent.has(ticket)) throw laneFencedError(ticket.key);
       const known = last.get(ticket.key);
       if (known !== undefined && known.epoch === ticket.epoch) return known.last;
       let rows: { last_seq: string }[];
@@ -229,6 +238,7 @@ export function createPostgresLaneStore(
       return value;
     },
     save(ticket, job, answered) {
+      if (spent.has(ticket)) return Promise.reject(laneFencedError(ticket.key));
       const written = update(ticket, job);
       if (answered === undefined) return written;
       let highest = numbered.get(ticket.key) ?? 0;
@@ -247,6 +257,9 @@ export function createPostgresLaneStore(
     bury(ticket, letter) {
       // The letter and the job's delete are in one statement: one transaction.
       const id = letter.job.message.id;
+      if (spent.has(ticket) || !supersede({ updated, deleted, buried }, id, ticket)) {
+        return Promise.reject(laneFencedError(ticket.key));
+      }
       buried.set(id, { ticket, value: letter, waiters: [] });
       return hold(deleted, id, ticket, id);
     },
@@ -269,5 +282,6 @@ export function createPostgresLaneStore(
     },
     takeReplayed: (room) => takeReplayedJobs(pool, room),
     flush: () => batch.flush(),
+    onSpent: (listener) => spent.onSpent(listener),
   };
 }

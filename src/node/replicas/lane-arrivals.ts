@@ -1,0 +1,103 @@
+import { channelOfKey, conversationKey } from "../../core/conversation/conversation-store.js";
+import type { Job } from "../../core/lifecycle/job.js";
+import type { LanePlace } from "../queue/lane-ownership.js";
+import type { LaneBatches } from "./lane-batches.js";
+import type { LaneLoader } from "./lane-loader.js";
+import type { Claim, JobNotice } from "./lane-statements.js";
+import type { OwnedLanes } from "./owned-lanes.js";
+
+/** What {@link createLaneArrivals} works with (see `replica-lanes.ts`). */
+export interface LaneArrivalsDeps {
+  readonly owned: OwnedLanes;
+  readonly loader: LaneLoader;
+  readonly claim: LaneBatches["claim"];
+  readonly notify: LaneBatches["notify"];
+  /** Runs `step` after every step of conversation `key` under way, one at a time. */
+  readonly serial: <T>(key: string, step: () => Promise<T>) => Promise<T>;
+  readonly isStopped: () => boolean;
+}
+
+/** How a stored job reaches the replica that runs its conversation. */
+export interface LaneArrivals {
+  /** Another replica stored a job of a conversation this one runs (or ran): read it. */
+  noticed(notice: JobNotice | { readonly conversation: string }): Promise<void>;
+  /** This replica stored `job`: where it runs (see `LaneOwnership.place`). */
+  place(job: Job): Promise<LanePlace>;
+}
+
+/**
+ * A replica's arrivals: a job it stored claims its conversation when nobody runs it (or tells
+ * the live owner where it is), and a notice of a job another replica stored makes the owner
+ * read what follows what it holds.
+ */
+export function createLaneArrivals(deps: LaneArrivalsDeps): LaneArrivals {
+  const { owned, loader, claim, notify, serial } = deps;
+  const { idle, unplaced } = owned;
+
+  const noticed = (notice: JobNotice | { readonly conversation: string }): Promise<void> => {
+    const key = notice.conversation;
+    const channel = channelOfKey(key);
+    if (channel === undefined || deps.isStopped()) return Promise.resolve();
+    return serial(key, async () => {
+      const lane = owned.get(key);
+      if (lane === undefined) {
+        unplaced.set(key, channel);
+        return;
+      }
+      // At or below what the lane holds: a job whose commit came after a later one's.
+      const added =
+        "seq" in notice && notice.seq <= lane.upTo
+          ? await loader.byId(channel, lane, [notice.id])
+          : await owned.readOn(key, channel, lane);
+      owned.noteBehind(key, channel, lane);
+      // A notice of a job known here already (finished, its delete to come) leaves it idle.
+      owned.foundWork(key, lane, added);
+    });
+  };
+
+  const place = (job: Job): Promise<LanePlace> => {
+    const { channel } = job.message;
+    const key = conversationKey(channel, job.message.message.conversationId);
+    return serial(key, async (): Promise<LanePlace> => {
+      idle.delete(key);
+      let answer: Claim;
+      try {
+        answer = await claim({
+          conversation: key,
+          channel,
+          jobId: job.message.id,
+          reclaim: owned.get(key) === undefined,
+        });
+      } catch (error) {
+        // Stored: claimed again at the next sweep, here, or by another replica should this one die.
+        unplaced.set(key, channel);
+        throw error;
+      }
+      if (!answer.mine) {
+        owned.lost(key);
+        if (answer.previous !== null) {
+          await notify({ owner: answer.previous, conversation: key, seq: answer.seq, id: job.message.id }).catch(
+            (error: unknown) => {
+              unplaced.set(key, channel); // told again from the next sweep's claim
+              throw error;
+            },
+          );
+        }
+        return "elsewhere";
+      }
+      const held = owned.get(key);
+      const lane = held !== undefined && held.epoch === answer.epoch ? held : owned.own(key, answer);
+      // Everything before it is held here (or finished here, its delete to come): it joins the end.
+      const known = answer.prevId !== "" && loader.queueOf(channel)?.knows(answer.prevId) === true;
+      if (!lane.behind && (answer.prev <= lane.upTo || known)) {
+        lane.upTo = Math.max(lane.upTo, answer.seq);
+        return "here";
+      }
+      // Jobs stored before it (by other replicas, or before a takeover) go first, it included.
+      await owned.readOn(key, channel, lane, 1);
+      return "loaded";
+    });
+  };
+
+  return { noticed, place };
+}
