@@ -103,18 +103,17 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
       if (queue === undefined) return 0;
       const unknown = ids.filter((id) => !queue.knows(id));
       if (unknown.length === 0) return 0;
-      if (roomOf(queue, 0) < unknown.length) {
-        // Read with the lane's next slice: below its position, so read from the start of the lane.
+      // Read with the lane's next slice, from the start of the lane (they are below its position),
+      // when they do not fit, or when the lane is to be read anyway: one that waits for room, or
+      // one read again from its start meanwhile, whose jobs must not be overtaken by these.
+      const later = (): number => {
         lane.upTo = 0;
         lane.behind = true;
         return 0;
-      }
+      };
+      if (lane.behind || roomOf(queue, 0) < unknown.length) return later();
       const read = (await Promise.all(unknown.map((id) => readIds(id)))).flat();
-      if (roomOf(queue, 0) < read.length) {
-        lane.upTo = 0;
-        lane.behind = true;
-        return 0;
-      }
+      if (lane.behind || roomOf(queue, 0) < read.length) return later();
       return hand(queue, lane, read);
     },
     get loaded() {

@@ -105,7 +105,10 @@ export class OwnedLanes {
   /** Hands the queue the stored jobs `ids` of lane `key`, when this replica holds it. */
   async readIds(key: string, channel: string, ids: readonly string[]): Promise<void> {
     const lane = this.owned.get(key);
-    if (lane !== undefined) await this.loader.byId(channel, lane, ids);
+    if (lane === undefined) return;
+    await this.loader.byId(channel, lane, ids);
+    // Left for the lane's read from its start: the sweep makes it.
+    this.noteBehind(key, channel, lane);
   }
 
   /**
