@@ -115,10 +115,11 @@ export function createPostgresLaneStore(
         const refusal = asStateError(error);
         for (const waiter of addWaiters) waiter.reject(refusal);
         for (const held of fencedWrites) for (const waiter of held.waiters) waiter.reject(refusal);
+        // A delete of a finished job ends the same in any order with a late write: it spends nothing.
         if (mayHaveCommitted(error)) {
-          for (const held of fencedWrites) {
-            last.delete(held.ticket.key);
-            spent.spend(held.ticket);
+          for (const { ticket } of [...group.updated, ...group.turns, ...group.buried]) {
+            last.delete(ticket.key);
+            spent.spend(ticket);
           }
           withdrawSpent({ updated, deleted, buried, turns, numbered }, (ticket) => spent.has(ticket));
         }
