@@ -122,7 +122,8 @@ async function settle(
   const { store, logger } = deps;
   if (outcome.kind === "fenced") return { kind: "fenced", job: outcome.job };
   const settlement = settleOutcome(outcome, { now: deps.now(), replayHint: deps.replayHint });
-  if (settlement.kind !== "bury") return { kind: "settled", settlement, stored: written(ticket, settlement, store) };
+  if (settlement.kind !== "bury")
+    return { kind: "settled", settlement, stored: writeSettlement(ticket, settlement, store) };
   try {
     await store.bury(ticket, settlement.letter);
   } catch (error) {
@@ -154,8 +155,12 @@ function write(
   }
 }
 
-/** A settlement's write as a promise, or undefined for one made at once; one that throws rejects. */
-function written(
+/**
+ * A settlement's write (other than a burial) under `ticket`, as a promise, or undefined for one
+ * made at once; one that throws rejects. A runtime calls it alone to make a finished job's delete
+ * again under a newer claim of its lane.
+ */
+export function writeSettlement(
   ticket: LaneTicket,
   settlement: Exclude<Settlement, { kind: "bury" }>,
   store: LaneStore,

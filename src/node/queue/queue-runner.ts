@@ -2,7 +2,13 @@ import { errorMessage } from "../../core/channel-error.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import { CrashQuarantine } from "../../core/lifecycle/crash-quarantine.js";
 import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
-import { type HeadResult, type LaneRunnerDeps, runHead, settleRun } from "../../core/lifecycle/lane-runner.js";
+import {
+  type HeadResult,
+  type LaneRunnerDeps,
+  runHead,
+  settleRun,
+  writeSettlement,
+} from "../../core/lifecycle/lane-runner.js";
 import { isLaneFenced, type LaneStore, type LaneTicket } from "../../core/lifecycle/lane-store.js";
 import type { Settlement } from "../../core/lifecycle/settle-outcome.js";
 import type { Logger } from "../../core/log/logger.js";
@@ -113,7 +119,8 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
           if (current === undefined || current.epoch === ticket.epoch) letGo(key, job);
           // Refused by this process's own newer claim: a finished job is not read again (it
           // finished here), so its delete is made under that claim.
-          else if (settlement.kind === "finish") watch(key, current, settlement, finishUnder(current, job));
+          else if (settlement.kind === "finish")
+            watch(key, current, settlement, writeSettlement(current, settlement, store));
           return;
         }
         options.onStoreResult(errorMessage(error));
@@ -136,15 +143,6 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
       if (kept instanceof Promise) kept.catch(cannotKeep);
     } catch (error) {
       cannotKeep(error);
-    }
-  };
-
-  const finishUnder = (ticket: LaneTicket, job: Job): Promise<void> | undefined => {
-    try {
-      const made = store.finish(ticket, job);
-      return made instanceof Promise ? made : undefined;
-    } catch (error) {
-      return Promise.reject(error);
     }
   };
 
@@ -175,7 +173,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
       // have been refused), and its replies were posted: it is not run again, and its delete is
       // made under that claim.
       lanes.finishedHere(job);
-      watch(key, current, result.settlement, finishUnder(current, job));
+      watch(key, current, result.settlement, writeSettlement(current, result.settlement, store));
     }
     logger.info("a run under an earlier claim of its conversation ended: the conversation is read again", {
       channel: job.message.channel,
