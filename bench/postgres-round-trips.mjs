@@ -127,9 +127,19 @@ async function replyArrival(receiver, messageId) {
  * Counts the round trips of `messages` messages sent one at a time to the service at `url`
  * (whose database connections go through `relay`), after `warmup` uncounted ones. Returns the
  * median and mean per span, and the round trips per second of the idle replica (measured in
- * a pause without messages), which says how much timer traffic the spans may hold.
+ * a pause without messages), which says how much timer traffic the spans may hold. With
+ * `sameConversation` every message is of one conversation, which the replica runs from the
+ * first on (the pause is far shorter than a lease); else each is of a conversation new to it.
  */
-export async function countRoundTrips({ url, relay, secret, receiver, messages, warmup = 5 }) {
+export async function countRoundTrips({
+  url,
+  relay,
+  secret,
+  receiver,
+  messages,
+  warmup = 5,
+  sameConversation = false,
+}) {
   const client = createRawClient(url, 1);
   const headers = messageHeaders(secret);
   const accept = [];
@@ -141,7 +151,8 @@ export async function countRoundTrips({ url, relay, secret, receiver, messages, 
     const idlePerSecond = relay.between(idleFrom, nowMs()) / ((nowMs() - idleFrom) / 1000);
     for (let index = 0; index < warmup + messages; index += 1) {
       await receiver.take();
-      const request = buildRequest(url, headers, messageBody(`conv-${index % 1000}`));
+      const conversation = sameConversation ? "conv-held" : `conv-${index % 1000}`;
+      const request = buildRequest(url, headers, messageBody(conversation));
       const sentAt = nowMs();
       const answer = await sendOne(client, request);
       if (answer.status !== 200) throw new Error(`the probe's message was answered ${answer.status}: ${answer.body}`);

@@ -1,5 +1,6 @@
-// `node bench/profile.mjs [inbound|end-to-end] [--bare] [--durable] [--admin] [--no-timeline]
-// [--seconds N] [--rate N]`: runs the built service (with --durable over a fresh `state_dir`;
+// `node bench/profile.mjs [inbound|end-to-end] [--bare] [--durable] [--postgres] [--admin] [--no-timeline]
+// [--seconds N] [--rate N]`: runs the built service (with --durable over a fresh `state_dir`; with
+// --postgres as one replica on a private cluster, fsync on, as the bench runs it;
 // with --admin the admin API on, which in memory keeps the message timeline unless
 // --no-timeline turns it off; or, with --bare,
 // bench/bare-server.mjs, inbound only) under `--cpu-prof`
@@ -12,10 +13,12 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { createDatabase, startPostgresCluster } from "../scripts/postgres-cluster.mjs";
 import { startChild } from "./child-process.mjs";
 import { runLoad } from "./load.mjs";
 import { messageBody, messageHeaders, newSecret } from "./message.mjs";
 import { createSenderPool, sendPaced } from "./paced-sender.mjs";
+import { BENCH_CLUSTER } from "./postgres-cost.mjs";
 import { startReceiver } from "./receiver-client.mjs";
 import { SERVICE_ENTRY, startService } from "./service.mjs";
 
@@ -28,6 +31,7 @@ const { values, positionals } = parseArgs({
     rate: { type: "string", default: "5000" },
     bare: { type: "boolean", default: false },
     durable: { type: "boolean", default: false },
+    postgres: { type: "boolean", default: false },
     admin: { type: "boolean", default: false },
     "no-timeline": { type: "boolean", default: false },
   },
@@ -106,6 +110,7 @@ async function main() {
   const secret = newSecret();
   const folder = await mkdtemp(join(tmpdir(), "webhook-profile-"));
   const receiver = await startReceiver(scenario === "inbound" ? "never" : "answer");
+  const cluster = values.postgres ? await startPostgresCluster(BENCH_CLUSTER) : undefined;
   try {
     const nodeOptions = ["--cpu-prof", `--cpu-prof-dir=${folder}`];
     const service = values.bare
@@ -116,6 +121,7 @@ async function main() {
           bufferCapacity: scenario === "inbound" ? 1_000_000 : 1_000,
           deliveryTimeoutMs: 600_000,
           durable: values.durable,
+          ...(cluster === undefined ? {} : { postgresUrl: await createDatabase(cluster.url, "profile") }),
           admin: values.admin,
           ...(values["no-timeline"] ? { timeline: "off" } : {}),
           nodeOptions,
@@ -172,6 +178,7 @@ async function main() {
     throw error;
   } finally {
     await receiver.stop();
+    await cluster?.stop();
   }
 }
 

@@ -102,8 +102,13 @@ function statementMix(run) {
 
 function roundTripLines(roundTrips) {
   if (!roundTrips) return [];
-  const rows = Object.entries(roundTrips).map(([build, probe]) => [
+  const kinds = { new: "a new conversation each", same: "one conversation, which the replica runs" };
+  const probes = Object.entries(roundTrips).flatMap(([build, byKind]) =>
+    Object.entries(byKind).map(([kind, probe]) => ({ build, kind, probe })),
+  );
+  const rows = probes.map(({ build, kind, probe }) => [
     build === "thisBuild" ? "this build" : "baseline build",
+    kinds[kind],
     `${two(probe.accept.median)} (mean ${two(probe.accept.mean)})`,
     `${two(probe.delivery.median)} (mean ${two(probe.delivery.mean)})`,
     `${two(probe.total.median)} (mean ${two(probe.total.mean)})`,
@@ -116,6 +121,7 @@ function roundTripLines(roundTrips) {
     table(
       [
         "build",
+        "messages of",
         "send → 200 (accept)",
         "200 → reply at the receiver (delivery)",
         "send → reply",

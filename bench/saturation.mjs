@@ -132,7 +132,7 @@ export async function saturate({ setup, options, secret, withReceiver, cluster, 
 }
 
 /** One replica of `entry` (undefined: this build) on a fresh database reached through the counting relay. */
-async function probeRoundTrips({ cluster, entry, secret, withReceiver, messages }) {
+async function probeRoundTrips({ cluster, entry, secret, withReceiver, messages, sameConversation }) {
   const databaseUrl = await createDatabase(cluster.url, `round_trips_${Date.now().toString(36)}`);
   const relay = await startCountingRelay(cluster.port);
   try {
@@ -141,7 +141,7 @@ async function probeRoundTrips({ cluster, entry, secret, withReceiver, messages 
     return await withReceiver("answer", async (receiver) => {
       const server = await startServices({ count: 1, secret, receiver, entry, postgresUrl: relayed.toString() });
       try {
-        return await countRoundTrips({ url: server.urls[0], relay, secret, receiver, messages });
+        return await countRoundTrips({ url: server.urls[0], relay, secret, receiver, messages, sameConversation });
       } finally {
         await server.stop();
       }
@@ -197,16 +197,20 @@ export async function runSaturationPhase({ options, secret, withReceiver, cleanR
         ["thisBuild", undefined],
         ...(options.baseline === null ? [] : [["baseline", options.baseline]]),
       ]) {
-        log(
-          `round trips to Postgres per message, ${build === "thisBuild" ? "this build" : "baseline build"}: one at a time`,
-        );
-        roundTrips[build] = await probeRoundTrips({
-          cluster,
-          entry,
-          secret,
-          withReceiver,
-          messages: options.roundTripMessages,
-        });
+        roundTrips[build] = {};
+        for (const sameConversation of [false, true]) {
+          log(
+            `round trips to Postgres per message, ${build === "thisBuild" ? "this build" : "baseline build"}: one at a time, ${sameConversation ? "one conversation" : "a new conversation each"}`,
+          );
+          roundTrips[build][sameConversation ? "same" : "new"] = await probeRoundTrips({
+            cluster,
+            entry,
+            secret,
+            withReceiver,
+            messages: options.roundTripMessages,
+            sameConversation,
+          });
+        }
       }
     }
     const noKneeSteps = await runNoKneePhase({

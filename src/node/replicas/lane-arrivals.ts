@@ -1,8 +1,9 @@
 import { channelOfKey, conversationKey } from "../../core/conversation/conversation-store.js";
 import type { Job } from "../../core/lifecycle/job.js";
 import type { LanePlace } from "../queue/lane-ownership.js";
+import type { AddedPosition } from "../state/postgres/added-positions.js";
 import type { LaneBatches } from "./lane-batches.js";
-import type { LaneLoader } from "./lane-loader.js";
+import type { LaneLoader, OwnedLane } from "./lane-loader.js";
 import type { Claim, JobNotice } from "./lane-statements.js";
 import type { OwnedLanes } from "./owned-lanes.js";
 
@@ -15,6 +16,10 @@ export interface LaneArrivalsDeps {
   /** Runs `step` after every step of conversation `key` under way, one at a time. */
   readonly serial: <T>(key: string, step: () => Promise<T>) => Promise<T>;
   readonly isStopped: () => boolean;
+  /** This replica's id: the owner a lane row names when the lane is held here. */
+  readonly replica: string;
+  /** Where the committed add of job `id` put it, once (see `PostgresLaneStore.takePosition`). */
+  readonly position: (id: string) => AddedPosition | undefined;
 }
 
 /** How a stored job reaches the replica that runs its conversation. */
@@ -26,9 +31,10 @@ export interface LaneArrivals {
 }
 
 /**
- * A replica's arrivals: a job it stored claims its conversation when nobody runs it (or tells
- * the live owner where it is), and a notice of a job another replica stored makes the owner
- * read what follows what it holds.
+ * A replica's arrivals: a job it stored in a conversation it runs joins its lane from what the
+ * add read of the lane; one in any other conversation claims it when nobody runs it (or tells
+ * the live owner where it is); a notice of a job another replica stored makes the owner read
+ * what follows what it holds.
  */
 export function createLaneArrivals(deps: LaneArrivalsDeps): LaneArrivals {
   const { owned, loader, claim, notify, serial } = deps;
@@ -55,19 +61,41 @@ export function createLaneArrivals(deps: LaneArrivalsDeps): LaneArrivals {
     });
   };
 
+  /**
+   * Adds the job at `position` to `lane`, held here: it joins the end when everything before it
+   * is held here (or finished here, its delete to come); else the jobs stored before it (by other
+   * replicas, or before a takeover) are read first, it included.
+   */
+  const join = async (
+    key: string,
+    channel: string,
+    lane: OwnedLane,
+    position: Pick<Claim, "seq" | "prev" | "prevId">,
+  ): Promise<LanePlace> => {
+    const known = position.prevId !== "" && loader.queueOf(channel)?.knows(position.prevId) === true;
+    if (!lane.behind && (position.prev <= lane.upTo || known)) {
+      lane.upTo = Math.max(lane.upTo, position.seq);
+      return "here";
+    }
+    await owned.readOn(key, channel, lane, 1);
+    return "loaded";
+  };
+
   const place = (job: Job): Promise<LanePlace> => {
     const { channel } = job.message;
     const key = conversationKey(channel, job.message.message.conversationId);
     return serial(key, async (): Promise<LanePlace> => {
       idle.delete(key);
+      const held = owned.get(key);
+      // Read by the add itself under the lane's lock: a lane held here under that claim needs no
+      // claim of its own (one by another replica after the add waited for its commit, then read the job).
+      const position = deps.position(job.message.id);
+      if (held !== undefined && position?.owner === deps.replica && position.epoch === held.epoch) {
+        return join(key, channel, held, position);
+      }
       let answer: Claim;
       try {
-        answer = await claim({
-          conversation: key,
-          channel,
-          jobId: job.message.id,
-          reclaim: owned.get(key) === undefined,
-        });
+        answer = await claim({ conversation: key, channel, jobId: job.message.id, reclaim: held === undefined });
       } catch (error) {
         // Stored: claimed again at the next sweep, here, or by another replica should this one die.
         unplaced.set(key, channel);
@@ -85,17 +113,13 @@ export function createLaneArrivals(deps: LaneArrivalsDeps): LaneArrivals {
         }
         return "elsewhere";
       }
-      const held = owned.get(key);
-      const lane = held !== undefined && held.epoch === answer.epoch ? held : owned.own(key, answer);
-      // Everything before it is held here (or finished here, its delete to come): it joins the end.
-      const known = answer.prevId !== "" && loader.queueOf(channel)?.knows(answer.prevId) === true;
-      if (!lane.behind && (answer.prev <= lane.upTo || known)) {
-        lane.upTo = Math.max(lane.upTo, answer.seq);
-        return "here";
-      }
-      // Jobs stored before it (by other replicas, or before a takeover) go first, it included.
-      await owned.readOn(key, channel, lane, 1);
-      return "loaded";
+      const current = owned.get(key);
+      return join(
+        key,
+        channel,
+        current !== undefined && current.epoch === answer.epoch ? current : owned.own(key, answer),
+        answer,
+      );
     });
   };
 

@@ -93,6 +93,8 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     notify,
     serial,
     isStopped: () => stopped,
+    replica,
+    position: (id) => lanes.takePosition(id),
   });
 
   const released = (key: string, channel: string, removed: Promise<void> | undefined): void => {

@@ -5,12 +5,16 @@ import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
 import { IDEMPOTENCY_TTL_MS, idempotencyId } from "../../../core/idempotency/idempotency-store.js";
 import type { Job } from "../../../core/lifecycle/job.js";
 import type { LaneTicket } from "../../../core/lifecycle/lane-store.js";
-
-/** A write under a ticket: it takes effect only while the ticket's epoch is its lane's. */
-export interface Fenced<T> {
-  readonly ticket: LaneTicket;
-  readonly value: T;
-}
+import {
+  type AddedPosition,
+  FENCE_QUERY,
+  type GroupRow,
+  ORDERED_ADDED,
+  POSITIONS_QUERY,
+  positionOf,
+} from "./added-positions.js";
+import { deleteJobs, type Fenced, keepLetters, keepTurns, updateJobs } from "./fenced-parts.js";
+import { type Part, unnest } from "./group-sql.js";
 
 /** What one group writes; the store fills it from what it took. */
 export interface LaneGroup {
@@ -29,58 +33,58 @@ export interface LaneGroup {
   readonly maxTurns: number;
 }
 
-/** Makes a parameter (an array, or one value) of the given SQL type; returns its placeholder. */
-type Param = (value: unknown, type: string) => string;
+/** The lanes a group writes under tickets, with the epochs of its tickets for each. */
+function ticketsOf(group: LaneGroup): Map<string, Set<number>> {
+  const epochs = new Map<string, Set<number>>();
+  for (const list of [group.updated, group.turns, group.buried, group.deleted]) {
+    for (const { ticket } of list) {
+      const known = epochs.get(ticket.key) ?? new Set<number>();
+      known.add(ticket.epoch);
+      epochs.set(ticket.key, known);
+    }
+  }
+  return epochs;
+}
 
-/** One data-modifying statement of a group, or undefined when the group has nothing for it. */
-type Part = (param: Param) => string | undefined;
-
-/** `unnest(...)` of one array parameter per column. */
-const unnest = (param: Param, columns: readonly (readonly [readonly unknown[], string])[]): string =>
-  `unnest(${columns.map(([values, type]) => param(values, type)).join(", ")})`;
-
-/** The fence's test of a row whose lane and epoch are the columns `conversation` and `epoch` of `alias`. */
-const fenced = (alias: string): string =>
-  `(${alias}.conversation, ${alias}.epoch) IN (SELECT conversation, epoch FROM fence)`;
+/**
+ * The lock of every lane row the group writes under a ticket or adds a job to, taken first and
+ * in the database's order, as a claim's insert takes it: an update locks in the order its plan
+ * meets rows, and two statements that took two lanes in opposite orders deadlocked. Held until
+ * the commit, so a claim (which raises the epoch) waits for this statement, then reads what it
+ * wrote, and the owner and epoch read here are the lane's until then.
+ */
+const laneLocks =
+  (keys: ReadonlySet<string>): Part =>
+  (param) =>
+    keys.size === 0
+      ? undefined
+      : `lane_locks AS MATERIALIZED (
+  SELECT conversation, owner, epoch FROM webhook_channel.lanes WHERE conversation = ANY(${param([...keys], "text[]")})
+  ORDER BY conversation FOR NO KEY UPDATE)`;
 
 /**
  * The fence: one update of each lane the group writes under a ticket, only where the lane names
  * this owner and the ticket's epoch, raising its last reply number to what the group numbered.
- * It holds the lane row's lock: a claim (which raises the epoch) waits for this statement, then
- * reads what it wrote; a write after a claim waits for it and then finds the epoch moved. The
- * other parts write only for the lanes the fence returns. `fence_locks` locks the rows first in
- * the database's order, as a claim's insert does: an update locks in the order its plan meets
- * rows, and two statements that took two lanes in opposite orders deadlocked. The owner is tested
- * on the locked row: in the update's filter, stale counts made it a scan of the owner's lanes.
+ * A write after a claim finds the epoch moved. The other fenced parts write only for the lanes
+ * the fence returns. The owner is tested on the locked row: in the update's filter, stale counts
+ * made it a scan of the owner's lanes.
  */
-function fenceOf(group: LaneGroup): Part {
-  const epochs = new Map<string, Set<number>>();
-  const note = (ticket: LaneTicket): void => {
-    const known = epochs.get(ticket.key) ?? new Set<number>();
-    known.add(ticket.epoch);
-    epochs.set(ticket.key, known);
-  };
-  for (const list of [group.updated, group.turns, group.buried, group.deleted]) {
-    for (const { ticket } of list) note(ticket);
-  }
-  return (param) => {
+const fenceOf =
+  (group: LaneGroup, epochs: ReadonlyMap<string, ReadonlySet<number>>): Part =>
+  (param) => {
     if (epochs.size === 0) return undefined;
     const rows = [...epochs].flatMap(([key, set]) => [...set].map((epoch) => [key, epoch] as const));
-    const keys = param([...epochs.keys()], "text[]");
     const input = unnest(param, [
       [rows.map(([key]) => key), "text[]"],
       [rows.map(([, epoch]) => epoch), "bigint[]"],
       [rows.map(([key]) => group.numbered.get(key) ?? 0), "bigint[]"],
     ]);
-    return `fence_locks AS MATERIALIZED (
-  SELECT conversation, owner FROM webhook_channel.lanes WHERE conversation = ANY(${keys}) ORDER BY conversation FOR NO KEY UPDATE),
-fence AS (UPDATE webhook_channel.lanes AS l SET last_seq = GREATEST(l.last_seq, f.last)
-  FROM fence_locks AS k, ${input} AS f(conversation, epoch, last)
+    return `fence AS (UPDATE webhook_channel.lanes AS l SET last_seq = GREATEST(l.last_seq, f.last)
+  FROM lane_locks AS k, ${input} AS f(conversation, epoch, last)
   WHERE k.owner = ${param(group.owner, "text")} AND l.conversation = k.conversation
     AND f.conversation = k.conversation AND l.epoch = f.epoch
   RETURNING l.conversation, l.epoch)`;
   };
-}
 
 /** Added jobs in acceptance order (`ORDINALITY`: `seq` is the lane's order); an id stored again keeps its place. */
 const addJobs =
@@ -94,10 +98,11 @@ const addJobs =
       [jobs.map((job) => JSON.stringify(job)), "text[]"],
     ]);
     // stored_by: a replica that dies before it claims the job's conversation is found by it.
-    return `INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by)
+    return `added AS (INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by)
   SELECT id, channel, conversation, job, ${param(owner, "text")}
   FROM ${rows} WITH ORDINALITY AS a(id, channel, conversation, job, n) ORDER BY n
-  ON CONFLICT (id) DO UPDATE SET job = excluded.job`;
+  ON CONFLICT (id) DO UPDATE SET job = excluded.job
+  RETURNING id, conversation, seq)`;
   };
 
 /** Their `Idempotency-Key`s, committed, for 24 h from receipt (the last add of a key wins). */
@@ -125,77 +130,6 @@ const addKeys =
     conversation_id = excluded.conversation_id, committed = true, expires_at = excluded.expires_at`;
   };
 
-const updateJobs =
-  (jobs: readonly Fenced<Job>[]): Part =>
-  (param) => {
-    if (jobs.length === 0) return undefined;
-    const rows = unnest(param, [
-      [jobs.map(({ value }) => value.message.id), "text[]"],
-      [jobs.map(({ ticket }) => ticket.key), "text[]"],
-      [jobs.map(({ ticket }) => ticket.epoch), "bigint[]"],
-      [jobs.map(({ value }) => JSON.stringify(value)), "text[]"],
-    ]);
-    return `UPDATE webhook_channel.jobs AS j SET job = u.job FROM ${rows} AS u(id, conversation, epoch, job)
-  WHERE j.id = u.id AND ${fenced("u")}`;
-  };
-
-/** Turns, in order, and the trim that keeps `maxTurns` per conversation (room is kept for the new ones). */
-const keepTurns =
-  (turns: readonly Fenced<readonly ConversationTurn[]>[], maxTurns: number): Part =>
-  (param) => {
-    const rows = turns.flatMap(({ ticket, value }) => value.map((turn) => ({ ticket, turn })));
-    if (rows.length === 0) return undefined;
-    const input = unnest(param, [
-      [rows.map(({ ticket }) => ticket.key), "text[]"],
-      [rows.map(({ ticket }) => ticket.epoch), "bigint[]"],
-      [rows.map(({ turn }) => JSON.stringify(turn)), "text[]"],
-      [rows.map(({ turn }) => turn.at), "bigint[]"],
-    ]);
-    return `appended AS (
-  SELECT * FROM ${input} WITH ORDINALITY AS a(conversation, epoch, turn, at, n) WHERE ${fenced("a")}
-), inserted AS (
-  INSERT INTO webhook_channel.turns (conversation, turn, at) SELECT conversation, turn, at FROM appended ORDER BY n
-), counts AS (
-  SELECT conversation, count(*) AS appended FROM appended GROUP BY conversation
-), trimmed AS (
-  DELETE FROM webhook_channel.turns WHERE seq IN (
-    SELECT seq FROM (
-      SELECT t.seq, c.appended, row_number() OVER (PARTITION BY t.conversation ORDER BY t.seq DESC) AS newest
-      FROM webhook_channel.turns AS t JOIN counts AS c ON c.conversation = t.conversation
-    ) AS ranked WHERE newest > ${param(maxTurns, "bigint")} - appended))`;
-  };
-
-/** Buried jobs' dead letters: a later death of the message replaces its letter. */
-const keepLetters =
-  (letters: readonly Fenced<DeadLetter>[]): Part =>
-  (param) => {
-    if (letters.length === 0) return undefined;
-    const rows = unnest(param, [
-      [letters.map(({ value }) => value.job.message.id), "text[]"],
-      [letters.map(({ value }) => value.job.message.channel), "text[]"],
-      [letters.map(({ value }) => JSON.stringify(value)), "text[]"],
-      [letters.map(({ value }) => value.diedAt), "bigint[]"],
-      [letters.map(({ ticket }) => ticket.key), "text[]"],
-      [letters.map(({ ticket }) => ticket.epoch), "bigint[]"],
-    ]);
-    return `INSERT INTO webhook_channel.dead_letters (id, channel, letter, died_at)
-  SELECT id, channel, letter, died_at FROM ${rows} AS d(id, channel, letter, died_at, conversation, epoch) WHERE ${fenced("d")}
-  ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, letter = excluded.letter, died_at = excluded.died_at`;
-  };
-
-const deleteJobs =
-  (ids: readonly Fenced<string>[]): Part =>
-  (param) => {
-    if (ids.length === 0) return undefined;
-    const rows = unnest(param, [
-      [ids.map(({ value }) => value), "text[]"],
-      [ids.map(({ ticket }) => ticket.key), "text[]"],
-      [ids.map(({ ticket }) => ticket.epoch), "bigint[]"],
-    ]);
-    return `DELETE FROM webhook_channel.jobs AS j USING ${rows} AS x(id, conversation, epoch)
-  WHERE j.id = x.id AND ${fenced("x")}`;
-  };
-
 /** The lanes (and epochs) a group's fence let through: every other fenced write was refused. */
 export type Admitted = ReadonlySet<string>;
 
@@ -204,29 +138,36 @@ export function admittedKey(ticket: LaneTicket): string {
   return `${ticket.epoch}:${ticket.key}`;
 }
 
+/** What a group's statement answers: the lanes its fence admitted, and where its added jobs went. */
+export interface GroupResult {
+  readonly admitted: Admitted;
+  /** By job id; see {@link AddedPosition}. */
+  readonly positions: ReadonlyMap<string, AddedPosition>;
+}
+
 /**
  * Writes everything the lane store gathered in one event-loop turn as one statement, so that a
  * thousand accepted messages cost one round trip and one commit, atomically: the parts the group
  * has, as data-modifying CTEs over arrays (`unnest`), every fenced one behind the fence (see
- * {@link fenceOf}). Only the parts present are sent, and the statement is not prepared: planning
- * a small statement with the arrays at hand costs well under a millisecond, whereas a generic
- * plan cached while `jobs` was nearly empty scanned the whole table once a backlog had built up.
- * The parts touch disjoint rows, which the store guarantees: an id is in at most one of the
- * added, updated and deleted lists (a CTE does not see the rows another one writes). Resolves
- * with the lanes the fence admitted.
+ * {@link fenceOf}), and the lanes' locks first ({@link laneLocks}). Only the parts present are
+ * sent, and the statement is not prepared: planning a small statement with the arrays at hand
+ * costs well under a millisecond, whereas a generic plan cached while `jobs` was nearly empty
+ * scanned the whole table once a backlog had built up. The parts touch disjoint rows, which the
+ * store guarantees: an id is in at most one of the added, updated and deleted lists (a CTE does
+ * not see the rows another one writes).
  */
-export async function writeLaneGroup(pool: pg.Pool, group: LaneGroup): Promise<Admitted> {
+export async function writeLaneGroup(pool: pg.Pool, group: LaneGroup): Promise<GroupResult> {
   const values: unknown[] = [];
   const param = (value: unknown, type: string): string => {
     values.push(value);
     return `$${values.length}::${type}`;
   };
-  const fence = fenceOf(group)(param);
+  const stored = group.added.filter((entry) => entry.stored).map((entry) => entry.job);
+  const epochs = ticketsOf(group);
+  const locks = laneLocks(new Set([...epochs.keys(), ...stored.map(laneOf)]))(param);
+  const fence = fenceOf(group, epochs)(param);
+  const added = addJobs(stored, group.owner)(param);
   const parts = [
-    addJobs(
-      group.added.filter((entry) => entry.stored).map((entry) => entry.job),
-      group.owner,
-    ),
     // A message accepted and finished within one turn was still accepted: its key stays.
     addKeys(group.added.map((entry) => entry.job)),
     ...(fence === undefined ? [] : [updateJobs(group.updated), keepLetters(group.buried), deleteJobs(group.deleted)]),
@@ -235,17 +176,24 @@ export async function writeLaneGroup(pool: pg.Pool, group: LaneGroup): Promise<A
     .filter((sql) => sql !== undefined)
     .map((sql, index) => `w${index} AS (${sql})`);
   const turns = fence === undefined ? undefined : keepTurns(group.turns, group.maxTurns)(param);
-  if (turns !== undefined) parts.push(turns);
-  if (fence === undefined) {
-    if (parts.length === 0) return new Set();
-    await pool.query(`WITH ${parts.join(",\n")}\nSELECT 1`, values);
-    return new Set();
-  }
-  const result = await pool.query<{ conversation: string; epoch: string }>(
-    `WITH ${[fence, ...parts].join(",\n")}\nSELECT conversation, epoch FROM fence`,
+  const ctes = [locks, fence, added, ...parts, turns, added === undefined ? undefined : ORDERED_ADDED];
+  const queries = [fence === undefined ? undefined : FENCE_QUERY, added === undefined ? undefined : POSITIONS_QUERY];
+  const present = (sql: string | undefined): sql is string => sql !== undefined;
+  const withs = ctes.filter(present);
+  if (withs.length === 0) return { admitted: new Set(), positions: new Map() };
+  const final = queries.filter(present);
+  const result = await pool.query<GroupRow>(
+    `WITH ${withs.join(",\n")}\n${final.length === 0 ? "SELECT 1 WHERE false" : final.join("\nUNION ALL\n")}`,
     values,
   );
-  return new Set(result.rows.map((row) => admittedKey({ key: row.conversation, epoch: Number(row.epoch) })));
+  const admitted = new Set<string>();
+  const positions = new Map<string, AddedPosition>();
+  for (const row of result.rows) {
+    const position = positionOf(row);
+    if (position === undefined) admitted.add(admittedKey({ key: row.conversation, epoch: Number(row.epoch ?? 0) }));
+    else if (row.id !== null) positions.set(row.id, position);
+  }
+  return { admitted, positions };
 }
 
 function laneOf(job: Job): string {

@@ -5,8 +5,10 @@ import type { Job } from "../../../core/lifecycle/job.js";
 import { type LaneStore, type LaneTicket, laneFencedError } from "../../../core/lifecycle/lane-store.js";
 import type { Logger } from "../../../core/log/logger.js";
 import { LruMap } from "../../../core/lru-map.js";
+import { type AddedPosition, AddedPositions } from "./added-positions.js";
+import type { Fenced } from "./fenced-parts.js";
 import { type Held, supersede, type Waiter, withdrawSpent } from "./held-writes.js";
-import { type Admitted, admittedKey, type Fenced, writeLaneGroup } from "./postgres-lane-group.js";
+import { type Admitted, admittedKey, writeLaneGroup } from "./postgres-lane-group.js";
 import { takeReplayedJobs } from "./postgres-replays.js";
 import { asStateError, mayHaveCommitted, postgresErrorMessage } from "./postgres-state-error.js";
 import { createTurnBatch } from "./postgres-turn-batch.js";
@@ -21,6 +23,8 @@ export interface PostgresLaneStore extends LaneStore {
   flush(): Promise<void>;
   /** Tells `listener` of each ticket a write of unknown outcome spent (see {@link SpentTickets}). */
   onSpent(listener: (ticket: LaneTicket) => void): void;
+  /** Where the committed add of job `id` put it, once (see {@link AddedPosition}). */
+  takePosition(id: string): AddedPosition | undefined;
 }
 
 /** How long a failed delete of a finished job waits before it is tried again. */
@@ -73,6 +77,7 @@ export function createPostgresLaneStore(
   let numbered = new Map<string, number>();
   const last = new LruMap<{ epoch: number; last: number }>();
   const spent = new SpentTickets();
+  const placed = new AddedPositions();
 
   const write = (): Promise<void> | undefined => {
     if (added.size + updated.size + deleted.size + buried.size + turns.length === 0) return undefined;
@@ -103,7 +108,8 @@ export function createPostgresLaneStore(
     ];
     const addWaiters = [...taken.added.values()].flatMap((held) => held.waiters);
     return writeLaneGroup(pool, group).then(
-      (admitted) => {
+      ({ admitted, positions }) => {
+        placed.keep(positions);
         for (const waiter of addWaiters) waiter.resolve();
         for (const held of fencedWrites) settle(held, admitted);
         for (const [key, highest] of taken.numbered) {
@@ -284,5 +290,6 @@ export function createPostgresLaneStore(
     takeReplayed: (room) => takeReplayedJobs(pool, room),
     flush: () => batch.flush(),
     onSpent: (listener) => spent.onSpent(listener),
+    takePosition: (id) => placed.take(id),
   };
 }

@@ -7,9 +7,8 @@ import { describe, expect, inject, it } from "vitest";
 import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
 import { migratePostgres } from "../../../../src/node/state/postgres/postgres-migrations.js";
 import { createLogSink } from "../../../support/log-sink.js";
-import { waitFor } from "../../../support/wait-for.js";
 import { poolOn } from "./fresh-postgres.js";
-import { claimTicket, jobIn as job, laneOf } from "./lane-tickets.js";
+import { claimTicket, jobIn as job, laneOf, untilOneWaitsForALock } from "./lane-tickets.js";
 
 /** A database whose text order is ICU's en-US, where "a" sorts before "B" (bytewise, after it). */
 async function icuDatabase(): Promise<string> {
@@ -50,16 +49,7 @@ describe("lane lock order", () => {
       // This replica's write of both lanes, one statement, waits for the first.
       const written = Promise.all([store.save(upperTicket, upper), store.save(lowerTicket, lower)]);
       written.catch(() => undefined);
-      await waitFor(
-        async () => {
-          const waiting = await pool.query<{ count: string }>(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-          );
-          return Number(waiting.rows[0]?.count) === 1 ? true : undefined;
-        },
-        5_000,
-        "the fence to wait for the first lane",
-      );
+      await untilOneWaitsForALock(pool, "the fence to wait for the first lane");
       // The second lane is free: the fence took nothing before the lane it waits for.
       await claimer.query("SET LOCAL lock_timeout = '200ms'");
       await claimer.query("SELECT 1 FROM webhook_channel.lanes WHERE conversation = $1 FOR UPDATE", [laneOf(upper)]);

@@ -4,6 +4,7 @@ import { conversationKey } from "../../../../src/core/conversation/conversation-
 import type { Job } from "../../../../src/core/lifecycle/job.js";
 import type { LaneTicket } from "../../../../src/core/lifecycle/lane-store.js";
 import { claimLanes } from "../../../../src/node/replicas/lane-statements.js";
+import { waitFor } from "../../../support/wait-for.js";
 
 /** A new job of conversation `conversationId` on the channel "webhook", as a replica accepts it. */
 export function jobIn(conversationId: string, text = "hello"): Job {
@@ -51,4 +52,18 @@ export async function storedLastSequence(pool: pg.Pool, key: string): Promise<nu
     [key],
   );
   return Number(rows.rows[0]?.last_seq ?? 0);
+}
+
+/** Resolves once one statement of the database of `pool` waits for a lock (`what` names it in a timeout). */
+export async function untilOneWaitsForALock(pool: pg.Pool, what: string): Promise<void> {
+  await waitFor(
+    async () => {
+      const waiting = await pool.query<{ count: string }>(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      );
+      return Number(waiting.rows[0]?.count) === 1 ? true : undefined;
+    },
+    5_000,
+    what,
+  );
 }

@@ -1,0 +1,98 @@
+import { LruMap } from "../../../core/lru-map.js";
+
+/**
+ * Where a group's statement put an accepted job, and who ran its conversation when it was
+ * stored: read under the lock of the conversation's lane row, which the statement holds until
+ * its commit, so a claim by another replica either came before (and shows here) or waits for
+ * the commit and then reads the job. A replica that holds the lane under that epoch needs no
+ * claim of its own to place the job (see `lane-arrivals.ts`).
+ */
+export interface AddedPosition {
+  /** The lane row's owner (null: none, or no row yet). */
+  readonly owner: string | null;
+  /** The lane row's epoch (0: no row yet). */
+  readonly epoch: number;
+  /** The job's position in the jobs table. */
+  readonly seq: number;
+  /** The position of the conversation's pending job before it (0: none). */
+  readonly prev: number;
+  /** That job's id ("": none). */
+  readonly prevId: string;
+}
+
+/** A row of a group's statement: a lane the fence admitted (`id` null) or an added job's position. */
+export interface GroupRow {
+  readonly conversation: string;
+  /** The admitted epoch; for a position, the lane row's (null: no row yet). */
+  readonly epoch: string | null;
+  readonly id: string | null;
+  readonly owner: string | null;
+  readonly seq: string | null;
+  readonly prev: string | null;
+  readonly prev_id: string | null;
+}
+
+/**
+ * The added jobs in the lane's order, each with the one before it in the same insert: a CTE of a
+ * group with added jobs (see {@link POSITIONS_QUERY}).
+ */
+export const ORDERED_ADDED = `ordered AS (
+  SELECT id, conversation, seq,
+    lag(seq) OVER (PARTITION BY conversation ORDER BY seq) AS group_prev,
+    lag(id) OVER (PARTITION BY conversation ORDER BY seq) AS group_prev_id
+  FROM added)`;
+
+/**
+ * One row per job the group's `added` insert returned, with its lane row from `lane_locks`. The
+ * pending job before it is the one before it in the same insert, else the last one the
+ * statement's snapshot holds below it; a job of the conversation committed by another replica
+ * while this statement ran reaches the owner as a notice, as one committed after a claim does.
+ */
+export const POSITIONS_QUERY = `SELECT o.conversation, k.epoch, o.id, k.owner, o.seq,
+  coalesce(o.group_prev, p.seq, 0) AS prev, coalesce(o.group_prev_id, p.id, '') AS prev_id
+FROM ordered o
+  LEFT JOIN lane_locks k ON k.conversation = o.conversation
+  LEFT JOIN LATERAL (
+    SELECT j.seq, j.id FROM webhook_channel.jobs j
+    WHERE o.group_prev IS NULL AND j.conversation = o.conversation AND j.state = 'pending' AND j.seq < o.seq
+    ORDER BY j.seq DESC LIMIT 1) p ON true`;
+
+/** The fence's rows in the shape of {@link POSITIONS_QUERY}'s, to be read in one result. */
+export const FENCE_QUERY = `SELECT conversation, epoch, NULL::text AS id, NULL::text AS owner, NULL::bigint AS seq,
+  NULL::bigint AS prev, NULL::text AS prev_id FROM fence`;
+
+/** The position of an added job's row of the group's result, or undefined for a fence's row. */
+export function positionOf(row: GroupRow): AddedPosition | undefined {
+  if (row.id === null) return undefined;
+  return {
+    owner: row.owner,
+    epoch: Number(row.epoch ?? 0),
+    seq: Number(row.seq ?? 0),
+    prev: Number(row.prev ?? 0),
+    prevId: row.prev_id ?? "",
+  };
+}
+
+/** How many positions are kept for their jobs' placing; one placed later is claimed instead. */
+const MAX_KEPT = 100_000;
+
+/**
+ * The positions of committed adds, kept until each job's placing takes its own. A job whose
+ * add answered too late for its client is never placed: the bound forgets its position.
+ */
+export class AddedPositions {
+  readonly #kept = new LruMap<AddedPosition>();
+
+  /** Keeps what a group's statement returned. */
+  keep(positions: ReadonlyMap<string, AddedPosition>): void {
+    for (const [id, position] of positions) this.#kept.set(id, position);
+    this.#kept.trimTo(MAX_KEPT);
+  }
+
+  /** The position of job `id`'s add, once: undefined when not kept (or taken already). */
+  take(id: string): AddedPosition | undefined {
+    const position = this.#kept.get(id);
+    if (position !== undefined) this.#kept.delete(id);
+    return position;
+  }
+}
