@@ -56,6 +56,20 @@ export const TIMELINE_STORE_CASES: readonly TimelineStoreCase[] = [
     },
   },
   {
+    name: "keeps an event's text as it was written, whatever its characters",
+    async run(store) {
+      const at = Date.now();
+      const message = subject(freshChannel(), at);
+      const text = 'quotes " and \\" , backslash \\ , {braces}, NUL \u0000, tab \t, line\nbreak, ü, 🦆';
+      const events: TimelineEvent[] = [
+        { type: "accepted", at, text },
+        { type: "reply", at: at + 1, reply_id: "r1", sequence: 1, text },
+      ];
+      await store.write([write(message, events, "accepted")], []);
+      expect((await store.one(message.id))?.events).toEqual(events);
+    },
+  },
+  {
     name: "creates the row from whichever write comes first, and an older status does not undo a newer one",
     async run(store) {
       const at = Date.now();

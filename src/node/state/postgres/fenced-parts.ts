@@ -3,7 +3,7 @@ import type { ConversationTurn } from "../../../core/conversation/conversation-s
 import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
 import type { Job } from "../../../core/lifecycle/job.js";
 import type { LaneTicket } from "../../../core/lifecycle/lane-store.js";
-import { fenced, type Part, unnest } from "./group-sql.js";
+import { DOCUMENTS, fenced, type Part, unnest } from "./group-sql.js";
 
 /** A write under a ticket: it takes effect only while the ticket's epoch is its lane's. */
 export interface Fenced<T> {
@@ -20,7 +20,7 @@ export const updateJobs =
       [jobs.map(({ value }) => value.message.id), "text[]"],
       [jobs.map(({ ticket }) => ticket.key), "text[]"],
       [jobs.map(({ ticket }) => ticket.epoch), "bigint[]"],
-      [jobs.map(({ value }) => JSON.stringify(value)), "text[]"],
+      [jobs.map(({ value }) => JSON.stringify(value)), DOCUMENTS],
     ]);
     return `UPDATE webhook_channel.jobs AS j SET job = u.job FROM ${rows} AS u(id, conversation, epoch, job)
   WHERE j.id = u.id AND ${fenced("u")}`;
@@ -35,7 +35,7 @@ export const keepTurns =
     const input = unnest(param, [
       [rows.map(({ ticket }) => ticket.key), "text[]"],
       [rows.map(({ ticket }) => ticket.epoch), "bigint[]"],
-      [rows.map(({ turn }) => JSON.stringify(turn)), "text[]"],
+      [rows.map(({ turn }) => JSON.stringify(turn)), DOCUMENTS],
       [rows.map(({ turn }) => turn.at), "bigint[]"],
     ]);
     return `appended AS (
@@ -60,7 +60,7 @@ export const keepLetters =
     const rows = unnest(param, [
       [letters.map(({ value }) => value.job.message.id), "text[]"],
       [letters.map(({ value }) => value.job.message.channel), "text[]"],
-      [letters.map(({ value }) => JSON.stringify(value)), "text[]"],
+      [letters.map(({ value }) => JSON.stringify(value)), DOCUMENTS],
       [letters.map(({ value }) => value.diedAt), "bigint[]"],
       [letters.map(({ ticket }) => ticket.key), "text[]"],
       [letters.map(({ ticket }) => ticket.epoch), "bigint[]"],

@@ -14,7 +14,7 @@ import {
   positionOf,
 } from "./added-positions.js";
 import { deleteJobs, type Fenced, keepLetters, keepTurns, updateJobs } from "./fenced-parts.js";
-import { type Part, unnest } from "./group-sql.js";
+import { DOCUMENTS, type Part, unnest } from "./group-sql.js";
 
 /** What one group writes; the store fills it from what it took. */
 export interface LaneGroup {
@@ -95,7 +95,7 @@ const addJobs =
       [jobs.map((job) => job.message.id), "text[]"],
       [jobs.map((job) => job.message.channel), "text[]"],
       [jobs.map((job) => laneOf(job)), "text[]"],
-      [jobs.map((job) => JSON.stringify(job)), "text[]"],
+      [jobs.map((job) => JSON.stringify(job)), DOCUMENTS],
     ]);
     // stored_by: a replica that dies before it claims the job's conversation is found by it.
     return `added AS (INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by)

@@ -109,6 +109,23 @@ describe("Postgres lane store", () => {
     expect(lane?.map((stored) => stored.job.message.message.text)).toEqual(["two", "three", "four"]);
   });
 
+  it("keeps every character of a message, its replies and its turns as sent", async () => {
+    const { pool } = await migratedDatabase();
+    const store = createPostgresLaneStore(pool, "rtext", createLogSink().logger);
+    const text = 'quotes " and \\" , backslash \\ , {braces}, NUL \u0000, tab \t, line\nbreak, ü, 🦆, lone \ud800';
+    const added = job(`conversation-${crypto.randomUUID()}`, text);
+    await store.add(added);
+    expect((await storedJob(pool, added.message.id))?.message.message.text).toBe(text);
+    const ticket = await claimTicket(pool, "rtext", added);
+    const answered = { ...added, replies: [{ id: crypto.randomUUID(), sequence: 1, body: JSON.stringify({ text }) }] };
+    await store.save(ticket, answered, { turns: [{ role: "assistant", text, at: 1 }] });
+    expect((await storedJob(pool, added.message.id))?.replies?.[0]?.body).toBe(JSON.stringify({ text }));
+    const turns = await pool.query<{ turn: string }>("SELECT turn FROM webhook_channel.turns WHERE conversation = $1", [
+      laneOf(added),
+    ]);
+    expect(turns.rows.map((row) => (JSON.parse(row.turn) as { text?: string }).text)).toEqual([text]);
+  });
+
   it("moves the lane's last number with the replies' write; a replica that claims it next starts after it", async () => {
     const { url, pool } = await migratedDatabase();
     const store = createPostgresLaneStore(pool, "rnumbers", createLogSink().logger);
