@@ -8,9 +8,12 @@ import { LruMap } from "../../../core/lru-map.js";
  * claim of its own to place the job (see `lane-arrivals.ts`).
  */
 export interface AddedPosition {
-  /** The lane row's owner (null: none, or no row yet). */
+  /**
+   * The lane row's owner; null when there is none, no row yet, or the row moved after the
+   * statement's snapshot (see {@link POSITIONS_QUERY}): the job is then placed by a claim.
+   */
   readonly owner: string | null;
-  /** The lane row's epoch (0: no row yet). */
+  /** The lane row's epoch (0 where `owner` is null for a row that moved, or no row yet). */
   readonly epoch: number;
   /** The job's position in the jobs table. */
   readonly seq: number;
@@ -45,13 +48,17 @@ export const ORDERED_ADDED = `ordered AS (
 /**
  * One row per job the group's `added` insert returned, with its lane row from `lane_locks`. The
  * pending job before it is the one before it in the same insert, else the last one the
- * statement's snapshot holds below it; a job of the conversation committed by another replica
- * while this statement ran reaches the owner as a notice, as one committed after a claim does.
+ * statement's snapshot holds below it. A job of the conversation that another statement added
+ * and committed after that snapshot (this one may have waited for its lock) is not in it, but
+ * that statement wrote the lane row (`fenceOf`): a row whose version is not the snapshot's
+ * answers no owner, and the job is placed by a claim, which reads what the snapshot lacked.
  */
-export const POSITIONS_QUERY = `SELECT o.conversation, k.epoch, o.id, k.owner, o.seq,
+export const POSITIONS_QUERY = `SELECT o.conversation, CASE WHEN k.version = s.version THEN k.epoch END AS epoch, o.id,
+  CASE WHEN k.version = s.version THEN k.owner END AS owner, o.seq,
   coalesce(o.group_prev, p.seq, 0) AS prev, coalesce(o.group_prev_id, p.id, '') AS prev_id
 FROM ordered o
   LEFT JOIN lane_locks k ON k.conversation = o.conversation
+  LEFT JOIN lane_seen s ON s.conversation = o.conversation
   LEFT JOIN LATERAL (
     SELECT j.seq, j.id FROM webhook_channel.jobs j
     WHERE o.group_prev IS NULL AND j.conversation = o.conversation AND j.state = 'pending' AND j.seq < o.seq

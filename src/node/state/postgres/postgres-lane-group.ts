@@ -47,43 +47,49 @@ function ticketsOf(group: LaneGroup): Map<string, Set<number>> {
 }
 
 /**
- * The lock of every lane row the group writes under a ticket or adds a job to, taken first and
- * in the database's order, as a claim's insert takes it: an update locks in the order its plan
- * meets rows, and two statements that took two lanes in opposite orders deadlocked. Held until
- * the commit, so a claim (which raises the epoch) waits for this statement, then reads what it
- * wrote, and the owner and epoch read here are the lane's until then.
+ * The lock of every lane row the group writes under a ticket or adds a job to, taken in the
+ * database's order, as a claim's insert takes it: an update locks in the order its plan meets
+ * rows, and two statements that took two lanes in opposite orders deadlocked. Held until the
+ * commit, so a claim (which raises the epoch) waits for this statement, then reads what it
+ * wrote, and the owner and epoch read here are the lane's until then. `version` tells whether a
+ * statement that committed after this one's snapshot wrote the row (see `POSITIONS_QUERY`).
  */
 const laneLocks =
   (keys: ReadonlySet<string>): Part =>
-  (param) =>
-    keys.size === 0
-      ? undefined
-      : `lane_locks AS MATERIALIZED (
-  SELECT conversation, owner, epoch FROM webhook_channel.lanes WHERE conversation = ANY(${param([...keys], "text[]")})
-  ORDER BY conversation FOR NO KEY UPDATE)`;
+  (param) => {
+    if (keys.size === 0) return undefined;
+    const lanes = param([...keys], "text[]");
+    return `lane_locks AS MATERIALIZED (
+  SELECT conversation, owner, epoch, xmin::text AS version FROM webhook_channel.lanes WHERE conversation = ANY(${lanes})
+  ORDER BY conversation FOR NO KEY UPDATE),
+lane_seen AS (SELECT conversation, xmin::text AS version FROM webhook_channel.lanes WHERE conversation = ANY(${lanes}))`;
+  };
 
 /**
- * The fence: one update of each lane the group writes under a ticket, only where the lane names
- * this owner and the ticket's epoch, raising its last reply number to what the group numbered.
- * A write after a claim finds the epoch moved. The other fenced parts write only for the lanes
- * the fence returns. The owner is tested on the locked row: in the update's filter, stale counts
- * made it a scan of the owner's lanes.
+ * One update of every locked lane row. For a lane the group writes under a ticket it is the
+ * fence: where the lane names this owner and the ticket's epoch, it raises the lane's last reply
+ * number to what the group numbered, and `fence` returns the lane; a write after a claim finds
+ * the epoch moved, and the other fenced parts write only for the lanes `fence` returns. Every
+ * other row is written unchanged, a new version all the same: a statement adding a job of the
+ * lane at the same time then sees that the row moved since its snapshot, which holds no job this
+ * one adds. The owner is tested on the locked row: in the update's filter, stale counts made it a
+ * scan of the owner's lanes.
  */
 const fenceOf =
   (group: LaneGroup, epochs: ReadonlyMap<string, ReadonlySet<number>>): Part =>
   (param) => {
-    if (epochs.size === 0) return undefined;
     const rows = [...epochs].flatMap(([key, set]) => [...set].map((epoch) => [key, epoch] as const));
     const input = unnest(param, [
       [rows.map(([key]) => key), "text[]"],
       [rows.map(([, epoch]) => epoch), "bigint[]"],
       [rows.map(([key]) => group.numbered.get(key) ?? 0), "bigint[]"],
     ]);
-    return `fence AS (UPDATE webhook_channel.lanes AS l SET last_seq = GREATEST(l.last_seq, f.last)
-  FROM lane_locks AS k, ${input} AS f(conversation, epoch, last)
-  WHERE k.owner = ${param(group.owner, "text")} AND l.conversation = k.conversation
-    AND f.conversation = k.conversation AND l.epoch = f.epoch
-  RETURNING l.conversation, l.epoch)`;
+    return `lane_writes AS (UPDATE webhook_channel.lanes AS l SET last_seq = GREATEST(l.last_seq, coalesce(f.last, 0))
+  FROM lane_locks AS k LEFT JOIN ${input} AS f(conversation, epoch, last)
+    ON f.conversation = k.conversation AND f.epoch = k.epoch AND k.owner = ${param(group.owner, "text")}
+  WHERE l.conversation = k.conversation
+  RETURNING l.conversation, l.epoch, f.conversation IS NOT NULL AS admitted),
+fence AS (SELECT conversation, epoch FROM lane_writes WHERE admitted)`;
   };
 
 /** Added jobs in acceptance order (`ORDINALITY`: `seq` is the lane's order); an id stored again keeps its place. */
@@ -149,7 +155,7 @@ export interface GroupResult {
  * Writes everything the lane store gathered in one event-loop turn as one statement, so that a
  * thousand accepted messages cost one round trip and one commit, atomically: the parts the group
  * has, as data-modifying CTEs over arrays (`unnest`), every fenced one behind the fence (see
- * {@link fenceOf}), and the lanes' locks first ({@link laneLocks}). Only the parts present are
+ * {@link fenceOf}), behind the lanes' locks ({@link laneLocks}). Only the parts present are
  * sent, and the statement is not prepared: planning a small statement with the arrays at hand
  * costs well under a millisecond, whereas a generic plan cached while `jobs` was nearly empty
  * scanned the whole table once a backlog had built up. The parts touch disjoint rows, which the
@@ -165,19 +171,20 @@ export async function writeLaneGroup(pool: pg.Pool, group: LaneGroup): Promise<G
   const stored = group.added.filter((entry) => entry.stored).map((entry) => entry.job);
   const epochs = ticketsOf(group);
   const locks = laneLocks(new Set([...epochs.keys(), ...stored.map(laneOf)]))(param);
-  const fence = fenceOf(group, epochs)(param);
+  const fence = locks === undefined ? undefined : fenceOf(group, epochs)(param);
+  const fenced = epochs.size > 0;
   const added = addJobs(stored, group.owner)(param);
   const parts = [
     // A message accepted and finished within one turn was still accepted: its key stays.
     addKeys(group.added.map((entry) => entry.job)),
-    ...(fence === undefined ? [] : [updateJobs(group.updated), keepLetters(group.buried), deleteJobs(group.deleted)]),
+    ...(fenced ? [updateJobs(group.updated), keepLetters(group.buried), deleteJobs(group.deleted)] : []),
   ]
     .map((part) => part(param))
     .filter((sql) => sql !== undefined)
     .map((sql, index) => `w${index} AS (${sql})`);
-  const turns = fence === undefined ? undefined : keepTurns(group.turns, group.maxTurns)(param);
+  const turns = fenced ? keepTurns(group.turns, group.maxTurns)(param) : undefined;
   const ctes = [locks, fence, added, ...parts, turns, added === undefined ? undefined : ORDERED_ADDED];
-  const queries = [fence === undefined ? undefined : FENCE_QUERY, added === undefined ? undefined : POSITIONS_QUERY];
+  const queries = [fenced ? FENCE_QUERY : undefined, added === undefined ? undefined : POSITIONS_QUERY];
   const present = (sql: string | undefined): sql is string => sql !== undefined;
   const withs = ctes.filter(present);
   if (withs.length === 0) return { admitted: new Set(), positions: new Map() };

@@ -287,7 +287,12 @@ export function createPostgresLaneStore(
         throw asStateError(error);
       }
     },
-    takeReplayed: (room) => takeReplayedJobs(pool, room),
+    // A replayed job is placed anew: a position its first add left (its client was answered 503) is stale.
+    takeReplayed: async (room) => {
+      const jobs = await takeReplayedJobs(pool, room);
+      for (const job of jobs) placed.take(job.message.id);
+      return jobs;
+    },
     flush: () => batch.flush(),
     onSpent: (listener) => spent.onSpent(listener),
     takePosition: (id) => placed.take(id),

@@ -55,11 +55,11 @@ describe("the positions of added jobs", () => {
     expect(store.takePosition(first.message.id)).toBeUndefined();
   });
 
-  it("reads the lane as a claim that committed while the add waited for its lock left it", async () => {
+  it("answers no owner for a lane whose row a claim moved while the add waited for its lock", async () => {
     const { url, pool } = await migratedDatabase();
     const store = createPostgresLaneStore(pool, "rmine", createLogSink().logger);
     const job = jobIn("c1");
-    const ticket = await claimTicket(pool, "rmine", job);
+    await claimTicket(pool, "rmine", job);
     // Another replica's claim holds the lane row and raises its epoch.
     const claimer = await poolOn(url).connect();
     try {
@@ -75,6 +75,66 @@ describe("the positions of added jobs", () => {
     } finally {
       claimer.release();
     }
-    expect(store.takePosition(job.message.id)).toMatchObject({ owner: "rother", epoch: ticket.epoch + 1 });
+    expect(store.takePosition(job.message.id)).toMatchObject({ owner: null, epoch: 0 });
+  });
+
+  it("answers no owner when another replica added a job of the lane while the add waited, so a claim reads it", async () => {
+    const { url, pool } = await migratedDatabase();
+    const owner = createPostgresLaneStore(pool, "rowner", createLogSink().logger);
+    const first = jobIn("c1");
+    const ticket = await claimTicket(pool, "rowner", first);
+    await owner.add(first);
+    expect(owner.takePosition(first.message.id)).toMatchObject({ owner: "rowner", epoch: ticket.epoch });
+
+    // Another replica's add of the conversation writes the lane row, though it does not run it.
+    const version = async () =>
+      (
+        await pool.query<{ v: string }>("SELECT xmin::text AS v FROM webhook_channel.lanes WHERE conversation = $1", [
+          laneOf(first),
+        ])
+      ).rows[0]?.v;
+    const before = await version();
+    const other = createPostgresLaneStore(poolOn(url), "rother", createLogSink().logger);
+    const second = jobIn("c1");
+    await other.add(second);
+    expect(other.takePosition(second.message.id)).toMatchObject({ owner: "rowner", prev: expect.any(Number) });
+    expect(await version()).not.toBe(before);
+
+    // Such an add holds the lane while it commits; the owner's add waits, and its snapshot misses that job.
+    const adder = await poolOn(url).connect();
+    const third = jobIn("c1");
+    const fourth = jobIn("c1");
+    try {
+      await adder.query("BEGIN");
+      await adder.query(
+        "INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by) VALUES ($1, $2, $3, $4, 'rother')",
+        [third.message.id, third.message.channel, laneOf(third), JSON.stringify(third)],
+      );
+      await adder.query("UPDATE webhook_channel.lanes SET last_seq = last_seq WHERE conversation = $1", [
+        laneOf(third),
+      ]);
+      const added = owner.add(fourth);
+      await untilOneWaitsForALock(pool, "the owner's add to wait for the lane's lock");
+      await adder.query("COMMIT");
+      await added;
+    } finally {
+      adder.release();
+    }
+    expect(owner.takePosition(fourth.message.id)).toMatchObject({ owner: null });
+  });
+
+  it("forgets the position a job's first add left once the job comes back as a replay", async () => {
+    const { pool } = await migratedDatabase();
+    const store = createPostgresLaneStore(pool, "rreplay", createLogSink().logger);
+    const job = jobIn("c1");
+    const ticket = await claimTicket(pool, "rreplay", job);
+    // Added (its position is kept until the job is placed), then finished and replayed.
+    await store.add(job);
+    await store.finish(ticket, job);
+    await store.flush();
+    await store.restore(job);
+    const replayed = await store.takeReplayed(() => 10);
+    expect(replayed.map((taken) => taken.message.id)).toEqual([job.message.id]);
+    expect(store.takePosition(job.message.id)).toBeUndefined();
   });
 });
