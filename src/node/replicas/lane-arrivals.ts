@@ -2,9 +2,10 @@ import { channelOfKey, conversationKey } from "../../core/conversation/conversat
 import type { Job } from "../../core/lifecycle/job.js";
 import type { LanePlace } from "../queue/lane-ownership.js";
 import type { AddedPosition } from "../state/postgres/added-positions.js";
+import type { JobNotice } from "../state/postgres/job-notices.js";
 import type { LaneBatches } from "./lane-batches.js";
 import type { LaneLoader, OwnedLane } from "./lane-loader.js";
-import type { Claim, JobNotice } from "./lane-statements.js";
+import type { Claim } from "./lane-statements.js";
 import type { OwnedLanes } from "./owned-lanes.js";
 
 /** What {@link createLaneArrivals} works with (see `replica-lanes.ts`). */
@@ -32,8 +33,9 @@ export interface LaneArrivals {
 
 /**
  * A replica's arrivals: a job it stored in a conversation it runs joins its lane from what the
- * add read of the lane; one in any other conversation claims it when nobody runs it (or tells
- * the live owner where it is); a notice of a job another replica stored makes the owner read
+ * add read of the lane; one in a conversation another live replica runs was told to it by the
+ * add; any other claims the conversation when nobody runs it (or tells the live owner where the
+ * job is); a notice of a job another replica stored makes the owner read
  * what follows what it holds.
  */
 export function createLaneArrivals(deps: LaneArrivalsDeps): LaneArrivals {
@@ -92,6 +94,11 @@ export function createLaneArrivals(deps: LaneArrivalsDeps): LaneArrivals {
       const position = deps.position(job.message.id);
       if (held !== undefined && position?.owner === deps.replica && position.epoch === held.epoch) {
         return join(key, channel, held, position);
+      }
+      // The add told the live owner, another replica, as a claim and a notice would have.
+      if (position?.told === true) {
+        owned.lost(key);
+        return "elsewhere";
       }
       let answer: Claim;
       try {

@@ -1,9 +1,9 @@
 import type { Pool } from "pg";
+import type { JobNotice } from "../state/postgres/job-notices.js";
 import {
   type Claim,
   type ClaimRequest,
   claimLanes,
-  type JobNotice,
   notifyOwners,
   type Release,
   releaseLanes,

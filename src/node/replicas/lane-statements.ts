@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import { type JobNotice, noticePayload, notifyChannel } from "../state/postgres/job-notices.js";
 
 /** What claiming a conversation for one stored job found. */
 export interface Claim {
@@ -19,11 +20,6 @@ export interface Claim {
   readonly prevId: string;
   /** The conversation's last reply `sequence` (0: none yet). */
   readonly lastSequence: number;
-}
-
-/** The channel a replica LISTENs on: Postgres identifiers, so ids are kept to [a-z0-9]. */
-export function notifyChannel(replica: string): string {
-  return `webhook_channel_${replica}`;
 }
 
 /**
@@ -131,13 +127,6 @@ export async function claimLanes(
   );
 }
 
-/** A stored job's owner is told of: its conversation, and where the job is (see {@link Claim}). */
-export interface JobNotice {
-  readonly conversation: string;
-  readonly seq: number;
-  readonly id: string;
-}
-
 /** Tells each live owner that its conversation has a new stored job, in one statement. */
 export async function notifyOwners(
   pool: Pool,
@@ -149,39 +138,25 @@ export async function notifyOwners(
   ]);
 }
 
-/** A notice as a notification's payload: the position and the id first, the conversation key last. */
-function noticePayload(notice: JobNotice): string {
-  return `${notice.seq} ${notice.id} ${notice.conversation}`;
-}
-
-/**
- * A notification's payload as a notice. A conversation key starts with its channel's length and
- * a colon, never with digits and a space, so a bare key (what a replica of schema 2 sends) reads
- * as a notice without a position.
- */
-export function readNotice(payload: string): JobNotice | { readonly conversation: string } {
-  const match = /^(\d+) (\S+) (.+)$/s.exec(payload);
-  if (match === null) return { conversation: payload };
-  const [, seq, id, conversation] = match;
-  if (seq === undefined || id === undefined || conversation === undefined) return { conversation: payload };
-  return { conversation, seq: Number(seq), id };
-}
-
 /** What giving up a conversation did: `released`, `kept` (a job was stored meanwhile), or `gone` (not this replica's any more). */
 export type Release = "released" | "kept" | "gone";
 
 /**
  * Gives up the conversations `conversations` that have no stored job left, in one statement,
- * answering each in order (see {@link Release}).
+ * answering each in order (see {@link Release}). A lane row written after the statement's
+ * snapshot (it waited for the row's lock) is kept: an add that held the lock wrote it, and its
+ * job, which the snapshot lacks, may have been told to this replica (see `positionsQuery`).
  */
 export async function releaseLanes(pool: Pool, replica: string, conversations: readonly string[]): Promise<Release[]> {
   const result = await pool.query<{ conversation: string; released: boolean }>(
-    `WITH mine AS (
-       SELECT conversation FROM webhook_channel.lanes
+    `WITH mine AS MATERIALIZED (
+       SELECT conversation, xmin::text AS version FROM webhook_channel.lanes
        WHERE owner = $1 AND conversation = ANY($2) ORDER BY conversation FOR UPDATE
+     ), seen AS (
+       SELECT conversation, xmin::text AS version FROM webhook_channel.lanes WHERE conversation = ANY($2)
      ), gone AS (
-       UPDATE webhook_channel.lanes l SET owner = NULL FROM mine
-       WHERE l.conversation = mine.conversation
+       UPDATE webhook_channel.lanes l SET owner = NULL FROM mine JOIN seen USING (conversation)
+       WHERE l.conversation = mine.conversation AND mine.version = seen.version
          AND NOT EXISTS (
            SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
        RETURNING l.conversation

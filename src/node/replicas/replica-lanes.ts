@@ -5,13 +5,14 @@ import { channelOfKey, conversationKey } from "../../core/conversation/conversat
 import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import type { LaneOwnership } from "../queue/lane-ownership.js";
+import { readNotice } from "../state/postgres/job-notices.js";
 import type { PostgresLaneStore } from "../state/postgres/postgres-lane-store.js";
 import { mayHaveCommitted } from "../state/postgres/postgres-state-error.js";
 import { createKeyChains } from "./key-chains.js";
 import { createLaneArrivals } from "./lane-arrivals.js";
 import { createLaneBatches } from "./lane-batches.js";
 import { createLaneLoader } from "./lane-loader.js";
-import { leaveReplicas, readNotice } from "./lane-statements.js";
+import { leaveReplicas } from "./lane-statements.js";
 import { OwnedLanes } from "./owned-lanes.js";
 import { createReplicaBrains } from "./replica-brains.js";
 import { ReplicaLease } from "./replica-lease.js";

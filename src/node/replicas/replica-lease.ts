@@ -1,7 +1,7 @@
 import pg from "pg";
 import { errorMessage } from "../../core/channel-error.js";
 import type { Logger } from "../../core/log/logger.js";
-import { notifyChannel } from "./lane-statements.js";
+import { notifyChannel } from "../state/postgres/job-notices.js";
 import { PAUSES_CHANNEL } from "./replica-brains.js";
 
 /** What {@link ReplicaLease} needs. */

@@ -1,6 +1,7 @@
+import type { JobNotice } from "../state/postgres/job-notices.js";
 import { CONNECT_TIMEOUT_MS, CONNECTION_CHECK_MS, STATEMENT_TIMEOUT_MS } from "../state/postgres/postgres-pool.js";
 import type { LaneLoader, OwnedLane } from "./lane-loader.js";
-import type { Claim, ClaimRequest, JobNotice } from "./lane-statements.js";
+import type { Claim, ClaimRequest } from "./lane-statements.js";
 import type { OwnedLanes } from "./owned-lanes.js";
 
 /**

@@ -1,4 +1,5 @@
 import { LruMap } from "../../../core/lru-map.js";
+import { noticeSql } from "./job-notices.js";
 
 /**
  * Where a group's statement put an accepted job, and who ran its conversation when it was
@@ -10,7 +11,7 @@ import { LruMap } from "../../../core/lru-map.js";
 export interface AddedPosition {
   /**
    * The lane row's owner; null when there is none, no row yet, or the row moved after the
-   * statement's snapshot (see {@link POSITIONS_QUERY}): the job is then placed by a claim.
+   * statement's snapshot (see {@link positionsQuery}): the job is then placed by a claim.
    */
   readonly owner: string | null;
   /** The lane row's epoch (0 where `owner` is null for a row that moved, or no row yet). */
@@ -21,6 +22,11 @@ export interface AddedPosition {
   readonly prev: number;
   /** That job's id ("": none). */
   readonly prevId: string;
+  /**
+   * The statement told `owner`, another replica whose lease is live, where the job is (a
+   * notification sent at its commit): the job runs there, and its placing here claims nothing.
+   */
+  readonly told: boolean;
 }
 
 /** A row of a group's statement: a lane the fence admitted (`id` null) or an added job's position. */
@@ -33,11 +39,12 @@ export interface GroupRow {
   readonly seq: string | null;
   readonly prev: string | null;
   readonly prev_id: string | null;
+  readonly told: boolean | null;
 }
 
 /**
  * The added jobs in the lane's order, each with the one before it in the same insert: a CTE of a
- * group with added jobs (see {@link POSITIONS_QUERY}).
+ * group with added jobs (see {@link positionsQuery}).
  */
 export const ORDERED_ADDED = `ordered AS (
   SELECT id, conversation, seq,
@@ -52,10 +59,19 @@ export const ORDERED_ADDED = `ordered AS (
  * and committed after that snapshot (this one may have waited for its lock) is not in it, but
  * that statement wrote the lane row (`fenceOf`): a row whose version is not the snapshot's
  * answers no owner, and the job is placed by a claim, which reads what the snapshot lacked.
+ * Where the row names another replica (`self` is this one's id as SQL) whose lease is live, the
+ * statement tells it, as a claim and a notice after the commit would: the notification leaves at
+ * the commit, and the lock held until then keeps that replica the owner (its release waits, and
+ * then finds the row moved, see `releaseLanes`).
  */
-export const POSITIONS_QUERY = `SELECT o.conversation, CASE WHEN k.version = s.version THEN k.epoch END AS epoch, o.id,
-  CASE WHEN k.version = s.version THEN k.owner END AS owner, o.seq,
-  coalesce(o.group_prev, p.seq, 0) AS prev, coalesce(o.group_prev_id, p.id, '') AS prev_id
+export function positionsQuery(self: string): string {
+  const named = "k.version = s.version";
+  const elsewhere = `${named} AND k.owner <> ${self} AND EXISTS (
+    SELECT 1 FROM webhook_channel.replicas r WHERE r.id = k.owner AND r.lease_until > now())`;
+  return `SELECT o.conversation, CASE WHEN ${named} THEN k.epoch END AS epoch, o.id,
+  CASE WHEN ${named} THEN k.owner END AS owner, o.seq,
+  coalesce(o.group_prev, p.seq, 0) AS prev, coalesce(o.group_prev_id, p.id, '') AS prev_id,
+  CASE WHEN ${elsewhere} THEN ${noticeSql("k.owner", "o.seq", "o.id", "o.conversation")} IS NOT NULL ELSE false END AS told
 FROM ordered o
   LEFT JOIN lane_locks k ON k.conversation = o.conversation
   LEFT JOIN lane_seen s ON s.conversation = o.conversation
@@ -63,10 +79,11 @@ FROM ordered o
     SELECT j.seq, j.id FROM webhook_channel.jobs j
     WHERE o.group_prev IS NULL AND j.conversation = o.conversation AND j.state = 'pending' AND j.seq < o.seq
     ORDER BY j.seq DESC LIMIT 1) p ON true`;
+}
 
-/** The fence's rows in the shape of {@link POSITIONS_QUERY}'s, to be read in one result. */
+/** The fence's rows in the shape of {@link positionsQuery}'s, to be read in one result. */
 export const FENCE_QUERY = `SELECT conversation, epoch, NULL::text AS id, NULL::text AS owner, NULL::bigint AS seq,
-  NULL::bigint AS prev, NULL::text AS prev_id FROM fence`;
+  NULL::bigint AS prev, NULL::text AS prev_id, NULL::boolean AS told FROM fence`;
 
 /** The position of an added job's row of the group's result, or undefined for a fence's row. */
 export function positionOf(row: GroupRow): AddedPosition | undefined {
@@ -77,6 +94,7 @@ export function positionOf(row: GroupRow): AddedPosition | undefined {
     seq: Number(row.seq ?? 0),
     prev: Number(row.prev ?? 0),
     prevId: row.prev_id ?? "",
+    told: row.told === true,
   };
 }
 

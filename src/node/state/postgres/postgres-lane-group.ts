@@ -10,8 +10,8 @@ import {
   FENCE_QUERY,
   type GroupRow,
   ORDERED_ADDED,
-  POSITIONS_QUERY,
   positionOf,
+  positionsQuery,
 } from "./added-positions.js";
 import { deleteJobs, type Fenced, keepLetters, keepTurns, updateJobs } from "./fenced-parts.js";
 import { DOCUMENTS, type Part, unnest } from "./group-sql.js";
@@ -52,7 +52,7 @@ function ticketsOf(group: LaneGroup): Map<string, Set<number>> {
  * rows, and two statements that took two lanes in opposite orders deadlocked. Held until the
  * commit, so a claim (which raises the epoch) waits for this statement, then reads what it
  * wrote, and the owner and epoch read here are the lane's until then. `version` tells whether a
- * statement that committed after this one's snapshot wrote the row (see `POSITIONS_QUERY`).
+ * statement that committed after this one's snapshot wrote the row (see `positionsQuery`).
  */
 const laneLocks =
   (keys: ReadonlySet<string>): Part =>
@@ -184,7 +184,10 @@ export async function writeLaneGroup(pool: pg.Pool, group: LaneGroup): Promise<G
     .map((sql, index) => `w${index} AS (${sql})`);
   const turns = fenced ? keepTurns(group.turns, group.maxTurns)(param) : undefined;
   const ctes = [locks, fence, added, ...parts, turns, added === undefined ? undefined : ORDERED_ADDED];
-  const queries = [fenced ? FENCE_QUERY : undefined, added === undefined ? undefined : POSITIONS_QUERY];
+  const queries = [
+    fenced ? FENCE_QUERY : undefined,
+    added === undefined ? undefined : positionsQuery(param(group.owner, "text")),
+  ];
   const present = (sql: string | undefined): sql is string => sql !== undefined;
   const withs = ctes.filter(present);
   if (withs.length === 0) return { admitted: new Set(), positions: new Map() };

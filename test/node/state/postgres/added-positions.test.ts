@@ -2,10 +2,12 @@
  * A group's statement answers where each added job went and who held its lane then, read under
  * the lane row's lock, so that a replica that holds the lane places the job without a claim.
  */
-import type pg from "pg";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { notifyChannel, readNotice } from "../../../../src/node/state/postgres/job-notices.js";
 import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
 import { createLogSink } from "../../../support/log-sink.js";
+import { waitFor } from "../../../support/wait-for.js";
 import { migratedDatabase, poolOn } from "./fresh-postgres.js";
 import { claimTicket, jobIn, laneOf, untilOneWaitsForALock } from "./lane-tickets.js";
 
@@ -37,6 +39,7 @@ describe("the positions of added jobs", () => {
       seq: firstSeq,
       prev: 0,
       prevId: "",
+      told: false,
     });
     expect(store.takePosition(second.message.id)).toEqual({
       owner: "rpos",
@@ -44,6 +47,7 @@ describe("the positions of added jobs", () => {
       seq: secondSeq,
       prev: firstSeq,
       prevId: first.message.id,
+      told: false,
     });
     expect(store.takePosition(third.message.id)).toMatchObject({
       seq: thirdSeq,
@@ -136,5 +140,46 @@ describe("the positions of added jobs", () => {
     const replayed = await store.takeReplayed(() => 10);
     expect(replayed.map((taken) => taken.message.id)).toEqual([job.message.id]);
     expect(store.takePosition(job.message.id)).toBeUndefined();
+  });
+
+  it("tells the live replica that runs the lane where the job is, at the commit, and nobody once its lease ran out", async () => {
+    const { url, pool } = await migratedDatabase();
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    try {
+      const heard: string[] = [];
+      listener.on("notification", (message) => heard.push(message.payload ?? ""));
+      await listener.query(`LISTEN "${notifyChannel("rowner")}"`);
+      await pool.query(
+        "INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ('rowner', now() + interval '1 minute')",
+      );
+      const first = jobIn("c1");
+      const ticket = await claimTicket(pool, "rowner", first);
+      const other = createPostgresLaneStore(pool, "rother", createLogSink().logger);
+
+      const told = jobIn("c1");
+      await other.add(told);
+      const position = other.takePosition(told.message.id);
+      expect(position).toMatchObject({ owner: "rowner", epoch: ticket.epoch, told: true });
+      const notice = await waitFor(() => heard[0], 5_000, "the owner's notification");
+      expect(readNotice(notice)).toEqual({ conversation: laneOf(told), seq: position?.seq, id: told.message.id });
+
+      // Its own add tells nobody.
+      const owner = createPostgresLaneStore(pool, "rowner", createLogSink().logger);
+      const own = jobIn("c1");
+      await owner.add(own);
+      expect(owner.takePosition(own.message.id)).toMatchObject({ owner: "rowner", told: false });
+
+      // An owner whose lease ran out is not told: the job's placing claims, and may take the lane.
+      await pool.query("UPDATE webhook_channel.replicas SET lease_until = now() - interval '1 second'");
+      const late = jobIn("c1");
+      await other.add(late);
+      expect(other.takePosition(late.message.id)).toMatchObject({ owner: "rowner", told: false });
+      // A notification sent by then would have come before this round trip's answer.
+      await listener.query("SELECT 1");
+      expect(heard).toHaveLength(1);
+    } finally {
+      await listener.end();
+    }
   });
 });

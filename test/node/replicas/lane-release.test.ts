@@ -1,0 +1,64 @@
+/**
+ * Giving up an idle conversation: released when it has no stored job, kept when a job was stored
+ * meanwhile, also one whose add held the lane row while the release waited for its lock (that
+ * add may have told this replica of the job, which the release's snapshot lacks).
+ */
+import { describe, expect, it } from "vitest";
+import { releaseLanes } from "../../../src/node/replicas/lane-statements.js";
+import { migratedDatabase, poolOn } from "../state/postgres/fresh-postgres.js";
+import { claimTicket, jobIn, laneOf, untilOneWaitsForALock } from "../state/postgres/lane-tickets.js";
+
+describe("giving up a conversation", () => {
+  it("releases one with no stored job, keeps one with a job, and answers gone for one it does not run", async () => {
+    const { pool } = await migratedDatabase();
+    const idle = jobIn("idle");
+    const busy = jobIn("busy");
+    const foreign = jobIn("foreign");
+    await claimTicket(pool, "rowner", idle);
+    await claimTicket(pool, "rowner", busy);
+    await claimTicket(pool, "rother", foreign);
+    await pool.query(
+      "INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by) VALUES ($1, $2, $3, $4, 'rowner')",
+      [busy.message.id, busy.message.channel, laneOf(busy), JSON.stringify(busy)],
+    );
+
+    expect(await releaseLanes(pool, "rowner", [laneOf(idle), laneOf(busy), laneOf(foreign)])).toEqual([
+      "released",
+      "kept",
+      "gone",
+    ]);
+    const owners = await pool.query<{ conversation: string; owner: string | null }>(
+      "SELECT conversation, owner FROM webhook_channel.lanes ORDER BY conversation",
+    );
+    expect(Object.fromEntries(owners.rows.map((row) => [row.conversation, row.owner]))).toEqual({
+      [laneOf(busy)]: "rowner",
+      [laneOf(foreign)]: "rother",
+      [laneOf(idle)]: null,
+    });
+  });
+
+  it("keeps one whose row another replica's add wrote while the release waited for its lock", async () => {
+    const { url, pool } = await migratedDatabase();
+    const job = jobIn("c1");
+    await claimTicket(pool, "rowner", job);
+    // What another replica's add does, held open: its job, and the lane row written under its lock.
+    const adder = await poolOn(url).connect();
+    try {
+      await adder.query("BEGIN");
+      await adder.query("SELECT 1 FROM webhook_channel.lanes WHERE conversation = $1 FOR NO KEY UPDATE", [laneOf(job)]);
+      await adder.query(
+        "INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by) VALUES ($1, $2, $3, $4, 'rother')",
+        [job.message.id, job.message.channel, laneOf(job), JSON.stringify(job)],
+      );
+      await adder.query("UPDATE webhook_channel.lanes SET last_seq = last_seq WHERE conversation = $1", [laneOf(job)]);
+      const released = releaseLanes(pool, "rowner", [laneOf(job)]);
+      await untilOneWaitsForALock(pool, "the release to wait for the lane's lock");
+      await adder.query("COMMIT");
+      expect(await released).toEqual(["kept"]);
+    } finally {
+      adder.release();
+    }
+    const owner = await pool.query<{ owner: string | null }>("SELECT owner FROM webhook_channel.lanes");
+    expect(owner.rows[0]?.owner).toBe("rowner");
+  });
+});
