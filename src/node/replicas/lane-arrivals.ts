@@ -93,7 +93,13 @@ export function createLaneArrivals(deps: LaneArrivalsDeps): LaneArrivals {
       // claim of its own (one by another replica after the add waited for its commit, then read the job).
       const position = deps.position(job.message.id);
       if (held !== undefined && position?.owner === deps.replica && position.epoch === held.epoch) {
-        return join(key, channel, held, position);
+        if (position.exact) return join(key, channel, held, position);
+        // A job another statement stored while the add waited for the lock, which the add did
+        // not see, may come before this one: reading on finds both, in order. One that a read
+        // (of a job stored after it) passed already joins the end: those were accepted at once.
+        if (position.seq <= held.upTo) return "here";
+        await owned.readOn(key, channel, held, 1);
+        return "loaded";
       }
       // The add told the live owner, another replica, as a claim and a notice would have.
       if (position?.told === true) {

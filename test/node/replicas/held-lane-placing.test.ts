@@ -10,6 +10,8 @@ import type { ServiceHarness } from "../../support/node-service.js";
 import { createTestDatabase } from "../../support/postgres-cluster.js";
 import { startReplicaHarness } from "../../support/replica-harness.js";
 import { waitFor } from "../../support/wait-for.js";
+import { poolOn } from "../state/postgres/fresh-postgres.js";
+import { jobIn, laneOf, untilOneWaitsForALock } from "../state/postgres/lane-tickets.js";
 
 const LEASE_MS = 10_000;
 /** How a claim statement begins (`lane-statements.ts`). */
@@ -103,5 +105,43 @@ describe("placing a message in a conversation a replica runs", () => {
     expect(notices.count()).toBe(0);
     expect(other.replies).toEqual([]);
     expect(owner.replies.map((reply) => (reply.body as { sequence?: unknown }).sequence)).toEqual([1, 2, 3, 4, 5]);
+  }, 30_000);
+
+  it("reads on when another statement stored a job of the conversation while its add waited for the lock", async () => {
+    const url = await createTestDatabase(inject("postgresUrl"));
+    const service = await startReplicaHarness(url, LEASE_MS);
+    harnesses.push(service);
+    const replied = (count: number) =>
+      waitFor(() => (service.replies.length >= count ? true : undefined), 5_000, `reply ${count}`);
+    expect((await service.post({ sender_id: "raced", text: "one" })).status).toBe(200);
+    await replied(1);
+
+    // What another replica's add does, held open: a job of the conversation, and its row written
+    // under its lock. It tells nobody, so only the owner's own add can find it.
+    const pool = poolOn(url);
+    const other = await pool.connect();
+    const stored = jobIn("raced", "stored elsewhere");
+    try {
+      await other.query("BEGIN");
+      await other.query("SELECT 1 FROM webhook_channel.lanes WHERE conversation = $1 FOR NO KEY UPDATE", [
+        laneOf(stored),
+      ]);
+      await other.query(
+        "INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by) VALUES ($1, $2, $3, $4, 'rother')",
+        [stored.message.id, stored.message.channel, laneOf(stored), JSON.stringify(stored)],
+      );
+      await other.query("UPDATE webhook_channel.lanes SET last_seq = last_seq WHERE conversation = $1", [
+        laneOf(stored),
+      ]);
+      const posted = service.post({ sender_id: "raced", text: "three" });
+      await untilOneWaitsForALock(pool, "the owner's add to wait for the lane's lock");
+      await other.query("COMMIT");
+      expect((await posted).status).toBe(200);
+    } finally {
+      other.release();
+    }
+    await replied(3);
+    const texts = service.replies.map((reply) => (reply.body as { text?: unknown }).text);
+    expect(texts).toEqual(["one", "stored elsewhere", "three"].map((text) => expect.stringContaining(text)));
   }, 30_000);
 });

@@ -9,19 +9,26 @@ import { noticeSql } from "./job-notices.js";
  * claim of its own to place the job (see `lane-arrivals.ts`).
  */
 export interface AddedPosition {
-  /**
-   * The lane row's owner; null when there is none, no row yet, or the row moved after the
-   * statement's snapshot (see {@link positionsQuery}): the job is then placed by a claim.
-   */
+  /** The lane row's owner as locked, until the commit; null when there is none, or no row yet. */
   readonly owner: string | null;
-  /** The lane row's epoch (0 where `owner` is null for a row that moved, or no row yet). */
+  /** The lane row's epoch as locked (0: no row yet). */
   readonly epoch: number;
   /** The job's position in the jobs table. */
   readonly seq: number;
-  /** The position of the conversation's pending job before it (0: none). */
+  /**
+   * The position of the conversation's pending job before it (0: none), as far as the
+   * statement's snapshot shows: see {@link exact}.
+   */
   readonly prev: number;
   /** That job's id ("": none). */
   readonly prevId: string;
+  /**
+   * No other statement wrote the lane row between the statement's snapshot and its lock, so
+   * {@link prev} is the job before this one. False when one did (it may have stored a job of the
+   * lane that the snapshot lacks, see {@link positionsQuery}): the owner then reads the lane on
+   * from what it holds, which finds both in order.
+   */
+  readonly exact: boolean;
   /**
    * The statement told `owner`, another replica whose lease is live, where the job is (a
    * notification sent at its commit): the job runs there, and its placing here claims nothing.
@@ -39,6 +46,7 @@ export interface GroupRow {
   readonly seq: string | null;
   readonly prev: string | null;
   readonly prev_id: string | null;
+  readonly exact: boolean | null;
   readonly told: boolean | null;
 }
 
@@ -58,19 +66,18 @@ export const ORDERED_ADDED = `ordered AS (
  * statement's snapshot holds below it. A job of the conversation that another statement added
  * and committed after that snapshot (this one may have waited for its lock) is not in it, but
  * that statement wrote the lane row (`fenceOf`): a row whose version is not the snapshot's
- * answers no owner, and the job is placed by a claim, which reads what the snapshot lacked.
- * Where the row names another replica (`self` is this one's id as SQL) whose lease is live, the
- * statement tells it, as a claim and a notice after the commit would: the notification leaves at
- * the commit, and the lock held until then keeps that replica the owner (its release waits, and
- * then finds the row moved, see `releaseLanes`).
+ * answers `exact` false. Where the row names another replica (`self` is this one's id as SQL)
+ * whose lease is live, the statement tells it, as a claim and a notice after the commit would:
+ * the notification leaves at the commit, and the lock held until then keeps that replica the
+ * owner (its release waits, and then finds the row moved, see `releaseLanes`). The owner reads
+ * on from what it holds, so the position before the job does not matter there.
  */
 export function positionsQuery(self: string): string {
-  const named = "k.version = s.version";
-  const elsewhere = `${named} AND k.owner <> ${self} AND EXISTS (
+  const elsewhere = `k.owner <> ${self} AND EXISTS (
     SELECT 1 FROM webhook_channel.replicas r WHERE r.id = k.owner AND r.lease_until > now())`;
-  return `SELECT o.conversation, CASE WHEN ${named} THEN k.epoch END AS epoch, o.id,
-  CASE WHEN ${named} THEN k.owner END AS owner, o.seq,
+  return `SELECT o.conversation, k.epoch, o.id, k.owner, o.seq,
   coalesce(o.group_prev, p.seq, 0) AS prev, coalesce(o.group_prev_id, p.id, '') AS prev_id,
+  k.version = s.version AS exact,
   CASE WHEN ${elsewhere} THEN ${noticeSql("k.owner", "o.seq", "o.id", "o.conversation")} IS NOT NULL ELSE false END AS told
 FROM ordered o
   LEFT JOIN lane_locks k ON k.conversation = o.conversation
@@ -83,7 +90,7 @@ FROM ordered o
 
 /** The fence's rows in the shape of {@link positionsQuery}'s, to be read in one result. */
 export const FENCE_QUERY = `SELECT conversation, epoch, NULL::text AS id, NULL::text AS owner, NULL::bigint AS seq,
-  NULL::bigint AS prev, NULL::text AS prev_id, NULL::boolean AS told FROM fence`;
+  NULL::bigint AS prev, NULL::text AS prev_id, NULL::boolean AS exact, NULL::boolean AS told FROM fence`;
 
 /** The position of an added job's row of the group's result, or undefined for a fence's row. */
 export function positionOf(row: GroupRow): AddedPosition | undefined {
@@ -94,6 +101,7 @@ export function positionOf(row: GroupRow): AddedPosition | undefined {
     seq: Number(row.seq ?? 0),
     prev: Number(row.prev ?? 0),
     prevId: row.prev_id ?? "",
+    exact: row.exact === true,
     told: row.told === true,
   };
 }

@@ -39,6 +39,7 @@ describe("the positions of added jobs", () => {
       seq: firstSeq,
       prev: 0,
       prevId: "",
+      exact: true,
       told: false,
     });
     expect(store.takePosition(second.message.id)).toEqual({
@@ -47,6 +48,7 @@ describe("the positions of added jobs", () => {
       seq: secondSeq,
       prev: firstSeq,
       prevId: first.message.id,
+      exact: true,
       told: false,
     });
     expect(store.takePosition(third.message.id)).toMatchObject({
@@ -59,11 +61,11 @@ describe("the positions of added jobs", () => {
     expect(store.takePosition(first.message.id)).toBeUndefined();
   });
 
-  it("answers no owner for a lane whose row a claim moved while the add waited for its lock", async () => {
+  it("answers the claim's owner and epoch for a lane a claim moved while the add waited for its lock, not exact", async () => {
     const { url, pool } = await migratedDatabase();
     const store = createPostgresLaneStore(pool, "rmine", createLogSink().logger);
     const job = jobIn("c1");
-    await claimTicket(pool, "rmine", job);
+    const ticket = await claimTicket(pool, "rmine", job);
     // Another replica's claim holds the lane row and raises its epoch.
     const claimer = await poolOn(url).connect();
     try {
@@ -79,10 +81,15 @@ describe("the positions of added jobs", () => {
     } finally {
       claimer.release();
     }
-    expect(store.takePosition(job.message.id)).toMatchObject({ owner: null, epoch: 0 });
+    expect(store.takePosition(job.message.id)).toMatchObject({
+      owner: "rother",
+      epoch: ticket.epoch + 1,
+      exact: false,
+      told: false,
+    });
   });
 
-  it("answers no owner when another replica added a job of the lane while the add waited, so a claim reads it", async () => {
+  it("answers not exact when another replica added a job of the lane while the add waited, so the owner reads on", async () => {
     const { url, pool } = await migratedDatabase();
     const owner = createPostgresLaneStore(pool, "rowner", createLogSink().logger);
     const first = jobIn("c1");
@@ -124,7 +131,7 @@ describe("the positions of added jobs", () => {
     } finally {
       adder.release();
     }
-    expect(owner.takePosition(fourth.message.id)).toMatchObject({ owner: null });
+    expect(owner.takePosition(fourth.message.id)).toMatchObject({ owner: "rowner", epoch: ticket.epoch, exact: false });
   });
 
   it("forgets the position a job's first add left once the job comes back as a replay", async () => {
