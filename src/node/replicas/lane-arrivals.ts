@@ -83,6 +83,19 @@ export function createLaneArrivals(deps: LaneArrivalsDeps): LaneArrivals {
     return "loaded";
   };
 
+  /**
+   * Adds the job at `seq` to `lane`, held here, when what the add read of the jobs before it may
+   * be stale: a job another statement stored while the add waited for the lane's lock may come
+   * before this one, and reading on finds both, in order. One that a read (of a job stored after
+   * it) passed already joins the end: those were accepted at once, and a job the queue holds or
+   * finished lately is not added twice.
+   */
+  const readOnTo = async (key: string, channel: string, lane: OwnedLane, seq: number): Promise<LanePlace> => {
+    if (seq <= lane.upTo) return "here";
+    await owned.readOn(key, channel, lane, 1);
+    return "loaded";
+  };
+
   const place = (job: Job): Promise<LanePlace> => {
     const { channel } = job.message;
     const key = conversationKey(channel, job.message.message.conversationId);
@@ -94,12 +107,13 @@ export function createLaneArrivals(deps: LaneArrivalsDeps): LaneArrivals {
       const position = deps.position(job.message.id);
       if (held !== undefined && position?.owner === deps.replica && position.epoch === held.epoch) {
         if (position.exact) return join(key, channel, held, position);
-        // A job another statement stored while the add waited for the lock, which the add did
-        // not see, may come before this one: reading on finds both, in order. One that a read
-        // (of a job stored after it) passed already joins the end: those were accepted at once.
-        if (position.seq <= held.upTo) return "here";
-        await owned.readOn(key, channel, held, 1);
-        return "loaded";
+        return readOnTo(key, channel, held, position.seq);
+      }
+      // Claimed here after the add's commit (the claim waited for the row's lock, which the add
+      // held), under a newer epoch than the add saw: the lane is this replica's, whatever the
+      // add told the owner it named.
+      if (held !== undefined && position !== undefined && position.owner !== null && position.epoch < held.epoch) {
+        return readOnTo(key, channel, held, position.seq);
       }
       // The add told the live owner, another replica, as a claim and a notice would have.
       if (position?.told === true) {

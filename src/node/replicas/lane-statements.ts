@@ -177,13 +177,19 @@ export async function releaseLanes(pool: Pool, replica: string, conversations: r
  */
 export async function leaveReplicas(pool: Pool, replica: string): Promise<void> {
   // In conversation order, as claims lock them, so that the two never deadlock. The rows stay:
-  // they keep each conversation's epoch and last reply number.
+  // they keep each conversation's epoch and last reply number. A row written while this waited
+  // for its lock stays named after this replica (see `releaseLanes`): the others take it over.
   await pool.query(
-    `UPDATE webhook_channel.lanes SET owner = NULL WHERE conversation IN (
-       SELECT l.conversation FROM webhook_channel.lanes l
+    `WITH mine AS MATERIALIZED (
+       SELECT l.conversation, l.xmin::text AS version FROM webhook_channel.lanes l
        WHERE l.owner = $1
          AND NOT EXISTS (SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
-       ORDER BY l.conversation FOR UPDATE)`,
+       ORDER BY l.conversation FOR UPDATE
+     ), seen AS (
+       SELECT conversation, xmin::text AS version FROM webhook_channel.lanes WHERE owner = $1
+     )
+     UPDATE webhook_channel.lanes l SET owner = NULL FROM mine JOIN seen USING (conversation)
+     WHERE l.conversation = mine.conversation AND mine.version = seen.version`,
     [replica],
   );
   await pool.query(

@@ -4,7 +4,7 @@
  * add may have told this replica of the job, which the release's snapshot lacks).
  */
 import { describe, expect, it } from "vitest";
-import { releaseLanes } from "../../../src/node/replicas/lane-statements.js";
+import { leaveReplicas, releaseLanes } from "../../../src/node/replicas/lane-statements.js";
 import { migratedDatabase, poolOn } from "../state/postgres/fresh-postgres.js";
 import { claimTicket, jobIn, laneOf, untilOneWaitsForALock } from "../state/postgres/lane-tickets.js";
 
@@ -60,5 +60,42 @@ describe("giving up a conversation", () => {
     }
     const owner = await pool.query<{ owner: string | null }>("SELECT owner FROM webhook_channel.lanes");
     expect(owner.rows[0]?.owner).toBe("rowner");
+  });
+
+  it("leaves a stopping replica's conversation named after it when an add wrote its row while the leave waited", async () => {
+    const { url, pool } = await migratedDatabase();
+    await pool.query(
+      "INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ('rowner', now() + interval '1 minute')",
+    );
+    const job = jobIn("told");
+    const quiet = jobIn("quiet");
+    await claimTicket(pool, "rowner", job);
+    await claimTicket(pool, "rowner", quiet);
+    const adder = await poolOn(url).connect();
+    try {
+      await adder.query("BEGIN");
+      await adder.query("SELECT 1 FROM webhook_channel.lanes WHERE conversation = $1 FOR NO KEY UPDATE", [laneOf(job)]);
+      await adder.query(
+        "INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by) VALUES ($1, $2, $3, $4, 'rother')",
+        [job.message.id, job.message.channel, laneOf(job), JSON.stringify(job)],
+      );
+      await adder.query("UPDATE webhook_channel.lanes SET last_seq = last_seq WHERE conversation = $1", [laneOf(job)]);
+      const left = leaveReplicas(pool, "rowner");
+      await untilOneWaitsForALock(pool, "the leave to wait for the lane's lock");
+      await adder.query("COMMIT");
+      await left;
+    } finally {
+      adder.release();
+    }
+    // Named after the replica that left, marked gone: another replica's sweep takes it over.
+    const owners = await pool.query<{ conversation: string; owner: string | null }>(
+      "SELECT conversation, owner FROM webhook_channel.lanes",
+    );
+    expect(Object.fromEntries(owners.rows.map((row) => [row.conversation, row.owner]))).toEqual({
+      [laneOf(job)]: "rowner",
+      [laneOf(quiet)]: null,
+    });
+    const gone = await pool.query<{ gone: boolean }>("SELECT gone FROM webhook_channel.replicas WHERE id = 'rowner'");
+    expect(gone.rows[0]?.gone).toBe(true);
   });
 });

@@ -1,0 +1,65 @@
+/**
+ * Where a job a replica stored runs, from what its add read of the conversation's row: a
+ * conversation this replica claimed after the add committed (its claim waited for the add's lock)
+ * stays this replica's, though the add told the owner it named then.
+ */
+import { describe, expect, it } from "vitest";
+import { silentLogger } from "../../../src/core/log/logger.js";
+import { createJobQueue } from "../../../src/node/queue/job-queue.js";
+import { createKeyChains } from "../../../src/node/replicas/key-chains.js";
+import { createLaneArrivals } from "../../../src/node/replicas/lane-arrivals.js";
+import { createLaneLoader } from "../../../src/node/replicas/lane-loader.js";
+import { type ClaimRequest, claimLanes, notifyOwners } from "../../../src/node/replicas/lane-statements.js";
+import { OwnedLanes } from "../../../src/node/replicas/owned-lanes.js";
+import { createPostgresLaneStore } from "../../../src/node/state/postgres/postgres-lane-store.js";
+import { migratedDatabase } from "../state/postgres/fresh-postgres.js";
+import { claimTicket, jobIn, laneOf } from "../state/postgres/lane-tickets.js";
+
+describe("placing a job from its add's position", () => {
+  it("keeps a conversation claimed here after the add, though the add told the owner it named", async () => {
+    const { pool } = await migratedDatabase();
+    await pool.query(
+      "INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ('rold', now() + interval '1 minute')",
+    );
+    const job = jobIn("taken");
+    const before = await claimTicket(pool, "rold", job);
+    const store = createPostgresLaneStore(pool, "rhere", silentLogger);
+    await store.add(job);
+
+    // The owner's lease runs out; this replica's sweep takes the conversation over before the
+    // job is placed (the claim waited for the add's commit, and reads the job).
+    await pool.query("UPDATE webhook_channel.replicas SET lease_until = now() - interval '1 second'");
+    const claim = async (request: ClaimRequest) => {
+      const [answer] = await claimLanes(pool, "rhere", true, [request]);
+      if (answer === undefined) throw new Error("no answer");
+      return answer;
+    };
+    const taken = await claim({ conversation: laneOf(job), channel: "webhook", jobId: "", reclaim: true });
+    expect(taken).toMatchObject({ mine: true, epoch: before.epoch + 1 });
+    const queue = createJobQueue({ capacity: 10, logger: silentLogger, run: () => new Promise(() => undefined) });
+    const loader = createLaneLoader(pool, () => new Map([["webhook", queue]]), silentLogger);
+    const owned = new OwnedLanes(store, loader);
+    const lane = owned.own(laneOf(job), taken);
+    await owned.readOn(laneOf(job), "webhook", lane);
+    expect(queue.knows(job.message.id)).toBe(true);
+
+    const chains = createKeyChains();
+    const arrivals = createLaneArrivals({
+      owned,
+      loader,
+      claim,
+      notify: async (notice) => {
+        await notifyOwners(pool, [notice]);
+        return true;
+      },
+      serial: (key, step) => chains.run(key, step),
+      isStopped: () => false,
+      replica: "rhere",
+      position: (id) => store.takePosition(id),
+    });
+    expect(await arrivals.place(job)).not.toBe("elsewhere");
+    expect(owned.get(laneOf(job))).toMatchObject({ epoch: before.epoch + 1 });
+    expect(queue.size).toBe(1);
+    await queue.drain(0);
+  });
+});
