@@ -149,6 +149,7 @@ function comparisonLine(comparisons) {
     ["this build / baseline: in memory", comparisons.memoryOverBaseline],
     ["state_dir", comparisons.sqliteOverBaseline],
     ["1 replica", comparisons.postgresOverBaseline],
+    ["2 replicas", comparisons.twoReplicasOverBaseline],
     ["baseline's state_dir / in memory", comparisons.baselineSqliteOverMemory],
     ["baseline's 1 replica / state_dir", comparisons.baselinePostgresOverSqlite],
   ].filter(([, value]) => value !== null && value !== undefined);
@@ -162,7 +163,7 @@ export function saturationLines(saturation, options) {
   }
   const { runs } = saturation;
   const lines = [
-    `### Saturation (wrk, ${options.saturationConnections} connections in all, ${int(options.saturationConversations)} conversations, closed loop; ${options.saturationWarmupSeconds} s, then ${options.saturationSeconds} s measured)`,
+    `### Saturation (wrk, ${options.saturationConnections} connections in all, ${int(options.saturationConversations)} conversations, closed loop; ${options.saturationWarmupSeconds} s (several replicas: ${options.saturationReplicaWarmupSeconds} s, past their first claims), then ${options.saturationSeconds} s measured)`,
     "",
     saturationTable(runs),
     "",

@@ -83,6 +83,7 @@ export function saturationSetups({ options, secret, withPostgres }) {
     build,
     replicas,
     database: true,
+    warmupSeconds: replicas > 1 ? options.saturationReplicaWarmupSeconds : options.saturationWarmupSeconds,
     start: ({ receiver, databaseUrl }) =>
       startServices({ count: replicas, secret, receiver, entry: builds[build], postgresUrl: databaseUrl }),
   });
@@ -111,13 +112,14 @@ export function saturationSetups({ options, secret, withPostgres }) {
   };
   // A B | B A: the builds' memory runs are neighbours, so are their SQLite runs and their
   // 1-replica runs, and this build's SQLite run sits next to its 1-replica run (the two that one
-  // target compares); the contender follows, then the runs with more replicas.
+  // target compares); the contender follows, then the runs with more replicas (two of each
+  // build, which share their conversations differently).
   const order = [bare, ...pairs(memory, false), memoryTimeline(false), memoryTimeline(true)];
   if (!options.skipDurable) order.push(sqliteNoTimeline, ...pairs(sqlite, true));
   if (withPostgres) {
     order.push(...pairs((build) => postgres(1, build), false), graphile);
     for (const replicas of options.saturationReplicas.filter((count) => count > 1))
-      order.push(postgres(replicas, "this"));
+      order.push(...(replicas === 2 ? pairs((build) => postgres(2, build), true) : [postgres(replicas, "this")]));
   }
   return order;
 }

@@ -55,7 +55,8 @@ export async function saturate({ setup, options, secret, withReceiver, cluster, 
     try {
       const costWindow = database === null ? null : await costProbe.open(database);
       const shares = split(options.saturationConnections, server.urls.length);
-      const seconds = options.saturationWarmupSeconds + options.saturationSeconds + 1;
+      const warmupSeconds = setup.warmupSeconds ?? options.saturationWarmupSeconds;
+      const seconds = warmupSeconds + options.saturationSeconds + 1;
       const loads = Promise.all(
         server.urls.map((url, index) =>
           runWrkConversations({
@@ -70,7 +71,7 @@ export async function saturate({ setup, options, secret, withReceiver, cluster, 
       );
       // Failures surface at the await below, after the window.
       loads.catch(() => undefined);
-      await sleep(options.saturationWarmupSeconds * 1000);
+      await sleep(warmupSeconds * 1000);
       const start = await receiver.count();
       const cpuStart = cpuSecondsOf(server.pids);
       const machineStart = machineCpu();
@@ -99,6 +100,7 @@ export async function saturate({ setup, options, secret, withReceiver, cluster, 
         build: setup.build,
         replicas: setup.replicas ?? null,
         connections: shares,
+        warmupSeconds,
         windowSeconds: (end.at - start.at) / 1000,
         repliesPerSecond: windowReplies / ((end.at - start.at) / 1000),
         // Over wrk's whole run, warm-up included: wrk reports its counts only at the end.
@@ -173,7 +175,7 @@ export async function runSaturationPhase({ options, secret, withReceiver, cleanR
     const runs = [];
     for (const setup of setups) {
       log(
-        `saturation, ${setup.name}: wrk, ${options.saturationConnections} connections, ${options.saturationConversations} conversations, ${options.saturationWarmupSeconds} s + ${options.saturationSeconds} s measured`,
+        `saturation, ${setup.name}: wrk, ${options.saturationConnections} connections, ${options.saturationConversations} conversations, ${setup.warmupSeconds ?? options.saturationWarmupSeconds} s + ${options.saturationSeconds} s measured`,
       );
       const run = await saturate({ setup, options, secret, withReceiver, cluster, costProbe });
       runs.push(run);
@@ -259,6 +261,7 @@ export function compareSaturation(runs, timelineRuns = runs) {
     memoryOverBaseline: over("memory", "memory-baseline"),
     sqliteOverBaseline: over("sqlite", "sqlite-baseline"),
     postgresOverBaseline: over("postgres-1", "postgres-1-baseline"),
+    twoReplicasOverBaseline: over("postgres-2", "postgres-2-baseline"),
     baselineSqliteOverMemory: over("sqlite-baseline", "memory-baseline"),
     baselinePostgresOverSqlite: over("postgres-1-baseline", "sqlite-baseline"),
   };
