@@ -11,7 +11,7 @@ import { createTestDatabase } from "../../support/postgres-cluster.js";
 import { startReplicaHarness } from "../../support/replica-harness.js";
 import { waitFor } from "../../support/wait-for.js";
 import { poolOn } from "../state/postgres/fresh-postgres.js";
-import { jobIn, laneOf, untilOneWaitsForALock } from "../state/postgres/lane-tickets.js";
+import { holdAnAdd, jobIn, untilOneWaitsForALock } from "../state/postgres/lane-tickets.js";
 
 const LEASE_MS = 10_000;
 /** How a claim statement begins (`lane-statements.ts`). */
@@ -119,23 +119,12 @@ describe("placing a message in a conversation a replica runs", () => {
     // What another replica's add does, held open: a job of the conversation, and its row written
     // under its lock. It tells nobody, so only the owner's own add can find it.
     const pool = poolOn(url);
-    const other = await pool.connect();
     const stored = jobIn("raced", "stored elsewhere");
+    const other = await holdAnAdd(pool, stored, "rother");
     try {
-      await other.query("BEGIN");
-      await other.query("SELECT 1 FROM webhook_channel.lanes WHERE conversation = $1 FOR NO KEY UPDATE", [
-        laneOf(stored),
-      ]);
-      await other.query(
-        "INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by) VALUES ($1, $2, $3, $4, 'rother')",
-        [stored.message.id, stored.message.channel, laneOf(stored), JSON.stringify(stored)],
-      );
-      await other.query("UPDATE webhook_channel.lanes SET last_seq = last_seq WHERE conversation = $1", [
-        laneOf(stored),
-      ]);
       const posted = service.post({ sender_id: "raced", text: "three" });
       await untilOneWaitsForALock(pool, "the owner's add to wait for the lane's lock");
-      await other.query("COMMIT");
+      await other.commit();
       expect((await posted).status).toBe(200);
     } finally {
       other.release();

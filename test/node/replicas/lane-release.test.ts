@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { leaveReplicas, releaseLanes } from "../../../src/node/replicas/lane-statements.js";
 import { migratedDatabase, poolOn } from "../state/postgres/fresh-postgres.js";
-import { claimTicket, jobIn, laneOf, untilOneWaitsForALock } from "../state/postgres/lane-tickets.js";
+import { claimTicket, holdAnAdd, jobIn, laneOf, untilOneWaitsForALock } from "../state/postgres/lane-tickets.js";
 
 describe("giving up a conversation", () => {
   it("releases one with no stored job, keeps one with a job, and answers gone for one it does not run", async () => {
@@ -42,18 +42,11 @@ describe("giving up a conversation", () => {
     const job = jobIn("c1");
     await claimTicket(pool, "rowner", job);
     // What another replica's add does, held open: its job, and the lane row written under its lock.
-    const adder = await poolOn(url).connect();
+    const adder = await holdAnAdd(poolOn(url), job, "rother");
     try {
-      await adder.query("BEGIN");
-      await adder.query("SELECT 1 FROM webhook_channel.lanes WHERE conversation = $1 FOR NO KEY UPDATE", [laneOf(job)]);
-      await adder.query(
-        "INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by) VALUES ($1, $2, $3, $4, 'rother')",
-        [job.message.id, job.message.channel, laneOf(job), JSON.stringify(job)],
-      );
-      await adder.query("UPDATE webhook_channel.lanes SET last_seq = last_seq WHERE conversation = $1", [laneOf(job)]);
       const released = releaseLanes(pool, "rowner", [laneOf(job)]);
       await untilOneWaitsForALock(pool, "the release to wait for the lane's lock");
-      await adder.query("COMMIT");
+      await adder.commit();
       expect(await released).toEqual(["kept"]);
     } finally {
       adder.release();
@@ -71,18 +64,11 @@ describe("giving up a conversation", () => {
     const quiet = jobIn("quiet");
     await claimTicket(pool, "rowner", job);
     await claimTicket(pool, "rowner", quiet);
-    const adder = await poolOn(url).connect();
+    const adder = await holdAnAdd(poolOn(url), job, "rother");
     try {
-      await adder.query("BEGIN");
-      await adder.query("SELECT 1 FROM webhook_channel.lanes WHERE conversation = $1 FOR NO KEY UPDATE", [laneOf(job)]);
-      await adder.query(
-        "INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by) VALUES ($1, $2, $3, $4, 'rother')",
-        [job.message.id, job.message.channel, laneOf(job), JSON.stringify(job)],
-      );
-      await adder.query("UPDATE webhook_channel.lanes SET last_seq = last_seq WHERE conversation = $1", [laneOf(job)]);
       const left = leaveReplicas(pool, "rowner");
       await untilOneWaitsForALock(pool, "the leave to wait for the lane's lock");
-      await adder.query("COMMIT");
+      await adder.commit();
       await left;
     } finally {
       adder.release();

@@ -9,7 +9,7 @@ import { createPostgresLaneStore } from "../../../../src/node/state/postgres/pos
 import { createLogSink } from "../../../support/log-sink.js";
 import { waitFor } from "../../../support/wait-for.js";
 import { migratedDatabase, poolOn } from "./fresh-postgres.js";
-import { claimTicket, jobIn, laneOf, untilOneWaitsForALock } from "./lane-tickets.js";
+import { claimTicket, holdAnAdd, jobIn, laneOf, untilOneWaitsForALock } from "./lane-tickets.js";
 
 /** The position the jobs table gave job `id`. */
 async function seqOf(pool: pg.Pool, id: string): Promise<number> {
@@ -112,21 +112,13 @@ describe("the positions of added jobs", () => {
     expect(await version()).not.toBe(before);
 
     // Such an add holds the lane while it commits; the owner's add waits, and its snapshot misses that job.
-    const adder = await poolOn(url).connect();
     const third = jobIn("c1");
     const fourth = jobIn("c1");
+    const adder = await holdAnAdd(poolOn(url), third, "rother");
     try {
-      await adder.query("BEGIN");
-      await adder.query(
-        "INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by) VALUES ($1, $2, $3, $4, 'rother')",
-        [third.message.id, third.message.channel, laneOf(third), JSON.stringify(third)],
-      );
-      await adder.query("UPDATE webhook_channel.lanes SET last_seq = last_seq WHERE conversation = $1", [
-        laneOf(third),
-      ]);
       const added = owner.add(fourth);
       await untilOneWaitsForALock(pool, "the owner's add to wait for the lane's lock");
-      await adder.query("COMMIT");
+      await adder.commit();
       await added;
     } finally {
       adder.release();

@@ -67,3 +67,48 @@ export async function untilOneWaitsForALock(pool: pg.Pool, what: string): Promis
     what,
   );
 }
+
+/** An add of another replica held open before its commit (see {@link holdAnAdd}). */
+export interface HeldAdd {
+  /** Commits the add and gives its connection back. */
+  commit(): Promise<void>;
+  /** Gives its connection back (rolling back what is not committed): for a test's `finally`. */
+  release(): void;
+}
+
+/**
+ * What another replica's add does, held open on a connection of `pool`: the lane row of `job`
+ * locked and written (a new row version), and `job` stored by `replica`. A statement that needs
+ * the row's lock waits until {@link HeldAdd.commit}.
+ */
+export async function holdAnAdd(pool: pg.Pool, job: Job, replica: string): Promise<HeldAdd> {
+  const client = await pool.connect();
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    client.release();
+  };
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT 1 FROM webhook_channel.lanes WHERE conversation = $1 FOR NO KEY UPDATE", [laneOf(job)]);
+    await client.query(
+      "INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by) VALUES ($1, $2, $3, $4, $5)",
+      [job.message.id, job.message.channel, laneOf(job), JSON.stringify(job), replica],
+    );
+    await client.query("UPDATE webhook_channel.lanes SET last_seq = last_seq WHERE conversation = $1", [laneOf(job)]);
+  } catch (error) {
+    release();
+    throw error;
+  }
+  return {
+    async commit() {
+      try {
+        await client.query("COMMIT");
+      } finally {
+        release();
+      }
+    },
+    release,
+  };
+}
