@@ -12,6 +12,11 @@ const CONTENT_LENGTH = /\r\ncontent-length:[ \t]*(\d+)/i;
 const CHUNKED = /\r\ntransfer-encoding:[ \t]*chunked/i;
 const CONNECTION_CLOSE = /\r\nconnection:[ \t]*close/i;
 const LAST_CHUNK = "\r\n0\r\n\r\n";
+// The service closes a keep-alive connection idle for 5 s (`keepAliveTimeoutMs`): a request
+// written as that close arrives is lost, so a connection idle for longer than this is ended
+// here instead of reused, as HTTP clients do (undici's keep-alive timeout is shorter than the
+// server's for the same reason).
+const MAX_IDLE_MS = 4_000;
 
 /**
  * Builds the bytes of one POST once, so that each send is a single socket write.
@@ -56,7 +61,7 @@ export function createRawClient(url, connections = 64) {
     open += 1;
     const socket = connect({ host: hostname, port: Number(port), noDelay: true });
     socket.setEncoding("latin1");
-    const connection = { socket, current: null, text: "", alive: true };
+    const connection = { socket, current: null, text: "", alive: true, idleSince: 0 };
 
     const finish = (error, status, body) => {
       const job = connection.current;
@@ -70,8 +75,10 @@ export function createRawClient(url, connections = 64) {
         return;
       }
       const job = next();
-      if (job === undefined) idle.push(connection);
-      else dispatch(connection, job);
+      if (job === undefined) {
+        connection.idleSince = performance.now();
+        idle.push(connection);
+      } else dispatch(connection, job);
     };
 
     socket.on("data", (chunk) => {
@@ -126,7 +133,12 @@ export function createRawClient(url, connections = 64) {
   return {
     send(request, done) {
       const job = { request, done };
-      const connection = idle.pop();
+      let connection = idle.pop();
+      // Its close then finds no request on it.
+      while (connection !== undefined && performance.now() - connection.idleSince > MAX_IDLE_MS) {
+        connection.socket.end();
+        connection = idle.pop();
+      }
       if (connection !== undefined) dispatch(connection, job);
       else if (open < connections) dispatch(openConnection(), job);
       else waiting.push(job);
