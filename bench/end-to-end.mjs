@@ -60,6 +60,7 @@ export async function runStep({ targets, pids, secret, receiver, rate, seconds }
     refused,
     otherStatuses,
     errors: sent.errors + sent.unanswered,
+    errorKinds: sent.unanswered > 0 ? { ...sent.errorKinds, unanswered: sent.unanswered } : sent.errorKinds,
     skipped: sent.skipped,
     delivered,
     missing,

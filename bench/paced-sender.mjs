@@ -63,6 +63,8 @@ export async function sendPaced({
   let sent = 0;
   let skipped = 0;
   let errors = 0;
+  // By error code (or message): what a failed request met, for the JSON results.
+  const errorKinds = {};
   let inFlight = 0;
   let lastSentAt = 0;
 
@@ -70,6 +72,8 @@ export async function sendPaced({
     inFlight -= 1;
     if (error !== null) {
       errors += 1;
+      const kind = error.code ?? error.message;
+      errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;
       return;
     }
     const at = nowMs();
@@ -126,6 +130,7 @@ export async function sendPaced({
     statuses,
     refusals,
     errors,
+    errorKinds,
     skipped,
     unanswered: inFlight,
     acceptLatencies: acceptLatencies.sort((a, b) => a - b),
