@@ -1,15 +1,15 @@
 import type pg from "pg";
-import { type ConversationTurn, conversationKey } from "../../../core/conversation/conversation-store.js";
+import type { ConversationTurn } from "../../../core/conversation/conversation-store.js";
 import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
 import type { Job } from "../../../core/lifecycle/job.js";
 import { type LaneStore, type LaneTicket, laneFencedError } from "../../../core/lifecycle/lane-store.js";
 import type { Logger } from "../../../core/log/logger.js";
-import { LruMap } from "../../../core/lru-map.js";
 import { type AddedPosition, AddedPositions } from "./added-positions.js";
 import type { Fenced } from "./fenced-parts.js";
 import { type Held, supersede, type Waiter, withdrawSpent } from "./held-writes.js";
+import { LaneNumbers } from "./lane-numbers.js";
 import { type Admitted, admittedKey, writeLaneGroup } from "./postgres-lane-group.js";
-import { takeReplayedJobs } from "./postgres-replays.js";
+import { restoreJob, takeReplayedJobs } from "./postgres-replays.js";
 import { asStateError, mayHaveCommitted, postgresErrorMessage } from "./postgres-state-error.js";
 import { createTurnBatch } from "./postgres-turn-batch.js";
 import { SpentTickets } from "./spent-tickets.js";
@@ -46,9 +46,6 @@ const FINISH_MAX_WAIT_MS = 1_000;
  */
 export const ADD_TIMEOUT_MS = 4_500;
 
-/** Lanes whose last reply number is remembered; one forgotten is read again. */
-const MAX_LANES = 100_000;
-
 /**
  * Keeps the lanes in Postgres, shared by the replicas. Every write of an event-loop turn
  * (accepted jobs with their `Idempotency-Key`s, progress, new replies' numbers and turns, dead
@@ -75,7 +72,7 @@ export function createPostgresLaneStore(
   let buried = new Map<string, Held<DeadLetter>>();
   let turns: Held<readonly ConversationTurn[]>[] = [];
   let numbered = new Map<string, number>();
-  const last = new LruMap<{ epoch: number; last: number }>();
+  const last = new LaneNumbers(pool, replica);
   const spent = new SpentTickets();
   const placed = new AddedPositions();
 
@@ -112,10 +109,7 @@ export function createPostgresLaneStore(
         placed.keep(positions);
         for (const waiter of addWaiters) waiter.resolve();
         for (const held of fencedWrites) settle(held, admitted);
-        for (const [key, highest] of taken.numbered) {
-          const known = last.get(key);
-          if (known !== undefined) last.set(key, { epoch: known.epoch, last: Math.max(known.last, highest) });
-        }
+        for (const [key, highest] of taken.numbered) last.raised(key, highest);
       },
       (error: unknown) => {
         const refusal = asStateError(error);
@@ -124,7 +118,7 @@ export function createPostgresLaneStore(
         // A delete of a finished job ends the same in any order with a late write: it spends nothing.
         if (mayHaveCommitted(error)) {
           for (const { ticket } of [...group.updated, ...group.turns, ...group.buried]) {
-            last.delete(ticket.key);
+            last.forget(ticket.key);
             spent.spend(ticket);
           }
           withdrawSpent({ updated, deleted, buried, turns, numbered }, (ticket) => spent.has(ticket));
@@ -142,7 +136,7 @@ export function createPostgresLaneStore(
 
   const settle = (held: Held<unknown>, admitted: Admitted): void => {
     const ok = admitted.has(admittedKey(held.ticket));
-    if (!ok) last.delete(held.ticket.key);
+    if (!ok) last.forget(held.ticket.key);
     for (const waiter of held.waiters) {
       if (ok) waiter.resolve();
       else waiter.reject(laneFencedError(held.ticket.key));
@@ -218,31 +212,10 @@ export function createPostgresLaneStore(
         batch.soon();
       });
     },
-    primed(ticket, value) {
-      last.set(ticket.key, { epoch: ticket.epoch, last: value });
-      last.trimTo(MAX_LANES);
-    },
+    primed: (ticket, value) => last.primed(ticket, value),
     async lastSequence(ticket) {
       if (spent.has(ticket)) throw laneFencedError(ticket.key);
-      const known = last.get(ticket.key);
-      if (known !== undefined && known.epoch === ticket.epoch) return known.last;
-      let rows: { last_seq: string }[];
-      try {
-        rows = (
-          await pool.query<{ last_seq: string }>(
-            "SELECT last_seq FROM webhook_channel.lanes WHERE conversation = $1 AND epoch = $2 AND owner = $3",
-            [ticket.key, ticket.epoch, replica],
-          )
-        ).rows;
-      } catch (error) {
-        throw asStateError(error);
-      }
-      const row = rows[0];
-      if (row === undefined) throw laneFencedError(ticket.key);
-      const value = Number(row.last_seq);
-      last.set(ticket.key, { epoch: ticket.epoch, last: value });
-      last.trimTo(MAX_LANES);
-      return value;
+      return last.lastSequence(ticket);
     },
     save(ticket, job, answered) {
       if (spent.has(ticket)) return Promise.reject(laneFencedError(ticket.key));
@@ -270,23 +243,7 @@ export function createPostgresLaneStore(
       buried.set(id, { ticket, value: letter, waiters: [] });
       return hold(deleted, id, ticket, id);
     },
-    async restore(job) {
-      try {
-        await pool.query(
-          `INSERT INTO webhook_channel.jobs (id, channel, conversation, job, state)
-           VALUES ($1, $2, $3, $4, 'replay')
-           ON CONFLICT (id) DO UPDATE SET job = excluded.job, state = 'replay'`,
-          [
-            job.message.id,
-            job.message.channel,
-            conversationKey(job.message.channel, job.message.message.conversationId),
-            JSON.stringify(job),
-          ],
-        );
-      } catch (error) {
-        throw asStateError(error);
-      }
-    },
+    restore: (job) => restoreJob(pool, job),
     // A replayed job is placed anew: a position its first add left (its client was answered 503) is stale.
     takeReplayed: async (room) => {
       const jobs = await takeReplayedJobs(pool, room);

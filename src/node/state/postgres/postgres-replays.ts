@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { conversationKey } from "../../../core/conversation/conversation-store.js";
 import type { Job } from "../../../core/lifecycle/job.js";
 import { inTransaction } from "./postgres-pool.js";
 import { asStateError } from "./postgres-state-error.js";
@@ -36,6 +37,25 @@ export async function takeReplayedJobs(pool: pg.Pool, room: (channel: string) =>
       );
       return taken.rows.map((row) => JSON.parse(row.job) as Job);
     });
+  } catch (error) {
+    throw asStateError(error);
+  }
+}
+
+/** Stores `job` (a dead letter's) again as replayed, for the next {@link takeReplayedJobs} of any replica. */
+export async function restoreJob(pool: pg.Pool, job: Job): Promise<void> {
+  try {
+    await pool.query(
+      `INSERT INTO webhook_channel.jobs (id, channel, conversation, job, state)
+       VALUES ($1, $2, $3, $4, 'replay')
+       ON CONFLICT (id) DO UPDATE SET job = excluded.job, state = 'replay'`,
+      [
+        job.message.id,
+        job.message.channel,
+        conversationKey(job.message.channel, job.message.message.conversationId),
+        JSON.stringify(job),
+      ],
+    );
   } catch (error) {
     throw asStateError(error);
   }
