@@ -142,27 +142,34 @@ export async function notifyOwners(
 export type Release = "released" | "kept" | "gone";
 
 /**
+ * The CTEs that give up (owner NULL) each lane row `locking` locks and that has no stored job
+ * left; `locking` selects `conversation` and `xmin::text AS version`, and locks with `FOR
+ * UPDATE` in conversation order, as claims lock, so that the two never deadlock. A row written
+ * after the statement's snapshot (it waited for the row's lock) is left as it is: an add that
+ * held the lock wrote it, and its job, which the snapshot lacks, may have been told to the owner
+ * (see `positionsQuery`). The rows stay: they keep each conversation's epoch and last reply
+ * number. `locked` holds the locked rows, `released` the conversations given up.
+ */
+export function releaseUnmoved(locking: string): string {
+  return `locked AS MATERIALIZED (${locking}),
+seen AS (SELECT conversation, xmin::text AS version FROM webhook_channel.lanes
+  WHERE conversation IN (SELECT conversation FROM locked)),
+released AS (UPDATE webhook_channel.lanes l SET owner = NULL FROM locked JOIN seen USING (conversation)
+  WHERE l.conversation = locked.conversation AND locked.version = seen.version
+    AND NOT EXISTS (SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
+  RETURNING l.conversation)`;
+}
+
+/**
  * Gives up the conversations `conversations` that have no stored job left, in one statement,
- * answering each in order (see {@link Release}). A lane row written after the statement's
- * snapshot (it waited for the row's lock) is kept: an add that held the lock wrote it, and its
- * job, which the snapshot lacks, may have been told to this replica (see `positionsQuery`).
+ * answering each in order (see {@link Release} and {@link releaseUnmoved}).
  */
 export async function releaseLanes(pool: Pool, replica: string, conversations: readonly string[]): Promise<Release[]> {
   const result = await pool.query<{ conversation: string; released: boolean }>(
-    `WITH mine AS MATERIALIZED (
-       SELECT conversation, xmin::text AS version FROM webhook_channel.lanes
-       WHERE owner = $1 AND conversation = ANY($2) ORDER BY conversation FOR UPDATE
-     ), seen AS (
-       SELECT conversation, xmin::text AS version FROM webhook_channel.lanes WHERE conversation = ANY($2)
-     ), gone AS (
-       UPDATE webhook_channel.lanes l SET owner = NULL FROM mine JOIN seen USING (conversation)
-       WHERE l.conversation = mine.conversation AND mine.version = seen.version
-         AND NOT EXISTS (
-           SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
-       RETURNING l.conversation
-     )
-     SELECT m.conversation, EXISTS (SELECT 1 FROM gone g WHERE g.conversation = m.conversation) AS released
-     FROM mine m`,
+    `WITH ${releaseUnmoved(`SELECT conversation, xmin::text AS version FROM webhook_channel.lanes
+       WHERE owner = $1 AND conversation = ANY($2) ORDER BY conversation FOR UPDATE`)}
+     SELECT k.conversation, EXISTS (SELECT 1 FROM released r WHERE r.conversation = k.conversation) AS released
+     FROM locked k`,
     [replica, conversations],
   );
   const answers = new Map(result.rows.map((row) => [row.conversation, row.released ? "released" : "kept"] as const));
@@ -171,25 +178,17 @@ export async function releaseLanes(pool: Pool, replica: string, conversations: r
 
 /**
  * Gives up `replica`'s conversations and its lease (a graceful stop): those with no stored job are
- * released, those with stored jobs stay named after it, and its lease ends now with the mark
- * `gone`, so that the other replicas take them at their next sweep, without waiting for the lease
- * to run out (nor, for one just started, for a whole lease of its own).
+ * released (see {@link releaseUnmoved}), those with stored jobs stay named after it, and its
+ * lease ends now with the mark `gone`, so that the other replicas take them at their next sweep,
+ * without waiting for the lease to run out (nor, for one just started, for a whole lease of its own).
  */
 export async function leaveReplicas(pool: Pool, replica: string): Promise<void> {
-  // In conversation order, as claims lock them, so that the two never deadlock. The rows stay:
-  // they keep each conversation's epoch and last reply number. A row written while this waited
-  // for its lock stays named after this replica (see `releaseLanes`): the others take it over.
   await pool.query(
-    `WITH mine AS MATERIALIZED (
-       SELECT l.conversation, l.xmin::text AS version FROM webhook_channel.lanes l
+    `WITH ${releaseUnmoved(`SELECT l.conversation, l.xmin::text AS version FROM webhook_channel.lanes l
        WHERE l.owner = $1
          AND NOT EXISTS (SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
-       ORDER BY l.conversation FOR UPDATE
-     ), seen AS (
-       SELECT conversation, xmin::text AS version FROM webhook_channel.lanes WHERE owner = $1
-     )
-     UPDATE webhook_channel.lanes l SET owner = NULL FROM mine JOIN seen USING (conversation)
-     WHERE l.conversation = mine.conversation AND mine.version = seen.version`,
+       ORDER BY l.conversation FOR UPDATE`)}
+     SELECT count(*) FROM released`,
     [replica],
   );
   await pool.query(

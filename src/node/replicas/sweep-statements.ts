@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import { releaseUnmoved } from "./lane-statements.js";
 
 /** A conversation with stored jobs that no live replica runs. */
 export interface Orphan {
@@ -131,21 +132,13 @@ export async function strayLanes(pool: Pool, channels: readonly string[], limit:
  * of replicas that have written none for an hour (a live replica writes its own at each probe).
  */
 export async function forgetDeadReplicas(pool: Pool): Promise<void> {
-  // A row written after this statement's snapshot is left as it is: an add that held it may have
-  // stored a job the snapshot lacks, and told the owner (see `releaseLanes`).
   await pool.query(
-    `WITH dead AS MATERIALIZED (
-       SELECT l.conversation, l.xmin::text AS version FROM webhook_channel.lanes l
+    `WITH ${releaseUnmoved(`SELECT l.conversation, l.xmin::text AS version FROM webhook_channel.lanes l
        WHERE l.owner IS NOT NULL
          AND l.owner IN (SELECT id FROM webhook_channel.replicas WHERE lease_until <= now())
          AND NOT EXISTS (SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
-       ORDER BY l.conversation FOR UPDATE SKIP LOCKED
-     ), seen AS (
-       SELECT conversation, xmin::text AS version FROM webhook_channel.lanes
-       WHERE conversation IN (SELECT conversation FROM dead)
-     )
-     UPDATE webhook_channel.lanes l SET owner = NULL FROM dead JOIN seen USING (conversation)
-     WHERE l.conversation = dead.conversation AND dead.version = seen.version`,
+       ORDER BY l.conversation FOR UPDATE SKIP LOCKED`)}
+     SELECT count(*) FROM released`,
   );
   await pool.query(
     `DELETE FROM webhook_channel.replicas r WHERE r.lease_until < now() - interval '1 hour'
