@@ -1,5 +1,6 @@
 import type { Pool } from "pg";
 import type { Job } from "../../core/lifecycle/job.js";
+import { namedStatement } from "../state/postgres/named-statements.js";
 
 /** A stored job with its position in the jobs table (acceptance order). */
 export interface StoredJob {
@@ -21,14 +22,20 @@ export interface LaneSlice {
  */
 export async function jobsAfter(pool: Pool, slices: readonly LaneSlice[]): Promise<StoredJob[][]> {
   const result = await pool.query<{ n: string; seq: string; job: string }>(
-    `SELECT t.n, x.seq, x.job
+    namedStatement(
+      `SELECT t.n, x.seq, x.job
      FROM unnest($1::text[], $2::bigint[], $3::int[]) WITH ORDINALITY AS t(conversation, after, lim, n)
      CROSS JOIN LATERAL (
        SELECT j.seq, j.job FROM webhook_channel.jobs j
        WHERE j.conversation = t.conversation AND j.state = 'pending' AND j.seq > t.after
        ORDER BY j.seq LIMIT t.lim) x
      ORDER BY t.n, x.seq`,
-    [slices.map((slice) => slice.conversation), slices.map((slice) => slice.after), slices.map((slice) => slice.limit)],
+      [
+        slices.map((slice) => slice.conversation),
+        slices.map((slice) => slice.after),
+        slices.map((slice) => slice.limit),
+      ],
+    ),
   );
   const read: StoredJob[][] = slices.map(() => []);
   for (const row of result.rows)
@@ -39,8 +46,10 @@ export async function jobsAfter(pool: Pool, slices: readonly LaneSlice[]): Promi
 /** The stored jobs among `ids` still waiting, in acceptance order: one job each, in one statement. */
 export async function jobsById(pool: Pool, ids: readonly string[]): Promise<StoredJob[][]> {
   const result = await pool.query<{ id: string; seq: string; job: string }>(
-    `SELECT id, seq, job FROM webhook_channel.jobs WHERE id = ANY($1) AND state = 'pending' ORDER BY seq`,
-    [ids],
+    namedStatement(
+      `SELECT id, seq, job FROM webhook_channel.jobs WHERE id = ANY($1) AND state = 'pending' ORDER BY seq`,
+      [ids],
+    ),
   );
   const byId = new Map(result.rows.map((row) => [row.id, { seq: Number(row.seq), job: JSON.parse(row.job) as Job }]));
   return ids.map((id) => {

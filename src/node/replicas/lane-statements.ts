@@ -1,5 +1,6 @@
 import type { Pool } from "pg";
 import { type JobNotice, noticePayload, notifyChannel } from "../state/postgres/job-notices.js";
+import { namedStatement } from "../state/postgres/named-statements.js";
 
 /** What claiming a conversation for one stored job found. */
 export interface Claim {
@@ -96,14 +97,16 @@ export async function claimLanes(
     prev: string;
     prev_id: string;
     last_sequence: string;
-  }>(CLAIM, [
-    requests.map((request) => request.conversation),
-    requests.map((request) => request.channel),
-    requests.map((request) => request.jobId),
-    requests.map((request) => request.reclaim),
-    replica,
-    takeover,
-  ]);
+  }>(
+    namedStatement(CLAIM, [
+      requests.map((request) => request.conversation),
+      requests.map((request) => request.channel),
+      requests.map((request) => request.jobId),
+      requests.map((request) => request.reclaim),
+      replica,
+      takeover,
+    ]),
+  );
   const claims: Claim[] = result.rows.map((row) => ({
     mine: row.mine,
     epoch: Number(row.epoch),

@@ -15,6 +15,7 @@ import {
 } from "./added-positions.js";
 import { deleteJobs, type Fenced, keepLetters, keepTurns, updateJobs } from "./fenced-parts.js";
 import { DOCUMENTS, type Part, unnest } from "./group-sql.js";
+import { namedStatement } from "./named-statements.js";
 
 /** What one group writes; the store fills it from what it took. */
 export interface LaneGroup {
@@ -156,9 +157,8 @@ export interface GroupResult {
  * thousand accepted messages cost one round trip and one commit, atomically: the parts the group
  * has, as data-modifying CTEs over arrays (`unnest`), every fenced one behind the fence (see
  * {@link fenceOf}), behind the lanes' locks ({@link laneLocks}). Only the parts present are
- * sent, and the statement is not prepared: planning a small statement with the arrays at hand
- * costs well under a millisecond, whereas a generic plan cached while `jobs` was nearly empty
- * scanned the whole table once a backlog had built up. The parts touch disjoint rows, which the
+ * sent: the statement is one of a few shapes, each a named statement ({@link namedStatement}),
+ * planned once per session rather than at every call. The parts touch disjoint rows, which the
  * store guarantees: an id is in at most one of the added, updated and deleted lists (a CTE does
  * not see the rows another one writes).
  */
@@ -193,8 +193,10 @@ export async function writeLaneGroup(pool: pg.Pool, group: LaneGroup): Promise<G
   if (withs.length === 0) return { admitted: new Set(), positions: new Map() };
   const final = queries.filter(present);
   const result = await pool.query<GroupRow>(
-    `WITH ${withs.join(",\n")}\n${final.length === 0 ? "SELECT 1 WHERE false" : final.join("\nUNION ALL\n")}`,
-    values,
+    namedStatement(
+      `WITH ${withs.join(",\n")}\n${final.length === 0 ? "SELECT 1 WHERE false" : final.join("\nUNION ALL\n")}`,
+      values,
+    ),
   );
   const admitted = new Set<string>();
   const positions = new Map<string, AddedPosition>();

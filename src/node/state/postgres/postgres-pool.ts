@@ -52,8 +52,11 @@ export function openPostgresPool(url: string, options: PostgresPoolOptions = {})
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? CONNECT_TIMEOUT_MS,
     query_timeout: options.queryTimeoutMillis ?? QUERY_TIMEOUT_MS,
     // Server-side bounds of every session: a statement, and a transaction left idle by a client
-    // that vanished, are stopped there too.
-    options: `-c statement_timeout=${STATEMENT_TIMEOUT_MS} -c idle_in_transaction_session_timeout=${4 * QUERY_TIMEOUT_MS}`,
+    // that vanished, are stopped there too. No sequential scans: every statement the service
+    // sends finds its rows through an index, and the generic plan of a named statement (see
+    // `named-statements.ts`), made while a table was small, would otherwise scan the table on
+    // every call once it had grown. A table with no index for a statement is still scanned.
+    options: `-c statement_timeout=${STATEMENT_TIMEOUT_MS} -c idle_in_transaction_session_timeout=${4 * QUERY_TIMEOUT_MS} -c enable_seqscan=off`,
     idleTimeoutMillis: 30_000,
     // TCP keep-alive, so that a connection to a vanished server is found dead in seconds, not hours.
     keepAlive: true,

@@ -1,0 +1,86 @@
+/**
+ * The statements of a message's path are named: each session plans them once and keeps a
+ * generic plan. Such a plan, made while the tables were small, must still find its rows
+ * through an index once they have grown, where it would otherwise scan them on every call.
+ */
+import type pg from "pg";
+import { describe, expect, it } from "vitest";
+import { jobsAfter } from "../../../../src/node/replicas/lane-reads.js";
+import { MAX_NAMED_STATEMENTS, namedStatement } from "../../../../src/node/state/postgres/named-statements.js";
+import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
+import { migratePostgres } from "../../../../src/node/state/postgres/postgres-migrations.js";
+import { createLogSink } from "../../../support/log-sink.js";
+import { emptyDatabase, poolOn } from "./fresh-postgres.js";
+import { claimTicket, jobIn, laneOf } from "./lane-tickets.js";
+
+/** The sequential scans of the lanes and jobs tables so far, as the statistics hold them. */
+async function sequentialScans(pool: pg.Pool): Promise<Record<string, number>> {
+  const rows = await pool.query<{ relname: string; seq_scan: string }>(
+    "SELECT relname, seq_scan FROM pg_stat_user_tables WHERE schemaname = 'webhook_channel' AND relname IN ('lanes', 'jobs')",
+  );
+  return Object.fromEntries(rows.rows.map((row) => [row.relname, Number(row.seq_scan)]));
+}
+
+describe("named statements", () => {
+  it("keeps a generic plan of each statement of a message's path, and never scans the lanes or jobs tables", async () => {
+    const url = await emptyDatabase();
+    // One connection: every statement of the test runs in the session whose plans are read.
+    const pool = poolOn(url, { max: 1 });
+    const other = poolOn(url);
+    await migratePostgres(pool);
+    // The worst case: every statement on a generic plan, made on the first calls (Postgres
+    // otherwise weighs the plans and may plan afresh, with the arrays at hand, at every call).
+    await pool.query("SET plan_cache_mode = force_generic_plan");
+    const store = createPostgresLaneStore(pool, "rplan", createLogSink().logger);
+    // The migration's index builds count as scans: counted before.
+    await pool.query("SELECT pg_stat_force_next_flush()");
+    const before = await sequentialScans(other);
+
+    // The life of a message, first on empty tables. A finish's delete rides on the next write.
+    const finishes: Promise<void>[] = [];
+    const lifeOfAMessage = async (conversation: string): Promise<void> => {
+      const job = jobIn(conversation);
+      const ticket = await claimTicket(pool, "rplan", job);
+      await store.add(job);
+      await jobsAfter(pool, [{ conversation: laneOf(job), after: 0, limit: 10 }]);
+      await store.save(ticket, { ...job, attempts: 1 });
+      finishes.push(Promise.resolve(store.finish(ticket, job)));
+    };
+    for (let round = 0; round < 3; round++) await lifeOfAMessage(`small-${round}`);
+
+    // Grown by another session, with no ANALYZE (which would make the plans again): many
+    // conversations, and a backlog.
+    await other.query(
+      `INSERT INTO webhook_channel.lanes (conversation, channel, owner, epoch, last_seq)
+       SELECT 'webhook:grown-' || g, 'webhook', NULL, 1, 1 FROM generate_series(1, 50000) g`,
+    );
+    await other.query(
+      `INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by)
+       SELECT 'grown-' || g, 'webhook', 'webhook:grown-' || (g % 500), '{}', 'rgone' FROM generate_series(1, 20000) g`,
+    );
+    for (let round = 0; round < 3; round++) await lifeOfAMessage(`large-${round}`);
+    await Promise.all(finishes);
+
+    const prepared = await pool.query<{ name: string; generic_plans: string }>(
+      "SELECT name, generic_plans FROM pg_prepared_statements WHERE name LIKE 'wc%'",
+    );
+
+    // The claim, the grouped writes (an add; a save; a finish) and the read of what follows.
+    expect(prepared.rows.length).toBeGreaterThanOrEqual(4);
+    for (const row of prepared.rows) expect(Number(row.generic_plans), row.name).toBeGreaterThan(0);
+
+    // Sends this session's counts to the statistics when the statement ends.
+    await pool.query("SELECT pg_stat_force_next_flush()");
+    expect(await sequentialScans(other)).toEqual(before);
+  });
+
+  it("names each text once, the same name each time, and sends texts past the bound unnamed", () => {
+    const first = namedStatement("SELECT 1", []);
+    expect(namedStatement("SELECT 1", [2])).toEqual({ name: first.name, text: "SELECT 1", values: [2] });
+    expect(namedStatement("SELECT 2", []).name).not.toBe(first.name);
+    // However many this file named before: as many new texts again are past the bound.
+    for (let n = 3; n <= MAX_NAMED_STATEMENTS + 1; n++) namedStatement(`SELECT ${n}`, []);
+    expect(namedStatement("SELECT 'one too many'", [])).toEqual({ text: "SELECT 'one too many'", values: [] });
+    expect(namedStatement("SELECT 1", []).name).toBe(first.name);
+  });
+});
