@@ -61,6 +61,17 @@ export const ORDERED_ADDED = `ordered AS (
   FROM added)`;
 
 /**
+ * How full Postgres's notification queue (one for the whole cluster) may be for a statement that
+ * stores messages to send notifications. A session that listens and stops reading (its process
+ * stopped, not ended) holds the queue's tail, and once the queue is full a commit that notifies
+ * fails: a store must never fail for that. Past the bound the storing replica claims the
+ * conversation instead, and the claim finds the live owner and sends it the notice in a statement
+ * of its own; should that fail, the storing replica's next sweep claims and tells again. Postgres
+ * warns from the same share.
+ */
+export const NOTIFY_QUEUE_BOUND = 0.5;
+
+/**
  * One row per job the group's `added` insert returned, with its lane row from `lane_locks`. The
  * pending job before it is the one before it in the same insert, else the last one the
  * statement's snapshot holds below it. A job of the conversation that another statement added
@@ -74,7 +85,8 @@ export const ORDERED_ADDED = `ordered AS (
  */
 export function positionsQuery(self: string): string {
   const elsewhere = `k.owner <> ${self} AND EXISTS (
-    SELECT 1 FROM webhook_channel.replicas r WHERE r.id = k.owner AND r.lease_until > now())`;
+    SELECT 1 FROM webhook_channel.replicas r WHERE r.id = k.owner AND r.lease_until > now())
+    AND pg_notification_queue_usage() < ${NOTIFY_QUEUE_BOUND}`;
   return `SELECT o.conversation, k.epoch, o.id, k.owner, o.seq,
   coalesce(o.group_prev, p.seq, 0) AS prev, coalesce(o.group_prev_id, p.id, '') AS prev_id,
   k.version = s.version AS exact,

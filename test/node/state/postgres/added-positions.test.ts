@@ -4,6 +4,7 @@
  */
 import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { claimLanes, notifyOwners } from "../../../../src/node/replicas/lane-statements.js";
 import { notifyChannel, readNotice } from "../../../../src/node/state/postgres/job-notices.js";
 import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
 import { createLogSink } from "../../../support/log-sink.js";
@@ -177,6 +178,49 @@ describe("the positions of added jobs", () => {
       // A notification sent by then would have come before this round trip's answer.
       await listener.query("SELECT 1");
       expect(heard).toHaveLength(1);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it("tells nobody while the notification queue is past its bound: the job's placing claims and sends the notice", async () => {
+    const { url, pool: setup } = await migratedDatabase();
+    // Filling Postgres's queue takes gigabytes: this database's sessions find a stand-in for
+    // pg_notification_queue_usage() that answers it is 90 % full (pg_catalog is searched after it).
+    await setup.query(`CREATE SCHEMA queue_shim;
+      CREATE FUNCTION queue_shim.pg_notification_queue_usage() RETURNS double precision LANGUAGE sql AS 'SELECT 0.9'`);
+    await setup.query(
+      `ALTER DATABASE "${new URL(url).pathname.slice(1)}" SET search_path = queue_shim, pg_catalog, public`,
+    );
+    const pool = poolOn(url);
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    try {
+      const heard: string[] = [];
+      listener.on("notification", (message) => heard.push(message.payload ?? ""));
+      await listener.query(`LISTEN "${notifyChannel("rowner")}"`);
+      await pool.query(
+        "INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ('rowner', now() + interval '1 minute')",
+      );
+      await claimTicket(pool, "rowner", jobIn("c1"));
+      const other = createPostgresLaneStore(pool, "rother", createLogSink().logger);
+
+      const job = jobIn("c1");
+      await other.add(job);
+      expect(other.takePosition(job.message.id)).toMatchObject({ owner: "rowner", told: false });
+      await listener.query("SELECT 1");
+      expect(heard).toEqual([]);
+
+      // What the placing then does: a claim finds the live owner, and a notice of its own tells it.
+      const [answer] = await claimLanes(pool, "rother", false, [
+        { conversation: laneOf(job), channel: job.message.channel, jobId: job.message.id, reclaim: true },
+      ]);
+      expect(answer).toMatchObject({ mine: false, previous: "rowner" });
+      await notifyOwners(pool, [
+        { owner: "rowner", conversation: laneOf(job), seq: answer?.seq ?? 0, id: job.message.id },
+      ]);
+      const notice = await waitFor(() => heard[0], 5_000, "the owner's notification");
+      expect(readNotice(notice)).toMatchObject({ conversation: laneOf(job), id: job.message.id });
     } finally {
       await listener.end();
     }
