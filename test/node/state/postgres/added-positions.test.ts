@@ -18,6 +18,23 @@ async function seqOf(pool: pg.Pool, id: string): Promise<number> {
   return Number(rows.rows[0]?.seq ?? 0);
 }
 
+/** A live replica `owner` (its lease runs a minute), and a session listening on its channel. */
+async function liveOwnerListening(
+  url: string,
+  pool: pg.Pool,
+  owner: string,
+): Promise<{ listener: pg.Client; heard: string[] }> {
+  const listener = new pg.Client({ connectionString: url });
+  await listener.connect();
+  const heard: string[] = [];
+  listener.on("notification", (message) => heard.push(message.payload ?? ""));
+  await listener.query(`LISTEN "${notifyChannel(owner)}"`);
+  await pool.query("INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ($1, now() + interval '1 minute')", [
+    owner,
+  ]);
+  return { listener, heard };
+}
+
 describe("the positions of added jobs", () => {
   it("names the lane's owner and epoch, and the pending job before each, in one group and across groups", async () => {
     const { pool } = await migratedDatabase();
@@ -144,15 +161,8 @@ describe("the positions of added jobs", () => {
 
   it("tells the live replica that runs the lane where the job is, at the commit, and nobody once its lease ran out", async () => {
     const { url, pool } = await migratedDatabase();
-    const listener = new pg.Client({ connectionString: url });
-    await listener.connect();
+    const { listener, heard } = await liveOwnerListening(url, pool, "rowner");
     try {
-      const heard: string[] = [];
-      listener.on("notification", (message) => heard.push(message.payload ?? ""));
-      await listener.query(`LISTEN "${notifyChannel("rowner")}"`);
-      await pool.query(
-        "INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ('rowner', now() + interval '1 minute')",
-      );
       const first = jobIn("c1");
       const ticket = await claimTicket(pool, "rowner", first);
       const other = createPostgresLaneStore(pool, "rother", createLogSink().logger);
@@ -193,15 +203,8 @@ describe("the positions of added jobs", () => {
       `ALTER DATABASE "${new URL(url).pathname.slice(1)}" SET search_path = queue_shim, pg_catalog, public`,
     );
     const pool = poolOn(url);
-    const listener = new pg.Client({ connectionString: url });
-    await listener.connect();
+    const { listener, heard } = await liveOwnerListening(url, pool, "rowner");
     try {
-      const heard: string[] = [];
-      listener.on("notification", (message) => heard.push(message.payload ?? ""));
-      await listener.query(`LISTEN "${notifyChannel("rowner")}"`);
-      await pool.query(
-        "INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ('rowner', now() + interval '1 minute')",
-      );
       await claimTicket(pool, "rowner", jobIn("c1"));
       const other = createPostgresLaneStore(pool, "rother", createLogSink().logger);
 
