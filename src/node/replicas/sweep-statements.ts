@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import { withSequentialScans } from "../state/postgres/postgres-pool.js";
 import { releaseUnmoved } from "./lane-statements.js";
 
 /** A conversation with stored jobs that no live replica runs. */
@@ -160,8 +161,10 @@ export async function sharedBacklogIfReporter(
     "SELECT min(id) AS id FROM webhook_channel.replicas WHERE lease_until > now()",
   );
   if (reporter.rows[0]?.id !== replica) return undefined;
-  const counts = await pool.query<{ channel: string; n: string }>(
-    "SELECT channel, count(*) AS n FROM webhook_channel.jobs GROUP BY channel",
+  const counts = await withSequentialScans(pool, (client) =>
+    client.query<{ channel: string; n: string }>(
+      "SELECT channel, count(*) AS n FROM webhook_channel.jobs GROUP BY channel",
+    ),
   );
   return new Map(counts.rows.map((row) => [row.channel, Number(row.n)]));
 }

@@ -2,8 +2,9 @@ import type pg from "pg";
 
 /**
  * The most statement texts a process names. Past it a new text is sent unnamed, parsed and
- * planned at every call as before, so that a bug that made texts vary could not fill each
- * session with plans: every text the service sends is one of a few shapes.
+ * planned at every call, so that a bug that made texts vary could not fill each session with
+ * plans: the grouped statement's parts make a bounded number of shapes, of which a replica uses
+ * few.
  */
 export const MAX_NAMED_STATEMENTS = 64;
 

@@ -52,23 +52,24 @@ export function openPostgresPool(url: string, options: PostgresPoolOptions = {})
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? CONNECT_TIMEOUT_MS,
     query_timeout: options.queryTimeoutMillis ?? QUERY_TIMEOUT_MS,
     // Server-side bounds of every session: a statement, and a transaction left idle by a client
-    // that vanished, are stopped there too. No sequential scans: every statement the service
-    // sends finds its rows through an index, and the generic plan of a named statement (see
-    // `named-statements.ts`), made while a table was small, would otherwise scan the table on
-    // every call once it had grown. A table with no index for a statement is still scanned.
-    options: `-c statement_timeout=${STATEMENT_TIMEOUT_MS} -c idle_in_transaction_session_timeout=${4 * QUERY_TIMEOUT_MS} -c enable_seqscan=off`,
+    // that vanished, are stopped there too.
+    options: `-c statement_timeout=${STATEMENT_TIMEOUT_MS} -c idle_in_transaction_session_timeout=${4 * QUERY_TIMEOUT_MS}`,
     idleTimeoutMillis: 30_000,
     // TCP keep-alive, so that a connection to a vanished server is found dead in seconds, not hours.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    // Set apart from the startup options: a server older than Postgres 14 does not know it, and
-    // would refuse the connection; there the statement timeout alone cancels. pg-pool awaits
-    // this before it hands the connection out, so it never runs beside the first query.
-    onConnect: (client) =>
-      client.query(`SET client_connection_check_interval = ${CONNECTION_CHECK_MS}`).then(
-        () => undefined,
-        () => undefined,
-      ),
+    // pg-pool awaits this before it hands the connection out, so it never runs beside the first
+    // query. No sequential scans: the generic plan of a named statement (see
+    // `named-statements.ts`), made while a table was small, would otherwise scan the table on
+    // every call once it had grown; the few statements that read a whole table allow them again
+    // ({@link withSequentialScans}). Set here rather than in the startup options, which an
+    // `options` parameter in the URL replaces and which a pooler may drop. The check interval is
+    // set apart: a server older than Postgres 14 does not know it, and would refuse the
+    // connection; there the statement timeout alone cancels.
+    onConnect: async (client) => {
+      await client.query("SET enable_seqscan = off");
+      await client.query(`SET client_connection_check_interval = ${CONNECTION_CHECK_MS}`).catch(() => undefined);
+    },
   });
   const logger = options.logger ?? silentLogger;
   pool.on("error", (error) => {
@@ -124,6 +125,18 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     client.release(broken);
     throw error;
   }
+}
+
+/**
+ * Runs `work` in one transaction with sequential scans allowed, which the pool's sessions turn off
+ * (see {@link openPostgresPool}): for a statement that reads a whole table, which a scan reads
+ * faster than an index does.
+ */
+export function withSequentialScans<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(pool, async (client) => {
+    await client.query("SET LOCAL enable_seqscan = on");
+    return work(client);
+  });
 }
 
 /**

@@ -30,11 +30,13 @@ export function postgresErrorMessage(error: unknown): string {
 
 /**
  * SQLSTATE classes (and codes) of errors a statement meets before its commit, which end its
- * transaction: data (22), constraints (23), transaction state, read-only included (25), rollback
- * for serialization or deadlock (40), syntax and access (42), limits (54), lock not available and
- * the like (55), a canceled statement (57014: the time limit is off during the commit).
+ * transaction: a feature not supported, such as a named statement's plan whose result changed
+ * type under a migration (0A), data (22), constraints (23), transaction state, read-only included
+ * (25), a named statement the session does not hold (26), rollback for serialization or deadlock
+ * (40), syntax and access (42), limits (54), lock not available and the like (55), a canceled
+ * statement (57014: the time limit is off during the commit).
  */
-const ROLLED_BACK = /^(22|23|25|40|42|54|55)|^57014$/;
+const ROLLED_BACK = /^(0A|22|23|25|26|40|42|54|55)|^57014$/;
 
 /**
  * False when `error` (or its cause) is the server's answer that the statement failed before its

@@ -33,3 +33,16 @@ export async function migratedDatabase(): Promise<{ url: string; pool: pg.Pool }
   await migratePostgres(pool);
   return { url, pool };
 }
+
+/**
+ * Makes the sessions opened on database `url` from now on read Postgres's notification queue as
+ * `usage` full: filling the real queue takes gigabytes. A stand-in for
+ * `pg_notification_queue_usage()` in a schema searched before `pg_catalog`.
+ */
+export async function notificationQueueAt(url: string, pool: pg.Pool, usage: number): Promise<void> {
+  await pool.query(`CREATE SCHEMA queue_shim;
+    CREATE FUNCTION queue_shim.pg_notification_queue_usage() RETURNS double precision LANGUAGE sql AS 'SELECT ${Number(usage)}'`);
+  await pool.query(
+    `ALTER DATABASE "${new URL(url).pathname.slice(1)}" SET search_path = queue_shim, pg_catalog, public`,
+  );
+}

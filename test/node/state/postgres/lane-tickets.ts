@@ -1,9 +1,10 @@
 /** Lanes of a Postgres test: a replica's claim of one, and what the database holds of it. */
-import type pg from "pg";
+import pg from "pg";
 import { conversationKey } from "../../../../src/core/conversation/conversation-store.js";
 import type { Job } from "../../../../src/core/lifecycle/job.js";
 import type { LaneTicket } from "../../../../src/core/lifecycle/lane-store.js";
 import { claimLanes } from "../../../../src/node/replicas/lane-statements.js";
+import { notifyChannel } from "../../../../src/node/state/postgres/job-notices.js";
 import { waitFor } from "../../../support/wait-for.js";
 
 /** A new job of conversation `conversationId` on the channel "webhook", as a replica accepts it. */
@@ -111,4 +112,21 @@ export async function holdAnAdd(pool: pg.Pool, job: Job, replica: string): Promi
     },
     release,
   };
+}
+
+/** A live replica `owner` (its lease runs a minute), and a session listening on its channel. */
+export async function liveOwnerListening(
+  url: string,
+  pool: pg.Pool,
+  owner: string,
+): Promise<{ listener: pg.Client; heard: string[] }> {
+  const listener = new pg.Client({ connectionString: url });
+  await listener.connect();
+  const heard: string[] = [];
+  listener.on("notification", (message) => heard.push(message.payload ?? ""));
+  await listener.query(`LISTEN "${notifyChannel(owner)}"`);
+  await pool.query("INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ($1, now() + interval '1 minute')", [
+    owner,
+  ]);
+  return { listener, heard };
 }

@@ -5,7 +5,7 @@
  */
 import type pg from "pg";
 import { describe, expect, it } from "vitest";
-import { jobsAfter } from "../../../../src/node/replicas/lane-reads.js";
+import { jobsAfter, jobsById } from "../../../../src/node/replicas/lane-reads.js";
 import { MAX_NAMED_STATEMENTS, namedStatement } from "../../../../src/node/state/postgres/named-statements.js";
 import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
 import { migratePostgres } from "../../../../src/node/state/postgres/postgres-migrations.js";
@@ -13,10 +13,10 @@ import { createLogSink } from "../../../support/log-sink.js";
 import { emptyDatabase, poolOn } from "./fresh-postgres.js";
 import { claimTicket, jobIn, laneOf } from "./lane-tickets.js";
 
-/** The sequential scans of the lanes and jobs tables so far, as the statistics hold them. */
+/** The sequential scans of each of the service's tables so far, as the statistics hold them. */
 async function sequentialScans(pool: pg.Pool): Promise<Record<string, number>> {
   const rows = await pool.query<{ relname: string; seq_scan: string }>(
-    "SELECT relname, seq_scan FROM pg_stat_user_tables WHERE schemaname = 'webhook_channel' AND relname IN ('lanes', 'jobs')",
+    "SELECT relname, seq_scan FROM pg_stat_user_tables WHERE schemaname = 'webhook_channel'",
   );
   return Object.fromEntries(rows.rows.map((row) => [row.relname, Number(row.seq_scan)]));
 }
@@ -38,12 +38,23 @@ describe("named statements", () => {
 
     // The life of a message, first on empty tables. A finish's delete rides on the next write.
     const finishes: Promise<void>[] = [];
+    let turn = 0;
     const lifeOfAMessage = async (conversation: string): Promise<void> => {
-      const job = jobIn(conversation);
+      turn += 1;
+      const fresh = jobIn(conversation);
+      // Every other one with an Idempotency-Key: the add's statement then stores the key too.
+      const job = turn % 2 === 0 ? { ...fresh, message: { ...fresh.message, idempotencyKey: `key-${turn}` } } : fresh;
       const ticket = await claimTicket(pool, "rplan", job);
       await store.add(job);
       await jobsAfter(pool, [{ conversation: laneOf(job), after: 0, limit: 10 }]);
+      await jobsById(pool, [job.message.id]);
       await store.save(ticket, { ...job, attempts: 1 });
+      // Answered: the reply's number and the conversation's turns are written with it.
+      await store.save(
+        ticket,
+        { ...job, attempts: 1, delivered: 1 },
+        { turns: [{ role: "user", text: "hi", at: turn }] },
+      );
       finishes.push(Promise.resolve(store.finish(ticket, job)));
     };
     for (let round = 0; round < 3; round++) await lifeOfAMessage(`small-${round}`);
@@ -65,8 +76,8 @@ describe("named statements", () => {
       "SELECT name, generic_plans FROM pg_prepared_statements WHERE name LIKE 'wc%'",
     );
 
-    // The claim, the grouped writes (an add; a save; a finish) and the read of what follows.
-    expect(prepared.rows.length).toBeGreaterThanOrEqual(4);
+    // The claim, the grouped writes (adds, saves, finishes) and the two reads.
+    expect(prepared.rows.length).toBeGreaterThanOrEqual(6);
     for (const row of prepared.rows) expect(Number(row.generic_plans), row.name).toBeGreaterThan(0);
 
     // Sends this session's counts to the statistics when the statement ends.

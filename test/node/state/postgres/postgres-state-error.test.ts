@@ -37,6 +37,27 @@ describe("mayHaveCommitted", () => {
     expect(mayHaveCommitted(asStateError(error))).toBe(false);
   });
 
+  it("is false for a named statement whose plan changed shape under a migration, or that the session lost", async () => {
+    const reshaped = await failureOf(async (client) => {
+      await client.query("CREATE TEMP TABLE reshaped (n int)");
+      const named = { name: "reshaped_rows", text: "SELECT * FROM reshaped" };
+      await client.query(named);
+      await client.query("ALTER TABLE reshaped ADD COLUMN m int");
+      await client.query(named);
+    });
+    expect(reshaped).toMatchObject({ code: "0A000" });
+    expect(mayHaveCommitted(asStateError(reshaped))).toBe(false);
+
+    const lost = await failureOf(async (client) => {
+      const named = { name: "lost_rows", text: "SELECT 1" };
+      await client.query(named);
+      await client.query("DEALLOCATE lost_rows");
+      await client.query(named);
+    });
+    expect(lost).toMatchObject({ code: "26000" });
+    expect(mayHaveCommitted(asStateError(lost))).toBe(false);
+  });
+
   it("is true when no answer came in time", async () => {
     const error = await failureOf((client) =>
       client.query({ text: "SELECT pg_sleep(5)", query_timeout: 100 } as pg.QueryConfig),
