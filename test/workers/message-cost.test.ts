@@ -19,13 +19,13 @@ import type { StorageUsage } from "../../src/workers/metered-sql.js";
 import { shardName, TIMELINE_SHARDS } from "../../src/workers/timeline/timeline-shards.js";
 import { conversation, eventually, forgetConversations, objectsUse, usageOf } from "./support/conversations.js";
 import { captureLogs, fakeReceiver } from "./support/fake-receiver.js";
-import { replaceHandOverWait } from "./support/object-environment.js";
+import { replaceObjectWaits } from "./support/object-environment.js";
 import { delivered } from "./support/queue-messages.js";
 import { channelConfig, freshConversation, SECRET } from "./support/test-config.js";
 import { type TestEnv, testEnv } from "./support/test-env.js";
 
 afterEach(async () => {
-  replaceHandOverWait(undefined);
+  replaceObjectWaits({});
   await forgetConversations();
   vi.restoreAllMocks();
 });
@@ -349,7 +349,7 @@ async function measureEach(
   const conversationId = freshConversation();
 
   // A receiver that answers within the hand-over's wait, however loaded the machine.
-  replaceHandOverWait(60_000);
+  replaceObjectWaits({ handOverMs: 60_000 });
   const first = await measure(env, calls, conversationId, 1);
   const echo = await measure(env, calls, conversationId, 1);
   // The first report of a channel to its receiver object (after the object started) also
@@ -361,7 +361,7 @@ async function measureEach(
   receiver.otherwise = 400;
   const dead = await measure(env, calls, conversationId, 1);
   receiver.otherwise = 200;
-  replaceHandOverWait(undefined);
+  replaceObjectWaits({});
   const slow = await measure(env, calls, conversationId, 1, true);
   return { first, echo, retried, dead, slow };
 }

@@ -67,11 +67,12 @@ export class ConversationLane {
   /** The job handed over and not stored yet; only ever while no lane row exists. */
   private unstored: UnstoredJob | undefined;
 
-  /** `parked` is where a message too large for a queue message waits until it joins the lane. */
+  /** `parked`: where a message too large for a queue message waits; `orderHoldMs`: {@link ORDER_HOLD_MS}. */
   constructor(
     private readonly sql: MeteredSql,
     private readonly parked: ParkedJobs,
     private readonly answered: AnsweredIds,
+    readonly orderHoldMs: number = ORDER_HOLD_MS,
   ) {}
 
   /**
@@ -99,11 +100,11 @@ export class ConversationLane {
     if (job === undefined) return "missing";
     const { receivedAt } = job.message;
     if (unstored && this.unstored === undefined && seen?.waiting === 0 && parked === undefined) {
-      this.unstored = { job, nextAt: receivedAt + ORDER_HOLD_MS, acceptedAt: receivedAt };
+      this.unstored = { job, nextAt: receivedAt + this.orderHoldMs, acceptedAt: receivedAt };
       return "queued";
     }
     this.persist();
-    this.insert(job, receivedAt + ORDER_HOLD_MS, job.replies === undefined ? 0 : 1, receivedAt);
+    this.insert(job, receivedAt + this.orderHoldMs, job.replies === undefined ? 0 : 1, receivedAt);
     if (parked !== undefined) this.parked.forget(id);
     return "queued";
   }
@@ -157,10 +158,9 @@ export class ConversationLane {
     this.persist();
     this.answered.forget(id);
     this.parked.forget(id);
-    // Not started, whatever its replies: `save` marks it once it runs.
-    // Held like a new message (ORDER_HOLD_MS), so that one accepted just before the replay and
-    // handed over a moment later still goes first.
-    this.insert(job, now + ORDER_HOLD_MS, 0, now);
+    // Not started, whatever its replies: `save` marks it once it runs. Held like a new message,
+    // so that one accepted just before the replay and handed over a moment later still goes first.
+    this.insert(job, now + this.orderHoldMs, 0, now);
     return "queued";
   }
 

@@ -71,7 +71,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     this.alarms = new ConversationAlarm(ctx.storage, this.sql.usage);
     this.memory = new ConversationMemory(this.sql);
     this.parked = new ParkedJobs(this.sql);
-    this.lane = new ConversationLane(this.sql, this.parked, new AnsweredIds(this.sql));
+    this.lane = new ConversationLane(this.sql, this.parked, new AnsweredIds(this.sql), this.waits().orderHoldMs);
     this.counters = new ConversationCounters(this.sql, () => this.lane.lastSequence());
     this.oldLetters = new OldDeadLetters(this.sql);
     this.expiry = new ConversationExpiry({
@@ -124,10 +124,10 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     if (!joining) {
       const wait = (this.lane.nextRunAt() ?? Number.POSITIVE_INFINITY) - Date.now();
       // Other calls are delivered meanwhile; their jobs join the lane and the run takes them.
-      if (wait > 0 && wait <= ORDER_HOLD_MS) await sleep(wait);
+      if (wait > 0 && wait <= this.lane.orderHoldMs) await sleep(wait);
     }
     const run = joining ? undefined : this.run.start();
-    const failure = run === undefined || !waits ? PENDING : await within(run, this.handOverWaitMs());
+    const failure = run === undefined || !waits ? PENDING : await within(run, this.waits().handOverMs);
     this.lane.secure();
     if (failure === PENDING) {
       if (!this.onAlarm) await this.alarms.byNow(Date.now());
@@ -140,9 +140,9 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   /** How long a hand-over waits for its run: a quick one needs no alarm, a slow one never holds the consumer. */
   static readonly HAND_OVER_WAIT_MS = 250;
 
-  /** {@link HAND_OVER_WAIT_MS}; a method, so that a test harness can wait otherwise. */
-  protected handOverWaitMs(): number {
-    return ConversationObject.HAND_OVER_WAIT_MS;
+  /** {@link HAND_OVER_WAIT_MS} and {@link ORDER_HOLD_MS}; a method, so that a test harness can wait otherwise. */
+  protected waits(): { readonly handOverMs: number; readonly orderHoldMs: number } {
+    return { handOverMs: ConversationObject.HAND_OVER_WAIT_MS, orderHoldMs: ORDER_HOLD_MS };
   }
 
   /** The last `limit` turns (at most `MAX_TURNS`, 100), oldest first. */

@@ -20,18 +20,23 @@ export function replaceObjectEnvironment(env: WorkerEnv | undefined): void {
   replacement = env;
 }
 
-let handOverWait: number | undefined;
+/** How long a conversation object waits: for a hand-over's run, and to hold a new message back. */
+export type ObjectWaits = { readonly handOverMs: number; readonly orderHoldMs: number };
+
+let waits: Partial<ObjectWaits> = {};
 
 /**
- * How long the test entry's conversation objects wait for a hand-over's run: the production
- * value unless a test set another (the cost test counts the path of a run that finishes within
- * the wait, which a loaded machine must not turn into the other).
+ * How long the test entry's conversation objects wait: the production values unless a test set
+ * others. The cost test counts the path of a run that finishes within the hand-over's wait, which
+ * a loaded machine must not turn into the other; the order test needs two hand-overs to meet
+ * within the hold, which a loaded machine must not pull apart. An object reads its hold when it
+ * starts, so a test sets it before its conversation's first call.
  */
-export function objectHandOverWait(production: number): number {
-  return handOverWait ?? production;
+export function objectWaits(production: ObjectWaits): ObjectWaits {
+  return { ...production, ...waits };
 }
 
-/** Sets the hand-over's wait of {@link objectHandOverWait}; `undefined` restores the production value. */
-export function replaceHandOverWait(ms: number | undefined): void {
-  handOverWait = ms;
+/** Sets some of the waits of {@link objectWaits}; `{}` restores the production values. */
+export function replaceObjectWaits(replacement: Partial<ObjectWaits>): void {
+  waits = replacement;
 }

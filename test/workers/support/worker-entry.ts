@@ -11,7 +11,7 @@ import {
   TimelineShardObject as WorkerTimelineShardObject,
 } from "../../../src/workers/index.js";
 import type { WorkerEnv } from "../../../src/workers/worker-env.js";
-import { objectEnvironment, objectHandOverWait } from "./object-environment.js";
+import { type ObjectWaits, objectEnvironment, objectWaits } from "./object-environment.js";
 
 export { AuthFailureObject, default, IdempotencyObject } from "../../../src/workers/index.js";
 
@@ -21,8 +21,8 @@ export class ConversationObject extends WorkerConversationObject {
     return objectEnvironment(this.env);
   }
 
-  protected override handOverWaitMs(): number {
-    return objectHandOverWait(super.handOverWaitMs());
+  protected override waits(): ObjectWaits {
+    return objectWaits(super.waits());
   }
 }
 
