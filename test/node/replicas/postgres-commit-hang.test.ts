@@ -91,12 +91,30 @@ describe("a Postgres whose commits hang while it answers reads", () => {
       "the warm-up's jobs to be finished",
     );
     await holdCommits(watcher, cluster.url);
-    // One message each in conversations that send nothing more: their write waits for the
-    // standby until it gives up and they are refused, but the server finishes a commit whose
-    // client left, so they are stored after all. Nothing later in their conversations makes
-    // the replica look at them.
+    // One message each in conversations that send nothing more, all refused. The replica's
+    // first write after the quiet holds at least one of them: it waits for the standby until
+    // it gives up, but the server finishes a commit whose client left, so it is stored after
+    // all, and nothing later in its conversation makes the replica look at it. One that came
+    // in a later event-loop turn waits behind that write and is never sent, so never stored:
+    // how the four fall into turns is the machine's doing, and the checks below allow both.
     hungAt = Date.now();
     const lone = Promise.all(Array.from({ length: 4 }, (_, index) => timedSend(url, SECRET, `lone${index}`, "only")));
+    await waitFor(
+      async () =>
+        (await count("SELECT 1 FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND query LIKE 'WITH lane_locks%'")) >
+        0
+          ? true
+          : undefined,
+      4_000,
+      "the lone messages' write to wait for the standby",
+      10,
+    );
+    // The same with an Idempotency-Key: the reserve of the key is the write that waits, and each
+    // client retries after its 503 once commits go through (below).
+    const keyOf = (index: number): string => `keyed-${index}`;
+    const keyed = Promise.all(
+      Array.from({ length: 4 }, (_, index) => timedSend(url, SECRET, `keyed${index}`, "only", keyOf(index))),
+    );
     stop = false;
     const clients = startClients();
     const unready = await waitFor(
@@ -114,6 +132,21 @@ describe("a Postgres whose commits hang while it answers reads", () => {
     if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
     await releaseCommits(admin);
     const healedAt = Date.now() - hungAt;
+    // The requests with a key were refused as their reserve of the key waited past its time
+    // limit, and those reservations commit now: a retry is taken all the same, well within the
+    // reservation's lease, not answered 409 until it ends.
+    const keyedResults = await keyed;
+    for (const [index, result] of keyedResults.entries()) {
+      expect(result, JSON.stringify(result)).toMatchObject({ status: 503, code: "state_unavailable" });
+      expect(result.ms, JSON.stringify(result)).toBeGreaterThanOrEqual(3_500);
+      await waitFor(
+        async () =>
+          (await timedSend(url, SECRET, result.conversation, "only", keyOf(index))).status === 200 ? true : undefined,
+        10_000,
+        `${result.conversation}'s retry to be taken`,
+        200,
+      );
+    }
 
     const before = sent.length;
     await waitFor(
@@ -143,16 +176,31 @@ describe("a Postgres whose commits hang while it answers reads", () => {
     await expectAcceptedAnsweredInOrder(replies, sent, 30_000);
     // A refused message whose write was committed all the same (the server finishes a commit
     // whose client left) is run, not left stored, whether or not the replica still ran its
-    // conversation: each lone one is answered, and nothing is left in the jobs table.
+    // conversation: at least the lone messages of the held write are answered, none twice,
+    // and nothing is left in the jobs table.
+    // The conversations whose "only" message (not lone3's first) got a reply, once per reply.
+    const answersTo = (prefix: string): string[] =>
+      replies
+        .map(replyBody)
+        .filter((body) => body.conversation_id.startsWith(prefix) && body.in_reply_to !== first.id)
+        .map((body) => body.conversation_id)
+        .sort();
     await waitFor(
-      () => {
-        const answered = replies.filter((reply) => replyBody(reply).conversation_id.startsWith("lone"));
-        // Four lone messages, and the first of the conversation held here.
-        return new Set(answered.map((reply) => replyBody(reply).in_reply_to)).size === 5 ? true : undefined;
-      },
+      async () =>
+        answersTo("lone").length > 0 && (await count("SELECT 1 FROM webhook_channel.jobs")) === 0 ? true : undefined,
       20_000,
-      `a reply to each lone message (${JSON.stringify(loneResults)})`,
+      `a reply to the held lone messages, and no job left stored (${JSON.stringify(loneResults)})`,
     );
+    const loneAnswered = answersTo("lone");
+    expect(new Set(loneAnswered).size, JSON.stringify(loneAnswered)).toBe(loneAnswered.length);
+    expect(replies.filter((reply) => replyBody(reply).in_reply_to === first.id)).toHaveLength(1);
+    await waitFor(
+      () => (answersTo("keyed").length >= keyedResults.length ? true : undefined),
+      20_000,
+      "a reply to each keyed message",
+    );
+    expect(answersTo("keyed")).toEqual(["keyed0", "keyed1", "keyed2", "keyed3"]);
+    // A finished job's delete rides on the next write, or goes on its own within a second.
     await waitFor(
       async () => ((await count("SELECT 1 FROM webhook_channel.jobs")) === 0 ? true : undefined),
       10_000,

@@ -5,7 +5,8 @@ import {
   PENDING_LEASE_MS,
   type Reservation,
 } from "../../../core/idempotency/idempotency-store.js";
-import { asStateError } from "./postgres-state-error.js";
+import { asStateError, mayHaveCommitted } from "./postgres-state-error.js";
+import { createUnsettledReservations } from "./unsettled-reservations.js";
 
 /**
  * Claims a key: a new row, or the row of an expired reservation (pending past its lease,
@@ -35,9 +36,12 @@ const CLAIM_TRIES = 5;
  * `expires_at` 24 h from receipt), so a key never answers for a message that was lost; `commit`
  * then moves the 24 h to start at `now`, as the other stores count them, and marks the row
  * committed for a caller that queues elsewhere. Times are the callers' `now`, never the
- * database's, so that replicas and tests agree with the memory store.
+ * database's, so that replicas and tests agree with the memory store. A reserve that failed and
+ * may have committed all the same is released once the database answers again (see
+ * `unsettled-reservations.ts`): its message was never queued.
  */
 export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore {
+  const unsettled = createUnsettledReservations(pool);
   const reserve = async (
     channel: string,
     key: string,
@@ -74,6 +78,7 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
       try {
         return await reserve(channel, key, record, now);
       } catch (error) {
+        if (mayHaveCommitted(error)) unsettled.add(channel, key, record.messageId);
         throw asStateError(error);
       }
     },
