@@ -99,6 +99,13 @@ describe("a Postgres whose commits hang while it answers reads", () => {
     // how the four fall into turns is the machine's doing, and the checks below allow both.
     hungAt = Date.now();
     const lone = Promise.all(Array.from({ length: 4 }, (_, index) => timedSend(url, SECRET, `lone${index}`, "only")));
+    // The same with an Idempotency-Key, sent at once too (a second later, the replica would
+    // refuse them before their key is read, as its commits lag): the reserve of the key is the
+    // write that waits, and each client retries after its 503 once commits go through (below).
+    const keyOf = (index: number): string => `keyed-${index}`;
+    const keyed = Promise.all(
+      Array.from({ length: 4 }, (_, index) => timedSend(url, SECRET, `keyed${index}`, "only", keyOf(index))),
+    );
     await waitFor(
       async () =>
         (await count("SELECT 1 FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND query LIKE 'WITH lane_locks%'")) >
@@ -108,12 +115,6 @@ describe("a Postgres whose commits hang while it answers reads", () => {
       4_000,
       "the lone messages' write to wait for the standby",
       10,
-    );
-    // The same with an Idempotency-Key: the reserve of the key is the write that waits, and each
-    // client retries after its 503 once commits go through (below).
-    const keyOf = (index: number): string => `keyed-${index}`;
-    const keyed = Promise.all(
-      Array.from({ length: 4 }, (_, index) => timedSend(url, SECRET, `keyed${index}`, "only", keyOf(index))),
     );
     stop = false;
     const clients = startClients();
