@@ -41,11 +41,11 @@ interface Unsettled {
  * A reserve that fails without the server's word that it rolled back (no answer in time, a
  * connection lost, a commit held up by a synchronous standby that is gone) may have committed
  * all the same, once the server gets to it. Its request was answered 503 and its message never
- * queued, but the reservation would hold the key for its lease: the client's retry would get 409
- * `request_in_progress` for a minute, for a request no longer in progress. Each such reservation
- * is released by its message id, so only its own, a second after the failure and a second
- * after each try ends (one statement for all of them, one at a time), until the release finds
- * it or its lease has run out. A release that finds nothing is not proof: the reserve may still
+ * queued, but the reservation would hold the key for its lease ({@link PENDING_LEASE_MS}): the
+ * client's retry would get 409 `request_in_progress` until then, for a request no longer in
+ * progress. Each such reservation is released by its message id, so only its own,
+ * {@link UNSETTLED_RETRY_MS} after the failure and as long after each try ends (one statement for
+ * all of them, one at a time), until the release finds it or its lease has run out. A release that finds nothing is not proof: the reserve may still
  * be on its way, so it is tried again until then. The list is this process's: a replica that
  * stops leaves what it held to the leases. Once the pool is ended, the tries end too.
  */
@@ -85,7 +85,7 @@ export function createUnsettledReservations(
         for (const row of released.rows) unsettled.delete(idOf(row.channel, row.key, row.message_id));
       }
     } catch {
-      // The database does not answer yet: the next try is a second away.
+      // The database does not answer yet: the next try follows the pause.
     } finally {
       running = false;
       schedule();
