@@ -32,7 +32,7 @@ export interface IdempotencyStore {
   reserve(channel: string, key: string, record: IdempotencyRecord, now: number): Promise<Reservation | undefined>;
   /** The message of a pending reservation was queued: keep the key for 24 h from `now`. */
   commit(channel: string, key: string, now: number): Promise<void>;
-  /** Forgets a pending reservation whose message was not queued. */
+  /** Forgets a pending reservation whose message was not queued; a committed key stays. */
   release(channel: string, key: string): Promise<void>;
 }
 

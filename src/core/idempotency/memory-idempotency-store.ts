@@ -34,7 +34,9 @@ export function createMemoryIdempotencyStore(maxKeys = 100_000, ttlMs = IDEMPOTE
       return Promise.resolve();
     },
     release(channel, key) {
-      entries.delete(idempotencyId(channel, key));
+      // Only a pending key: a committed one answers for its message, whoever releases.
+      const id = idempotencyId(channel, key);
+      if (entries.get(id)?.committed === false) entries.delete(id);
       return Promise.resolve();
     },
   };

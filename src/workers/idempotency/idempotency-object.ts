@@ -48,9 +48,9 @@ export class IdempotencyObject extends DurableObject<unknown> {
     await this.ctx.storage.setAlarm(Date.now() + ttlMs);
   }
 
-  /** Forgets the reservation (its message was not accepted after all). */
+  /** Forgets a pending reservation (its message was not accepted after all); a committed one stays. */
   release(): void {
-    this.sql.exec("DELETE FROM reservation");
+    this.sql.exec("DELETE FROM reservation WHERE committed = 0");
   }
 
   /** The key expired (or its lease ran out): nothing of it is kept. */

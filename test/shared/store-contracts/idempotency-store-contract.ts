@@ -103,6 +103,14 @@ export function idempotencyStoreContract(
       expect(await store.reserve(channel, key, freshRecord(), now + 2)).toEqual({ record: second, committed: false });
     });
 
+    it("release leaves a committed key: it answers for its message, whoever releases", async () => {
+      const subject = await make();
+      const [channel, key, record, now] = [freshChannel(), freshKey(), freshRecord(), Date.now()];
+      await accept(subject, channel, key, record, now);
+      await subject.store.release(channel, key);
+      expect(await subject.store.reserve(channel, key, freshRecord(), now + 1)).toEqual({ record, committed: true });
+    });
+
     it("a pending key is held for the lease, then can be reserved again", async () => {
       const { store } = await make();
       const [channel, key, record, now] = [freshChannel(), freshKey(), freshRecord(), Date.now()];
