@@ -60,7 +60,8 @@ export const TIMELINE_STORE_CASES: readonly TimelineStoreCase[] = [
     async run(store) {
       const at = Date.now();
       const message = subject(freshChannel(), at);
-      const text = 'quotes " and \\" , backslash \\ , {braces}, NUL \u0000, tab \t, line\nbreak, ü, 🦆';
+      const text =
+        'quotes " and \\" , backslash \\ , {braces}, NUL \u0000, record separator \u001e, tab \t, line\nbreak, ü, 🦆';
       const events: TimelineEvent[] = [
         { type: "accepted", at, text },
         { type: "reply", at: at + 1, reply_id: "r1", sequence: 1, text },

@@ -7,21 +7,47 @@ export type Param = (value: unknown, type: string) => string;
 export type Part = (param: Param) => string | undefined;
 
 /**
- * A column of documents (each a JSON text: a job, a turn, a letter), sent as one JSON array of
- * strings: the client's array literal escapes every quote of every document in JavaScript, where
- * `JSON.stringify` does it natively, and the server reads either as fast.
+ * A column of documents (each a JSON text, or JSON texts on lines of their own: a job, a turn, a
+ * letter, a message's timeline events), sent as one text parameter, each document after a record
+ * separator (U+001E). `JSON.stringify` escapes every control character, so no document holds the
+ * separator: splitting on it is exact, and costs neither side an escape, where an array literal
+ * (the client escapes every quote) or a JSON array (the server unescapes every string) costs one.
  */
 export const DOCUMENTS = "documents";
 
-/** The text array of a {@link DOCUMENTS} column whose JSON array is the parameter `placeholder`. */
+const SEPARATOR = "\u001e";
+
+/**
+ * The parameter of a {@link DOCUMENTS} column: every document after a separator. Throws on a
+ * value that is not text or holds the separator: sent, it would shift every later document onto
+ * another row, where `unnest` pads the shorter columns instead of failing.
+ */
+export function documentsText(documents: readonly unknown[]): string {
+  let text = "";
+  for (const document of documents) {
+    if (typeof document !== "string" || document.includes(SEPARATOR)) {
+      throw new Error("a document column holds only JSON texts, which never contain U+001E");
+    }
+    text += SEPARATOR + document;
+  }
+  return text;
+}
+
+/**
+ * The text array of a {@link DOCUMENTS} column whose {@link documentsText} is the parameter
+ * `placeholder`, without the empty text before the first separator. A sub-select, so that the
+ * planner never folds the parameter into a constant: a plan made for one call's parameters would
+ * count that call's rows exactly, look cheaper than a plan for any call, and have Postgres plan
+ * each call afresh instead of keeping one plan for the statement.
+ */
 export const documentsArray = (placeholder: string): string =>
-  `ARRAY(SELECT d FROM json_array_elements_text(${placeholder}) WITH ORDINALITY AS x(d, n) ORDER BY n)`;
+  `ARRAY(SELECT d FROM unnest(string_to_array(${placeholder}, chr(30))) WITH ORDINALITY AS x(d, n) WHERE n > 1 ORDER BY n)`;
 
 /** `unnest(...)` of one array parameter per column ({@link DOCUMENTS}: see there). */
 export const unnest = (param: Param, columns: readonly (readonly [readonly unknown[], string])[]): string =>
   `unnest(${columns
     .map(([values, type]) =>
-      type === DOCUMENTS ? documentsArray(param(JSON.stringify(values), "json")) : param(values, type),
+      type === DOCUMENTS ? documentsArray(param(documentsText(values), "text")) : param(values, type),
     )
     .join(", ")})`;
 

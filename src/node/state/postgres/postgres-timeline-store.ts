@@ -2,7 +2,7 @@ import type pg from "pg";
 import { fromEventLines, toEventLines } from "../../../core/timeline/event-lines.js";
 import { inTimeOrder, type TimelineStore } from "../../../core/timeline/timeline-store.js";
 import { summaryOf, TIMELINE_COLUMNS, type TimelineRow } from "../timeline-rows.js";
-import { documentsArray } from "./group-sql.js";
+import { documentsArray, documentsText } from "./group-sql.js";
 import { postgresTimelinePage } from "./postgres-timeline-page.js";
 import { pruneTimeline } from "./postgres-timeline-prune.js";
 
@@ -12,7 +12,7 @@ const COLUMNS = TIMELINE_COLUMNS;
 // the row's, since replicas write a message's events in any order.
 const UPSERT = `INSERT INTO webhook_channel.timeline AS t (${COLUMNS}, events)
 SELECT id, channel, conversation, coalesce(status, 'accepted'), accepted, updated, events
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], ${documentsArray("$7::json")})
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], ${documentsArray("$7::text")})
   AS w (id, channel, conversation, status, accepted, updated, events)
 ON CONFLICT (message_id) DO UPDATE SET
   events = t.events || excluded.events,
@@ -45,7 +45,7 @@ export function createPostgresTimelineStore(pool: pg.Pool): TimelineStore {
           sorted.map((entry) => entry.status ?? "accepted"),
           sorted.map((entry) => entry.acceptedAt),
           sorted.map((entry) => entry.updatedAt),
-          JSON.stringify(sorted.map((entry) => toEventLines(entry.events))),
+          documentsText(sorted.map((entry) => toEventLines(entry.events))),
         ]);
       }
       if (counts.length > 0) {

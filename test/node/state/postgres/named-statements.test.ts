@@ -85,6 +85,24 @@ describe("named statements", () => {
     expect(await sequentialScans(other)).toEqual(before);
   });
 
+  it("comes to one generic plan of a statement that stores documents, with Postgres left to choose", async () => {
+    const url = await emptyDatabase();
+    const pool = poolOn(url, { max: 1 });
+    await migratePostgres(pool);
+    const store = createPostgresLaneStore(pool, "rweigh", createLogSink().logger);
+    // Groups of every size: a plan made for one call's arrays would count its rows exactly.
+    for (let size = 1; size <= 12; size++) {
+      await Promise.all(Array.from({ length: size }, (_, index) => store.add(jobIn(`weigh-${size}-${index}`))));
+    }
+    const prepared = await pool.query<{ custom_plans: string; generic_plans: string }>(
+      `SELECT custom_plans, generic_plans FROM pg_prepared_statements
+        WHERE name LIKE 'wc%' AND statement LIKE '%INSERT INTO webhook_channel.jobs%'`,
+    );
+    expect(prepared.rows.length).toBe(1);
+    // Postgres weighs five custom plans against the generic one, then keeps the cheaper.
+    expect(Number(prepared.rows[0]?.generic_plans)).toBeGreaterThan(0);
+  });
+
   it("names each text once, the same name each time, and sends texts past the bound unnamed", () => {
     const first = namedStatement("SELECT 1", []);
     expect(namedStatement("SELECT 1", [2])).toEqual({ name: first.name, text: "SELECT 1", values: [2] });

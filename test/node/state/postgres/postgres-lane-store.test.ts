@@ -112,7 +112,8 @@ describe("Postgres lane store", () => {
   it("keeps every character of a message, its replies and its turns as sent", async () => {
     const { pool } = await migratedDatabase();
     const store = createPostgresLaneStore(pool, "rtext", createLogSink().logger);
-    const text = 'quotes " and \\" , backslash \\ , {braces}, NUL \u0000, tab \t, line\nbreak, ü, 🦆, lone \ud800';
+    const text =
+      'quotes " and \\" , backslash \\ , {braces}, NUL \u0000, record separator \u001e, tab \t, line\nbreak, ü, 🦆, lone \ud800';
     const added = job(`conversation-${crypto.randomUUID()}`, text);
     await store.add(added);
     expect((await storedJob(pool, added.message.id))?.message.message.text).toBe(text);
