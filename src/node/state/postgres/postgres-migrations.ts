@@ -186,8 +186,8 @@ CREATE TABLE webhook_channel.write_checks (
     // was. On a full page the new version goes to another page, with a lock record first and a
     // new entry in each of the table's indexes; with room on its own page it is a heap-only
     // update that touches no index. The table holds only unfinished jobs, so the space left free
-    // is large only while a backlog lasts. Only pages written from now on are filled this way, by this code and
-    // older code alike, which reads and writes the table as before.
+    // is large only while a backlog lasts. Only pages written from now on are filled this way, by
+    // this code and older code alike, which reads and writes the table as before.
     sql: `
 ALTER TABLE webhook_channel.jobs SET (fillfactor = 30);
 `,
