@@ -10,7 +10,10 @@ import { claimTicket, jobIn, laneOf } from "./lane-tickets.js";
 const JOBS = 300;
 const CONVERSATIONS = 10;
 
-/** The heap page of each stored job, by id. A heap-only update keeps a row on its page; one that adds index entries may move it. */
+/**
+ * The heap page of each stored job, by id. A heap-only update keeps a row on its page; a save that
+ * finds no room there moves the row to another, with a new entry in each index.
+ */
 async function pagesOfJobs(pool: pg.Pool): Promise<Map<string, string>> {
   const { rows } = await pool.query<{ id: string; page: string }>(
     "SELECT id, split_part(trim(both '()' from ctid::text), ',', 1) AS page FROM webhook_channel.jobs",

@@ -94,12 +94,12 @@ describe("named statements", () => {
     for (let size = 1; size <= 12; size++) {
       await Promise.all(Array.from({ length: size }, (_, index) => store.add(jobIn(`weigh-${size}-${index}`))));
     }
-    const prepared = await pool.query<{ custom_plans: string; generic_plans: string }>(
-      `SELECT custom_plans, generic_plans FROM pg_prepared_statements
+    const prepared = await pool.query<{ generic_plans: string }>(
+      `SELECT generic_plans FROM pg_prepared_statements
         WHERE name LIKE 'wc%' AND statement LIKE '%INSERT INTO webhook_channel.jobs%'`,
     );
     expect(prepared.rows.length).toBe(1);
-    // Postgres weighs five custom plans against the generic one, then keeps the cheaper.
+    // Postgres weighs a few custom plans against the generic one, then keeps the cheaper.
     expect(Number(prepared.rows[0]?.generic_plans)).toBeGreaterThan(0);
   });
 
