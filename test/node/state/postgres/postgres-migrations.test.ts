@@ -2,11 +2,11 @@ import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import { systemClock } from "../../../../src/core/clock.js";
 import { openPostgresBackend } from "../../../../src/node/state/postgres/postgres-backend.js";
+import { migratePostgres } from "../../../../src/node/state/postgres/postgres-migrations.js";
 import {
-  migratePostgres,
   POSTGRES_MIGRATIONS,
   POSTGRES_SCHEMA_VERSION,
-} from "../../../../src/node/state/postgres/postgres-migrations.js";
+} from "../../../../src/node/state/postgres/postgres-schema-steps.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { emptyDatabase, migratedDatabase, poolOn } from "./fresh-postgres.js";
 
