@@ -84,30 +84,44 @@ function readTracestate(value: string | null): string | undefined {
   return trimmed;
 }
 
-/** Two hex digits of every byte value, so that an id is made without a number-to-string per byte. */
-const HEX_BYTE = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+/**
+ * The character codes of the two hex digits of every byte value. An id is made as one flat
+ * string from its codes: appended digit by digit it would be a chain of joined strings, which
+ * costs a message that waits in the buffer several objects where one does.
+ */
+const HEX_CODES: readonly number[] = Array.from({ length: 256 }, (_, byte) => {
+  const digits = byte.toString(16).padStart(2, "0");
+  return [digits.charCodeAt(0), digits.charCodeAt(1)];
+}).flat();
 /**
  * Random bytes drawn from the CSPRNG in blocks: every accepted message without a trace takes
  * 24 of them, and one `getRandomValues` per block costs far less than one per id.
  */
 const pool = new Uint8Array(4096);
 let poolOffset = pool.length;
+/** The codes of one id, reused per length (a trace id, a span id) so that an id allocates only its string. */
+const codesOfLength = new Map<number, number[]>();
 
 /** `bytes` random bytes as lower-case hex, never all zeros (an all-zero id is invalid). */
 function randomHex(bytes: number): string {
+  let codes = codesOfLength.get(bytes);
+  if (codes === undefined) {
+    codes = new Array<number>(bytes * 2).fill(0);
+    codesOfLength.set(bytes, codes);
+  }
   for (;;) {
     if (poolOffset + bytes > pool.length) {
       crypto.getRandomValues(pool);
       poolOffset = 0;
     }
-    let hex = "";
     let zeros = true;
-    for (let index = poolOffset; index < poolOffset + bytes; index += 1) {
-      const byte = pool[index] ?? 0;
+    for (let index = 0; index < bytes; index += 1) {
+      const byte = pool[poolOffset + index] ?? 0;
       if (byte !== 0) zeros = false;
-      hex += HEX_BYTE[byte];
+      codes[2 * index] = HEX_CODES[2 * byte] ?? 0;
+      codes[2 * index + 1] = HEX_CODES[2 * byte + 1] ?? 0;
     }
     poolOffset += bytes;
-    if (!zeros) return hex;
+    if (!zeros) return String.fromCharCode(...codes);
   }
 }

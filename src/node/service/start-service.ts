@@ -13,7 +13,7 @@ import { type Listener, serveListeners } from "../listener/serve-listeners.js";
 import type { PrometheusMetrics } from "../metrics/prometheus-metrics.js";
 import { createServiceMetrics } from "../metrics/service-metrics.js";
 import type { JobQueue } from "../queue/job-queue.js";
-import { createReplicaLanes, type ReplicaLanes } from "../replicas/replica-lanes.js";
+import type { ReplicaLanes } from "../replicas/replica-lanes.js";
 import { openStateBackend } from "../state/open-state-backend.js";
 import type { StateBackend } from "../state/state-backend.js";
 import { buildQueues } from "./build-queues.js";
@@ -123,6 +123,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger.info("state", state.describe());
     if (state.postgres !== undefined) {
       const { pool, lanes, replica } = state.postgres;
+      // Loaded here, with `pg`, so that a service on another backend never loads either.
+      const { createReplicaLanes } = await import("../replicas/replica-lanes.js");
       parts.replicas = createReplicaLanes({
         url: env(config.postgres_url_env ?? "") ?? "",
         pool,

@@ -3,8 +3,6 @@ import type { Config } from "../../core/config/config-schema.js";
 import type { Logger } from "../../core/log/logger.js";
 import { timelineIsOn, timelineRetention } from "../../core/timeline/timeline-recorder.js";
 import { createMemoryBackend } from "./memory-backend.js";
-import { openPostgresBackend } from "./postgres/postgres-backend.js";
-import { openSqliteBackend } from "./sqlite/sqlite-backend.js";
 import type { StateBackend, StateRole } from "./state-backend.js";
 
 /**
@@ -13,6 +11,10 @@ import type { StateBackend, StateRole } from "./state-backend.js";
  * folder and its database, and the timeline's file and writer thread unless the timeline is off),
  * memory otherwise. The delivery thread opens its own, over its own connection: better-sqlite3
  * connections cannot cross threads.
+ *
+ * Each durable backend is loaded only when named, with its driver: a service in memory or on
+ * SQLite never loads `pg`, and one in memory never loads `better-sqlite3`, in either thread,
+ * since each loaded module costs every thread that loads it memory for as long as it runs.
  */
 export async function openStateBackend(
   config: Config,
@@ -30,16 +32,19 @@ export async function openStateBackend(
         `postgres_url_env names ${variable}, which is not set: export ${variable}="postgres://<user>:<password>@<host>:5432/<database>"`,
       );
     }
+    const { openPostgresBackend } = await import("./postgres/postgres-backend.js");
     return openPostgresBackend(url, logger, clock);
   }
-  return config.state_dir === undefined
-    ? createMemoryBackend(
-        clock,
-        config.delivery_thread && role === "service",
-        timelineRetention(config.timeline, false).maxMessages,
-      )
-    : openSqliteBackend(config.state_dir, logger, role, {
-        writer: timelineWriter,
-        off: !timelineIsOn(timelineRetention(config.timeline, true)),
-      });
+  if (config.state_dir === undefined) {
+    return createMemoryBackend(
+      clock,
+      config.delivery_thread && role === "service",
+      timelineRetention(config.timeline, false).maxMessages,
+    );
+  }
+  const { openSqliteBackend } = await import("./sqlite/sqlite-backend.js");
+  return openSqliteBackend(config.state_dir, logger, role, {
+    writer: timelineWriter,
+    off: !timelineIsOn(timelineRetention(config.timeline, true)),
+  });
 }

@@ -83,6 +83,17 @@ describe("newTraceContext", () => {
     expect(newTraceContext().traceId).not.toBe(trace.traceId);
   });
 
+  it("draws ids of every hex digit, distinct across many refills of its random pool", () => {
+    const traces = Array.from({ length: 2_000 }, () => newTraceContext());
+    const ids = traces.flatMap((trace) => [trace.traceId, trace.parentId]);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const trace of traces) {
+      expect(trace.traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(trace.parentId).toMatch(/^[0-9a-f]{16}$/);
+    }
+    expect(new Set(ids.join(""))).toEqual(new Set("0123456789abcdef"));
+  });
+
   it("rejects a stored trace that is not one", () => {
     expect(readTraceContext({ traceId: "x", parentId: PARENT_ID, flags: "01" })).toBeUndefined();
     expect(readTraceContext("nope")).toBeUndefined();
