@@ -143,6 +143,15 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     try {
       earlier = await store.reserve(name, key, { messageId: queued.id, conversationId }, queued.receivedAt);
     } catch (error) {
+      // A reserve can fail after it took the key (its answer lost on the way): released at once,
+      // the client's retry is not answered 409 for a lease by a request that ended here. Only
+      // this message's reservation goes, so a miss is harmless, and a failure leaves the lease.
+      await store.release(name, key, queued.id).catch((releaseError: unknown) => {
+        logger.debug("cannot release an idempotency key after a failed reserve", {
+          channel: name,
+          error: errorMessage(releaseError),
+        });
+      });
       throw asChannelError(error);
     }
     if (earlier?.committed === true) {
@@ -159,14 +168,14 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     try {
       result = await enqueue({ ...queued, idempotencyKey: key }, address);
     } catch (error) {
-      await store.release(name, key).catch((releaseError: unknown) => {
+      await store.release(name, key, queued.id).catch((releaseError: unknown) => {
         logger.error("cannot release an idempotency key", { channel: name, error: errorMessage(releaseError) });
       });
       throw error;
     }
     // The message is queued and its 200 is owed whatever happens here; a key left pending
     // expires with its lease.
-    await store.commit(name, key, clock.now()).catch((commitError: unknown) => {
+    await store.commit(name, key, queued.id, clock.now()).catch((commitError: unknown) => {
       logger.error("cannot commit an idempotency key", { channel: name, error: errorMessage(commitError) });
     });
     return result;

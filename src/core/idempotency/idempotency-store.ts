@@ -25,15 +25,21 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
 /**
  * Remembers idempotency keys per channel, in two steps so that a key never answers for a
  * message that was not queued: `reserve` (atomic) holds the key as pending, `commit` marks
- * it once the message is queued, `release` drops it when queueing failed.
+ * it once the message is queued, `release` drops it when queueing failed. `commit` and
+ * `release` name the message they reserved for and touch the key only while it is still held
+ * for that message: once a lease has run out, another request may hold the key, and a slow
+ * request's commit or release must leave that reservation as it is.
  */
 export interface IdempotencyStore {
   /** Returns the key's live reservation, or reserves it for `record` (pending) and returns undefined. */
   reserve(channel: string, key: string, record: IdempotencyRecord, now: number): Promise<Reservation | undefined>;
-  /** The message of a pending reservation was queued: keep the key for 24 h from `now`. */
-  commit(channel: string, key: string, now: number): Promise<void>;
-  /** Forgets a pending reservation whose message was not queued; a committed key stays. */
-  release(channel: string, key: string): Promise<void>;
+  /** `messageId`, which the key was reserved for, was queued: keep the key for 24 h from `now`. */
+  commit(channel: string, key: string, messageId: string, now: number): Promise<void>;
+  /**
+   * Forgets the key's pending reservation for `messageId`, which was not queued; a committed
+   * key, and a reservation for another message, stay.
+   */
+  release(channel: string, key: string, messageId: string): Promise<void>;
 }
 
 /** The store key of one channel's idempotency key; unambiguous whatever the names contain. */

@@ -27,16 +27,19 @@ export function createMemoryIdempotencyStore(maxKeys = 100_000, ttlMs = IDEMPOTE
       }
       return Promise.resolve(undefined);
     },
-    commit(channel, key, now) {
+    commit(channel, key, messageId, now) {
       const id = idempotencyId(channel, key);
       const entry = entries.get(id);
-      if (entry !== undefined) entries.set(id, { record: entry.record, committed: true, expiresAt: now + ttlMs });
+      if (entry?.record.messageId === messageId) {
+        entries.set(id, { record: entry.record, committed: true, expiresAt: now + ttlMs });
+      }
       return Promise.resolve();
     },
-    release(channel, key) {
+    release(channel, key, messageId) {
       // Only a pending key: a committed one answers for its message, whoever releases.
       const id = idempotencyId(channel, key);
-      if (entries.get(id)?.committed === false) entries.delete(id);
+      const entry = entries.get(id);
+      if (entry?.committed === false && entry.record.messageId === messageId) entries.delete(id);
       return Promise.resolve();
     },
   };

@@ -19,11 +19,11 @@ export function createDurableIdempotencyStore(
     async reserve(channel, key, record, now) {
       return (await stub(channel, key).reserve(record, now, PENDING_LEASE_MS)) ?? undefined;
     },
-    async commit(channel, key, now) {
-      await stub(channel, key).commit(now, ttlMs);
+    async commit(channel, key, messageId, now) {
+      await stub(channel, key).commit(messageId, now, ttlMs);
     },
-    async release(channel, key) {
-      await stub(channel, key).release();
+    async release(channel, key, messageId) {
+      await stub(channel, key).release(messageId);
     },
   };
 }

@@ -42,15 +42,22 @@ export class IdempotencyObject extends DurableObject<unknown> {
     return null;
   }
 
-  /** The message was queued: the key answers for it until `now + ttlMs`. */
-  async commit(now: number, ttlMs: number): Promise<void> {
-    this.sql.exec("UPDATE reservation SET committed = 1, expires_at = ? WHERE only = 1", now + ttlMs);
-    await this.ctx.storage.setAlarm(Date.now() + ttlMs);
+  /** `messageId` was queued: the key answers for it until `now + ttlMs`, if it is still reserved for it. */
+  async commit(messageId: string, now: number, ttlMs: number): Promise<void> {
+    const updated = this.sql.exec(
+      "UPDATE reservation SET committed = 1, expires_at = ? WHERE only = 1 AND message_id = ?",
+      now + ttlMs,
+      messageId,
+    ).rowsWritten;
+    if (updated > 0) await this.ctx.storage.setAlarm(Date.now() + ttlMs);
   }
 
-  /** Forgets a pending reservation (its message was not accepted after all); a committed one stays. */
-  release(): void {
-    this.sql.exec("DELETE FROM reservation WHERE committed = 0");
+  /**
+   * Forgets the pending reservation for `messageId` (its message was not accepted after all);
+   * a committed one, and one for another message, stay.
+   */
+  release(messageId: string): void {
+    this.sql.exec("DELETE FROM reservation WHERE committed = 0 AND message_id = ?", messageId);
   }
 
   /** The key expired (or its lease ran out): nothing of it is kept. */

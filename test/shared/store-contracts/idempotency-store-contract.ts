@@ -70,7 +70,7 @@ export function idempotencyStoreContract(
     ): Promise<void> => {
       expect(await subject.store.reserve(channel, key, record, now)).toBeUndefined();
       await subject.queue?.(channel, key, record, now);
-      await subject.store.commit(channel, key, now);
+      await subject.store.commit(channel, key, record.messageId, now);
     };
 
     it("reserves a key never seen", async () => {
@@ -95,9 +95,9 @@ export function idempotencyStoreContract(
 
     it("release frees a pending key", async () => {
       const { store } = await make();
-      const [channel, key, now] = [freshChannel(), freshKey(), Date.now()];
-      expect(await store.reserve(channel, key, freshRecord(), now)).toBeUndefined();
-      await store.release(channel, key);
+      const [channel, key, first, now] = [freshChannel(), freshKey(), freshRecord(), Date.now()];
+      expect(await store.reserve(channel, key, first, now)).toBeUndefined();
+      await store.release(channel, key, first.messageId);
       const second = freshRecord();
       expect(await store.reserve(channel, key, second, now + 1)).toBeUndefined();
       expect(await store.reserve(channel, key, freshRecord(), now + 2)).toEqual({ record: second, committed: false });
@@ -107,8 +107,37 @@ export function idempotencyStoreContract(
       const subject = await make();
       const [channel, key, record, now] = [freshChannel(), freshKey(), freshRecord(), Date.now()];
       await accept(subject, channel, key, record, now);
-      await subject.store.release(channel, key);
+      await subject.store.release(channel, key, record.messageId);
       expect(await subject.store.reserve(channel, key, freshRecord(), now + 1)).toEqual({ record, committed: true });
+    });
+
+    it("release of another message leaves the key's reservation", async () => {
+      const { store } = await make();
+      const [channel, key, record, now] = [freshChannel(), freshKey(), freshRecord(), Date.now()];
+      expect(await store.reserve(channel, key, record, now)).toBeUndefined();
+      await store.release(channel, key, freshRecord().messageId);
+      expect(await store.reserve(channel, key, freshRecord(), now + 1)).toEqual({ record, committed: false });
+    });
+
+    it("a request slower than its lease neither releases nor commits the key another request holds now", async () => {
+      const subject = await make();
+      const { store } = subject;
+      const [channel, key, slow, now] = [freshChannel(), freshKey(), freshRecord(), Date.now()];
+      expect(await store.reserve(channel, key, slow, now)).toBeUndefined();
+      const retry = freshRecord();
+      expect(await store.reserve(channel, key, retry, now + PENDING_LEASE_MS)).toBeUndefined();
+      await store.release(channel, key, slow.messageId);
+      await store.commit(channel, key, slow.messageId, now + PENDING_LEASE_MS + 1);
+      expect(await store.reserve(channel, key, freshRecord(), now + PENDING_LEASE_MS + 2)).toEqual({
+        record: retry,
+        committed: false,
+      });
+      await subject.queue?.(channel, key, retry, now + PENDING_LEASE_MS + 3);
+      await store.commit(channel, key, retry.messageId, now + PENDING_LEASE_MS + 3);
+      expect(await store.reserve(channel, key, freshRecord(), now + PENDING_LEASE_MS + 4)).toEqual({
+        record: retry,
+        committed: true,
+      });
     });
 
     it("a pending key is held for the lease, then can be reserved again", async () => {
@@ -190,7 +219,7 @@ export function idempotencyStoreContract(
       const record = freshRecord();
       expect(await store.reserve(channelA, key, record, now)).toBeUndefined();
       expect(await store.reserve(channelB, key, freshRecord(), now)).toBeUndefined();
-      await store.release(channelB, key);
+      await store.release(channelB, key, record.messageId);
       expect(await store.reserve(channelA, key, freshRecord(), now + 1)).toEqual({ record, committed: false });
     });
 

@@ -37,8 +37,9 @@ const CLAIM_TRIES = 5;
  * then moves the 24 h to start at `now`, as the other stores count them, and marks the row
  * committed for a caller that queues elsewhere. Times are the callers' `now`, never the
  * database's, so that replicas and tests agree with the memory store. A reserve that failed and
- * may have committed all the same is released once the database answers again (see
- * `unsettled-reservations.ts`): its message was never queued.
+ * may have committed all the same is released by the endpoint at once, and, as the database may
+ * commit it only later, again once the database answers (see `unsettled-reservations.ts`): its
+ * message was never queued.
  */
 export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore {
   const unsettled = createUnsettledReservations(pool);
@@ -82,23 +83,23 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
         throw asStateError(error);
       }
     },
-    async commit(channel, key, now) {
+    async commit(channel, key, messageId, now) {
       try {
         await pool.query(
-          "UPDATE webhook_channel.idempotency SET committed = true, expires_at = $3 WHERE channel = $1 AND key = $2",
-          [channel, key, now + IDEMPOTENCY_TTL_MS],
+          "UPDATE webhook_channel.idempotency SET committed = true, expires_at = $4 WHERE channel = $1 AND key = $2 AND message_id = $3",
+          [channel, key, messageId, now + IDEMPOTENCY_TTL_MS],
         );
       } catch (error) {
         throw asStateError(error);
       }
     },
-    async release(channel, key) {
+    async release(channel, key, messageId) {
       try {
         // Only a pending key: a committed one answers for its message, whoever releases.
-        await pool.query("DELETE FROM webhook_channel.idempotency WHERE channel = $1 AND key = $2 AND NOT committed", [
-          channel,
-          key,
-        ]);
+        await pool.query(
+          "DELETE FROM webhook_channel.idempotency WHERE channel = $1 AND key = $2 AND message_id = $3 AND NOT committed",
+          [channel, key, messageId],
+        );
       } catch (error) {
         throw asStateError(error);
       }

@@ -25,8 +25,8 @@ export function createSqliteIdempotencyStore(db: StateDb): IdempotencyStore {
       return pending.reserve(channel, key, record, now);
     },
     // The row is already committed with the message; the pending entry is no longer needed.
-    commit: (channel, key) => pending.release(channel, key),
-    release: (channel, key) => pending.release(channel, key),
+    commit: (channel, key, messageId) => pending.release(channel, key, messageId),
+    release: (channel, key, messageId) => pending.release(channel, key, messageId),
   };
 }
 

@@ -77,7 +77,7 @@ describe("SQLite state", () => {
       delivered: 0,
       attempts: 0,
     });
-    await store.commit("webhook", "k", 1_002);
+    await store.commit("webhook", "k", "m1", 1_002);
     db.close();
 
     const reopened = createSqliteIdempotencyStore(openStateDb(stateDir));
