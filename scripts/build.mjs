@@ -31,7 +31,8 @@ const { metafile } = await build({
 });
 
 // A chunk's name holds a hash of its content: the chunks of an earlier build are removed, so
-// that dist/ holds only what this build wrote.
+// that dist/ holds only what this build wrote. A process started from dist/ before the build
+// may still import a chunk it removed: rebuild while nothing is starting from it.
 const written = new Set(Object.keys(metafile.outputs).map((path) => basename(path)));
 for (const name of readdirSync("dist")) {
   if (/\.js(\.map)?$/.test(name) && !written.has(name)) rmSync(`dist/${name}`);

@@ -5,9 +5,6 @@ import { DEFAULT_CONFIG_PATH, parseServiceArgs } from "../node/parse-service-arg
 import { runService } from "../node/run-service.js";
 import { COMMAND_HELP, USAGE } from "./cli-help.js";
 import type { CliIo } from "./cli-io.js";
-import { runConfigCheck } from "./config-check.js";
-import { runDeadLetters } from "./dead-letters-command.js";
-import { runMessages } from "./messages-command.js";
 import { newSecret } from "./new-secret.js";
 import { runKeypair, runPublicKey } from "./signing-keys-command.js";
 import { UsageError } from "./usage-error.js";
@@ -81,12 +78,19 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
         if (positional !== undefined && values.config !== undefined) {
           return usage(io, "give the file either with --config or as the argument, not both", topic);
         }
+        // These commands open the databases themselves: loaded when asked for, so that `serve`
+        // loads only the backend its configuration names (see open-state-backend.ts).
+        const { runConfigCheck } = await import("./config-check.js");
         return await runConfigCheck(positional ?? values.config ?? DEFAULT_CONFIG_PATH, values.preflight, io);
       }
-      case "dead-letters":
+      case "dead-letters": {
+        const { runDeadLetters } = await import("./dead-letters-command.js");
         return await runDeadLetters(rest, io);
-      case "messages":
+      }
+      case "messages": {
+        const { runMessages } = await import("./messages-command.js");
         return await runMessages(rest, io);
+      }
       case "secret":
         parseArgs({ args: [...rest], options: {}, strict: true, allowPositionals: false });
         io.out(`${newSecret()}\n`);

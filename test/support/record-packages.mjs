@@ -1,9 +1,10 @@
 // Preloaded with `--import` by the tests that check which packages a service loads: records each
-// package name that the main thread's modules import, one per line, in the file that
-// RECORD_PACKAGES_FILE names. It registers itself as the module hooks.
+// package name that a module imports, one per line, in the file that RECORD_PACKAGES_FILE names.
+// It registers itself as the module hooks in every thread that runs the preload (a worker thread
+// runs it too), so the delivery thread's imports are recorded with the main thread's; a name may
+// be recorded more than once.
 import { appendFileSync } from "node:fs";
 import { register } from "node:module";
-import { isMainThread } from "node:worker_threads";
 
 const file = process.env.RECORD_PACKAGES_FILE;
 
@@ -13,4 +14,4 @@ export async function resolve(specifier, context, nextResolve) {
   return nextResolve(specifier, context);
 }
 
-if (isMainThread && file !== undefined) register(import.meta.url);
+if (file !== undefined) register(import.meta.url);

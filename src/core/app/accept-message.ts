@@ -143,15 +143,6 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     try {
       earlier = await store.reserve(name, key, { messageId: queued.id, conversationId }, queued.receivedAt);
     } catch (error) {
-      // A reserve can fail after it took the key (its answer lost on the way): released at once,
-      // the client's retry is not answered 409 for a lease by a request that ended here. Only
-      // this message's reservation goes, so a miss is harmless, and a failure leaves the lease.
-      await store.release(name, key, queued.id).catch((releaseError: unknown) => {
-        logger.debug("cannot release an idempotency key after a failed reserve", {
-          channel: name,
-          error: errorMessage(releaseError),
-        });
-      });
       throw asChannelError(error);
     }
     if (earlier?.committed === true) {

@@ -33,7 +33,7 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
 export interface IdempotencyStore {
   /** Returns the key's live reservation, or reserves it for `record` (pending) and returns undefined. */
   reserve(channel: string, key: string, record: IdempotencyRecord, now: number): Promise<Reservation | undefined>;
-  /** `messageId`, which the key was reserved for, was queued: keep the key for 24 h from `now`. */
+  /** `messageId`, which the key was reserved for, was queued: keep the key for {@link IDEMPOTENCY_TTL_MS} from `now`. */
   commit(channel: string, key: string, messageId: string, now: number): Promise<void>;
   /**
    * Forgets the key's pending reservation for `messageId`, which was not queued; a committed

@@ -17,10 +17,20 @@ export function createDurableIdempotencyStore(
   const stub = (channel: string, key: string) => namespace.get(namespace.idFromName(idempotencyId(channel, key)));
   return {
     async reserve(channel, key, record, now) {
-      return (await stub(channel, key).reserve(record, now, PENDING_LEASE_MS)) ?? undefined;
+      const object = stub(channel, key);
+      try {
+        return (await object.reserve(record, now, PENDING_LEASE_MS)) ?? undefined;
+      } catch (error) {
+        // The call may have failed after the object took the key (its answer lost on the way):
+        // this request's reservation is deleted at once, so the client's retry is taken rather
+        // than answered 409 for the lease. Only this message's, so a miss changes nothing; a
+        // delete that fails too leaves the reservation to its lease.
+        await object.release(record.messageId).catch(() => undefined);
+        throw error;
+      }
     },
     async commit(channel, key, messageId, now) {
-      await stub(channel, key).commit(messageId, now, ttlMs);
+      await stub(channel, key).commit(now, ttlMs, messageId);
     },
     async release(channel, key, messageId) {
       await stub(channel, key).release(messageId);

@@ -42,22 +42,31 @@ export class IdempotencyObject extends DurableObject<unknown> {
     return null;
   }
 
-  /** `messageId` was queued: the key answers for it until `now + ttlMs`, if it is still reserved for it. */
-  async commit(messageId: string, now: number, ttlMs: number): Promise<void> {
-    const updated = this.sql.exec(
-      "UPDATE reservation SET committed = 1, expires_at = ? WHERE only = 1 AND message_id = ?",
-      now + ttlMs,
-      messageId,
-    ).rowsWritten;
+  /**
+   * `messageId` was queued: the key answers for it until `now + ttlMs`, if it is still reserved
+   * for it. The id comes last and may be missing, so that a caller of the version before, which
+   * sends none, still commits while a deployment rolls out (as that version did: whoever holds it).
+   */
+  async commit(now: number, ttlMs: number, messageId?: string): Promise<void> {
+    const updated =
+      messageId === undefined
+        ? this.sql.exec("UPDATE reservation SET committed = 1, expires_at = ? WHERE only = 1", now + ttlMs).rowsWritten
+        : this.sql.exec(
+            "UPDATE reservation SET committed = 1, expires_at = ? WHERE only = 1 AND message_id = ?",
+            now + ttlMs,
+            messageId,
+          ).rowsWritten;
     if (updated > 0) await this.ctx.storage.setAlarm(Date.now() + ttlMs);
   }
 
   /**
-   * Forgets the pending reservation for `messageId` (its message was not accepted after all);
-   * a committed one, and one for another message, stay.
+   * Forgets the pending reservation for `messageId` (its message was not accepted after all); a
+   * committed one, and one for another message, stay. Without an id (a caller of the version
+   * before, while a deployment rolls out) any pending reservation goes, as it did then.
    */
-  release(messageId: string): void {
-    this.sql.exec("DELETE FROM reservation WHERE committed = 0 AND message_id = ?", messageId);
+  release(messageId?: string): void {
+    if (messageId === undefined) this.sql.exec("DELETE FROM reservation WHERE committed = 0");
+    else this.sql.exec("DELETE FROM reservation WHERE committed = 0 AND message_id = ?", messageId);
   }
 
   /** The key expired (or its lease ran out): nothing of it is kept. */

@@ -3,7 +3,6 @@ import { createApp } from "../../../src/core/app/create-app.js";
 import type { InboundQueue } from "../../../src/core/app/inbound-queue.js";
 import { ChannelError } from "../../../src/core/channel-error.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
-import type { IdempotencyStore } from "../../../src/core/idempotency/idempotency-store.js";
 import { createMemoryIdempotencyStore } from "../../../src/core/idempotency/memory-idempotency-store.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
 import { configDocument } from "../../support/configs.js";
@@ -31,7 +30,7 @@ function gatedQueue(): InboundQueue & { queued: QueuedMessage[]; settle: (ok: bo
   };
 }
 
-function appWith(queue: InboundQueue, idempotency: IdempotencyStore = createMemoryIdempotencyStore()) {
+function appWith(queue: InboundQueue) {
   const result = validateConfig(configDocument());
   if (!result.ok) throw new Error("bad config");
   let next = 0;
@@ -42,7 +41,7 @@ function appWith(queue: InboundQueue, idempotency: IdempotencyStore = createMemo
     clock: { now: () => 1_000 },
     newId: () => `id${++next}`,
     logger: createLogSink().logger,
-    idempotency,
+    idempotency: createMemoryIdempotencyStore(),
   });
 }
 
@@ -78,34 +77,6 @@ describe("Idempotency-Key while the first request is still being queued", () => 
 
     const again = await app.request(post("k1"));
     expect(await again.json()).toEqual({ status: "accepted", message_id, conversation_id: "a" });
-    expect(queue.queued).toHaveLength(1);
-  });
-});
-
-describe("Idempotency-Key when the store fails", () => {
-  it("releases a reservation whose reserve failed after it took the key, so the retry is accepted, not 409", async () => {
-    const kept = createMemoryIdempotencyStore();
-    let failNext = true;
-    // The reserve takes the key, then its answer is lost, as a connection that drops after the write does.
-    const store: IdempotencyStore = {
-      ...kept,
-      async reserve(channel, key, record, now) {
-        const answer = await kept.reserve(channel, key, record, now);
-        if (!failNext) return answer;
-        failNext = false;
-        throw new ChannelError("state_unavailable", "the connection dropped", { status: 503, retryable: true });
-      },
-    };
-    const queue = gatedQueue();
-    const app = appWith(queue, store);
-    const failed = await app.request(post("k2"));
-    expect(failed.status).toBe(503);
-
-    const retried = app.request(post("k2"));
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    queue.settle(true);
-    const accepted = await retried;
-    expect(accepted.status).toBe(200);
     expect(queue.queued).toHaveLength(1);
   });
 });

@@ -1,21 +1,35 @@
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const RECORDER = resolve("test/support/record-packages.mjs");
 let spawned: Spawned | undefined;
+const folders: string[] = [];
 
-afterEach(() => {
+afterEach(async () => {
   spawned?.child.kill("SIGKILL");
   spawned = undefined;
+  await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
 });
 
-/** The packages `node dist/node.js` imports on its main thread until it listens, with `state` in its configuration. */
-async function packagesLoaded(state: Record<string, unknown>): Promise<Set<string>> {
+async function tempFolder(): Promise<string> {
   const folder = await mkdtemp(join(tmpdir(), "webhook-channel-packages-"));
-  const record = join(folder, "packages.txt");
+  folders.push(folder);
+  return folder;
+}
+
+/**
+ * The packages a service imports until it listens (and, with `delivery_thread`, until its
+ * delivery thread is up), with `extra` in its configuration, started as `command` starts it.
+ */
+async function packagesLoaded(
+  extra: Record<string, unknown>,
+  command: readonly string[] = ["dist/node.js"],
+): Promise<Set<string>> {
+  const record = join(await tempFolder(), "packages.txt");
   const config = await writeTempConfig({
     channels: [
       {
@@ -25,14 +39,17 @@ async function packagesLoaded(state: Record<string, unknown>): Promise<Set<strin
       },
     ],
     routes: [{ channel: "webhook", brain: "echo" }],
-    ...state,
+    ...extra,
   });
-  spawned = spawnNode("dist/node.js", ["--config", config], {
+  const [script = "dist/node.js", ...args] = command;
+  spawned = spawnNode(script, [...args, "--config", config], {
     WEBHOOK_SECRET: "packages-secret-abcdef",
     NODE_OPTIONS: `--import=${RECORDER}`,
     RECORD_PACKAGES_FILE: record,
   });
-  await listeningUrl(spawned);
+  const url = await listeningUrl(spawned);
+  // Ready once the delivery thread, when there is one, has started its consumer.
+  await waitFor(async () => (await fetch(new URL("/readyz", url))).status === 200 || undefined, 10_000, "ready");
   return new Set((await readFile(record, "utf8")).split("\n").filter((line) => line !== ""));
 }
 
@@ -44,9 +61,22 @@ describe("which database drivers a service loads", () => {
     expect(loaded).not.toContain("better-sqlite3");
   });
 
+  it("in memory with delivery_thread, neither, in either thread", async () => {
+    const loaded = await packagesLoaded({ delivery_thread: true });
+    expect(loaded).toContain("undici");
+    expect(loaded).not.toContain("pg");
+    expect(loaded).not.toContain("better-sqlite3");
+  });
+
+  it("started as `webhook-channel serve`, neither", async () => {
+    const loaded = await packagesLoaded({}, ["dist/cli.js", "serve"]);
+    expect(loaded).toContain("hono");
+    expect(loaded).not.toContain("pg");
+    expect(loaded).not.toContain("better-sqlite3");
+  });
+
   it("on SQLite, better-sqlite3 and not pg", async () => {
-    const stateDir = join(await mkdtemp(join(tmpdir(), "webhook-channel-packages-state-")), "state");
-    const loaded = await packagesLoaded({ state_dir: stateDir });
+    const loaded = await packagesLoaded({ state_dir: join(await tempFolder(), "state") });
     expect(loaded).toContain("better-sqlite3");
     expect(loaded).not.toContain("pg");
   });
