@@ -23,10 +23,12 @@ export async function startTcpGate(host: string, port: number): Promise<TcpGate>
   };
   const server: Server = createServer((client) => {
     const upstream = createConnection({ host, port });
-    track(client);
-    track(upstream);
+    // Piped before they are tracked: `pipe` resumes its source, which would let a connection
+    // opened while the gate holds pass bytes.
     client.pipe(upstream);
     upstream.pipe(client);
+    track(client);
+    track(upstream);
     // A side that closed is half-closed on the other once what it sent is through, as a network
     // delivers the bytes it held before the FIN: a query sent before a client gave up still runs.
     client.on("close", () => upstream.end());

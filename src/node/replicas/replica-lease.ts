@@ -51,6 +51,8 @@ export class ReplicaLease {
   private renewed = false;
   /** The connection being opened, whose first renewal counts before it becomes {@link client}. */
   private opening: pg.Client | undefined;
+  /** The connection a renewal is under way on: a tick meanwhile sends none behind it. */
+  private renewingOn: pg.Client | undefined;
 
   constructor(private readonly options: ReplicaLeaseOptions) {}
 
@@ -102,8 +104,17 @@ export class ReplicaLease {
       return;
     }
     const client = this.client;
-    // A renewal that fails or hangs (query_timeout) takes a new connection at the next tick.
-    this.renew(client).catch((error: unknown) => this.drop(client, error));
+    // One renewal at a time on a connection: one queued behind a renewal that hangs would add
+    // nothing, and a query sent while another runs is deprecated by the driver. A renewal that
+    // fails or hangs (query_timeout) takes a new connection at the next tick.
+    if (this.renewingOn === client) return;
+    this.renewingOn = client;
+    this.renew(client)
+      .catch((error: unknown) => this.drop(client, error))
+      .finally(() => {
+        if (this.renewingOn === client) this.renewingOn = undefined;
+      })
+      .catch(() => undefined);
   }
 
   private drop(client: pg.Client, error: unknown): void {

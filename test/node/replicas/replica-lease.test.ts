@@ -5,7 +5,7 @@
  * takes stock all the same, since its own lease ran out meanwhile and others may have taken its
  * conversations.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { ReplicaLease } from "../../../src/node/replicas/replica-lease.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { gateInFront, type TcpGate } from "../../support/tcp-gate.js";
@@ -44,6 +44,11 @@ describe("a replica's lease", () => {
       onValidity: (valid) => validity.push(valid),
       onLapsed: () => lapses.push(Date.now()),
     });
+    // A renewal sent while the one before still runs would be queued behind it on the connection.
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.message);
+    process.on("warning", onWarning);
+    onTestFinished(() => void process.off("warning", onWarning));
     await lease.start();
     expect(lease.isValid()).toBe(true);
 
@@ -72,5 +77,6 @@ describe("a replica's lease", () => {
       "SELECT lease_until > now() AS live FROM webhook_channel.replicas WHERE id = 'rlate'",
     );
     expect(row.rows[0]?.live).toBe(true);
+    expect(warnings.filter((message) => message.includes("already executing a query"))).toEqual([]);
   });
 });
