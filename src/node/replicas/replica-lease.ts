@@ -104,9 +104,9 @@ export class ReplicaLease {
       return;
     }
     const client = this.client;
-    // One renewal at a time on a connection: one queued behind a renewal that hangs would add
-    // nothing, and a query sent while another runs is deprecated by the driver. A renewal that
-    // fails or hangs (query_timeout) takes a new connection at the next tick.
+    // One renewal at a time on a connection: one queued behind a renewal under way would run only
+    // once that one ended, and a query sent while another runs is deprecated by the driver. A
+    // renewal that fails or hangs (query_timeout) takes a new connection at the next tick.
     if (this.renewingOn === client) return;
     this.renewingOn = client;
     this.renew(client)
