@@ -72,4 +72,23 @@ describe("Durable Object idempotency store", () => {
     await store.commit(channel, key, record.messageId, before + 2);
     expect(await alarmOf(channel, key)).toBeGreaterThanOrEqual(before + IDEMPOTENCY_TTL_MS);
   });
+
+  it("still commits and releases for a caller of the version before, which names no message", async () => {
+    const store = createDurableIdempotencyStore(env.IDEMPOTENCY);
+    const first = fresh();
+    const before = Date.now();
+    expect(await store.reserve(first.channel, first.key, first.record, before)).toBeUndefined();
+    const object = (channel: string, key: string) =>
+      env.IDEMPOTENCY.get(env.IDEMPOTENCY.idFromName(idempotencyId(channel, key)));
+    await object(first.channel, first.key).commit(before + 1, IDEMPOTENCY_TTL_MS);
+    expect(await store.reserve(first.channel, first.key, fresh().record, before + 2)).toEqual({
+      record: first.record,
+      committed: true,
+    });
+
+    const second = fresh();
+    expect(await store.reserve(second.channel, second.key, second.record, before)).toBeUndefined();
+    await object(second.channel, second.key).release();
+    expect(await store.reserve(second.channel, second.key, fresh().record, before + 1)).toBeUndefined();
+  });
 });

@@ -48,14 +48,11 @@ export class IdempotencyObject extends DurableObject<unknown> {
    * sends none, still commits while a deployment rolls out (as that version did: whoever holds it).
    */
   async commit(now: number, ttlMs: number, messageId?: string): Promise<void> {
-    const updated =
-      messageId === undefined
-        ? this.sql.exec("UPDATE reservation SET committed = 1, expires_at = ? WHERE only = 1", now + ttlMs).rowsWritten
-        : this.sql.exec(
-            "UPDATE reservation SET committed = 1, expires_at = ? WHERE only = 1 AND message_id = ?",
-            now + ttlMs,
-            messageId,
-          ).rowsWritten;
+    const updated = this.sql.exec(
+      "UPDATE reservation SET committed = 1, expires_at = ? WHERE only = 1 AND message_id = coalesce(?, message_id)",
+      now + ttlMs,
+      messageId ?? null,
+    ).rowsWritten;
     if (updated > 0) await this.ctx.storage.setAlarm(Date.now() + ttlMs);
   }
 
@@ -65,8 +62,10 @@ export class IdempotencyObject extends DurableObject<unknown> {
    * before, while a deployment rolls out) any pending reservation goes, as it did then.
    */
   release(messageId?: string): void {
-    if (messageId === undefined) this.sql.exec("DELETE FROM reservation WHERE committed = 0");
-    else this.sql.exec("DELETE FROM reservation WHERE committed = 0 AND message_id = ?", messageId);
+    this.sql.exec(
+      "DELETE FROM reservation WHERE committed = 0 AND message_id = coalesce(?, message_id)",
+      messageId ?? null,
+    );
   }
 
   /** The key expired (or its lease ran out): nothing of it is kept. */
