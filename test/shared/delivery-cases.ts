@@ -29,9 +29,8 @@ export const DELIVERY_CASES_PATH = "/cases";
 
 /**
  * The configuration the cases assume, with the runner's receiver as `outbound_url`: one
- * channel, the echo brain, a POST given up on after a short while, quick retries (50 ms
- * doubling to 400 ms) and attempts enough to outlast any case, so that only a receiver that
- * refuses (4xx) makes a dead letter. The
+ * channel, the echo brain, quick retries (50 ms doubling to 400 ms) and attempts enough to
+ * outlast any case, so that only a receiver that refuses (4xx) makes a dead letter. The
  * receiver goes down after {@link CASES_CIRCUIT_FAILURES} unanswered POSTs in a row: more
  * than one conversation's retries make in the other cases. The admin
  * API is on ({@link DELIVERY_CASES_ADMIN_ENV}), for the replay case.
@@ -52,9 +51,6 @@ export function deliveryCasesConfig(outboundUrl: string, extra: Readonly<Record<
             max_delay_ms: 400,
             max_attempts: 1000,
             max_age_ms: 600_000,
-            // The hanging receiver's case waits this long for its POST to be given up on, and the
-            // other conversations must be answered within it: short, with room for a slow machine.
-            timeout_ms: 5_000,
             circuit_failures: CASES_CIRCUIT_FAILURES,
           },
         },
