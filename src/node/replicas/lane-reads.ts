@@ -1,5 +1,6 @@
 import type { Pool } from "pg";
 import type { Job } from "../../core/lifecycle/job.js";
+import { opaque } from "../state/postgres/group-sql.js";
 import { namedStatement } from "../state/postgres/named-statements.js";
 
 /** A stored job with its position in the jobs table (acceptance order). */
@@ -24,7 +25,8 @@ export async function jobsAfter(pool: Pool, slices: readonly LaneSlice[]): Promi
   const result = await pool.query<{ n: string; seq: string; job: string }>(
     namedStatement(
       `SELECT t.n, x.seq, x.job
-     FROM unnest($1::text[], $2::bigint[], $3::int[]) WITH ORDINALITY AS t(conversation, after, lim, n)
+     FROM unnest(${opaque("$1::text[]", "text[]")}, ${opaque("$2::bigint[]", "bigint[]")}, ${opaque("$3::int[]", "int[]")})
+       WITH ORDINALITY AS t(conversation, after, lim, n)
      CROSS JOIN LATERAL (
        SELECT j.seq, j.job FROM webhook_channel.jobs j
        WHERE j.conversation = t.conversation AND j.state = 'pending' AND j.seq > t.after
@@ -47,7 +49,7 @@ export async function jobsAfter(pool: Pool, slices: readonly LaneSlice[]): Promi
 export async function jobsById(pool: Pool, ids: readonly string[]): Promise<StoredJob[][]> {
   const result = await pool.query<{ id: string; seq: string; job: string }>(
     namedStatement(
-      `SELECT id, seq, job FROM webhook_channel.jobs WHERE id = ANY($1) AND state = 'pending' ORDER BY seq`,
+      `SELECT id, seq, job FROM webhook_channel.jobs WHERE id = ANY(${opaque("$1::text[]", "text[]")}) AND state = 'pending' ORDER BY seq`,
       [ids],
     ),
   );

@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import { opaque } from "../state/postgres/group-sql.js";
 import { type JobNotice, noticePayload, notifyChannel } from "../state/postgres/job-notices.js";
 import { namedStatement } from "../state/postgres/named-statements.js";
 
@@ -49,7 +50,8 @@ export interface ClaimRequest {
 const CLAIM = `
 WITH input AS (
   SELECT t.n, t.conversation, t.channel, t.job_id, t.reclaim
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[]) WITH ORDINALITY AS t(conversation, channel, job_id, reclaim, n)
+  FROM unnest(${opaque("$1::text[]", "text[]")}, ${opaque("$2::text[]", "text[]")}, ${opaque("$3::text[]", "text[]")},
+    ${opaque("$4::boolean[]", "boolean[]")}) WITH ORDINALITY AS t(conversation, channel, job_id, reclaim, n)
 ),
 claimed AS (
   INSERT INTO webhook_channel.lanes AS l (conversation, channel, owner, epoch)

@@ -12,11 +12,11 @@ const names = new Map<string, string>();
 
 /**
  * `text` as a named statement: each session of the pool parses it once, and once Postgres has
- * planned it a few times it may keep one generic plan for it (when that plan costs no more than
- * one made for the values at hand), where an unnamed statement is parsed, analysed and planned at
- * every call. The statements of a message's path are a few shapes over
- * array parameters, and planning them again at every call was a large share of the database's
- * work (see docs/performance.md).
+ * planned it a few times it keeps one generic plan for it when that plan costs no more than one
+ * made for the values at hand, which the statement's arrays see to by being opaque (`opaque` in
+ * `group-sql.ts`); an unnamed statement is parsed, analysed and planned at every call. The
+ * statements of a message's path are a few shapes over array parameters, and planning them again
+ * at every call was a large share of the database's work (see docs/performance.md).
  *
  * A generic plan is made for the tables as they are when it is made: made while a table was
  * small, it may scan the whole table on every call once it has grown. The pool's sessions turn

@@ -14,7 +14,7 @@ import {
   positionsQuery,
 } from "./added-positions.js";
 import { deleteJobs, type Fenced, keepLetters, keepTurns, updateJobs } from "./fenced-parts.js";
-import { DOCUMENTS, type Part, unnest } from "./group-sql.js";
+import { DOCUMENTS, opaque, type Part, unnest } from "./group-sql.js";
 import { namedStatement } from "./named-statements.js";
 
 /** What one group writes; the store fills it from what it took. */
@@ -59,7 +59,7 @@ const laneLocks =
   (keys: ReadonlySet<string>): Part =>
   (param) => {
     if (keys.size === 0) return undefined;
-    const lanes = param([...keys], "text[]");
+    const lanes = opaque(param([...keys], "text[]"), "text[]");
     return `lane_locks AS MATERIALIZED (
   SELECT conversation, owner, epoch, xmin::text AS version FROM webhook_channel.lanes WHERE conversation = ANY(${lanes})
   ORDER BY conversation FOR NO KEY UPDATE),
