@@ -13,6 +13,7 @@ import { createLaneArrivals } from "../../../src/node/replicas/lane-arrivals.js"
 import { createLaneLoader } from "../../../src/node/replicas/lane-loader.js";
 import { type ClaimRequest, claimLanes, notifyOwners } from "../../../src/node/replicas/lane-statements.js";
 import { OwnedLanes } from "../../../src/node/replicas/owned-lanes.js";
+import type { AddedPosition } from "../../../src/node/state/postgres/added-positions.js";
 import { readNotice } from "../../../src/node/state/postgres/job-notices.js";
 import {
   createPostgresLaneStore,
@@ -20,10 +21,24 @@ import {
 } from "../../../src/node/state/postgres/postgres-lane-store.js";
 import { waitFor } from "../../support/wait-for.js";
 import { migratedDatabase, notificationQueueAt, poolOn } from "../state/postgres/fresh-postgres.js";
-import { claimTicket, jobIn, laneOf, liveOwnerListening } from "../state/postgres/lane-tickets.js";
+import {
+  claimTicket,
+  jobIn,
+  laneOf,
+  liveOwnerListening,
+  untilOneWaitsForALock,
+} from "../state/postgres/lane-tickets.js";
 
-/** Replica "rhere" over `pool`: its lanes, a queue of channel "webhook" that runs nothing, and the arrivals. */
-function replicaHere(pool: pg.Pool, store: PostgresLaneStore, takeover: boolean) {
+/**
+ * Replica "rhere" over `pool`: its lanes, a queue of channel "webhook" that runs nothing, and the
+ * arrivals. Each position the arrivals take (once per job) is also pushed to `taken`.
+ */
+function replicaHere(
+  pool: pg.Pool,
+  store: PostgresLaneStore,
+  takeover: boolean,
+  taken: (AddedPosition | undefined)[] = [],
+) {
   const claim = async (request: ClaimRequest) => {
     const [answer] = await claimLanes(pool, "rhere", takeover, [request]);
     if (answer === undefined) throw new Error("no answer");
@@ -44,7 +59,11 @@ function replicaHere(pool: pg.Pool, store: PostgresLaneStore, takeover: boolean)
     serial: (key, step) => chains.run(key, step),
     isStopped: () => false,
     replica: "rhere",
-    position: (id) => store.takePosition(id),
+    position: (id) => {
+      const position = store.takePosition(id);
+      taken.push(position);
+      return position;
+    },
   });
   return { claim, queue, owned, arrivals };
 }
@@ -95,5 +114,43 @@ describe("placing a job from its add's position", () => {
     } finally {
       await listener.end();
     }
+  });
+
+  it("places a job its replica already read past, from an add a concurrent write made inexact, without reading it again", async () => {
+    const { pool } = await migratedDatabase();
+    const store = createPostgresLaneStore(pool, "rhere", silentLogger);
+    const taken: (AddedPosition | undefined)[] = [];
+    const { claim, queue, owned, arrivals } = replicaHere(pool, store, false, taken);
+    const job = jobIn("raced");
+    const answer = await claim({ conversation: laneOf(job), channel: "webhook", jobId: "", reclaim: true });
+    expect(answer.mine).toBe(true);
+    const lane = owned.own(laneOf(job), answer);
+
+    // Another statement holds the lane row while the add takes its snapshot, then writes the row
+    // and commits: the add's lock reads a row version its snapshot lacks, so its position cannot
+    // say which job comes before this one.
+    const other = await pool.connect();
+    let adding: Promise<void> | undefined;
+    try {
+      await other.query("BEGIN");
+      await other.query("SELECT 1 FROM webhook_channel.lanes WHERE conversation = $1 FOR NO KEY UPDATE", [laneOf(job)]);
+      adding = store.add(job);
+      await untilOneWaitsForALock(pool, "the add waiting for the lane row");
+      await other.query("UPDATE webhook_channel.lanes SET last_seq = last_seq WHERE conversation = $1", [laneOf(job)]);
+      await other.query("COMMIT");
+    } finally {
+      other.release();
+    }
+    await adding;
+
+    // A read of the lane (a notice of a later job, a sweep) passes the job before it is placed.
+    await owned.readOn(laneOf(job), "webhook", lane);
+    expect(queue.knows(job.message.id)).toBe(true);
+
+    expect(await arrivals.place(job)).toBe("here");
+    expect(taken).toEqual([expect.objectContaining({ owner: "rhere", epoch: answer.epoch, exact: false })]);
+    expect(lane.upTo).toBeGreaterThanOrEqual(taken[0]?.seq ?? Number.POSITIVE_INFINITY);
+    expect(queue.size).toBe(1);
+    await queue.drain(0);
   });
 });
