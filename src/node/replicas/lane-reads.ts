@@ -25,7 +25,7 @@ export async function jobsAfter(pool: Pool, slices: readonly LaneSlice[]): Promi
   const result = await pool.query<{ n: string; seq: string; job: string }>(
     namedStatement(
       `SELECT t.n, x.seq, x.job
-     FROM unnest(${opaque("$1::text[]", "text[]")}, ${opaque("$2::bigint[]", "bigint[]")}, ${opaque("$3::int[]", "int[]")})
+     FROM unnest(${opaque("$1::text[]")}, ${opaque("$2::bigint[]")}, ${opaque("$3::int[]")})
        WITH ORDINALITY AS t(conversation, after, lim, n)
      CROSS JOIN LATERAL (
        SELECT j.seq, j.job FROM webhook_channel.jobs j
@@ -49,7 +49,8 @@ export async function jobsAfter(pool: Pool, slices: readonly LaneSlice[]): Promi
 export async function jobsById(pool: Pool, ids: readonly string[]): Promise<StoredJob[][]> {
   const result = await pool.query<{ id: string; seq: string; job: string }>(
     namedStatement(
-      `SELECT id, seq, job FROM webhook_channel.jobs WHERE id = ANY(${opaque("$1::text[]", "text[]")}) AND state = 'pending' ORDER BY seq`,
+      `SELECT id, seq, job FROM webhook_channel.jobs
+     WHERE id = ANY(${opaque("$1::text[]")}) AND state = 'pending' ORDER BY seq`,
       [ids],
     ),
   );

@@ -50,8 +50,8 @@ export interface ClaimRequest {
 const CLAIM = `
 WITH input AS (
   SELECT t.n, t.conversation, t.channel, t.job_id, t.reclaim
-  FROM unnest(${opaque("$1::text[]", "text[]")}, ${opaque("$2::text[]", "text[]")}, ${opaque("$3::text[]", "text[]")},
-    ${opaque("$4::boolean[]", "boolean[]")}) WITH ORDINALITY AS t(conversation, channel, job_id, reclaim, n)
+  FROM unnest(${opaque("$1::text[]")}, ${opaque("$2::text[]")}, ${opaque("$3::text[]")},
+    ${opaque("$4::boolean[]")}) WITH ORDINALITY AS t(conversation, channel, job_id, reclaim, n)
 ),
 claimed AS (
   INSERT INTO webhook_channel.lanes AS l (conversation, channel, owner, epoch)

@@ -44,21 +44,22 @@ export const documentsArray = (placeholder: string): string =>
   `ARRAY(SELECT d FROM unnest(string_to_array(${placeholder}, chr(30))) WITH ORDINALITY AS x(d, n) WHERE n > 1 ORDER BY n)`;
 
 /**
- * The array parameter `placeholder` (written with its cast, `$1::text[]`) as a value of `type`
- * that the planner cannot fold into a constant, for the named statements' arrays (see
+ * The array parameter `placeholder` (written with its cast, `$1::text[]`, as {@link Param} makes
+ * it) as a value of that type that the planner cannot fold into a constant, for the named statements' arrays (see
  * `named-statements.ts`). A plan made for a call's constant arrays counts their rows exactly and
  * looks cheaper than the generic plan, which must guess them: Postgres then plans that statement
  * afresh at every call, which costs more than running it. Behind a sub-select every plan guesses
  * alike, so Postgres keeps the generic one after its first few calls. The cast outside makes
  * `= ANY(...)` read the sub-select as an array, not as a set of rows.
  */
-export const opaque = (placeholder: string, type: string): string => `(SELECT ${placeholder})::${type}`;
+export const opaque = (placeholder: string): string =>
+  `(SELECT ${placeholder})::${placeholder.slice(placeholder.lastIndexOf("::") + 2)}`;
 
 /** `unnest(...)` of one array parameter per column, each {@link opaque} ({@link DOCUMENTS}: see there). */
 export const unnest = (param: Param, columns: readonly (readonly [readonly unknown[], string])[]): string =>
   `unnest(${columns
     .map(([values, type]) =>
-      type === DOCUMENTS ? documentsArray(param(documentsText(values), "text")) : opaque(param(values, type), type),
+      type === DOCUMENTS ? documentsArray(param(documentsText(values), "text")) : opaque(param(values, type)),
     )
     .join(", ")})`;
 

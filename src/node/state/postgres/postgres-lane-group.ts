@@ -59,7 +59,7 @@ const laneLocks =
   (keys: ReadonlySet<string>): Part =>
   (param) => {
     if (keys.size === 0) return undefined;
-    const lanes = opaque(param([...keys], "text[]"), "text[]");
+    const lanes = opaque(param([...keys], "text[]"));
     return `lane_locks AS MATERIALIZED (
   SELECT conversation, owner, epoch, xmin::text AS version FROM webhook_channel.lanes WHERE conversation = ANY(${lanes})
   ORDER BY conversation FOR NO KEY UPDATE),

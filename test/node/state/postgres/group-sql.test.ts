@@ -1,6 +1,6 @@
 /** The documents of a grouped statement: one text parameter, split back in Postgres row for row. */
 import { describe, expect, it } from "vitest";
-import { DOCUMENTS, documentsText, unnest } from "../../../../src/node/state/postgres/group-sql.js";
+import { DOCUMENTS, documentsText, opaque, unnest } from "../../../../src/node/state/postgres/group-sql.js";
 import { emptyDatabase, poolOn } from "./fresh-postgres.js";
 
 // No table is read: a database without the schema will do, one for the file.
@@ -41,5 +41,23 @@ describe("grouped statements' documents", () => {
   it("refuse a value that would split into two rows, or is not text", () => {
     expect(() => documentsText(["{}", "a\u001eb"])).toThrow(/U\+001E/);
     expect(() => documentsText([undefined])).toThrow(/U\+001E/);
+  });
+});
+
+describe("opaque array parameters", () => {
+  it("reach Postgres as the same array, in order, read by `= ANY` as an array", async () => {
+    const { rows } = await pool.query<{ n: string; value: string; found: boolean }>(
+      `SELECT t.n, t.value, t.value = ANY(${opaque("$2::text[]")}) AS found
+         FROM unnest(${opaque("$1::text[]")}) WITH ORDINALITY AS t(value, n) ORDER BY t.n`,
+      [
+        ["b", "a", "c"],
+        ["a", "c"],
+      ],
+    );
+    expect(rows.map((row) => [Number(row.n), row.value, row.found])).toEqual([
+      [1, "b", false],
+      [2, "a", true],
+      [3, "c", true],
+    ]);
   });
 });
