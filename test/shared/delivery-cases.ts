@@ -8,8 +8,14 @@
  * Every case assumes {@link deliveryCasesConfig} with {@link DELIVERY_CASES_SECRET_ENV} set
  * to {@link DELIVERY_CASES_SECRET}, uses conversation ids of its own, and waits on
  * conditions, never on fixed sleeps, so a slow machine only makes it slower.
+ *
+ * This module holds the harness, the configuration and the helpers the cases share; the cases
+ * are in delivery-cases-order.ts, delivery-cases-dead-letters.ts and delivery-cases-outages.ts,
+ * and delivery-cases-suite.ts defines them all for a runtime. It imports none of them on
+ * purpose: the browser tests' project (test/browser/tsconfig.json) lists this file and
+ * timeline-cases.ts, which imports it, one by one, and a composite project must list every
+ * file it reaches.
  */
-import { describe, expect, it } from "vitest";
 
 /** The inbound secret the cases authenticate with. */
 export const DELIVERY_CASES_SECRET = "delivery-cases-secret-0123456789abcdefghijklmnop";
@@ -165,243 +171,24 @@ export async function until(check: () => boolean, timeoutMs: number, what: strin
   }
 }
 
-const texts = (prefix: string, count: number) => Array.from({ length: count }, (_, index) => `${prefix}${index + 1}`);
-const oneTo = (count: number) => Array.from({ length: count }, (_, index) => index + 1);
-
-/**
- * Defines the cases for one runtime. `harness` is called when a case starts (runners build
- * it in `beforeAll`); `timeoutMs` bounds each wait and each case.
- */
-export function deliveryCases(
-  runtime: string,
-  harness: () => DeliveryHarness,
-  timeoutMs = 30_000,
-  options: { readonly restarts: boolean } = { restarts: true },
-): void {
-  const fresh = (name: string) => `${name}-${crypto.randomUUID()}`;
-
-  describe(`the shared delivery cases: ${runtime}`, () => {
-    it(
-      "keeps acceptance order across a retry: ten messages, the third reply fails once",
-      async () => {
-        const h = harness();
-        const conversationId = fresh("order");
-        h.answer = (reply, attempt) =>
-          reply.conversationId === conversationId && reply.text === "m3" && attempt === 1 ? 503 : 200;
-        for (const text of texts("m", 10)) await h.send({ conversationId, text });
-        await until(() => delivered(h.seen, conversationId).length === 10, timeoutMs, "ten delivered replies");
-
-        const replies = delivered(h.seen, conversationId);
-        expect(replies.map((reply) => reply.text)).toEqual(texts("m", 10));
-        expect(replies.map((reply) => reply.sequence)).toEqual(oneTo(10));
-        const third = h.seen.filter((reply) => reply.conversationId === conversationId && reply.text === "m3");
-        expect(third.map((reply) => reply.status)).toEqual([503, 200]);
-      },
-      timeoutMs * 2,
-    );
-
-    it(
-      "holds back only the conversation whose reply keeps failing: the other keeps flowing",
-      async () => {
-        const h = harness();
-        const blocked = fresh("blocked");
-        const flowing = fresh("flowing");
-        // The blocked conversation's receiver fails until the other one got all its replies.
-        h.answer = (reply) => (reply.conversationId === blocked && delivered(h.seen, flowing).length < 5 ? 503 : 200);
-        for (const text of texts("b", 2)) await h.send({ conversationId: blocked, text });
-        for (const text of texts("f", 5)) await h.send({ conversationId: flowing, text });
-        await until(() => delivered(h.seen, blocked).length === 2, timeoutMs, "the blocked conversation's replies");
-
-        const flowed = delivered(h.seen, flowing);
-        expect(flowed.map((reply) => [reply.text, reply.sequence])).toEqual(
-          texts("f", 5).map((text, i) => [text, i + 1]),
-        );
-        const unblocked = delivered(h.seen, blocked);
-        expect(unblocked.map((reply) => [reply.text, reply.sequence])).toEqual([
-          ["b1", 1],
-          ["b2", 2],
-        ]);
-        const firstBlockedSuccess = h.seen.indexOf(unblocked[0] as SeenReply);
-        const lastFlowing = h.seen.indexOf(flowed[4] as SeenReply);
-        expect(lastFlowing).toBeLessThan(firstBlockedSuccess);
-        // b1 was refused at least once, and b2 was never tried before b1 got through.
-        expect(
-          h.seen.some((reply) => reply.text === "b1" && reply.conversationId === blocked && reply.status === 503),
-        ).toBe(true);
-        const firstB2 = h.seen.findIndex((reply) => reply.conversationId === blocked && reply.text === "b2");
-        expect(firstB2).toBeGreaterThan(firstBlockedSuccess);
-      },
-      timeoutMs * 2,
-    );
-
-    it(
-      "holds back only the conversation whose receiver hangs: five others are answered while its POST waits",
-      async () => {
-        const h = harness();
-        const hanging = fresh("hanging");
-        const others = Array.from({ length: 5 }, (_, index) => fresh(`beside${index}`));
-        const othersAnswered = () => others.every((conversationId) => delivered(h.seen, conversationId).length === 1);
-        // The hanging conversation's receiver leaves its POSTs unanswered until the others got theirs.
-        h.answer = (reply) => (reply.conversationId === hanging && !othersAnswered() ? "hang" : 200);
-        await h.send({ conversationId: hanging, text: "h1" });
-        await h.send({ conversationId: hanging, text: "h2" });
-        await until(() => h.seen.some((reply) => reply.conversationId === hanging), timeoutMs, "the hanging POST");
-        for (const conversationId of others) await h.send({ conversationId, text: "o1" });
-        await until(othersAnswered, timeoutMs, "the other conversations' replies");
-
-        // All of them while the first POST still hung: it is tried again only once it timed out.
-        const tried = h.seen.filter((reply) => reply.conversationId === hanging);
-        expect(tried.map((reply) => [reply.text, reply.status])).toEqual([["h1", UNANSWERED]]);
-        for (const conversationId of others) {
-          expect(delivered(h.seen, conversationId).map((reply) => [reply.text, reply.sequence])).toEqual([["o1", 1]]);
-        }
-        await until(() => delivered(h.seen, hanging).length === 2, timeoutMs, "the hanging conversation's replies");
-        expect(delivered(h.seen, hanging).map((reply) => [reply.text, reply.sequence])).toEqual([
-          ["h1", 1],
-          ["h2", 2],
-        ]);
-      },
-      timeoutMs * 3,
-    );
-
-    it(
-      "lets a dead letter unblock the next message",
-      async () => {
-        const h = harness();
-        const conversationId = fresh("dead");
-        h.answer = (reply) => (reply.conversationId === conversationId && reply.text === "d1" ? 400 : 200);
-        for (const text of texts("d", 3)) await h.send({ conversationId, text });
-        await until(() => delivered(h.seen, conversationId).length === 2, timeoutMs, "the replies after the dead one");
-
-        const mine = h.seen.filter((reply) => reply.conversationId === conversationId);
-        // A 400 is not retried: one attempt, then the next message goes. The dead reply keeps
-        // its sequence number, so the receiver sees where a reply was lost.
-        expect(mine.map((reply) => [reply.text, reply.sequence, reply.status])).toEqual([
-          ["d1", 1, 400],
-          ["d2", 2, 200],
-          ["d3", 3, 200],
-        ]);
-      },
-      timeoutMs * 2,
-    );
-
-    it(
-      "runs a replayed dead letter at the end of its lane, after a reply in retry and the jobs behind it, with the next sequence",
-      async () => {
-        const h = harness();
-        const conversationId = fresh("replay");
-        let refusing = true;
-        let failing = true;
-        h.answer = (reply) => {
-          if (reply.conversationId !== conversationId) return 200;
-          if (reply.text === "dead") return refusing ? 400 : 200;
-          if (reply.text === "retry") return failing ? 503 : 200;
-          return 200;
-        };
-        const deadId = await h.send({ conversationId, text: "dead" });
-        await h.send({ conversationId, text: "retry" });
-        await h.send({ conversationId, text: "w1" });
-        await h.send({ conversationId, text: "w2" });
-        await until(
-          () => h.seen.some((reply) => reply.conversationId === conversationId && reply.text === "retry"),
-          timeoutMs,
-          "the reply in retry",
-        );
-        await replayDeadLetter(h, deadId, timeoutMs);
-        refusing = false;
-        // A replay reaches its lane a moment after the API answers (the SQLite poll each
-        // second on Node, the dead-letter store's alarm on Workers); the order asserted below
-        // is the same either way, this only lets the replay join while w1 and w2 still wait.
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
-        failing = false;
-        await until(() => delivered(h.seen, conversationId).length === 4, timeoutMs, "four delivered replies");
-
-        const replies = delivered(h.seen, conversationId);
-        expect(replies.map((reply) => reply.text)).toEqual(["retry", "w1", "w2", "dead"]);
-        const sequences = replies.map((reply) => reply.sequence);
-        expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
-        expect(new Set(sequences).size).toBe(4);
-        // The replay is the same reply (same webhook-id) with the conversation's next number.
-        const refused = h.seen.find((reply) => reply.conversationId === conversationId && reply.text === "dead");
-        expect(replies[3]?.id).toBe(refused?.id);
-        expect(replies[3]?.sequence).toBeGreaterThan(refused?.sequence ?? Number.POSITIVE_INFINITY);
-      },
-      timeoutMs * 3,
-    );
-
-    it(
-      "holds every conversation's replies while the receiver is down, probing one POST at a time, and resumes them in order when it is back",
-      async () => {
-        const h = harness();
-        const conversations = Array.from({ length: 10 }, (_, index) => fresh(`outage${index}`));
-        const mine = new Set(conversations);
-        let outage = true;
-        let wentDown = false;
-        h.answer = (reply) => {
-          if (!mine.has(reply.conversationId) || !outage) return 200;
-          const failed = h.seen.filter((seen) => mine.has(seen.conversationId)).length + 1;
-          if (failed === CASES_CIRCUIT_FAILURES) wentDown = true;
-          return 503;
-        };
-        for (const conversationId of conversations) await h.send({ conversationId, text: "o1" });
-        for (const conversationId of conversations) await h.send({ conversationId, text: "o2" });
-        await until(() => wentDown, timeoutMs, "the receiver to go down");
-        // Down: ten conversations would retry every 400 ms at most, 30 POSTs in 1.2 s; the probe
-        // alone posts, on the schedule (50 ms doubling to 400 ms), one at a time. The POSTs under
-        // way when it went down (on Workers, one per conversation that had not heard yet) settle first.
-        await new Promise((resolve) => setTimeout(resolve, 600));
-        const settled = h.seen.length;
-        await new Promise((resolve) => setTimeout(resolve, 1_200));
-        const whileDown = h.seen.slice(settled).filter((seen) => mine.has(seen.conversationId));
-        expect(whileDown.length).toBeLessThanOrEqual(6);
-        outage = false;
-        await until(
-          () => conversations.every((conversationId) => delivered(h.seen, conversationId).length === 2),
-          timeoutMs,
-          "every conversation's two replies",
-        );
-        for (const conversationId of conversations) {
-          const replies = delivered(h.seen, conversationId);
-          expect(replies.map((reply) => [reply.text, reply.sequence])).toEqual([
-            ["o1", 1],
-            ["o2", 2],
-          ]);
-        }
-      },
-      timeoutMs * 3,
-    );
-
-    // Only where state survives a restart: the memory mode loses pending work by design.
-    if (options.restarts)
-      it(
-        "loses nothing and keeps order when the runtime restarts with messages pending",
-        async () => {
-          const h = harness();
-          const restart = h.restart;
-          if (restart === undefined) throw new Error(`${runtime} was said to restart but its harness cannot`);
-          const conversationId = fresh("restart");
-          let down = true;
-          h.answer = (reply) => (reply.conversationId === conversationId && down ? 503 : 200);
-          for (const text of texts("r", 5)) await h.send({ conversationId, text });
-          await until(
-            () => h.seen.some((reply) => reply.conversationId === conversationId),
-            timeoutMs,
-            "a first attempt",
-          );
-          await restart();
-          down = false;
-          await until(() => delivered(h.seen, conversationId).length === 5, timeoutMs, "five delivered replies");
-
-          const replies = delivered(h.seen, conversationId);
-          expect(replies.map((reply) => reply.text)).toEqual(texts("r", 5));
-          expect(replies.map((reply) => reply.sequence)).toEqual(oneTo(5));
-          // Every attempt of one message carries the reply it was given first: the brain was not asked again.
-          const ids = new Set(
-            h.seen.filter((reply) => reply.conversationId === conversationId).map((reply) => reply.id),
-          );
-          expect(ids.size).toBe(5);
-        },
-        timeoutMs * 4,
-      );
-  });
+/** What a group of cases gets from the suite (delivery-cases-suite.ts) for one runtime. */
+export interface DeliveryCaseContext {
+  /** The runtime's name, as the suite's `describe` shows it. */
+  readonly runtime: string;
+  /** Called when a case starts: runners build the harness in `beforeAll`. */
+  readonly harness: () => DeliveryHarness;
+  /** Bounds each wait; each case gets a few times this. */
+  readonly timeoutMs: number;
+  /** Whether pending work survives {@link DeliveryHarness.restart} (not in the memory mode). */
+  readonly restarts: boolean;
 }
+
+/** A conversation id of the case's own, so cases never see each other's replies. */
+export const fresh = (name: string) => `${name}-${crypto.randomUUID()}`;
+
+/** The texts `${prefix}1` to `${prefix}${count}`, in order. */
+export const texts = (prefix: string, count: number) =>
+  Array.from({ length: count }, (_, index) => `${prefix}${index + 1}`);
+
+/** The numbers 1 to `count`: the sequence numbers of a conversation's first `count` replies. */
+export const oneTo = (count: number) => Array.from({ length: count }, (_, index) => index + 1);

@@ -15,10 +15,10 @@ import {
   DELIVERY_CASES_SECRET,
   DELIVERY_CASES_SECRET_ENV,
   type DeliveryHarness,
-  deliveryCases,
   deliveryCasesConfig,
   recordPost,
 } from "../shared/delivery-cases.js";
+import { deliveryCases } from "../shared/delivery-cases-suite.js";
 import { replaceObjectEnvironment } from "./support/object-environment.js";
 import { delivered } from "./support/queue-messages.js";
 import { type TestEnv, testEnv } from "./support/test-env.js";

@@ -3,7 +3,7 @@
  * Node): its limiter holds for the isolate (docs/brains.md#limits), shared by every
  * conversation object there, so calls wait for a slot across objects, a 429 pauses the brain for
  * all of them, and the `usage` of its answers reaches the Analytics Engine data points. The Node
- * twin of the storm is test/core/brain/brain-limits.test.ts.
+ * twin of the storm is test/core/brain/limits/brain-limits-pauses.test.ts.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { conversation, eventually, forgetConversations, handOver, objectsUse } from "./support/conversations.js";

@@ -1,9 +1,4 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { brainsInUse, createBrains } from "../../../src/core/brain/create-brains.js";
-import { fallbackChain } from "../../../src/core/brain/fallback-brain.js";
-import { nodeUnsupportedBrains } from "../../../src/core/brain/runtime-support.js";
-import type { Config } from "../../../src/core/config/config-schema.js";
-import { validateConfig } from "../../../src/core/config/validate-config.js";
 import { conversationKey } from "../../../src/core/conversation/conversation-store.js";
 import type { Metrics } from "../../../src/core/metrics/metrics.js";
 import { noopMetrics } from "../../../src/core/metrics/noop-metrics.js";
@@ -20,6 +15,7 @@ import {
 
 // A local model (Ollama-like, "local") that falls back on a hosted one ("hosted"), and in the
 // longer chains on the user's own bot ("bot", an http brain). Every server is real, on port 0.
+// Which brains a chain holds, read from the configuration alone, is in fallback-chains.test.ts.
 
 const LOCAL_PROMPT = "You are the local model.";
 const HOSTED_PROMPT = "You are the hosted model.";
@@ -115,7 +111,8 @@ describe("fallback brains", () => {
     const { local, harness } = await setup();
     local.failNext(rateLimited(30));
     await harness.send("one");
-    // The 429 paused "local" for 30 s (meanwhile "hosted" answers at once, see brain-limits.test.ts).
+    // The 429 paused "local" for 30 s (meanwhile "hosted" answers at once, see
+    // limits/brain-limits-pauses.test.ts).
     harness.clock.advance(30_000);
     await harness.send("two");
     expect(replyTexts(harness.replies)).toEqual(["hosted: one", "local: two"]);
@@ -246,59 +243,5 @@ describe("fallback brains", () => {
       ["local", false],
       ["hosted", true],
     ]);
-  });
-});
-
-/** A configuration with the given brains, `local` routed. */
-function configWith(brains: Record<string, unknown>): Config {
-  const result = validateConfig({
-    channels: [{ type: "webhook", token_env: "T", webhook: { outbound_url: "http://127.0.0.1:1/r" } }],
-    routes: [{ channel: "webhook", brain: "local" }],
-    brains,
-  });
-  if (!result.ok) throw new Error(JSON.stringify(result.problems));
-  return result.config;
-}
-
-describe("fallback chains", () => {
-  const openai = (fallback: string[] = []) => ({
-    type: "openai",
-    base_url: "http://127.0.0.1:9/v1",
-    model: "m",
-    ...(fallback.length === 0 ? {} : { fallback }),
-  });
-
-  it("asks each brain once, depth first, in a diamond", () => {
-    const config = configWith({ local: openai(["a", "b"]), a: openai(["b", "echo"]), b: openai() });
-    expect(fallbackChain("local", config.brains ?? {})).toEqual(["local", "a", "b", "echo"]);
-  });
-
-  it("builds fallback brains that no route names, and leaves unused ones unbuilt", () => {
-    const config = configWith({
-      local: openai(["hosted"]),
-      hosted: { ...openai(), api_key_env: "HOSTED_KEY" },
-      unused: { ...openai(), api_key_env: "UNSET_KEY" },
-    });
-    expect([...brainsInUse(config)].sort()).toEqual(["hosted", "local"]);
-    const brains = createBrains(config, { fetch, env: (name) => (name === "HOSTED_KEY" ? "k" : undefined) });
-    expect([...brains.keys()].sort()).toEqual(["echo", "hosted", "local"]);
-    // The fallback's secret is read at start like a routed brain's.
-    expect(() => createBrains(config, { fetch, env: () => undefined })).toThrow(/HOSTED_KEY/);
-  });
-
-  it("refuses a workers-ai fallback on Node, and config check warns about it", () => {
-    const config = configWith({ local: openai(["cf"]), cf: { type: "workers-ai", model: "@cf/m" } });
-    expect(() => createBrains(config, { fetch, env: () => undefined })).toThrow(/"cf" is of type "workers-ai"/);
-    expect(nodeUnsupportedBrains(config)).toEqual([expect.objectContaining({ path: "brains.cf.type" })]);
-  });
-
-  it("gives the chain the largest history limit of its brains", () => {
-    const config = configWith({
-      local: { type: "rasa", url: "http://127.0.0.1:9", fallback: ["hosted"] },
-      hosted: { ...openai(), max_history: 6 },
-    });
-    const chain = createBrains(config, { fetch, env: () => undefined }).get("local");
-    expect(chain?.name).toBe("local");
-    expect(chain?.historyLimit).toBe(6);
   });
 });

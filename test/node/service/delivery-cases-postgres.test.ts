@@ -12,10 +12,10 @@ import {
   DELIVERY_CASES_SECRET,
   DELIVERY_CASES_SECRET_ENV,
   type DeliveryHarness,
-  deliveryCases,
   deliveryCasesConfig,
   recordPost,
 } from "../../shared/delivery-cases.js";
+import { deliveryCases } from "../../shared/delivery-cases-suite.js";
 import { timelineCases } from "../../shared/timeline-cases.js";
 import { createTestDatabase } from "../../support/postgres-cluster.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";

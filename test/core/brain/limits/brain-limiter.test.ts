@@ -6,7 +6,7 @@ import { failure } from "../../../support/failure.js";
 
 // The limiter on its own, with a manual clock and timers the test fires itself. The calls are
 // promises the test settles: what a brain's server would answer is beside the point here
-// (test/core/brain/brain-limits.test.ts runs the limits against real servers).
+// (test/core/brain/limits/brain-limits-pauses.test.ts runs the limits against real servers).
 
 /** Timers that run only when the test says so. */
 function manualTimers(): { schedule: Schedule; fire(): void; pending(): number } {

@@ -1,0 +1,161 @@
+/**
+ * The receiver gate of the Node job queue at its edges, with runs written by hand: a job told to
+ * wait while the receiver came back up, a hold beyond the longest timer, a channel whose
+ * outbound_url names another receiver, and a failed probe while a lane began to wait.
+ */
+import { describe, expect, it } from "vitest";
+import { type Job, type JobOutcome, newJob } from "../../../src/core/lifecycle/job.js";
+import { createJobQueue } from "../../../src/node/queue/job-queue.js";
+import { createLogSink } from "../../support/log-sink.js";
+import { message, realWait } from "./receiver-circuit-harness.js";
+
+describe("the receiver gate's edge cases, with runs written by hand", () => {
+  const POLICY = {
+    failuresToOpen: 1,
+    initialDelayMs: 50,
+    maxDelayMs: 50,
+    probeTimeoutMs: 5_000,
+    target: "http://receiver.example",
+  };
+  const reply = { id: "r", sequence: 1, body: "{}" };
+  const unanswered = (job: Job): JobOutcome => ({
+    kind: "unanswered",
+    job,
+    until: Date.now() + 86_400_000,
+    verdict: { kind: "retry", job: { ...job, attempts: job.attempts + 1 }, delayMs: 10 },
+  });
+
+  it("runs again at once a job that was told to wait while the receiver came back up", async () => {
+    const { logger } = createLogSink("error");
+    const runs: string[] = [];
+    let releaseB: ((outcome: JobOutcome) => void) | undefined;
+    const queue = createJobQueue({
+      capacity: 10,
+      logger,
+      receiver: { channel: "webhook", policy: () => POLICY },
+      run: async (job, _progress, admission) => {
+        const id = job.message.id;
+        runs.push(`${id}:${admission}`);
+        const withReplies: Job = { ...job, replies: [reply] };
+        if (id === "A" && admission === "send") return unanswered(withReplies);
+        if (id === "A") return { kind: "done", job: withReplies, answered: true };
+        if (admission === "wait") {
+          // B asks its brain while A's probe brings the receiver back up.
+          return new Promise<JobOutcome>((resolve) => {
+            releaseB = resolve;
+          });
+        }
+        return { kind: "done", job: withReplies, answered: true };
+      },
+    });
+    try {
+      await queue.enqueue(message("A", "a"));
+      for (let i = 0; i < 100 && queue.receiver()?.up !== false; i += 1) await realWait(5);
+      await queue.enqueue(message("B", "b"));
+      for (let i = 0; i < 200 && !runs.includes("A:probe"); i += 1) await realWait(5);
+      expect(queue.receiver()?.up).toBe(true);
+      releaseB?.({
+        kind: "wait",
+        job: { ...newJob(message("B", "b")), replies: [reply] },
+        until: Date.now() + 86_400_000,
+      });
+      for (let i = 0; i < 100 && queue.size > 0; i += 1) await realWait(5);
+      expect(runs).toContain("B:send");
+      expect(queue.size).toBe(0);
+    } finally {
+      await queue.drain(0);
+    }
+  });
+
+  it("does not spin a job held until a max age beyond the longest timer", async () => {
+    const { logger } = createLogSink("error");
+    let heldRuns = 0;
+    const queue = createJobQueue({
+      capacity: 10,
+      logger,
+      // Down after one failure, the first probe a second later: none during this test.
+      receiver: { channel: "webhook", policy: () => ({ ...POLICY, initialDelayMs: 1_000, maxDelayMs: 1_000 }) },
+      run: async (job, _progress, admission) => {
+        const withReplies: Job = { ...job, replies: [reply] };
+        if (admission !== "wait") return unanswered(withReplies);
+        heldRuns += 1;
+        return { kind: "wait", job: withReplies, until: Date.now() + 30 * 86_400_000 };
+      },
+    });
+    try {
+      await queue.enqueue(message("down", "down"));
+      for (let i = 0; i < 100 && queue.receiver()?.up !== false; i += 1) await realWait(5);
+      await queue.enqueue(message("far", "far"));
+      await realWait(200);
+      expect(heldRuns).toBe(1);
+    } finally {
+      await queue.drain(0);
+    }
+  });
+
+  it("starts afresh, waking what waited, when the channel's outbound_url names another receiver", async () => {
+    const { logger } = createLogSink("error");
+    const runs: string[] = [];
+    let policy = POLICY;
+    const queue = createJobQueue({
+      capacity: 10,
+      logger,
+      receiver: { channel: "webhook", policy: () => policy },
+      run: async (job, _progress, admission) => {
+        runs.push(`${job.message.id}:${admission}`);
+        const withReplies: Job = { ...job, replies: [reply] };
+        if (policy.target === POLICY.target)
+          return admission === "wait"
+            ? { kind: "wait", job: withReplies, until: Date.now() + 86_400_000 }
+            : unanswered(withReplies);
+        return { kind: "done", job: withReplies, answered: true };
+      },
+    });
+    try {
+      await queue.enqueue(message("one", "one"));
+      for (let i = 0; i < 100 && queue.receiver()?.up !== false; i += 1) await realWait(5);
+      policy = { ...POLICY, target: "http://backup.example", initialDelayMs: 60_000, maxDelayMs: 60_000 };
+      await queue.enqueue(message("two", "two"));
+      for (let i = 0; i < 100 && queue.size > 0; i += 1) await realWait(5);
+      expect(queue.size).toBe(0);
+      expect(queue.receiver()?.up).toBe(true);
+    } finally {
+      await queue.drain(0);
+    }
+  });
+
+  it("probes again on the schedule after a probe fails, though a lane began to wait while it was out", async () => {
+    const { logger } = createLogSink("error");
+    let probes = 0;
+    let probing: (() => void) | undefined;
+    const queue = createJobQueue({
+      capacity: 10,
+      logger,
+      receiver: { channel: "webhook", policy: () => POLICY },
+      run: async (job, _progress, admission) => {
+        const withReplies: Job = { ...job, replies: [reply] };
+        if (admission === "wait") return { kind: "wait", job: withReplies, until: Date.now() + 86_400_000 };
+        if (admission === "probe") {
+          probes += 1;
+          await new Promise<void>((resolve) => {
+            probing = resolve;
+            setTimeout(resolve, 30);
+          });
+        }
+        return unanswered(withReplies);
+      },
+    });
+    try {
+      await queue.enqueue(message("A", "a"));
+      for (let i = 0; i < 100 && probes === 0; i += 1) await realWait(5);
+      // While the probe is out, another conversation's message begins to wait.
+      await queue.enqueue(message("B", "b"));
+      probing?.();
+      await realWait(400);
+      // Probes 50 ms apart (each failing), not one every probeTimeoutMs (5 s).
+      expect(probes).toBeGreaterThanOrEqual(3);
+    } finally {
+      await queue.drain(0);
+    }
+  });
+});

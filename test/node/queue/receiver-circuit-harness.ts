@@ -1,0 +1,83 @@
+/**
+ * What the receiver circuit's tests on the Node job queue share: real waits that fake timers do
+ * not touch, the queued message they enqueue, and the job queue over the real consumer.
+ */
+import { systemClock } from "../../../src/core/clock.js";
+import { validateConfig } from "../../../src/core/config/validate-config.js";
+import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
+import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
+import { circuitPolicyOf } from "../../../src/core/receiver/receiver-circuit.js";
+import { createNodeConsumer } from "../../../src/node/consumer/node-consumer.js";
+import { createJobQueue, type JobQueue } from "../../../src/node/queue/job-queue.js";
+import { createMemoryBackend } from "../../../src/node/state/memory-backend.js";
+import { configDocument } from "../../support/configs.js";
+import type { JsonTestServer } from "../../support/json-test-server.js";
+import { createLogSink } from "../../support/log-sink.js";
+
+// Captured when this module loads, before any test fakes timers: real I/O still needs real waits.
+const realSetTimeout = globalThis.setTimeout;
+
+/** Waits `ms` of real time, even while a test fakes the timers. */
+export const realWait = (ms: number) => new Promise<void>((resolve) => realSetTimeout(resolve, ms));
+
+/** A message of `conversationId` on the `webhook` channel, received now, whose text is its id. */
+export const message = (id: string, conversationId: string): QueuedMessage => ({
+  id,
+  channel: "webhook",
+  receivedAt: Date.now(),
+  message: { senderId: conversationId, conversationId, text: id },
+});
+
+/** A job queue of the `webhook` channel, with what it handed on and logged. */
+export interface Harness {
+  readonly queue: JobQueue;
+  readonly deadLetters: DeadLetter[];
+  /** Each change of the receiver's state the metrics were told of: `false` down, `true` up. */
+  readonly receiverStates: boolean[];
+  readonly lines: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/** The Node job queue over the real consumer (echo brain, undici poster) posting to `receiver`. */
+export async function harness(receiver: JsonTestServer, delivery: Record<string, unknown>): Promise<Harness> {
+  const validated = validateConfig(configDocument({ outbound_url: `${receiver.origin}/replies`, delivery }));
+  if (!validated.ok) throw new Error(JSON.stringify(validated.problems));
+  const { config } = validated;
+  const { logger, lines } = createLogSink("info");
+  const receiverStates: boolean[] = [];
+  const metrics = {
+    ...(await import("../../../src/core/metrics/noop-metrics.js")).noopMetrics,
+    receiverState: (_channel: string, up: boolean) => receiverStates.push(up),
+  };
+  const built = await createNodeConsumer({
+    config,
+    logger,
+    env: () => undefined,
+    state: createMemoryBackend(systemClock),
+    random: () => 0.5,
+    metrics,
+  });
+  const deadLetters: DeadLetter[] = [];
+  const channel = config.channels[0];
+  if (channel === undefined) throw new Error("no channel");
+  const queue = createJobQueue({
+    capacity: 1_000,
+    run: (job, onProgress, admission) => built.consumer.run(job, onProgress, admission),
+    receiver: { channel: "webhook", policy: () => circuitPolicyOf(channel.webhook) },
+    onDeadLetter: (letter) => {
+      deadLetters.push(letter);
+    },
+    logger,
+    metrics,
+  });
+  return {
+    queue,
+    deadLetters,
+    receiverStates,
+    lines,
+    close: async () => {
+      await queue.drain(0);
+      await built.close();
+    },
+  };
+}
