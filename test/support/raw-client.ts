@@ -53,3 +53,17 @@ export function openRawClient(port: number, host = "127.0.0.1"): Promise<RawClie
     socket.once("error", reject);
   });
 }
+
+/** A `POST` of `body` as bytes on the wire, with the service's usual headers and `headers` over them. */
+export function rawPost(body: string, headers: Record<string, string> = {}, path = "/webhook"): string {
+  const lines = Object.entries({
+    host: "localhost",
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(body)),
+    ...headers,
+  }).map(([name, value]) => `${name}: ${value}`);
+  return `POST ${path} HTTP/1.1\r\n${lines.join("\r\n")}\r\n\r\n${body}`;
+}
+
+/** The status lines of every answer received on a raw connection, in order ("HTTP/1.1 200 "). */
+export const statusLines = (received: string): string[] => received.match(/HTTP\/1\.1 \d{3} /g) ?? [];

@@ -234,6 +234,8 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
       );
     },
     acceptBody(head, body) {
+      // A stop that began while the body was arriving refuses it like a new request (check 1).
+      if (deps.isShuttingDown()) throw shuttingDownError();
       const message = parseMessage(parseJsonObject(body), keys);
       const key = readIdempotencyKey(head.idempotencyKey, idempotency);
       const refused = queue.refusal?.();

@@ -59,7 +59,8 @@ export function buildListeners(
     }
     const app = createApp(deps, accepts);
     const fallback = getRequestListener(app.fetch);
-    const build = (fast: ReadonlyMap<string, AcceptMessage>) => createInboundListener(fast, fallback, deps.logger);
+    const build = (fast: ReadonlyMap<string, AcceptMessage>) =>
+      createInboundListener(fast, fallback, deps.logger, deps.isShuttingDown);
     // Without telemetry the fast path is the plain one: nothing of tracing on the hot path.
     const inbound = telemetry === undefined ? build(byPath) : tracedInbound(byPath, names, build, telemetry);
     // Node checks the headers and request timeouts only every connectionsCheckingInterval,

@@ -33,22 +33,24 @@ export function createInboundListener(
   accepts: ReadonlyMap<string, AcceptMessage>,
   fallback: RequestListener,
   logger: Logger,
+  isShuttingDown: () => boolean = () => false,
 ): InboundListener {
   const fail = (request: IncomingMessage, response: ServerResponse, accept: AcceptMessage, error: unknown): void => {
     const problem = renderProblem(problemFor(error, logger));
     accept.answered(problem.status);
     // A refused body may still be arriving (or, after no 100 Continue, never will): close
-    // the connection rather than read it.
+    // the connection rather than read it. A stopping service closes every connection it answers.
     response.writeHead(
       problem.status,
-      request.complete ? problem.headers : { ...problem.headers, connection: "close" },
+      request.complete && !isShuttingDown() ? problem.headers : { ...problem.headers, connection: "close" },
     );
     response.end(problem.body);
   };
   const succeed = (response: ServerResponse, accept: AcceptMessage, accepted: Accepted): void => {
     accept.answered(200);
     const body = JSON.stringify(accepted);
-    response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+    const headers = { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
+    response.writeHead(200, isShuttingDown() ? { ...headers, connection: "close" } : headers);
     response.end(body);
   };
 
@@ -91,13 +93,17 @@ export function createInboundListener(
   };
 
   const handle = (request: IncomingMessage, response: ServerResponse, expectsContinue: boolean): void => {
+    // Pipelined behind an answer that closed the connection (a refusal before the body was
+    // read): never taken, since its 200 could not be sent back, and its client, told that the
+    // connection closes, sends it again.
+    if (!request.socket.writable) return;
     const accept = request.method === "POST" ? channelOf(accepts, request.url ?? "/") : undefined;
     if (accept === undefined) {
       // The fallback's answers (health, 404, 405) need no body, so none is asked for; the
       // connection closes after the answer, since the client may still send one. (A channel
       // path the router only matches after normalizing, e.g. with dot segments, is read by
       // the Hono route anyway; the client sends its body when its wait for 100 runs out.)
-      if (expectsContinue) response.setHeader("connection", "close");
+      if (expectsContinue || isShuttingDown()) response.setHeader("connection", "close");
       fallback(request, response);
       return;
     }

@@ -25,10 +25,18 @@ export function listen(server: Server, host: string, port: number): Promise<numb
   });
 }
 
-/** Closes a server and every connection it still has. */
-export function closeServer(server: Server): Promise<void> {
+/**
+ * Closes a server: it takes no new connection, idle ones close now, and a request still being
+ * read gets up to `graceMs` to arrive and be answered (a stop answers it 503 `shutting_down`,
+ * closing its connection); then every connection left is cut.
+ */
+export function closeServer(server: Server, graceMs = 0): Promise<void> {
   return new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
+    const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
+    server.closeIdleConnections();
   });
 }

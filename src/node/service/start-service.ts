@@ -65,6 +65,8 @@ const DEFAULT_LEASE_MS = 5_000;
 
 /** The least time the delivery thread gets to end on its own before it is stopped. */
 const THREAD_CLOSE_GRACE_MS = 1_000;
+/** How long a request still arriving when the listeners close has to be answered (`shutting_down`). */
+const REQUEST_CLOSE_GRACE_MS = 1_000;
 
 /** What a channel without a secret accepts: nothing (startService is never given one). */
 const NO_SECRETS: readonly string[] = [];
@@ -272,7 +274,8 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   // The last interval's counts, so that a stop does not swallow them.
   parts.progress?.flush();
   parts.progress?.stop();
-  await Promise.all(parts.listeners.map(({ server }) => closeServer(server)));
+  const requestGrace = Math.min(REQUEST_CLOSE_GRACE_MS, Math.max(0, deadline - Date.now()));
+  await Promise.all(parts.listeners.map(({ server }) => closeServer(server, requestGrace)));
   // Runs still in flight were given up on when the wait ended; the delivery thread gets
   // what is left of it, but at least a short grace, to close its connections and database.
   await parts.consumer?.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now()));
