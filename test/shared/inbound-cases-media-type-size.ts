@@ -59,6 +59,13 @@ export const MEDIA_TYPE_AND_SIZE_CASES: readonly InboundCase[] = [
     request: post("/webhook", '{"sender_id":"u1","text":"hi"}', { "content-type": "application/json; version=2" }),
     expect: { status: 200, conversationId: "u1" },
   },
+  {
+    name: "200 for a quoted parameter that holds ;charset=latin1 in its value",
+    request: post("/webhook", '{"sender_id":"u1","text":"hi"}', {
+      "content-type": 'application/json; profile="a;charset=latin1"',
+    }),
+    expect: { status: 200, conversationId: "u1" },
+  },
   // Check 3: size.
   {
     name: "413 for a Content-Length over 1 MiB",

@@ -55,6 +55,11 @@ export const MESSAGE_CASES: readonly InboundCase[] = [
     expect: { status: 400, code: "invalid_message", errorFields: ["sender_id"] },
   },
   {
+    name: "400 invalid_message naming a conversation_id with a lone surrogate escape",
+    request: post("/webhook", '{"sender_id":"u1","text":"hi","conversation_id":"c\\udc00"}'),
+    expect: { status: 400, code: "invalid_message", errorFields: ["conversation_id"] },
+  },
+  {
     name: "400 invalid_message for a media_type that is not type/subtype",
     request: post("/webhook", '{"sender_id":"u1","media_url":"https://example.com/a.png","media_type":"png"}'),
     expect: { status: 400, code: "invalid_message", errorFields: ["media_type"] },

@@ -266,14 +266,10 @@ function readIdempotencyKey(header: string | null, store: IdempotencyStore | und
   if (header === null || store === undefined) return undefined;
   if (header.length === 0 || header.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
     const field = "Idempotency-Key";
-    throw new ChannelError(
-      "invalid_message",
-      `The ${field} header must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`,
-      {
-        status: 400,
-        errors: [{ field, message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` }],
-      },
-    );
+    throw new ChannelError("invalid_message", `The ${field} header must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} bytes.`, {
+      status: 400,
+      errors: [{ field, message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} bytes` }],
+    });
   }
   return header;
 }

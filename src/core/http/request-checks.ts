@@ -59,21 +59,31 @@ const UNSUPPORTED_MEDIA_TYPE = sharedRefusal(
 export function checkJsonContentType(contentType: string | null): void {
   if (contentType !== null && COMMON_JSON_TYPES.has(contentType)) return;
   if (contentType !== null) {
-    const [essence, ...parameters] = contentType.split(";");
-    if (essence !== undefined && essence.trim().toLowerCase() === "application/json") {
-      const badCharset = parameters.some((parameter) => {
-        const equals = parameter.indexOf("=");
-        if (equals === -1 || parameter.slice(0, equals).trim().toLowerCase() !== "charset") return false;
-        const value = parameter
-          .slice(equals + 1)
-          .trim()
-          .replace(/^"(.*)"$/, "$1");
-        return value.toLowerCase() !== "utf-8";
-      });
-      if (!badCharset) return;
+    const semicolon = contentType.indexOf(";");
+    const essence = semicolon === -1 ? contentType : contentType.slice(0, semicolon);
+    if (essence.trim().toLowerCase() === "application/json") {
+      const parameters = semicolon === -1 ? "" : contentType.slice(semicolon);
+      let utf8Only = true;
+      for (const [, name = "", value = ""] of parameters.matchAll(PARAMETER)) {
+        if (name.toLowerCase() === "charset" && unquoted(value).toLowerCase() !== "utf-8") utf8Only = false;
+      }
+      if (utf8Only) return;
     }
   }
   throw UNSUPPORTED_MEDIA_TYPE;
+}
+
+/**
+ * One `; name=value` parameter of a media type (RFC 9110), its value a token or a quoted string,
+ * so that a `;` or `charset=` inside quotes belongs to the value; a parameter without a value is
+ * passed over, as other parameters are ignored.
+ */
+const PARAMETER = /;\s*([^\s;="]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)/g;
+
+/** A parameter's value without its quotes and escapes. */
+function unquoted(value: string): string {
+  const trimmed = value.trim();
+  return trimmed.startsWith('"') ? trimmed.slice(1, -1).replace(/\\(.)/g, "$1") : trimmed;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -84,8 +94,14 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   try {
     value = JSON.parse(utf8.decode(bytes));
   } catch (error) {
-    const detail = error instanceof SyntaxError ? error.message : "the body is not valid UTF-8";
-    throw new ChannelError("invalid_json", `The body is not valid JSON: ${detail}.`, { status: 400 });
+    // The parser's own message quotes the body's first bytes: only the position is kept, so that
+    // a problem (and a log line of it) never repeats what was sent.
+    const at = error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;
+    const detail =
+      error instanceof SyntaxError
+        ? `The body is not valid JSON${at === undefined ? "" : ` (at character ${at})`}.`
+        : "The body is not valid JSON: it is not valid UTF-8.";
+    throw new ChannelError("invalid_json", detail, { status: 400 });
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new ChannelError("invalid_json", "The body must be a JSON object at the top level.", { status: 400 });

@@ -4,8 +4,15 @@ import { isHttpUrl } from "../http/http-url.js";
 import type { Mutable } from "../mutable.js";
 import type { InboundMessage } from "./inbound-message.js";
 
-/** Longest accepted `sender_id` or `conversation_id`, in UTF-16 code units. */
+/** Longest accepted `sender_id` or `conversation_id`, in characters (Unicode code points). */
 export const MAX_ID_LENGTH = 256;
+
+/**
+ * A lone UTF-16 surrogate: a JSON string can carry one (`"\ud800"`) but UTF-8 cannot, so a
+ * store or a receiver would get U+FFFD in its place, and an id would no longer match itself.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const NOT_UNICODE = "must be Unicode text (it holds a lone UTF-16 surrogate escape)";
 
 const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(?:\s*;.*)?$/;
 
@@ -54,7 +61,7 @@ function readId(
   required: boolean,
   errors: FieldError[],
 ): string | undefined {
-  const value = body[key];
+  const value = ownValue(body, key);
   if (value === undefined || value === null) {
     if (required) errors.push({ field: key, message: "is required" });
     return undefined;
@@ -70,7 +77,11 @@ function readId(
     errors.push({ field: key, message: "must be a non-empty string" });
     return undefined;
   }
-  if (id.length > MAX_ID_LENGTH) {
+  if (LONE_SURROGATE.test(id)) {
+    errors.push({ field: key, message: NOT_UNICODE });
+    return undefined;
+  }
+  if (id.length > MAX_ID_LENGTH && codePoints(id) > MAX_ID_LENGTH) {
     errors.push({ field: key, message: `must be at most ${MAX_ID_LENGTH} characters` });
     return undefined;
   }
@@ -85,9 +96,30 @@ function hasContent(value: string | undefined): value is string {
 }
 
 function readString(body: Record<string, unknown>, key: string, errors: FieldError[]): string | undefined {
-  const value = body[key];
+  const value = ownValue(body, key);
   if (value === undefined || value === null) return undefined;
-  if (typeof value === "string") return value;
-  errors.push({ field: key, message: "must be a string" });
-  return undefined;
+  if (typeof value !== "string") {
+    errors.push({ field: key, message: "must be a string" });
+    return undefined;
+  }
+  if (LONE_SURROGATE.test(value)) {
+    errors.push({ field: key, message: NOT_UNICODE });
+    return undefined;
+  }
+  return value;
+}
+
+/** The body's own value under `key`: a mapped key such as `toString` never reads what every object inherits. */
+function ownValue(body: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(body, key) ? body[key] : undefined;
+}
+
+/** Characters of a string with no lone surrogate: its UTF-16 units less one per surrogate pair. */
+function codePoints(value: string): number {
+  let count = value.length;
+  for (let index = 0; index < value.length; index += 1) {
+    const unit = value.charCodeAt(index);
+    if (unit >= 0xd800 && unit <= 0xdbff) count -= 1;
+  }
+  return count;
 }

@@ -55,6 +55,9 @@ describe("checkJsonContentType", () => {
     "application/json;charset=UTF-8",
     'application/json; charset="utf-8"',
     "application/json; boundary=x",
+    'application/json; x="a;charset=latin1"',
+    'application/json; x="a\\"b;charset=latin1"; charset=utf-8',
+    "application/json; foo; charset=utf-8",
   ])("accepts %s", (type) => {
     expect(() => checkJsonContentType(type)).not.toThrow();
   });
@@ -64,6 +67,8 @@ describe("checkJsonContentType", () => {
     "",
     "text/plain",
     "application/json; charset=latin1",
+    'application/json; x="a;b"; charset=latin1',
+    "application/json; charset=",
     "application/jsonx",
     "application/x-www-form-urlencoded",
   ])("rejects %j with 415", (type) => {
@@ -80,6 +85,19 @@ describe("parseJsonObject", () => {
 
   it.each(["[1,2]", "null", "3", '"x"', "{", ""])("rejects %j as invalid_json", (text) => {
     expect(() => parseJsonObject(encode(text))).toThrow(expect.objectContaining({ code: "invalid_json", status: 400 }));
+  });
+
+  it("says where the JSON breaks without repeating what was sent", () => {
+    const sent = "password=hunter2&user=bob";
+    let detail = "";
+    try {
+      parseJsonObject(encode(sent));
+    } catch (error) {
+      detail = error instanceof Error ? error.message : "";
+    }
+    expect(detail).toMatch(/^The body is not valid JSON/);
+    expect(detail).not.toContain("password");
+    expect(() => parseJsonObject(encode('{"a":'))).toThrow("The body is not valid JSON");
   });
 
   it("rejects bytes that are not UTF-8", () => {

@@ -84,6 +84,10 @@ describe("parseMessage", () => {
     ["media_url", "not a url"],
     ["media_type", "png"],
     ["media_type", 3],
+    ["sender_id", "a\ud800"],
+    ["conversation_id", "\udc00b"],
+    ["text", "lone \ud83d surrogate"],
+    ["sender_name", "\udfff"],
   ])("names %s when it is %j", (field, value) => {
     const body: Record<string, unknown> = { sender_id: "a", text: "x", [field]: value };
     expect(fieldErrors(body).map((error) => error.field)).toContain(field);
@@ -91,6 +95,20 @@ describe("parseMessage", () => {
 
   it("accepts ids of exactly 256 characters", () => {
     expect(parseMessage({ sender_id: "x".repeat(256), text: "t" }, keys).senderId).toHaveLength(256);
+  });
+
+  it("counts an id's characters, not its UTF-16 units: 256 emoji pass, 257 do not", () => {
+    expect(parseMessage({ sender_id: "😀".repeat(256), text: "t" }, keys).senderId).toHaveLength(512);
+    expect(fieldErrors({ sender_id: "😀".repeat(257), text: "t" })).toEqual([
+      { field: "sender_id", message: "must be at most 256 characters" },
+    ]);
+  });
+
+  it("keeps text whose surrogates are paired, and refuses a lone one with what is wrong", () => {
+    expect(parseMessage({ sender_id: "a", text: "smile \ud83d\ude00" }, keys).text).toBe("smile 😀");
+    expect(fieldErrors({ sender_id: "a", text: "x", conversation_id: "c\udc00" })).toEqual([
+      { field: "conversation_id", message: expect.stringContaining("lone UTF-16 surrogate") },
+    ]);
   });
 
   it("treats null optional fields as absent", () => {
@@ -108,6 +126,16 @@ describe("parseMessage", () => {
       conversationId: "t9",
       text: "hi",
     });
+  });
+
+  it("reads a mapped key named like an object's own methods only from the body", () => {
+    const mapped = resolveMapping({ text: "toString", conversation_id: "constructor" });
+    expect(parseMessage({ sender_id: "a", media_url: "https://example.com/a.png" }, mapped)).toEqual({
+      senderId: "a",
+      conversationId: "a",
+      mediaUrl: "https://example.com/a.png",
+    });
+    expect(parseMessage({ sender_id: "a", toString: "hi" }, mapped).text).toBe("hi");
   });
 
   it("names the mapped key when mapped content is missing", () => {
