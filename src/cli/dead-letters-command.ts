@@ -52,7 +52,8 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
   });
   const ids = values.id ?? [];
   if (action === "list" && (ids.length > 0 || values.all)) throw new UsageError("list takes no --id or --all");
-  if (action === "replay" && values.json && values.url === undefined) throw new UsageError("--json is for list");
+  if (action === "replay" && values.json && values.url === undefined)
+    throw new UsageError("replay takes --json only with --url");
   if (action === "replay" && (ids.length === 0) === !values.all) {
     throw new UsageError("replay needs either --id <id> (repeatable) or --all");
   }

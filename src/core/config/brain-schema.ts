@@ -51,7 +51,7 @@ const fallback = z
   .array(nonEmpty("the name of another brain"), { error: 'must be a list of brain names, e.g. ["hosted"]' })
   .optional()
   .describe(
-    'Other brains, asked in this order and at once when a call to this one fails in a way that would be retried (a timeout, a network error, 408, 429, 5xx); the reply\'s "brain" names the brain that answered. Only when every brain of the list has failed too does the message wait for a retry. Default: none. See docs/brains.md#fallback.',
+    'Other brains, asked in this order and at once when a call to this one fails in a way that would be retried (a timeout, a network error, 408, 425, 429, 5xx); the reply\'s "brain" names the brain that answered. Only when every brain of the list has failed too does the message wait for a retry. Default: none. See docs/brains.md#fallback.',
   );
 
 const maxConcurrency = z
