@@ -1,6 +1,6 @@
 import { errorMessage } from "../../core/channel-error.js";
 import type { Job } from "../../core/lifecycle/job.js";
-import type { LaneStore } from "../../core/lifecycle/lane-store.js";
+import { isLaneFenced, type LaneStore } from "../../core/lifecycle/lane-store.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import type { LanePlace } from "../queue/lane-ownership.js";
@@ -44,6 +44,12 @@ export function startReplayPickup(options: ReplayPickupOptions): ReplayPickup {
   const { lanes, queues, logger } = options;
   let looking: Promise<void> | undefined;
   let again = false;
+  // Undefined once stopped: a stopped pickup looks no more, poked or not.
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const stop = (): void => {
+    clearInterval(timer);
+    timer = undefined;
+  };
 
   // A channel that is no longer configured has unlimited room: its replays are taken, to be
   // named by an error line, rather than wait unseen.
@@ -71,12 +77,20 @@ export function startReplayPickup(options: ReplayPickupOptions): ReplayPickup {
   };
 
   const failed = (error: unknown): void => {
+    if (isLaneFenced(error)) {
+      // Another process holds the state now: it takes the replays, and this one never will.
+      logger.error("this process no longer holds the state: it takes no replayed dead letters", {
+        error: errorMessage(error),
+      });
+      stop();
+      return;
+    }
     // A busy or unreachable store is asked again at the next look.
     logger.warn("cannot look for replayed dead letters", { error: errorMessage(error) });
   };
 
   const look = (): void => {
-    if (options.ready?.() === false) return;
+    if (timer === undefined || options.ready?.() === false) return;
     if (looking !== undefined) {
       again = true;
       return;
@@ -104,11 +118,8 @@ export function startReplayPickup(options: ReplayPickupOptions): ReplayPickup {
       });
   };
 
-  const timer = setInterval(look, REPLAY_POLL_MS);
+  timer = setInterval(look, REPLAY_POLL_MS);
   timer.unref();
   look();
-  return {
-    poke: look,
-    stop: () => clearInterval(timer),
-  };
+  return { poke: look, stop };
 }

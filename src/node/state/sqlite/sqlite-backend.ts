@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { errorMessage } from "../../../core/channel-error.js";
 import type { Logger } from "../../../core/log/logger.js";
 import { createMemoryCircuitStore } from "../../../core/receiver/memory-circuit-store.js";
 import { MemoryTimelineStore } from "../../../core/timeline/memory-timeline-store.js";
@@ -7,7 +8,7 @@ import type { StateBackend, StateRole } from "../state-backend.js";
 import { probeWrite } from "./probe-write.js";
 import { createSqliteConversationStore } from "./sqlite-conversation-store.js";
 import { createSqliteDeadLetterStore } from "./sqlite-dead-letter-store.js";
-import { claimSqliteEpoch } from "./sqlite-epoch.js";
+import { claimSqliteEpoch, type SqliteEpoch } from "./sqlite-epoch.js";
 import { createGroupCommit } from "./sqlite-group-commit.js";
 import { createSqliteIdempotencyStore, pruneIdempotencyKeys } from "./sqlite-idempotency-store.js";
 import { createSqliteLaneStore } from "./sqlite-lane-store.js";
@@ -51,7 +52,8 @@ export function openSqliteBackend(
     postgres: undefined,
     deadLetterStore: () => createSqliteDeadLetterStore(db),
     storedDeadLetters: () => new Map(countByChannel.all().map(({ channel, n }) => [channel, n])),
-    writeProblem: () => probeWrite(db),
+    // A file another process claimed since is not this one's to write: a balancer stops sending here.
+    writeProblem: () => (role === "service" ? claimProblem(epoch) : undefined) ?? probeWrite(db),
     knownWriteProblem: undefined,
     // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
     describe: () => ({ mode: "sqlite", path: resolve(db.name), timeline: timelineWhere(role, timeline) }),
@@ -107,6 +109,16 @@ function openTimeline(
       db.close();
     },
   });
+}
+
+/** Why this process may no longer write the file (another one claimed it), undefined while it may. */
+function claimProblem(epoch: SqliteEpoch): string | undefined {
+  try {
+    epoch.check();
+    return undefined;
+  } catch (error) {
+    return errorMessage(error);
+  }
 }
 
 /** A reader's writes: it makes none through the lanes. */

@@ -94,8 +94,13 @@ export function createSqliteLaneStore(
   const selectReplay = db.prepare(
     "SELECT id, json_extract(job, '$.message.channel') AS channel FROM jobs WHERE state = 'replay' ORDER BY seq",
   );
-  const takeReplay = db.prepare("UPDATE jobs SET state = 'pending' WHERE id = ? AND state = 'replay' RETURNING job");
+  // A replay taken is stored anew, at the end: a restart resumes stored jobs in `seq` order,
+  // and the job now joins the end of its lane, behind what was accepted before it was taken.
+  const takeReplay = db.prepare("DELETE FROM jobs WHERE id = ? AND state = 'replay' RETURNING job");
+  const storeTaken = db.prepare("INSERT INTO jobs (id, job, state) VALUES (?, ?, 'pending')");
   const takeReplays = db.transaction((room: (channel: string) => number): Job[] => {
+    // A process that no longer holds the file takes nothing: its lanes run nothing more.
+    epoch.check();
     const left = new Map<string, number>();
     const taken: Job[] = [];
     for (const row of selectReplay.all() as { id: string; channel: string }[]) {
@@ -103,7 +108,9 @@ export function createSqliteLaneStore(
       left.set(row.channel, Math.max(0, free - 1));
       if (free < 1) continue;
       const job = takeReplay.get(row.id) as { job: string } | undefined;
-      if (job !== undefined) taken.push(JSON.parse(job.job) as Job);
+      if (job === undefined) continue;
+      storeTaken.run(row.id, job.job);
+      taken.push(JSON.parse(job.job) as Job);
     }
     return taken;
   });
@@ -157,7 +164,11 @@ export function createSqliteLaneStore(
       settled(error) {
         if (error === undefined) {
           sequences.committed(noted);
-          for (const [key, highest] of noted) if (last.get(key) !== undefined) last.set(key, highest);
+          for (const [key, highest] of noted) {
+            // Never lower: a job's older numbers may be noted again once the record forgot them.
+            const known = last.get(key);
+            if (known !== undefined && highest > known) last.set(key, highest);
+          }
         } else if (adds.size > 0) {
           logger.error("cannot commit accepted messages to state_dir", { count: adds.size, error: String(error) });
         }
