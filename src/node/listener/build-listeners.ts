@@ -11,6 +11,7 @@ import { tracedInbound } from "../telemetry/traced-inbound.js";
 import { capConnections } from "./connection-cap.js";
 import { createInboundListener } from "./inbound-listener.js";
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "./listener-limits.js";
+import { answerClientError, answerExpectation } from "./protocol-refusals.js";
 
 /** One HTTP server, not yet listening, and the channels it serves. */
 export interface PlannedListener {
@@ -68,6 +69,9 @@ export function buildListeners(
     const server = createServer({ connectionsCheckingInterval: limits.checkIntervalMs }, inbound.onRequest);
     // `Expect: 100-continue` is answered by the fast path, after the checks that need no body.
     server.on("checkContinue", inbound.onCheckContinue);
+    // What Node refuses itself is answered as a problem too, as every other refusal.
+    server.on("checkExpectation", answerExpectation);
+    server.on("clientError", answerClientError);
     server.headersTimeout = limits.headersTimeoutMs;
     server.requestTimeout = limits.requestTimeoutMs;
     server.keepAliveTimeout = limits.keepAliveTimeoutMs;

@@ -91,6 +91,7 @@ describe("slow clients on the Node listener", () => {
     expect(lived).toBeGreaterThanOrEqual(SHORT.headersTimeoutMs - 50);
     expect(lived).toBeLessThanOrEqual(SHORT.headersTimeoutMs + SHORT.checkIntervalMs + MARGIN_MS);
     expect(dripper.received()).toMatch(/^HTTP\/1\.1 408 /);
+    expect(dripper.received()).toContain('"code":"request_timeout"');
   });
 
   it("closes a client that sends no byte at all once headersTimeout is over", async () => {
@@ -113,6 +114,7 @@ describe("slow clients on the Node listener", () => {
     expect(lived).toBeGreaterThanOrEqual(SHORT.requestTimeoutMs - 50);
     expect(lived).toBeLessThanOrEqual(SHORT.requestTimeoutMs + SHORT.checkIntervalMs + MARGIN_MS);
     expect(dripper.received()).toMatch(/^HTTP\/1\.1 408 /);
+    expect(dripper.received()).toContain('"code":"request_timeout"');
     expect(logs.filter((line) => line.level === "error")).toEqual([]);
   });
 

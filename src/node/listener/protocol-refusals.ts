@@ -1,0 +1,64 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { ChannelError } from "../../core/channel-error.js";
+import { renderProblem } from "../../core/http/problem-response.js";
+
+/** What Node's HTTP parser refuses before there is a request to answer, by its error code. */
+const CLIENT_ERRORS: Readonly<Record<string, ChannelError>> = {
+  HPE_HEADER_OVERFLOW: new ChannelError(
+    "headers_too_large",
+    "The request's headers are larger than the server reads.",
+    { status: 431 },
+  ),
+  ERR_HTTP_REQUEST_TIMEOUT: new ChannelError(
+    "request_timeout",
+    "The request did not arrive within the server's time limits (see docs/security.md).",
+    { status: 408 },
+  ),
+};
+
+const MALFORMED = new ChannelError(
+  "bad_request",
+  "The request is not HTTP/1.1 that the server can read (its request line, a method it does not know, its framing).",
+  { status: 400 },
+);
+
+/** The part of a socket that says whether an answer to it is already under way (Node's own field). */
+interface AnsweringSocket {
+  readonly _httpMessage?: { readonly headersSent?: boolean } | null;
+}
+
+/**
+ * The `clientError` listener of a listener's server: what Node refuses before a request exists (a
+ * malformed request, headers over its limit, a request that took too long) is answered as every
+ * other refusal, `application/problem+json` with a stable `code`, and the connection closes.
+ * Nothing is written when the client is gone or an answer has already begun on the connection.
+ */
+export function answerClientError(error: Error & { readonly code?: string }, socket: Socket): void {
+  const answering = (socket as Socket & AnsweringSocket)._httpMessage;
+  if (error.code !== "ECONNRESET" && socket.writable && answering?.headersSent !== true) {
+    const refusal = (error.code === undefined ? undefined : CLIENT_ERRORS[error.code]) ?? MALFORMED;
+    const { status, headers, body } = renderProblem(refusal);
+    const lines = Object.entries({
+      ...headers,
+      "content-length": String(Buffer.byteLength(body)),
+      connection: "close",
+    });
+    const head = [`HTTP/1.1 ${status} ${refusal.code}`, ...lines.map(([name, value]) => `${name}: ${value}`)];
+    socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+  }
+  socket.destroySoon();
+}
+
+const EXPECTATION_FAILED = new ChannelError(
+  "expectation_failed",
+  "The only `Expect` the server meets is `100-continue`.",
+  { status: 417 },
+);
+
+/** The `checkExpectation` listener: an `Expect` other than `100-continue`, refused as a problem. */
+export function answerExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const { status, headers, body } = renderProblem(EXPECTATION_FAILED);
+  response.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body), connection: "close" });
+  response.end(body);
+}
