@@ -173,8 +173,16 @@ export function createSqliteLaneStore(
           logger.error("cannot commit accepted messages to state_dir", { count: adds.size, error: String(error) });
         }
         if (error !== undefined && removes.size > 0) {
-          // The jobs stay stored and are delivered again after a restart, with the same ids.
-          logger.error("cannot remove finished messages from state_dir", { count: removes.size, error: String(error) });
+          // Stored, they would be delivered again after a restart (with the same ids): their deletes
+          // ride on the next group, or go on their own within a second, until one commits. Not for
+          // a process another one took the file from: the jobs are the other one's now.
+          const retried = !isLaneFenced(error);
+          logger.error("cannot remove finished messages from state_dir", {
+            count: removes.size,
+            error: String(error),
+            retried,
+          });
+          if (retried) retryRemoves(removes.keys());
         }
         // An accepted message of a process that no longer holds the file is refused like any other
         // that cannot be stored: 503, and the client sends it again (to the process that holds it).
@@ -186,6 +194,12 @@ export function createSqliteLaneStore(
     };
   };
   const part: GroupPart = { take };
+
+  /** Finished jobs whose delete failed, for the next group: unless stored again since. */
+  const retryRemoves = (ids: Iterable<string>): void => {
+    for (const id of ids) if (!added.has(id) && !updated.has(id) && !finished.has(id)) finished.set(id, []);
+    group.later(part);
+  };
 
   /** The job's write in the group now forming, resolved once that group committed. */
   const pending = (into: Map<string, { job: Job; waiters: Waiter[] }>, job: Job, waiters: Waiter[]): Promise<void> =>
