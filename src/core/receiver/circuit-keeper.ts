@@ -59,6 +59,11 @@ export interface CircuitKeeperDeps {
   readonly refreshMs?: number | undefined;
   /** Lanes woken per call once the receiver is up; the call that follows wakes the rest. Default 50. */
   readonly wakeBatch?: number;
+  /**
+   * The circuit as the store held it when the runtime started, when it could read it at once (a
+   * store that outlives the process): runs are admitted by it from the first, before any call.
+   */
+  readonly initial?: StoredCircuit | undefined;
 }
 
 /** Writes a step tried before giving up on a store that others keep moving. */
@@ -75,12 +80,13 @@ const MAX_WRITES = 20;
  */
 export class CircuitKeeper {
   /** The circuit as last read or written here. */
-  private known: StoredCircuit = { state: RECEIVER_UP, version: 0 };
+  private known: StoredCircuit;
   private scheduledAt: number | undefined;
   private readonly wakeBatch: number;
 
   constructor(private readonly deps: CircuitKeeperDeps) {
     this.wakeBatch = deps.wakeBatch ?? 50;
+    this.known = deps.initial ?? { state: RECEIVER_UP, version: 0 };
   }
 
   /** How the receiver stands as this runtime last knew it: what a run is admitted by. */

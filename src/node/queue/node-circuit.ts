@@ -75,8 +75,14 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
           );
         }, options.refreshMs);
   watching?.unref();
+  // A store of this process alone (memory, state_dir's file) answers at once: a receiver the last
+  // run left down is down from the first run of this one, and its probe keeps the schedule it had.
+  // A shared store (Postgres) is read at the keeper's first decision, and every refresh.
+  const stored = options.refreshMs === undefined ? options.store.read(channel) : undefined;
+  const initial = stored instanceof Promise ? undefined : stored;
   const keeper: CircuitKeeper = new CircuitKeeper({
     channel,
+    initial,
     policy: options.policy,
     now,
     store: options.store,
@@ -129,6 +135,7 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
       Math.max(0, at - now()),
     );
   }
+  if (initial?.state.down !== undefined) arm(now());
   const client = new CircuitClient({
     view: () => keeper.view(),
     record: (_channel, report, wasProbe, holdAs) => keeper.record(report, wasProbe, holdAs),

@@ -65,6 +65,18 @@ CREATE INDEX IF NOT EXISTS turns_conversation ON turns (conversation, seq);
       db.exec("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)");
     },
   },
+  {
+    version: 3,
+    // A receiver that is down stays known down across a restart: a service that restarts (or
+    // crashes and restarts, again and again) during an outage holds its replies and probes on
+    // the schedule, instead of spending each resumed job's attempts to find the outage again.
+    description: "receivers: each channel's receiver circuit",
+    up: (db) => {
+      db.exec(
+        "CREATE TABLE IF NOT EXISTS receivers (channel TEXT PRIMARY KEY, state TEXT NOT NULL, version INTEGER NOT NULL)",
+      );
+    },
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

@@ -6,6 +6,7 @@ import { MemoryTimelineStore } from "../../../core/timeline/memory-timeline-stor
 import type { TimelineStore } from "../../../core/timeline/timeline-store.js";
 import type { StateBackend, StateRole } from "../state-backend.js";
 import { probeWrite } from "./probe-write.js";
+import { createSqliteCircuitStore } from "./sqlite-circuit-store.js";
 import { createSqliteConversationStore } from "./sqlite-conversation-store.js";
 import { createSqliteDeadLetterStore } from "./sqlite-dead-letter-store.js";
 import { claimSqliteEpoch, type SqliteEpoch } from "./sqlite-epoch.js";
@@ -43,7 +44,8 @@ export function openSqliteBackend(
     mode: "sqlite",
     lanes,
     epoch: epoch.value,
-    circuits: createMemoryCircuitStore(),
+    // The service keeps its receivers' circuits in the file; a reader (the delivery thread) keeps none.
+    circuits: role === "service" ? createSqliteCircuitStore(db) : createMemoryCircuitStore(),
     circuitRefreshMs: undefined,
     idempotency: createSqliteIdempotencyStore(db),
     conversations,

@@ -1,0 +1,31 @@
+import type { CircuitStore } from "../../../core/receiver/circuit-store.js";
+import { type CircuitState, RECEIVER_UP } from "../../../core/receiver/receiver-circuit.js";
+import type { StateDb } from "./sqlite-state.js";
+
+/**
+ * The receiver circuits of `state_dir`: a row per channel, so that a receiver known down is
+ * still known down after a restart (its replies wait, spending no attempts, and the probe keeps
+ * its schedule). A write lands only over the version it read, as on Postgres. It commits on its
+ * own, outside the group commit: the circuit is written only when something is wrong (a failed
+ * POST while up, a probe), and a healthy receiver costs no statement.
+ */
+export function createSqliteCircuitStore(db: StateDb): CircuitStore {
+  const select = db.prepare<[string], { state: string; version: number }>(
+    "SELECT state, version FROM receivers WHERE channel = ?",
+  );
+  const write = db.prepare<[string, string, number, number]>(
+    `INSERT INTO receivers (channel, state, version) VALUES (?, ?, ? + 1)
+     ON CONFLICT (channel) DO UPDATE SET state = excluded.state, version = excluded.version
+     WHERE receivers.version = ?`,
+  );
+  return {
+    read(channel) {
+      const row = select.get(channel);
+      if (row === undefined) return { state: RECEIVER_UP, version: 0 };
+      return { state: JSON.parse(row.state) as CircuitState, version: row.version };
+    },
+    write(channel, state, version) {
+      return write.run(channel, JSON.stringify(state), version, version).changes > 0;
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * With `state_dir`, a receiver known down stays known down across a restart: the resumed replies
+ * keep waiting, spending no attempts, and the first POST after the restart is the probe on the
+ * schedule the circuit had, rather than a new round of failures that would find the outage again
+ * (and, restart after restart, spend every attempt of the oldest messages).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
+import { type ServiceHarness, startHarness } from "../../support/node-service.js";
+import { waitFor } from "../../support/wait-for.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The `receivers_down` of a service's `/readyz`, empty when none is down. */
+async function receiversDown(harness: ServiceHarness): Promise<unknown[]> {
+  const answer = (await (await fetch(`${harness.baseUrl}/readyz`)).json()) as { receivers_down?: unknown[] };
+  return answer.receivers_down ?? [];
+}
+
+describe("a receiver down across a restart, with state_dir", () => {
+  it("is still down after the restart, and the first POST then is the probe", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "webhook-channel-down-restart-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const posts: number[] = [];
+    const receiver: Receiver = await startReceiver({
+      port: 0,
+      status: () => 503,
+      onReply: () => posts.push(Date.now()),
+    });
+    cleanups.push(() => receiver.close());
+    const webhook = { outbound_url: receiver.url, delivery: { circuit_failures: 2, initial_delay_ms: 3_000 } };
+    const extra = { state_dir: dir, shutdown_timeout_ms: 0 };
+
+    const first = await startHarness(webhook, {}, extra);
+    cleanups.push(() => first.close());
+    for (const sender of ["a", "b", "c"])
+      expect((await first.post({ sender_id: sender, text: "hi" })).status).toBe(200);
+    await waitFor(
+      async () => ((await receiversDown(first)).length > 0 ? true : undefined),
+      10_000,
+      "the receiver down",
+    );
+    await first.service.stop(0);
+    const before = posts.length;
+
+    const restarted = await startHarness(webhook, {}, extra);
+    cleanups.push(() => restarted.close());
+    expect(await receiversDown(restarted)).toEqual([expect.objectContaining({ channel: "webhook" })]);
+    await waitFor(() => (posts.length > before ? true : undefined), 10_000, "the probe");
+    // One POST: the probe; the other replies wait for its answer.
+    expect(posts.length).toBe(before + 1);
+  });
+});
