@@ -60,6 +60,16 @@ export const MESSAGE_CASES: readonly InboundCase[] = [
     expect: { status: 400, code: "invalid_message", errorFields: ["conversation_id"] },
   },
   {
+    name: "400 invalid_message naming a media_url the URL parser would forgive (spaces around it)",
+    request: post("/webhook", '{"sender_id":"u1","media_url":"  https://example.com/a.png  "}'),
+    expect: { status: 400, code: "invalid_message", errorFields: ["media_url"] },
+  },
+  {
+    name: "400 invalid_message naming both a wrong field and an Idempotency-Key over 256 bytes",
+    request: post("/webhook", '{"sender_id":true,"text":"hi"}', { "idempotency-key": "k".repeat(257) }),
+    expect: { status: 400, code: "invalid_message", errorFields: ["sender_id", "Idempotency-Key"] },
+  },
+  {
     name: "400 invalid_message for a media_type that is not type/subtype",
     request: post("/webhook", '{"sender_id":"u1","media_url":"https://example.com/a.png","media_type":"png"}'),
     expect: { status: 400, code: "invalid_message", errorFields: ["media_type"] },

@@ -1,5 +1,5 @@
 import type { AuthFailureBlock, AuthFailureLimit, AuthFailureLimiter } from "../auth-limit/auth-failure-limiter.js";
-import { ChannelError, errorMessage, isChannelError } from "../channel-error.js";
+import { type ChannelError, errorMessage, isChannelError } from "../channel-error.js";
 import type { Clock, IdGenerator } from "../clock.js";
 import type { ChannelConfig } from "../config/config-schema.js";
 import { resolveMapping } from "../config/message-fields.js";
@@ -7,9 +7,9 @@ import { channelName } from "../config/validate-config.js";
 import { bearerMatches, checkJsonContentType, parseJsonObject, unauthorizedError } from "../http/request-checks.js";
 import { type RequestHead, readRequestHead } from "../http/request-head.js";
 import { newTraceContext, parseTraceContext } from "../http/trace-context.js";
-import { type IdempotencyStore, MAX_IDEMPOTENCY_KEY_LENGTH } from "../idempotency/idempotency-store.js";
+import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
 import type { Logger } from "../log/logger.js";
-import type { QueuedMessage } from "../message/inbound-message.js";
+import type { InboundMessage, QueuedMessage } from "../message/inbound-message.js";
 import { parseMessage } from "../message/parse-message.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { noopMetrics } from "../metrics/noop-metrics.js";
@@ -18,6 +18,7 @@ import { createCidrMatcher } from "../net/cidr.js";
 import { resolveClientAddress } from "../net/client-address.js";
 import type { AcceptedEvent } from "../timeline/timeline-event.js";
 import { noTimeline, subjectOf, type TimelineRecorder } from "../timeline/timeline-recorder.js";
+import { alsoNamingKey, readIdempotencyKey } from "./idempotency-key.js";
 import type { InboundQueue } from "./inbound-queue.js";
 import {
   bufferFullError,
@@ -236,7 +237,12 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     acceptBody(head, body) {
       // A stop that began while the body was arriving refuses it like a new request (check 1).
       if (deps.isShuttingDown()) throw shuttingDownError();
-      const message = parseMessage(parseJsonObject(body), keys);
+      let message: InboundMessage;
+      try {
+        message = parseMessage(parseJsonObject(body), keys);
+      } catch (error) {
+        throw alsoNamingKey(error, head.idempotencyKey, idempotency);
+      }
       const key = readIdempotencyKey(head.idempotencyKey, idempotency);
       const refused = queue.refusal?.();
       if (refused !== undefined) throw refused;
@@ -260,16 +266,4 @@ function acceptedEvent(queued: QueuedMessage, address: string | null, keepText: 
   if (queued.idempotencyKey !== undefined) event.idempotency_key = queued.idempotencyKey;
   if (keepText && queued.message.text !== undefined) event.text = queued.message.text;
   return event;
-}
-
-function readIdempotencyKey(header: string | null, store: IdempotencyStore | undefined): string | undefined {
-  if (header === null || store === undefined) return undefined;
-  if (header.length === 0 || header.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    const field = "Idempotency-Key";
-    throw new ChannelError("invalid_message", `The ${field} header must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} bytes.`, {
-      status: 400,
-      errors: [{ field, message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} bytes` }],
-    });
-  }
-  return header;
 }

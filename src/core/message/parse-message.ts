@@ -14,6 +14,13 @@ export const MAX_ID_LENGTH = 256;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const NOT_UNICODE = "must be Unicode text (it holds a lone UTF-16 surrogate escape)";
 
+/**
+ * A media URL as every receiver reads it: the URL parser forgives what others refuse (spaces
+ * around it, tabs or line breaks inside, `http:x` for `http://x/`), and the value is passed on as
+ * the client sent it, so only a URL written out in full, with no whitespace, passes.
+ */
+const WRITTEN_OUT = /^https?:\/\/\S+$/i;
+
 const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(?:\s*;.*)?$/;
 
 /**
@@ -30,8 +37,8 @@ export function parseMessage(body: Record<string, unknown>, keys: KeyMapping): I
   const mediaType = readString(body, keys.media_type, errors);
   const mediaUrl = readString(body, keys.media_url, errors);
 
-  if (mediaUrl !== undefined && !isHttpUrl(mediaUrl)) {
-    errors.push({ field: keys.media_url, message: "must be an absolute http: or https: URL" });
+  if (mediaUrl !== undefined && !(WRITTEN_OUT.test(mediaUrl) && isHttpUrl(mediaUrl))) {
+    errors.push({ field: keys.media_url, message: "must be an absolute http: or https: URL, written out in full" });
   }
   if (mediaType !== undefined && !MEDIA_TYPE.test(mediaType)) {
     errors.push({ field: keys.media_type, message: 'must look like "type/subtype", e.g. "image/png"' });
