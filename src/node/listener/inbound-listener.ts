@@ -93,9 +93,11 @@ export function createInboundListener(
   };
 
   const handle = (request: IncomingMessage, response: ServerResponse, expectsContinue: boolean): void => {
-    // Pipelined behind an answer that closed the connection (a refusal before the body was
-    // read): never taken, since its 200 could not be sent back, and its client, told that the
-    // connection closes, sends it again.
+    // Pipelined behind an answer that closed the connection (a refusal written before the body
+    // was complete): never taken, since its 200 could not be sent back, and its client, told that
+    // the connection closes, sends it again. Node reads no request behind a body not yet
+    // complete, so a request read while the answer before it is still to come stays taken: that
+    // answer keeps the connection open.
     if (!request.socket.writable) return;
     const accept = request.method === "POST" ? channelOf(accepts, request.url ?? "/") : undefined;
     if (accept === undefined) {

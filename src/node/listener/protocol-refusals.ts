@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import { ChannelError } from "../../core/channel-error.js";
 import { renderProblem } from "../../core/http/problem-response.js";
@@ -23,28 +23,44 @@ const MALFORMED = new ChannelError(
   { status: 400 },
 );
 
-/** The part of a socket that says whether an answer to it is already under way (Node's own field). */
+/** The part of a socket that holds the answer under way on it, if any (Node's own field). */
 interface AnsweringSocket {
-  readonly _httpMessage?: { readonly headersSent?: boolean } | null;
+  readonly _httpMessage?: {
+    readonly headersSent: boolean;
+    once(event: "finish", listener: () => void): unknown;
+  } | null;
 }
+
+/** How long an answer under way on a connection Node refused more of gets before the connection is cut. */
+const ANSWER_GRACE_MS = 5_000;
 
 /**
  * The `clientError` listener of a listener's server: what Node refuses before a request exists (a
  * malformed request, headers over its limit, a request that took too long) is answered as every
  * other refusal, `application/problem+json` with a stable `code`, and the connection closes.
- * Nothing is written when the client is gone or an answer has already begun on the connection.
+ * Behind an answer still under way on the connection (a 200 waiting for its commit), nothing is
+ * written: that answer goes first, then the connection closes, so that a client never reads a
+ * refusal as the answer to a request that was accepted. A request that took too long is the one
+ * under way: it gets the 408 unless its answer has begun.
  */
 export function answerClientError(error: Error & { readonly code?: string }, socket: Socket): void {
-  const answering = (socket as Socket & AnsweringSocket)._httpMessage;
+  const answering = (socket as Socket & AnsweringSocket)._httpMessage ?? undefined;
+  const timedOut = error.code === "ERR_HTTP_REQUEST_TIMEOUT";
+  if (answering !== undefined && !timedOut) {
+    const cut = setTimeout(() => socket.destroy(), ANSWER_GRACE_MS);
+    cut.unref();
+    answering.once("finish", () => {
+      clearTimeout(cut);
+      socket.destroySoon();
+    });
+    return;
+  }
   if (error.code !== "ECONNRESET" && socket.writable && answering?.headersSent !== true) {
     const refusal = (error.code === undefined ? undefined : CLIENT_ERRORS[error.code]) ?? MALFORMED;
     const { status, headers, body } = renderProblem(refusal);
-    const lines = Object.entries({
-      ...headers,
-      "content-length": String(Buffer.byteLength(body)),
-      connection: "close",
-    });
-    const head = [`HTTP/1.1 ${status} ${refusal.code}`, ...lines.map(([name, value]) => `${name}: ${value}`)];
+    const fields = { ...headers, "content-length": String(Buffer.byteLength(body)), connection: "close" };
+    const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`];
+    for (const [name, value] of Object.entries(fields)) head.push(`${name}: ${value}`);
     socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
   }
   socket.destroySoon();

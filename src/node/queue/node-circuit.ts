@@ -5,7 +5,7 @@ import { receiverEvent } from "../../core/operator-events/operator-event.js";
 import type { OperatorEvents } from "../../core/operator-events/operator-events.js";
 import { CircuitClient } from "../../core/receiver/circuit-client.js";
 import { CircuitKeeper, type WakeResult } from "../../core/receiver/circuit-keeper.js";
-import type { CircuitStore } from "../../core/receiver/circuit-store.js";
+import type { CircuitStore, StoredCircuit } from "../../core/receiver/circuit-store.js";
 import { createMemoryHeldLanes } from "../../core/receiver/memory-circuit-store.js";
 import type { CircuitPolicy, CircuitState } from "../../core/receiver/receiver-circuit.js";
 import { type ReceiverStanding, standingOf } from "../../core/receiver/receiver-standing.js";
@@ -78,8 +78,7 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
   // A store of this process alone (memory, state_dir's file) answers at once: a receiver the last
   // run left down is down from the first run of this one, and its probe keeps the schedule it had.
   // A shared store (Postgres) is read at the keeper's first decision, and every refresh.
-  const stored = options.refreshMs === undefined ? options.store.read(channel) : undefined;
-  const initial = stored instanceof Promise ? undefined : stored;
+  const initial = options.refreshMs === undefined ? readAtStart(options.store, channel, logger) : undefined;
   const keeper: CircuitKeeper = new CircuitKeeper({
     channel,
     initial,
@@ -135,7 +134,20 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
       Math.max(0, at - now()),
     );
   }
-  if (initial?.state.down !== undefined) arm(now());
+  const leftDown = initial?.state.down;
+  if (leftDown !== undefined) {
+    // As the last run left it: said, counted and alerted on as a receiver found down here.
+    metrics.receiverState(channel, false);
+    logger.warn(
+      "receiver down, as the last run left it: replies wait without spending attempts; one probe at a time tries it",
+      {
+        channel,
+        down_since: new Date(leftDown.since).toISOString(),
+        next_probe_in_ms: Math.max(0, leftDown.probeAt - now()),
+      },
+    );
+    arm(now());
+  }
   const client = new CircuitClient({
     view: () => keeper.view(),
     record: (_channel, report, wasProbe, holdAs) => keeper.record(report, wasProbe, holdAs),
@@ -155,4 +167,25 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
       timer = undefined;
     },
   };
+}
+
+/**
+ * The circuit a store of this process alone holds at start; undefined (the keeper reads it at
+ * its first decision) when the store cannot answer at once or fails: a start never stops for it.
+ */
+function readAtStart(store: CircuitStore, channel: string, logger: Logger): StoredCircuit | undefined {
+  try {
+    const stored = store.read(channel);
+    if (!(stored instanceof Promise)) return stored;
+    // Not waited for: the keeper reads the store again at its first decision.
+    stored.catch(() => undefined);
+  } catch (error) {
+    logger.warn(
+      `cannot read the receiver circuit at start: it counts as up until its first decision: ${errorMessage(error)}`,
+      {
+        channel,
+      },
+    );
+  }
+  return undefined;
 }

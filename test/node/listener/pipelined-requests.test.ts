@@ -3,9 +3,10 @@
  * is answered in order, and none is taken behind a refusal that closes the connection, since its
  * client would never get the 200 of a message that is then delivered (and would send it again).
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import type { ReceivedReply } from "../../../src/node/receiver/sample-receiver.js";
 import { SECRET, type ServiceHarness, startHarness } from "../../support/node-service.js";
+import { createTestDatabase } from "../../support/postgres-cluster.js";
 import { openRawClient, rawPost, statusLines } from "../../support/raw-client.js";
 import { waitFor } from "../../support/wait-for.js";
 
@@ -16,8 +17,16 @@ afterEach(async () => {
   harness = undefined;
 });
 
-async function start(): Promise<{ port: number; replies: ReceivedReply[] }> {
-  harness = await startHarness();
+/** In memory; on Postgres, where a 401 waits for the count of failed authentications in the database. */
+async function start(onPostgres = false): Promise<{ port: number; replies: ReceivedReply[] }> {
+  harness = onPostgres
+    ? await startHarness(
+        {},
+        {},
+        { postgres_url_env: "DATABASE_URL" },
+        { DATABASE_URL: await createTestDatabase(inject("postgresUrl")) },
+      )
+    : await startHarness();
   return { port: Number(new URL(harness.baseUrl).port), replies: harness.replies };
 }
 
@@ -37,6 +46,19 @@ describe("pipelined requests on the Node listener", () => {
     await waitFor(() => (replies.length === 3 ? true : undefined), 5_000, "three replies");
     expect(replies.map(textOf)).toEqual(["one", "two", "three"]);
     expect(raw.isOpen()).toBe(true);
+    raw.socket.destroy();
+  });
+
+  it("answers a message sent behind a 401 that waited for Postgres to count it, once the body was read", async () => {
+    // The refusal is written once the count answered, when the whole first request was read: it
+    // keeps the connection open, and the message behind it is answered and delivered in turn.
+    const { port, replies } = await start(true);
+    const raw = await openRawClient(port);
+    raw.socket.write(post("refused", { authorization: "Bearer wrong-guess" }) + post("behind it"));
+    await waitFor(() => (statusLines(raw.received()).length === 2 ? true : undefined), 10_000, "two answers");
+    expect(statusLines(raw.received())).toEqual(["HTTP/1.1 401 ", "HTTP/1.1 200 "]);
+    await waitFor(() => (replies.length > 0 ? true : undefined), 10_000, "a reply");
+    expect(replies.map(textOf)).toEqual(["behind it"]);
     raw.socket.destroy();
   });
 

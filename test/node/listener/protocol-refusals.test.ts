@@ -3,9 +3,13 @@
  * over its limit, an `Expect` it does not meet) is answered like every other refusal:
  * `application/problem+json` with a stable `code`, and the connection closes.
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SECRET, type ServiceHarness, startHarness } from "../../support/node-service.js";
-import { openRawClient } from "../../support/raw-client.js";
+import { openRawClient, statusLines } from "../../support/raw-client.js";
+import { waitFor } from "../../support/wait-for.js";
 
 let harness: ServiceHarness | undefined;
 
@@ -58,5 +62,21 @@ describe("refusals of Node's HTTP parser", () => {
     expect(answer).toMatch(/^connection: close\r$/im);
     const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as Record<string, unknown>;
     expect(body).toMatchObject({ status, code });
+  });
+
+  it("lets an answer under way go first, then closes, when what follows it cannot be read", async () => {
+    // With state_dir a 200 waits for its commit: the malformed bytes behind it are read meanwhile.
+    const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-refusals-"));
+    try {
+      const active = await startHarness({}, {}, { state_dir: stateDir });
+      harness = active;
+      const answer = await answerTo(`${head([`content-length: ${BODY.length}`])}${BODY}NOT HTTP AT ALL\r\n\r\n`);
+      expect(statusLines(answer)).toEqual(["HTTP/1.1 200 "]);
+      await waitFor(() => (active.replies.length > 0 ? true : undefined), 5_000, "the reply");
+    } finally {
+      await harness?.close();
+      harness = undefined;
+      await rm(stateDir, { recursive: true, force: true });
+    }
   });
 });

@@ -53,8 +53,28 @@ describe("a receiver down across a restart, with state_dir", () => {
     const restarted = await startHarness(webhook, {}, extra);
     cleanups.push(() => restarted.close());
     expect(await receiversDown(restarted)).toEqual([expect.objectContaining({ channel: "webhook" })]);
+    // Said, and alerted on, as a receiver found down here.
+    expect(restarted.logs).toContainEqual(
+      expect.objectContaining({
+        level: "warn",
+        msg: expect.stringContaining("as the last run left it"),
+        channel: "webhook",
+      }),
+    );
+    const metrics = await (await fetch(`${restarted.baseUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^webhook_channel_receiver_up\{channel="webhook"\} 0$/m);
+
     await waitFor(() => (posts.length > before ? true : undefined), 10_000, "the probe");
-    // One POST: the probe; the other replies wait for its answer.
+    // The probe's failure recorded: the next one is due later than the first was.
+    await waitFor(
+      async () => {
+        const [down] = (await receiversDown(restarted)) as { next_probe_in_ms?: number }[];
+        return (down?.next_probe_in_ms ?? 0) > 3_000 ? true : undefined;
+      },
+      10_000,
+      "the failed probe recorded",
+    );
+    // One POST: the probe; the other replies wait for the receiver, spending no attempts.
     expect(posts.length).toBe(before + 1);
   });
 });

@@ -126,6 +126,8 @@ export function createSqliteLaneStore(
   let added = new Map<string, { job: Job; waiters: Waiter[] }>();
   let updated = new Map<string, { job: Job; waiters: Waiter[] }>();
   let finished = new Map<string, Waiter[]>();
+  // Deletes of finished jobs are failing and being tried again (logged once until they commit).
+  let removalsFailing = false;
   // Each lane's last number as committed: this process alone writes them while it holds the file.
   const last = new LruMap<number>();
 
@@ -174,15 +176,17 @@ export function createSqliteLaneStore(
         }
         if (error !== undefined && removes.size > 0) {
           // Stored, they would be delivered again after a restart (with the same ids): their deletes
-          // ride on the next group, or go on their own within a second, until one commits. Not for
-          // a process another one took the file from: the jobs are the other one's now.
+          // ride on the next group, or go on their own (LATER_WRITES_MAX_WAIT_MS), until one commits;
+          // said once while they keep failing. Not for a process another one took the file from:
+          // the jobs are the other one's now.
           const retried = !isLaneFenced(error);
-          logger.error("cannot remove finished messages from state_dir", {
-            count: removes.size,
-            error: String(error),
-            retried,
-          });
+          if (!removalsFailing)
+            logger.error("cannot remove finished messages from state_dir", { error: String(error), retried });
+          removalsFailing = retried;
           if (retried) retryRemoves(removes.keys());
+        } else if (removalsFailing && removes.size > 0) {
+          removalsFailing = false;
+          logger.info("finished messages are removed from state_dir again");
         }
         // An accepted message of a process that no longer holds the file is refused like any other
         // that cannot be stored: 503, and the client sends it again (to the process that holds it).
