@@ -7,6 +7,7 @@ import { claimSqliteEpoch } from "../../src/node/state/sqlite/sqlite-epoch.js";
 import { createGroupCommit } from "../../src/node/state/sqlite/sqlite-group-commit.js";
 import { createSqliteLaneStore, type SqliteLaneStore } from "../../src/node/state/sqlite/sqlite-lane-store.js";
 import type { StateDb } from "../../src/node/state/sqlite/sqlite-state.js";
+import type { StateBackend } from "../../src/node/state/state-backend.js";
 import { createLogSink } from "./log-sink.js";
 
 /** The lane store of a state database as a service process opens it (claiming the file). */
@@ -25,4 +26,18 @@ export function ticketOf(store: { readonly epoch: number }, job: Job): LaneTicke
 /** Buries a letter as the lane runner does, under its lane's ticket. */
 export function buryIn(store: SqliteLaneStore, letter: DeadLetter): void | Promise<void> {
   return store.bury(ticketOf(store, letter.job), letter);
+}
+
+/** Stores `dead`, buries it as a run that gave up on it would, then replays it (the admin API's restore). */
+export async function deadThenReplayed(state: StateBackend, dead: Job): Promise<void> {
+  const lanes = state.sqlite?.lanes;
+  if (lanes === undefined) throw new Error("no SQLite lanes");
+  await lanes.add(dead);
+  await buryIn(lanes, {
+    job: dead,
+    error: { code: "delivery_failed", message: "400", retryable: false },
+    attempts: 1,
+    diedAt: 2,
+  });
+  await state.lanes.restore(dead);
 }

@@ -12,7 +12,7 @@ import { startReplayPickup } from "../../../src/node/service/replay-pickup.js";
 import { openSqliteBackend } from "../../../src/node/state/sqlite/sqlite-backend.js";
 import type { StateBackend } from "../../../src/node/state/state-backend.js";
 import { createLogSink } from "../../support/log-sink.js";
-import { buryIn } from "../../support/sqlite-lanes.js";
+import { deadThenReplayed } from "../../support/sqlite-lanes.js";
 
 const dirs: string[] = [];
 const backends: StateBackend[] = [];
@@ -28,22 +28,15 @@ describe("the replay pickup", () => {
     dirs.push(dir);
     const older = openSqliteBackend(dir, createLogSink().logger);
     backends.push(older);
-    const lanes = older.sqlite?.lanes;
-    if (lanes === undefined) throw new Error("no SQLite lanes");
-    const dead = newJob({
-      id: "z0",
-      channel: "webhook",
-      receivedAt: 1,
-      message: { senderId: "z", conversationId: "z", text: "z" },
-    });
-    await lanes.add(dead);
-    await buryIn(lanes, {
-      job: dead,
-      error: { code: "delivery_failed", message: "400", retryable: false },
-      attempts: 1,
-      diedAt: 2,
-    });
-    await older.lanes.restore(dead);
+    await deadThenReplayed(
+      older,
+      newJob({
+        id: "z0",
+        channel: "webhook",
+        receivedAt: 1,
+        message: { senderId: "z", conversationId: "z", text: "z" },
+      }),
+    );
     backends.push(openSqliteBackend(dir, createLogSink().logger));
 
     const { logger, lines } = createLogSink("info");

@@ -12,7 +12,7 @@ import { type Job, newJob } from "../../../../src/core/lifecycle/job.js";
 import { openSqliteBackend } from "../../../../src/node/state/sqlite/sqlite-backend.js";
 import type { StateBackend } from "../../../../src/node/state/state-backend.js";
 import { createLogSink } from "../../../support/log-sink.js";
-import { buryIn } from "../../../support/sqlite-lanes.js";
+import { deadThenReplayed } from "../../../support/sqlite-lanes.js";
 
 const dirs: string[] = [];
 const backends: StateBackend[] = [];
@@ -37,20 +37,6 @@ const job = (id: string): Job =>
     receivedAt: 1_000,
     message: { senderId: "x", conversationId: "x", text: id },
   });
-
-/** Buries `dead` as a run that gave up on it would, then replays it (the admin API's restore). */
-async function deadThenReplayed(state: StateBackend, dead: Job): Promise<void> {
-  const lanes = state.sqlite?.lanes;
-  if (lanes === undefined) throw new Error("no SQLite lanes");
-  await lanes.add(dead);
-  await buryIn(lanes, {
-    job: dead,
-    error: { code: "delivery_failed", message: "400", retryable: false },
-    attempts: 1,
-    diedAt: 2,
-  });
-  await state.lanes.restore(dead);
-}
 
 const pendingIds = (state: StateBackend): string[] =>
   (state.sqlite?.lanes.readPending(0, 100) ?? []).map((row) => row.job.message.id);
