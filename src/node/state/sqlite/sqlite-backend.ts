@@ -45,7 +45,7 @@ export function openSqliteBackend(
     lanes,
     epoch: epoch.value,
     // The service keeps its receivers' circuits in the file; a reader (the delivery thread) keeps none.
-    circuits: role === "service" ? createSqliteCircuitStore(db) : createMemoryCircuitStore(),
+    circuits: role === "service" ? createSqliteCircuitStore(db, epoch.check) : createMemoryCircuitStore(),
     circuitRefreshMs: undefined,
     idempotency: createSqliteIdempotencyStore(db),
     conversations,

@@ -5,11 +5,12 @@ import type { StateDb } from "./sqlite-state.js";
 /**
  * The receiver circuits of `state_dir`: a row per channel, so that a receiver known down is
  * still known down after a restart (its replies wait, spending no attempts, and the probe keeps
- * its schedule). A write lands only over the version it read, as on Postgres. It commits on its
- * own, outside the group commit: the circuit is written only when something is wrong (a failed
- * POST while up, a probe), and a healthy receiver costs no statement.
+ * its schedule). A write lands only over the version it read, as on Postgres, and behind `fence`
+ * (the file's epoch), so a process another one took the file from writes no circuit either. It
+ * commits on its own, outside the group commit: the circuit is written only when something is
+ * wrong (a failed POST while up, a probe), and a healthy receiver costs no statement.
  */
-export function createSqliteCircuitStore(db: StateDb): CircuitStore {
+export function createSqliteCircuitStore(db: StateDb, fence?: () => void): CircuitStore {
   const select = db.prepare<[string], { state: string; version: number }>(
     "SELECT state, version FROM receivers WHERE channel = ?",
   );
@@ -18,6 +19,10 @@ export function createSqliteCircuitStore(db: StateDb): CircuitStore {
      ON CONFLICT (channel) DO UPDATE SET state = excluded.state, version = excluded.version
      WHERE receivers.version = ?`,
   );
+  const fencedWrite = db.transaction((channel: string, state: string, version: number): boolean => {
+    fence?.();
+    return write.run(channel, state, version, version).changes > 0;
+  });
   return {
     read(channel) {
       const row = select.get(channel);
@@ -25,7 +30,7 @@ export function createSqliteCircuitStore(db: StateDb): CircuitStore {
       return { state: JSON.parse(row.state) as CircuitState, version: row.version };
     },
     write(channel, state, version) {
-      return write.run(channel, JSON.stringify(state), version, version).changes > 0;
+      return fencedWrite(channel, JSON.stringify(state), version);
     },
   };
 }

@@ -61,4 +61,19 @@ describe("the receiver circuit in state_dir", () => {
       await restarted.close();
     }
   });
+
+  it("refuses a circuit write of a process another one took the file from", async () => {
+    const dir = await freshDir();
+    const older = openSqliteBackend(dir, createLogSink().logger);
+    const newer = openSqliteBackend(dir, createLogSink().logger);
+    try {
+      expect(() => older.circuits.write("webhook", { failures: 1 }, 0)).toThrow(
+        expect.objectContaining({ code: "lane_fenced" }),
+      );
+      expect(await newer.circuits.write("webhook", { failures: 1 }, 0)).toBe(true);
+    } finally {
+      await older.close();
+      await newer.close();
+    }
+  });
 });
