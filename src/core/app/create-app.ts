@@ -17,7 +17,7 @@ import type { TimelineRecorder } from "../timeline/timeline-recorder.js";
 import { type AcceptMessage, createAcceptMessage } from "./accept-message.js";
 import type { InboundQueue } from "./inbound-queue.js";
 import { type Readiness, shutdownReadiness } from "./readiness.js";
-import { shuttingDownError } from "./refusals.js";
+import { notFoundError, shuttingDownError } from "./refusals.js";
 
 /** What the HTTP app is built from. Everything runtime-specific comes in here. */
 export interface AppDeps {
@@ -121,7 +121,7 @@ export function createApp(deps: AppDeps, accepts: ReadonlyMap<string, AcceptMess
     });
   }
 
-  app.notFound(() => problemResponse(NOT_FOUND));
+  app.notFound(() => problemResponse(notFoundError()));
   app.onError((error) => problemResponse(problemFor(error, logger)));
   return app;
 }
@@ -150,9 +150,6 @@ export function createAccepts(deps: AppDeps): Map<string, AcceptMessage> {
     }),
   );
 }
-
-/** The 404 of a path that no route serves: one shared, frozen error ({@link sharedRefusal}), as scanners send many. */
-const NOT_FOUND = sharedRefusal("not_found", "No endpoint is served at this path.", { status: 404 });
 
 function methodNotAllowed(allow: string): Response {
   return problemResponse(new ChannelError("method_not_allowed", `This path answers ${allow} only.`, { status: 405 }), {

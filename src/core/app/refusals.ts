@@ -113,3 +113,10 @@ export function tooManyFailuresError(retryAfterSeconds: number): ChannelError {
     { status: 429, retryable: true, retryAfterSeconds },
   );
 }
+
+const NOT_FOUND = sharedRefusal("not_found", "No endpoint is served at this path.", { status: 404 });
+
+/** The 404 of a path no route serves: one shared, frozen error ({@link sharedRefusal}), as scanners send many. */
+export function notFoundError(): ChannelError {
+  return NOT_FOUND;
+}

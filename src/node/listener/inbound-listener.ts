@@ -1,5 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { Accepted, AcceptMessage } from "../../core/app/accept-message.js";
+import { notFoundError } from "../../core/app/refusals.js";
+import type { ChannelError } from "../../core/channel-error.js";
 import { checkDeclaredLength } from "../../core/http/body-limit.js";
 import { problemFor } from "../../core/http/problem-for.js";
 import { renderProblem } from "../../core/http/problem-response.js";
@@ -106,7 +108,9 @@ export function createInboundListener(
       // path the router only matches after normalizing, e.g. with dot segments, is read by
       // the Hono route anyway; the client sends its body when its wait for 100 runs out.)
       if (expectsContinue || isShuttingDown()) response.setHeader("connection", "close");
-      fallback(request, response);
+      // `OPTIONS *` (a request to the server as a whole) names no path the app could route.
+      if (request.url === "*") answerProblem(response, notFoundError());
+      else fallback(request, response);
       return;
     }
     const { headers } = request;
@@ -143,4 +147,11 @@ function channelOf(accepts: ReadonlyMap<string, AcceptMessage>, url: string): Ac
 function joined(value: string | string[] | undefined): string | null {
   if (value === undefined) return null;
   return Array.isArray(value) ? value.join(", ") : value;
+}
+
+/** A refusal that belongs to no channel, answered as the app would. */
+function answerProblem(response: ServerResponse, error: ChannelError): void {
+  const { status, headers, body } = renderProblem(error);
+  response.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body) });
+  response.end(body);
 }

@@ -79,4 +79,11 @@ describe("refusals of Node's HTTP parser", () => {
       await rm(stateDir, { recursive: true, force: true });
     }
   });
+
+  it("answers OPTIONS * (the server as a whole) 404 not_found as a problem", async () => {
+    const answer = await answerTo("OPTIONS * HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n");
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    expect(answer).toMatch(/^content-type: application\/problem\+json\r$/im);
+    expect(answer).toContain('"code":"not_found"');
+  });
 });
