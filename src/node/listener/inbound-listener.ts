@@ -1,12 +1,12 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { Accepted, AcceptMessage } from "../../core/app/accept-message.js";
 import { notFoundError } from "../../core/app/refusals.js";
-import type { ChannelError } from "../../core/channel-error.js";
 import { checkDeclaredLength } from "../../core/http/body-limit.js";
 import { problemFor } from "../../core/http/problem-for.js";
 import { renderProblem } from "../../core/http/problem-response.js";
 import type { RequestHead } from "../../core/http/request-head.js";
 import type { Logger } from "../../core/log/logger.js";
+import { answerProblem } from "./protocol-refusals.js";
 import { readNodeBody } from "./read-node-body.js";
 
 /** The two events of a `node:http` server that carry a request, and their listeners. */
@@ -147,11 +147,4 @@ function channelOf(accepts: ReadonlyMap<string, AcceptMessage>, url: string): Ac
 function joined(value: string | string[] | undefined): string | null {
   if (value === undefined) return null;
   return Array.isArray(value) ? value.join(", ") : value;
-}
-
-/** A refusal that belongs to no channel, answered as the app would. */
-function answerProblem(response: ServerResponse, error: ChannelError): void {
-  const { status, headers, body } = renderProblem(error);
-  response.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body) });
-  response.end(body);
 }

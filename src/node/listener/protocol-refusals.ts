@@ -74,7 +74,16 @@ const EXPECTATION_FAILED = new ChannelError(
 
 /** The `checkExpectation` listener: an `Expect` other than `100-continue`, refused as a problem. */
 export function answerExpectation(_request: IncomingMessage, response: ServerResponse): void {
-  const { status, headers, body } = renderProblem(EXPECTATION_FAILED);
-  response.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body), connection: "close" });
+  answerProblem(response, EXPECTATION_FAILED, { connection: "close" });
+}
+
+/** A refusal that belongs to no channel (nothing counts it), answered as the app would. */
+export function answerProblem(
+  response: ServerResponse,
+  error: ChannelError,
+  extra: Readonly<Record<string, string>> = {},
+): void {
+  const { status, headers, body } = renderProblem(error);
+  response.writeHead(status, { ...headers, ...extra, "content-length": Buffer.byteLength(body) });
   response.end(body);
 }
