@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { type AdminDeps, mountAdminRoutes } from "../admin/admin-routes.js";
 import type { AuthFailureLimiter } from "../auth-limit/auth-failure-limiter.js";
 import { noopAuthFailureLimiter } from "../auth-limit/noop-auth-failure-limiter.js";
-import { ChannelError, sharedRefusal } from "../channel-error.js";
+import { ChannelError } from "../channel-error.js";
 import type { Clock, IdGenerator } from "../clock.js";
 import type { ChannelConfig } from "../config/config-schema.js";
 import { HEALTH_PATH, METRICS_PATH, READY_PATH } from "../config/config-schema.js";

@@ -31,6 +31,11 @@ export interface JobQueue extends InboundQueue {
   oldestAcceptedAt(): number | undefined;
   /** The error of the last store write when it failed, undefined once a later one succeeded. */
   readonly storeError: string | undefined;
+  /**
+   * A write check of the state that began at `at` (`performance.now()`) committed: a store error
+   * older than it is forgotten, as a successful write would have done.
+   */
+  writesConfirmed(at: number): void;
   /** How the channel's receiver stands; undefined without a receiver circuit. */
   receiver(): ReceiverView | undefined;
   /**
@@ -90,6 +95,11 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const placing = options.ownership;
   const lanes = new LaneSchedule(() => runner.pump(), now);
   let storeError: string | undefined;
+  let storeFailedAt = 0;
+  const failed = (error: string): void => {
+    storeError = error;
+    storeFailedAt = performance.now();
+  };
   const commits = options.commitLag ?? createCommitLag(now, logger, options.receiver?.channel);
   const hasRoom = (): boolean => !held && !lanes.isStopped && lanes.size < capacity;
   const { receiver } = options;
@@ -124,7 +134,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     timeline: options.timeline ?? noTimeline,
     operatorEvents,
     onStoreResult: (error) => {
-      storeError = error;
+      if (error === undefined) storeError = undefined;
+      else failed(error);
     },
   });
 
@@ -178,6 +189,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     get storeError() {
       return storeError;
     },
+    writesConfirmed(at) {
+      if (at > storeFailedAt) storeError = undefined;
+    },
     oldestAcceptedAt: () => lanes.oldestAcceptedAt(),
     receiver: () => circuit?.view(),
     hasRoom,
@@ -193,7 +207,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         added = store.add(job);
       } catch (error) {
         lanes.release();
-        storeError = errorMessage(error);
+        failed(errorMessage(error));
         throw error;
       }
       if (added === undefined) {
@@ -209,7 +223,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         (error: unknown) => {
           commits.settled(job.message.id, false);
           lanes.release();
-          storeError = errorMessage(error);
+          failed(errorMessage(error));
           placing?.unsure(job, error);
           throw error;
         },

@@ -10,7 +10,7 @@ export interface NodeReadinessDeps {
   /** The job queue of every channel. */
   readonly queues: () => Iterable<JobQueue>;
   /** Where the state is kept: its mode, whether it can be written, the dead letters it holds. */
-  readonly state: Pick<StateBackend, "mode" | "storedDeadLetters" | "writeProblem">;
+  readonly state: Pick<StateBackend, "mode" | "storedDeadLetters" | "writeProblem" | "writesConfirmedAt">;
   readonly isShuttingDown: () => boolean;
   readonly deliveryThread: boolean;
   readonly now: () => number;
@@ -22,7 +22,7 @@ export interface NodeReadinessDeps {
  * the commits of accepted messages (new ones are refused with `buffer_full` then too), else
  * `ready`; with the backlog summed over channels and the dead letters kept (stored in SQLite
  * with `state_dir`, made since start in memory). One probe costs a count and an empty write
- * transaction at most.
+ * transaction at most, and after a failed write a committed write check until one passes.
  */
 export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
   const { state } = deps;
@@ -35,6 +35,7 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
       let oldest: number | undefined;
       let deadSinceStart = 0;
       let storeError: string | undefined;
+      let confirmedAt: number | undefined;
       const receivers: { channel: string; standing: ReceiverStanding }[] = [];
       for (const queue of deps.queues()) {
         const receiver = queue.receiver();
@@ -46,6 +47,10 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
         // another, and the state's write problem reports it below.
         if (!commitsBehind && queue.refusal?.() === commitsBehindError()) commitsBehind = true;
         deadSinceStart += queue.deadLetters;
+        if (queue.storeError !== undefined) {
+          confirmedAt ??= state.writesConfirmedAt() ?? Number.NEGATIVE_INFINITY;
+          queue.writesConfirmed(confirmedAt);
+        }
         storeError ??= queue.storeError;
         const at = queue.oldestAcceptedAt();
         if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;

@@ -42,6 +42,7 @@ export function createMemoryBackend(
     storedDeadLetters: () => undefined,
     writeProblem: () => undefined,
     knownWriteProblem: undefined,
+    writesConfirmedAt: () => performance.now(),
     describe: () => ({
       mode: "memory",
       note: "no state_dir: messages accepted but not yet finished are lost when the process ends",

@@ -64,6 +64,13 @@ export interface StateBackend {
    * where a write answers at once (memory, SQLite).
    */
   readonly knownWriteProblem: (() => string | undefined) | undefined;
+  /**
+   * When a write check last committed (`performance.now()` at its start), asked by `/readyz`
+   * only while a queue's last write failed: that failure stands until a write succeeds, and a
+   * replica no balancer sends to (because it said `unavailable`) writes no message to clear
+   * it. Undefined while checks fail. SQLite checks now; Postgres answers from its probe.
+   */
+  writesConfirmedAt(): number | undefined;
   /** Where it is, for the start's log line. */
   describe(): Readonly<Record<string, string>>;
   /** Forgets what expired (idempotency keys) while nothing runs yet. */

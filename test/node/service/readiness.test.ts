@@ -96,6 +96,42 @@ describe("createNodeReadiness", () => {
     expect(await readiness.report()).toMatchObject({ status: "unavailable" });
   });
 
+  it("stays unavailable after a failed write until a write check begun after it commits, then forgets it", async () => {
+    const memory = createMemoryBackend(systemClock);
+    let confirmedAt: number | undefined;
+    const queue = createJobQueue({
+      capacity: 10,
+      store: { ...memory.lanes, add: () => Promise.reject(new Error("database or disk is full")) },
+      run: () => new Promise(() => undefined),
+      logger: silentLogger,
+    });
+    const readiness = createNodeReadiness({
+      queues: () => [queue],
+      state: { ...memory, writesConfirmedAt: () => confirmedAt },
+      isShuttingDown: () => false,
+      deliveryThread: false,
+      now: () => 0,
+    });
+    const before = performance.now();
+    await expect(
+      queue.enqueue({
+        id: "m1",
+        channel: "web",
+        receivedAt: 0,
+        message: { senderId: "s", conversationId: "c", text: "hi" },
+      }),
+    ).rejects.toThrow("disk is full");
+    expect(readiness.report()).toMatchObject({ status: "unavailable" });
+    // A check that began before the failure says nothing of it; a failing check confirms nothing.
+    confirmedAt = before;
+    expect(readiness.report()).toMatchObject({ status: "unavailable" });
+    confirmedAt = undefined;
+    expect(readiness.report()).toMatchObject({ status: "unavailable" });
+    confirmedAt = performance.now();
+    expect(readiness.report()).toMatchObject({ status: "ready" });
+    expect(queue.storeError).toBeUndefined();
+  });
+
   it("reports full with commits_behind while the database is behind with accepted messages' commits", async () => {
     let now = 0;
     const { store, thaw } = frozenLaneStore();

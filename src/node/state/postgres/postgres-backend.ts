@@ -75,6 +75,7 @@ export async function openPostgresBackend(
     storedDeadLetters: () => health.deadLetters(),
     writeProblem: () => health.problem(),
     knownWriteProblem: () => health.writeCheckProblem(),
+    writesConfirmedAt: () => health.writeCheckedAt(),
     describe: () => ({ mode: "postgres", ...where }),
     prune(now) {
       prune(now).catch((error: unknown) => {

@@ -54,6 +54,11 @@ export interface PostgresHealth {
    * error does not count.
    */
   writeCheckProblem(): string | undefined;
+  /**
+   * `performance.now()` at the start of the last probe whose write check committed (its
+   * finding undefined): a write that failed before that moment is known to have been passing.
+   */
+  writeCheckedAt(): number | undefined;
   /** Dead letters per channel at the last successful probe. */
   deadLetters(): ReadonlyMap<string, number>;
   /** Probes once now (at start, so that the first answers are real). */
@@ -78,10 +83,12 @@ export function createPostgresHealth(
 ): PostgresHealth {
   let problem: string | undefined;
   let writeCheckProblem: string | undefined;
+  let writeCheckedAt: number | undefined;
   let deadLetters: ReadonlyMap<string, number> = new Map();
   let probing: Promise<void> | undefined;
 
   const check = async (): Promise<void> => {
+    const started = performance.now();
     let timer: ReturnType<typeof setTimeout> | undefined;
     // Whatever the driver does with a connection the server stopped answering on, a probe that
     // has not ended by then counts as failed, and the next one may start. No answer stops
@@ -96,6 +103,7 @@ export function createPostgresHealth(
     const { found, write } = await Promise.race([look(), overdue]);
     clearTimeout(timer);
     writeCheckProblem = write;
+    if (write === undefined) writeCheckedAt = started;
     if (found !== problem) {
       if (found === undefined) logger.info("postgres answers again", describe);
       else logger.error("postgres cannot take writes", { ...describe, problem: found });
@@ -174,6 +182,7 @@ export function createPostgresHealth(
   return {
     problem: () => problem,
     writeCheckProblem: () => writeCheckProblem,
+    writeCheckedAt: () => writeCheckedAt,
     deadLetters: () => deadLetters,
     probe,
     stop: () => clearInterval(timer),

@@ -28,3 +28,39 @@ export function probeWrite(db: StateDb): string | undefined {
 function isBusy(error: unknown): boolean {
   return typeof error === "object" && error !== null && "code" in error && error.code === "SQLITE_BUSY";
 }
+
+/** A row id no message can have (ids are generated without control characters). */
+const CHECK_ID = "\u0000write-check";
+
+/**
+ * Written and deleted in one committed transaction, so the commit appends to the WAL as a
+ * message's does: the empty transaction of {@link probeWrite} succeeds on a full disk.
+ */
+const CHECK_BODY = "x".repeat(1024);
+
+/**
+ * Confirms that a message's write commits now: a `jobs` row written, deleted and committed
+ * behind `fence`. Asked only after a write failed, since nothing else clears that failure while
+ * no message arrives. Answers the `performance.now()` at which the check began, or undefined
+ * when it failed or another writer held the lock (asked again at the next probe).
+ */
+export function confirmWrite(db: StateDb, fence: () => void): number | undefined {
+  const started = performance.now();
+  let timeout: unknown;
+  try {
+    timeout = db.pragma("busy_timeout", { simple: true });
+    db.pragma("busy_timeout = 0");
+    try {
+      db.transaction(() => {
+        fence();
+        db.prepare("INSERT INTO jobs (id, job, state) VALUES (?, ?, 'check')").run(CHECK_ID, CHECK_BODY);
+        db.prepare("DELETE FROM jobs WHERE id = ?").run(CHECK_ID);
+      }).immediate();
+    } finally {
+      db.pragma(`busy_timeout = ${Number(timeout)}`);
+    }
+    return started;
+  } catch {
+    return undefined;
+  }
+}

@@ -5,7 +5,7 @@ import { createMemoryCircuitStore } from "../../../core/receiver/memory-circuit-
 import { MemoryTimelineStore } from "../../../core/timeline/memory-timeline-store.js";
 import type { TimelineStore } from "../../../core/timeline/timeline-store.js";
 import type { StateBackend, StateRole } from "../state-backend.js";
-import { probeWrite } from "./probe-write.js";
+import { confirmWrite, probeWrite } from "./probe-write.js";
 import { createSqliteCircuitStore } from "./sqlite-circuit-store.js";
 import { createSqliteConversationStore } from "./sqlite-conversation-store.js";
 import { createSqliteDeadLetterStore } from "./sqlite-dead-letter-store.js";
@@ -57,6 +57,7 @@ export function openSqliteBackend(
     // A file another process claimed since is not this one's to write: a balancer stops sending here.
     writeProblem: () => (role === "service" ? claimProblem(epoch) : undefined) ?? probeWrite(db),
     knownWriteProblem: undefined,
+    writesConfirmedAt: () => (role === "service" ? confirmWrite(db, epoch.check) : undefined),
     // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
     describe: () => ({ mode: "sqlite", path: resolve(db.name), timeline: timelineWhere(role, timeline) }),
     prune: (now) => pruneIdempotencyKeys(db, now),
