@@ -2,15 +2,25 @@ import { ChannelError, type FieldError } from "../channel-error.js";
 import { type IdempotencyStore, MAX_IDEMPOTENCY_KEY_LENGTH } from "../idempotency/idempotency-store.js";
 
 const FIELD = "Idempotency-Key";
-const PROBLEM: FieldError = { field: FIELD, message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} bytes` };
+const PROBLEM: FieldError = {
+  field: FIELD,
+  message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters`,
+};
+
+/**
+ * Printable ASCII, the characters of the IETF draft's key (an sf-string). Runtimes read other
+ * header bytes differently (Node one character per byte, workerd as UTF-8 with U+FFFD for what
+ * is not), so a key outside it would be counted, and told apart from another, by the runtime.
+ */
+const KEY = /^[ -~]+$/;
 
 /** Why a request's `Idempotency-Key` is refused; undefined when it is fine, absent, or no store keeps keys. */
 function keyProblem(header: string | null, store: IdempotencyStore | undefined): FieldError | undefined {
   if (header === null || store === undefined) return undefined;
-  return header.length === 0 || header.length > MAX_IDEMPOTENCY_KEY_LENGTH ? PROBLEM : undefined;
+  return header.length > MAX_IDEMPOTENCY_KEY_LENGTH || !KEY.test(header) ? PROBLEM : undefined;
 }
 
-/** The request's key (a header is bytes, read one per character); a 400 `invalid_message` naming it when refused. */
+/** The request's key; a 400 `invalid_message` naming it when refused. */
 export function readIdempotencyKey(header: string | null, store: IdempotencyStore | undefined): string | undefined {
   const problem = keyProblem(header, store);
   if (problem !== undefined) {
