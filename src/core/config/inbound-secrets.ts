@@ -1,7 +1,8 @@
 import { ChannelError } from "../channel-error.js";
 
-// One secret: visible ASCII or Latin-1, what a Bearer token in an HTTP header can carry.
-const SECRET = /^[\x21-\x7e\x80-\xff]+$/;
+// One secret: visible ASCII, what a Bearer token in an HTTP header carries the same way on every
+// runtime (Latin-1 bytes are read one per character on Node and as UTF-8 on workerd).
+const SECRET = /^[\x21-\x7e]+$/;
 
 /**
  * The inbound secrets in the value of a channel's `token_env`: one, or two separated by one

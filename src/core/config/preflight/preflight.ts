@@ -29,8 +29,10 @@ export function envReferences(config: Config): { path: string; variable: string 
   return found;
 }
 
-// Visible ASCII and Latin-1 with inner spaces and tabs: what an HTTP field value may hold.
-const HEADER_SAFE = /^[\x21-\x7e\x80-\xff](?:[\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/;
+// Visible ASCII with inner spaces and tabs. HTTP allows Latin-1 bytes too, but runtimes read
+// them differently (Node one character per byte, workerd as UTF-8), so a secret holding one
+// would match a client's header on one runtime and not on the other.
+const HEADER_SAFE = /^[\x21-\x7e](?:[\t\x20-\x7e]*[\x21-\x7e])?$/;
 
 /**
  * Why a secret's value cannot be used as is, or undefined. Secrets travel in HTTP headers
@@ -41,7 +43,7 @@ export function envValueProblem(value: string): string | undefined {
   if (HEADER_SAFE.test(value)) return undefined;
   return /^\s|\s$/.test(value)
     ? "starts or ends with whitespace (a trailing newline?)"
-    : "contains characters an HTTP header cannot carry (control characters, or beyond Latin-1)";
+    : "contains characters an HTTP header cannot carry the same way on every runtime (control characters, or beyond ASCII)";
 }
 
 /** The JSON path of a `webhook.tls` variable: PEM, checked by the Node loader instead. */
