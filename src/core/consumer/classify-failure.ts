@@ -27,18 +27,16 @@ export interface FailedAttempt {
 /**
  * Decides what a failed attempt comes to: another attempt after a delay (the backoff, raised
  * to the upstream's `Retry-After` and capped at `maxDelayMs`), or a dead letter and why.
- * Pure: the same input gives the same verdict, so it is tested as a table.
+ * A call refused because its brain is paused (the brain was not asked) is no attempt: the job
+ * waits for the pause's end, as replies wait for a receiver that is down, and only `maxAgeMs`
+ * ends that wait. Pure: the same input gives the same verdict, so it is tested as a table.
  */
 export function classifyFailure(attempt: FailedAttempt): FailureVerdict {
   const { error, policy } = attempt;
+  if (error.pausedUntil !== undefined) return waitForPause(attempt, error.pausedUntil);
   const attempts = attempt.job.attempts + 1;
   const stepStartedAt = attempt.job.stepStartedAt ?? attempt.attemptAt;
-  const lastError: JobError = {
-    code: error.code,
-    message: error.message,
-    retryable: error.retryable,
-    ...(error.upstreamStatus === undefined ? {} : { status: error.upstreamStatus }),
-  };
+  const lastError = jobErrorOf(error);
   const job: Job = { ...attempt.job, attempts, stepStartedAt, lastError };
   const delayMs = nextDelayMs(attempts, policy, () => attempt.jitter, error.retryAfterMs);
   const reason: DeadReason | undefined = !error.retryable
@@ -50,4 +48,25 @@ export function classifyFailure(attempt: FailedAttempt): FailureVerdict {
         : undefined;
   if (reason === undefined) return { kind: "retry", job, delayMs };
   return { kind: "dead", job, error: lastError, reason };
+}
+
+/** The verdict on a call its paused brain refused: no attempt counted, a wait for the pause's end. */
+function waitForPause(attempt: FailedAttempt, pausedUntil: number): FailureVerdict {
+  const stepStartedAt = attempt.job.stepStartedAt ?? attempt.attemptAt;
+  const lastError = jobErrorOf(attempt.error);
+  const job: Job = { ...attempt.job, stepStartedAt, lastError };
+  const delayMs = Math.max(0, pausedUntil - attempt.now);
+  if (attempt.now + delayMs - stepStartedAt > attempt.policy.maxAgeMs) {
+    return { kind: "dead", job, error: lastError, reason: "max_age" };
+  }
+  return { kind: "retry", job, delayMs };
+}
+
+function jobErrorOf(error: ChannelError): JobError {
+  return {
+    code: error.code,
+    message: error.message,
+    retryable: error.retryable,
+    ...(error.upstreamStatus === undefined ? {} : { status: error.upstreamStatus }),
+  };
 }

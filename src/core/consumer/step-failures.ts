@@ -73,7 +73,9 @@ export function createStepFailures(deps: StepFailureDeps): StepFailures {
     const fields = logFields(route, job, error, verdict.job.attempts);
     if (verdict.kind === "retry") {
       if (job.replies !== undefined) metrics.retry(job.message.channel);
-      logger.warn(`attempt failed, retrying: ${error.message}`, { ...fields, retry_in_ms: verdict.delayMs });
+      // A paused brain was not asked: its pause has a line of its own, not one per waiting message.
+      if (error.pausedUntil !== undefined) logger.debug(`waiting for a paused brain: ${error.message}`, fields);
+      else logger.warn(`attempt failed, retrying: ${error.message}`, { ...fields, retry_in_ms: verdict.delayMs });
       return verdict;
     }
     if (error.upstreamStatus === 410 && job.replies !== undefined) {

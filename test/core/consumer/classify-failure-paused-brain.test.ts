@@ -1,0 +1,60 @@
+/**
+ * A call refused because its brain is paused never reached the brain: it spends no attempt,
+ * and the job waits for the pause's end, as replies wait for a receiver that is down.
+ */
+import { describe, expect, it } from "vitest";
+import { pausedError } from "../../../src/core/brain/limits/brain-pause.js";
+import { ChannelError } from "../../../src/core/channel-error.js";
+import { classifyFailure } from "../../../src/core/consumer/classify-failure.js";
+import type { Job } from "../../../src/core/lifecycle/job.js";
+import type { RetryPolicy } from "../../../src/core/lifecycle/retry-policy.js";
+
+const T0 = Date.UTC(2025, 0, 1, 10, 0, 0);
+const POLICY: RetryPolicy = { initialDelayMs: 1_000, maxDelayMs: 60_000, maxAttempts: 2, maxAgeMs: 600_000 };
+
+function job(attempts: number, stepStartedAt?: number): Job {
+  return {
+    message: {
+      id: "msg-1",
+      channel: "webhook",
+      receivedAt: T0,
+      message: { senderId: "u1", conversationId: "u1", text: "hi" },
+    },
+    delivered: 0,
+    attempts,
+    ...(stepStartedAt === undefined ? {} : { stepStartedAt }),
+  };
+}
+
+describe("classifyFailure of a call its paused brain refused", () => {
+  it("counts no attempt, even on the last one, and retries when the pause ends", () => {
+    const error = pausedError("local", T0 + 12_000, 429, T0);
+    const verdict = classifyFailure({ job: job(1), error, attemptAt: T0, now: T0, policy: POLICY, jitter: 0.5 });
+    expect(verdict).toMatchObject({ kind: "retry", delayMs: 12_000, job: { attempts: 1, stepStartedAt: T0 } });
+    expect(verdict.job.lastError).toMatchObject({ code: "brain_failed", retryable: true });
+  });
+
+  it("is a dead letter for max_age once the pause ends past the step's age limit", () => {
+    const error = pausedError("local", T0 + 30_000, 429, T0);
+    const started = T0 - POLICY.maxAgeMs + 10_000;
+    const verdict = classifyFailure({
+      job: job(0, started),
+      error,
+      attemptAt: T0,
+      now: T0,
+      policy: POLICY,
+      jitter: 0.5,
+    });
+    expect(verdict).toMatchObject({ kind: "dead", reason: "max_age", job: { attempts: 0 } });
+  });
+
+  it("still counts the answer that paused the brain: that call reached it", () => {
+    const error = new ChannelError("brain_failed", "answered 429", {
+      retryable: true,
+      upstreamStatus: 429,
+      retryAfterMs: 5_000,
+    });
+    const verdict = classifyFailure({ job: job(1), error, attemptAt: T0, now: T0, policy: POLICY, jitter: 0.5 });
+    expect(verdict).toMatchObject({ kind: "dead", reason: "attempts_exhausted", job: { attempts: 2 } });
+  });
+});
