@@ -1,4 +1,5 @@
 import { decodeCursor } from "../core/admin/dead-letter-cursor.js";
+import { parseInstant } from "../core/admin/parse-instant.js";
 import { shellWord } from "../core/shell-word.js";
 import type { MessageQuery } from "../core/timeline/timeline-admin.js";
 import { MESSAGE_STATUSES, type MessageStatus } from "../core/timeline/timeline-event.js";
@@ -109,12 +110,12 @@ function parseStatus(raw: string): MessageStatus {
   throw new UsageError(`--status must be one of ${MESSAGE_STATUSES.join(", ")} (got '${raw}')`);
 }
 
-/** As the API reads `since`: ISO 8601 (a date alone is its midnight UTC) or epoch ms. */
+/** As the API reads `since` (see {@link parseInstant}). */
 function parseSince(raw: string): number {
-  const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : /^\d{4}-\d{2}-\d{2}/.test(raw) ? Date.parse(raw) : Number.NaN;
-  if (Number.isFinite(ms)) return ms;
+  const ms = parseInstant(raw);
+  if (ms !== undefined) return ms;
   throw new UsageError(
-    `--since must be an ISO 8601 time (e.g. 2026-11-27T04:00:00Z, or a date: 2026-11-27) or epoch milliseconds (got '${raw}')`,
+    `--since must be an ISO 8601 date or time, UTC unless it gives an offset (e.g. 2026-11-27T04:00:00Z, or a date: 2026-11-27), or epoch milliseconds (got '${raw}')`,
   );
 }
 

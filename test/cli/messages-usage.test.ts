@@ -18,9 +18,9 @@ describe("messages usage", () => {
       /^webhook-channel: --status must be one of accepted, retrying, waiting, delivered, dead_letter, replayed \(got 'lost'\)\nusage: npx webhook-channel messages list /,
     );
     expect(await usageError(["list", "--since", "yesterday"])).toContain(
-      "--since must be an ISO 8601 time (e.g. 2026-11-27T04:00:00Z, or a date: 2026-11-27) or epoch milliseconds (got 'yesterday')",
+      "--since must be an ISO 8601 date or time, UTC unless it gives an offset (e.g. 2026-11-27T04:00:00Z, or a date: 2026-11-27), or epoch milliseconds (got 'yesterday')",
     );
-    expect(await usageError(["list", "--since", "2026-13-45"])).toContain("--since must be an ISO 8601 time");
+    expect(await usageError(["list", "--since", "2026-13-45"])).toContain("--since must be an ISO 8601 date or time");
     for (const limit of ["0", "501", "ten", "1.5"]) {
       expect(await usageError(["list", "--limit", limit])).toContain(
         `--limit must be a whole number from 1 to 500 (got '${limit}')`,

@@ -5,6 +5,7 @@ import type { TimelineAdmin } from "../timeline/timeline-admin.js";
 import { MESSAGE_STATUSES, type MessageStatus } from "../timeline/timeline-event.js";
 import { invalid, methodNotAllowed, parseLimit } from "./admin-problems.js";
 import { decodeCursor } from "./dead-letter-cursor.js";
+import { parseInstant } from "./parse-instant.js";
 
 const LIST = "/admin/messages";
 const ONE = "/admin/messages/:id";
@@ -73,9 +74,12 @@ function parseStatus(raw: string | undefined): MessageStatus | undefined {
 /** `since` as ISO 8601 or epoch ms. */
 function parseSince(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : /^\d{4}-\d{2}-\d{2}/.test(raw) ? Date.parse(raw) : Number.NaN;
-  if (Number.isFinite(ms)) return ms;
-  throw invalid("since", 'must be an ISO 8601 time (e.g. "2026-11-27T04:00:00Z") or epoch milliseconds');
+  const ms = parseInstant(raw);
+  if (ms !== undefined) return ms;
+  throw invalid(
+    "since",
+    'must be an ISO 8601 date or time, UTC unless it gives an offset (e.g. "2026-11-27T04:00:00Z"), or epoch milliseconds',
+  );
 }
 
 function unknownMessage(id: string): ChannelError {
