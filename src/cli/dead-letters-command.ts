@@ -10,7 +10,7 @@ import { openPostgresPool } from "../node/state/postgres/postgres-pool.js";
 import { createPostgresTimelineStore } from "../node/state/postgres/postgres-timeline-store.js";
 import { listDeadLetters } from "../node/state/sqlite/dead-letters.js";
 import { createSqliteDeadLetterStore } from "../node/state/sqlite/sqlite-dead-letter-store.js";
-import { openStateDb, type StateDb } from "../node/state/sqlite/sqlite-state.js";
+import { openStateDb, STATE_FILE, type StateDb } from "../node/state/sqlite/sqlite-state.js";
 import { createSqliteTimelineStore } from "../node/state/sqlite/sqlite-timeline-store.js";
 import { openTimelineDb } from "../node/state/sqlite/timeline-db.js";
 import { createAdminClient, DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
@@ -18,6 +18,7 @@ import type { CliIo } from "./cli-io.js";
 import { type DeadLettersRequest, runDeadLettersAction } from "./dead-letters-actions.js";
 import { deadLetterItem, formatDeadLetterTable } from "./dead-letters-table.js";
 import { noStateDirMessage } from "./dead-letters-without-state.js";
+import { missingStateFile } from "./missing-state-file.js";
 import { NO_REPLAY_TIMELINE, openCliReplayTimeline } from "./replay-timeline-recorder.js";
 import { UsageError } from "./usage-error.js";
 
@@ -114,6 +115,11 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
   const stateDir = result.config.state_dir;
   if (stateDir === undefined) {
     io.err(noStateDirMessage(file, result.config, request));
+    return 1;
+  }
+  const missing = missingStateFile(file, stateDir, STATE_FILE);
+  if (missing !== undefined) {
+    io.err(missing);
     return 1;
   }
   const db = openStateDb(stateDir);

@@ -7,11 +7,12 @@ import { openPostgresPool } from "../node/state/postgres/postgres-pool.js";
 import { postgresErrorMessage } from "../node/state/postgres/postgres-state-error.js";
 import { createPostgresTimelineStore } from "../node/state/postgres/postgres-timeline-store.js";
 import { createSqliteTimelineStore } from "../node/state/sqlite/sqlite-timeline-store.js";
-import { openTimelineDb } from "../node/state/sqlite/timeline-db.js";
+import { openTimelineDb, TIMELINE_FILE } from "../node/state/sqlite/timeline-db.js";
 import { DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
 import type { CliIo } from "./cli-io.js";
 import { configAdminUrl } from "./config-admin-url.js";
 import { type MessagesRequest, messagesCommand } from "./messages-request.js";
+import { missingStateFile } from "./missing-state-file.js";
 
 /** The timeline a configuration's state holds, opened for one command. */
 export interface StateTimeline {
@@ -65,6 +66,11 @@ export async function openStateTimeline(
   const stateDir = config.state_dir;
   if (stateDir === undefined) {
     io.err(memoryModeMessage(file, config, request));
+    return undefined;
+  }
+  const missing = missingStateFile(file, stateDir, TIMELINE_FILE);
+  if (missing !== undefined) {
+    io.err(missing);
     return undefined;
   }
   const db = openTimelineDb(stateDir);
