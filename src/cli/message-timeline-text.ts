@@ -42,7 +42,8 @@ export function waitingText(waiting: WaitingView): string {
   const until = waiting.until === undefined ? "" : `; next try at ${waiting.until}`;
   switch (waiting.reason) {
     case "receiver_down":
-      return `the receiver is down (outbound_url fails); next try at ${waiting.until ?? "?"}`;
+      // Its replies go when the receiver answers a probe again; `until` is when they stop waiting.
+      return `the receiver is down (outbound_url fails); sent once it answers again, or given up at ${waiting.until ?? "?"}`;
     case "brain_paused":
       return `the brain is paused${until}`;
     case "retry":
@@ -79,7 +80,9 @@ function facts(event: EventView): string {
     case "retry":
       return `next try at ${text(event.next_attempt_at) ?? "?"}${failure(event)}`;
     case "waiting":
-      return `${event.reason === "receiver_down" ? "the receiver is down" : printable(String(event.reason))}; next try at ${text(event.until) ?? "?"}`;
+      return event.reason === "receiver_down"
+        ? `the receiver is down; sent once it answers again, or given up at ${text(event.until) ?? "?"}`
+        : `${printable(String(event.reason))}; until ${text(event.until) ?? "?"}`;
     case "delivered":
       return "every reply delivered";
     case "dead_letter":

@@ -47,9 +47,11 @@ describe("messages show of a message that waits", () => {
     const shown = await cli(["show", first]);
     expect(shown.code).toBe(0);
     expect(shown.out).toContain("status        waiting\n");
-    expect(shown.out).toContain(`waiting       the receiver is down (outbound_url fails); next try at ${view.until}\n`);
+    expect(shown.out).toContain(
+      `waiting       the receiver is down (outbound_url fails); sent once it answers again, or given up at ${view.until}\n`,
+    );
     expect(shown.out).toMatch(/ attempt +#1 \S+: failed in \d+ ms, HTTP 503 — /);
-    expect(shown.out).toMatch(/ waiting +the receiver is down; next try at \d{4}-/);
+    expect(shown.out).toMatch(/ waiting +the receiver is down; sent once it answers again, or given up at \d{4}-/);
 
     const behind = await cli(["show", second]);
     expect(behind.out).toContain(`waiting       behind message ${first} of its conversation, which has not ended\n`);
