@@ -251,12 +251,9 @@ export const configSchema = z
     timeline: timelineSchema.prefault({}),
     admin: z
       .strictObject({
-        token_env: z
-          .string({ error: "must be an environment variable name" })
-          .min(1, { error: "must be an environment variable name" })
-          .describe(
-            "Names the admin secret that /admin/ requests send as Authorization: Bearer: on Node an environment variable (or NAME_FILE), on Workers a Worker secret. Must differ from every channel secret.",
-          ),
+        token_env: envName("WEBHOOK_ADMIN_SECRET").describe(
+          "Names the admin secret that /admin/ requests send as Authorization: Bearer: on Node an environment variable (or NAME_FILE), on Workers a Worker secret. Must differ from every channel secret.",
+        ),
         max_dead_letters: z
           .int({ error: "must be a whole number" })
           .min(1, { error: "must be 1 or more" })

@@ -82,6 +82,16 @@ describe("validateConfig", () => {
     expect(problemsOf(document)[0]?.path).toBe("channels[0].token_env");
   });
 
+  it("rejects an admin.token_env that is not a variable name, as every other *_env key", () => {
+    const problems = problemsOf(configDocument({}, { admin: { token_env: "bad name" } }));
+    expect(problems).toEqual([
+      expect.objectContaining({
+        path: "admin.token_env",
+        message: expect.stringContaining("must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+      }),
+    ]);
+  });
+
   it("rejects a channel type other than webhook", () => {
     const document = configDocument();
     (document.channels[0] as Record<string, unknown>).type = "telegram";
