@@ -50,6 +50,8 @@ export function mountAdminRoutes(app: Hono, deps: AdminDeps): void {
       return problemResponse(unauthorizedError(), { "www-authenticate": 'Bearer realm="admin"' });
     }
     await next();
+    // Dead letters and timelines hold message text: no cache keeps a copy of any admin answer.
+    if (!c.res.headers.has("cache-control")) c.res.headers.set("cache-control", "no-store");
     return undefined;
   });
   mountConsoleRoutes(app);

@@ -102,9 +102,13 @@ describe.each([
     const one = await admin(`/admin/dead-letters/${id}`);
     expect(one.status).toBe(200);
     expect(await one.json()).toEqual(item);
+    // A dead letter holds message text: no cache may keep it.
+    expect(one.headers.get("cache-control")).toBe("no-store");
+    expect((await admin("/admin/dead-letters")).headers.get("cache-control")).toBe("no-store");
     const unknown = await admin("/admin/dead-letters/no-such-id");
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get("content-type")).toContain("application/problem+json");
+    expect(unknown.headers.get("cache-control")).toBe("no-store");
   });
 
   it("pages oldest first with limit and next_cursor, and refuses a bad limit or cursor", async () => {
