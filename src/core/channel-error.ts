@@ -52,6 +52,13 @@ export interface UpstreamFacts {
   readonly variable?: string;
   /** Epoch ms a paused brain resumes: the brain was not asked. */
   readonly pausedUntil?: number;
+  /**
+   * What an upstream said of its failure, in its own words. Kept out of `message`: a server may
+   * quote the message it was sent (a validation error), so it goes only where message text may
+   * (a dead letter, a `debug` line), never into `warn` or `error` lines, operator events or a
+   * timeline that keeps no text.
+   */
+  readonly upstreamMessage?: string;
 }
 
 /** Options of a {@link ChannelError}. */
@@ -87,6 +94,7 @@ export class ChannelError extends Error {
   readonly upstreamErrorCode: string | undefined;
   readonly variable: string | undefined;
   readonly pausedUntil: number | undefined;
+  readonly upstreamMessage: string | undefined;
 
   constructor(code: ErrorCode, message: string, options: ChannelErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -106,6 +114,7 @@ export class ChannelError extends Error {
     this.upstreamErrorCode = options.upstreamErrorCode;
     this.variable = options.variable;
     this.pausedUntil = options.pausedUntil;
+    this.upstreamMessage = options.upstreamMessage;
   }
 
   /** The upstream facts as snake_case log fields; absent facts are left out. */

@@ -127,7 +127,7 @@ describe("dead-letters list", () => {
         failed_at: "2026-01-02T03:04:05.678Z",
         attempts: 3,
         stage: "brain",
-        error: { code: "brain_failed", message: "the brain answered 401", status: 401 },
+        error: { code: "brain_failed", message: "the brain answered 401", status: 401, detail: null },
         message: {
           sender_id: "alice",
           sender_name: "Alice",
@@ -147,7 +147,7 @@ describe("dead-letters list", () => {
         failed_at: "2026-01-02T03:04:06.678Z",
         attempts: 12,
         stage: "reply",
-        error: { code: "delivery_timeout", message: "no answer within 10000 ms", status: null },
+        error: { code: "delivery_timeout", message: "no answer within 10000 ms", status: null, detail: null },
         message: {
           sender_id: "bob",
           sender_name: null,

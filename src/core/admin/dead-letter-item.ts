@@ -25,7 +25,13 @@ export interface DeadLetterItem {
   readonly attempts: number;
   /** `brain`: the brain was never answered; `reply`: a reply could not be delivered. */
   readonly stage: "brain" | "reply";
-  readonly error: { readonly code: string; readonly message: string; readonly status: number | null };
+  /** `detail`: what the upstream said, in its own words (it may quote the message), null when nothing. */
+  readonly error: {
+    readonly code: string;
+    readonly message: string;
+    readonly status: number | null;
+    readonly detail: string | null;
+  };
   readonly message: {
     readonly sender_id: string;
     readonly sender_name: string | null;
@@ -57,7 +63,7 @@ export function deadLetterItem(row: StoredDeadLetter): DeadLetterItem {
     failed_at: new Date(diedAt).toISOString(),
     attempts,
     stage: job.replies === undefined ? "brain" : "reply",
-    error: { code: error.code, message: error.message, status: error.status ?? null },
+    error: { code: error.code, message: error.message, status: error.status ?? null, detail: error.detail ?? null },
     message: {
       sender_id: message.senderId,
       sender_name: message.senderName ?? null,

@@ -21,6 +21,9 @@ export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 /** Longest piece of a server's error message kept in ours. */
 const MAX_SERVER_MESSAGE_CHARS = 500;
 
+/** An error code or type as APIs name them (`invalid_api_key`, `model_not_found`, `429`). */
+const ERROR_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
+
 /** One HTTP endpoint a brain talks to, resolved once when the brain is created. */
 export interface BrainEndpoint {
   /** Brain name, for messages and log fields. */
@@ -125,14 +128,17 @@ export interface BrainErrorOptions {
   readonly timeout?: boolean;
   readonly upstreamErrorType?: string;
   readonly upstreamErrorCode?: string;
+  /** The server's own words (see {@link ChannelError.upstreamMessage}); secrets are redacted here. */
+  readonly upstreamMessage?: string;
   readonly cause?: unknown;
 }
 
 /** A `brain_failed` error naming the brain, with the upstream facts for the retry and the log. */
 export function brainError(endpoint: BrainEndpoint, what: string, options: BrainErrorOptions): ChannelError {
-  const { cause, timeout, ...facts } = options;
+  const { cause, timeout, upstreamMessage, ...facts } = options;
   return new ChannelError("brain_failed", `brain "${endpoint.brain}": ${redact(what, endpoint.secrets)}`, {
     ...facts,
+    ...(upstreamMessage === undefined ? {} : { upstreamMessage: redact(upstreamMessage, endpoint.secrets) }),
     status: timeout === true ? 504 : 502,
     brain: endpoint.brain,
     url: redactUrl(endpoint.url),
@@ -175,10 +181,13 @@ function statusError(endpoint: BrainEndpoint, response: Response, text: string):
   const hint = endpoint.hint?.(status);
   const retryable = isRetryableBrainStatus(status);
   const retryAfterMs = retryable ? retryAfter(response.headers, endpoint.clock.now()) : undefined;
-  const said = server.message === undefined ? "" : `: ${server.message}`;
+  // The error's code or type names what went wrong without quoting the request, as its words may.
+  const named = [server.code, server.type].find((value) => value !== undefined && ERROR_NAME.test(value));
+  const said = named === undefined ? "" : ` (${named})`;
   return brainError(endpoint, `${endpoint.peer} answered ${status}${said}${hint === undefined ? "" : ` (${hint})`}`, {
     retryable,
     upstreamStatus: status,
+    ...(server.message === undefined ? {} : { upstreamMessage: server.message }),
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     ...(server.type === undefined ? {} : { upstreamErrorType: server.type }),
     ...(server.code === undefined ? {} : { upstreamErrorCode: server.code }),

@@ -89,12 +89,9 @@ function errorInBody(endpoint: BrainEndpoint, body: unknown): ChannelError | und
   if (!isRecord(body) || !isRecord(body.error)) return undefined;
   const { message, code } = body.error;
   const status = typeof code === "number" ? code : undefined;
-  return brainError(
-    endpoint,
-    `${endpoint.peer} answered with an error${typeof message === "string" ? `: ${message.slice(0, 500)}` : ""}`,
-    {
-      retryable: status !== undefined && isRetryableBrainStatus(status),
-      ...(status === undefined ? {} : { upstreamStatus: status }),
-    },
-  );
+  return brainError(endpoint, `${endpoint.peer} answered with an error`, {
+    retryable: status !== undefined && isRetryableBrainStatus(status),
+    ...(status === undefined ? {} : { upstreamStatus: status }),
+    ...(typeof message === "string" ? { upstreamMessage: message.slice(0, 500) } : {}),
+  });
 }

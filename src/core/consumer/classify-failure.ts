@@ -62,11 +62,13 @@ function waitForPause(attempt: FailedAttempt, pausedUntil: number): FailureVerdi
   return { kind: "retry", job, delayMs };
 }
 
-function jobErrorOf(error: ChannelError): JobError {
+/** A failure as kept with its job and its dead letter. */
+export function jobErrorOf(error: ChannelError): JobError {
   return {
     code: error.code,
     message: error.message,
     retryable: error.retryable,
     ...(error.upstreamStatus === undefined ? {} : { status: error.upstreamStatus }),
+    ...(error.upstreamMessage === undefined ? {} : { detail: error.upstreamMessage }),
   };
 }

@@ -7,7 +7,7 @@ import { redactUrl } from "../log/redact-url.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Admission } from "../receiver/receiver-circuit.js";
 import type { ChannelRoute } from "./channel-routes.js";
-import { classifyFailure, type FailureVerdict } from "./classify-failure.js";
+import { classifyFailure, type FailureVerdict, jobErrorOf } from "./classify-failure.js";
 
 /** What the failure outcomes need. */
 export interface StepFailureDeps {
@@ -71,6 +71,10 @@ export function createStepFailures(deps: StepFailureDeps): StepFailures {
     const error = toChannelError(thrown);
     const verdict = judge(route, job, error, attemptAt);
     const fields = logFields(route, job, error, verdict.job.attempts);
+    // The upstream's own words may quote the message: debug only, like message text.
+    if (error.upstreamMessage !== undefined && logger.enabled("debug")) {
+      logger.debug("the upstream said", { ...fields, upstream_message: error.upstreamMessage });
+    }
     if (verdict.kind === "retry") {
       if (job.replies !== undefined) metrics.retry(job.message.channel);
       // A paused brain was not asked: its pause has a line of its own, not one per waiting message.
@@ -103,7 +107,7 @@ export function createStepFailures(deps: StepFailureDeps): StepFailures {
       verdict = failure(route, job, error, attemptAt);
     }
     const stepStartedAt = job.stepStartedAt ?? attemptAt;
-    const held: Job = { ...job, stepStartedAt, lastError: verdict.job.lastError ?? jobError(error) };
+    const held: Job = { ...job, stepStartedAt, lastError: verdict.job.lastError ?? jobErrorOf(error) };
     return {
       kind: "unanswered",
       job: held,
@@ -135,13 +139,4 @@ export function createStepFailures(deps: StepFailureDeps): StepFailures {
  */
 export function isReceiverFailure(error: ChannelError): boolean {
   return error.code === "delivery_failed" && error.retryable && error.upstreamStatus !== 409;
-}
-
-function jobError(error: ChannelError): JobError {
-  return {
-    code: error.code,
-    message: error.message,
-    retryable: error.retryable,
-    status: error.upstreamStatus,
-  };
 }

@@ -17,6 +17,8 @@ export interface JobError {
   readonly retryable: boolean;
   /** The upstream HTTP status, when there was one (undefined: none; JSON leaves it out). */
   readonly status?: number | undefined;
+  /** What the upstream said, in its own words (see `ChannelError.upstreamMessage`): shown with a dead letter only. */
+  readonly detail?: string | undefined;
 }
 
 /**

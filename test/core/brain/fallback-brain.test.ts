@@ -226,9 +226,11 @@ describe("fallback brains", () => {
       brain: "hosted",
       channel: "webhook",
       message_id: queued.id,
-      failed: [{ brain: "local", upstream_status: 503, error: expect.stringContaining("model is loading") }],
+      failed: [{ brain: "local", upstream_status: 503, error: expect.stringContaining("answered 503 (server_error)") }],
     });
     expect(JSON.stringify(logs)).not.toContain("hello");
+    // The server's own words may quote the message: never at warn.
+    expect(JSON.stringify(line)).not.toContain("model is loading");
   });
 
   it("records brainCall for each brain actually called", async () => {

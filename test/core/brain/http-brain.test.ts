@@ -168,14 +168,18 @@ describe("http brain", () => {
     const error = await failure(harness.ask("hi"));
     expect(error.retryable).toBe(true);
     expect(error.logFields()).toMatchObject({ upstream_status: 429, retry_after_ms: 3_000 });
-    expect(error.message).toContain("the bot answered 429: slow down");
+    expect(error.message).toContain("the bot answered 429");
+    // The bot's own words may quote the message: kept apart from the message that is logged.
+    expect(error.message).not.toContain("slow down");
+    expect(error.upstreamMessage).toBe("slow down");
 
     harness.clock.advance(3_000);
     answer = { status: 401, body: { message: "bad token" } };
     const denied = await harness.run(harness.message("hi"));
     expect(denied.kind).toBe("dead");
     expect(denied.job.lastError).toMatchObject({ code: "brain_failed", retryable: false });
-    expect(denied.job.lastError?.message).toContain("the bot answered 401: bad token (check the token in BOT_TOKEN)");
+    expect(denied.job.lastError?.message).toContain("the bot answered 401 (check the token in BOT_TOKEN)");
+    expect(denied.job.lastError?.detail).toBe("bad token");
     expect(JSON.stringify(denied)).not.toContain(TOKEN);
 
     answer = { status: 503, raw: "<html>maintenance</html>", headers: { "content-type": "text/html" } };

@@ -39,7 +39,8 @@ describe("openai brain: conversation memory through the consumer", () => {
     // random() is 0, so the backoff is 0 and the delay is exactly the server's Retry-After.
     expect(outcome.delayMs).toBe(7_000);
     expect(outcome.job.lastError).toMatchObject({ code: "brain_failed", retryable: true });
-    expect(outcome.job.lastError?.message).toContain("answered 429: Rate limit reached");
+    expect(outcome.job.lastError?.message).toContain("answered 429 (rate_limit_exceeded)");
+    expect(outcome.job.lastError?.detail).toMatch(/^Rate limit reached/);
     expect(harness.replies).toHaveLength(1);
 
     // The queue runs the same message again once the delay is over (until then the brain is
@@ -58,13 +59,14 @@ describe("openai brain: conversation memory through the consumer", () => {
     expect(replyTexts(harness.replies)).toEqual(['reply to "first"', 'reply to "second"', 'reply to "third"']);
   });
 
-  it("makes a 429 a retryable brain_failed error with the server's message and retry_after_ms", async () => {
+  it("makes a 429 a retryable brain_failed error with the server's code, its words apart, and retry_after_ms", async () => {
     const { server, harness } = await setup();
     server.failNext(rateLimited(7));
     const error = await failure(harness.ask("hi"));
     expect(error.code).toBe("brain_failed");
     expect(error.retryable).toBe(true);
-    expect(error.message).toMatch(/^brain "bot": the model server answered 429: Rate limit reached/);
+    expect(error.message).toBe('brain "bot": the model server answered 429 (rate_limit_exceeded)');
+    expect(error.upstreamMessage).toMatch(/^Rate limit reached/);
     expect(error.logFields()).toMatchObject({
       brain: "bot",
       upstream_status: 429,
@@ -92,16 +94,16 @@ describe("openai brain: conversation memory through the consumer", () => {
     expect((await failure(ask())).retryAfterMs).toBe(1_500);
   });
 
-  it("makes a 401 a dead letter carrying the server's message, never the key", async () => {
+  it("makes a 401 a dead letter carrying the server's code and words, never the key", async () => {
     const { harness } = await setup({}, { OPENAI_API_KEY: "sk-wrong-key-9876543210" });
     const outcome = await harness.run(harness.message("hi"));
     expect(outcome.kind).toBe("dead");
     if (outcome.kind !== "dead") return;
     expect(outcome.error).toMatchObject({ code: "brain_failed", retryable: false });
-    expect(outcome.error.message).toContain(
-      "the model server answered 401: Incorrect API key provided: sk-********3210",
+    expect(outcome.error.message).toBe(
+      'brain "bot": the model server answered 401 (invalid_api_key) (check the API key in OPENAI_API_KEY)',
     );
-    expect(outcome.error.message).toContain("(check the API key in OPENAI_API_KEY)");
+    expect(outcome.error.detail).toContain("Incorrect API key provided: sk-********3210");
     expect(JSON.stringify(outcome)).not.toContain("sk-wrong-key-9876543210");
     expect(harness.replies).toEqual([]);
 
@@ -120,16 +122,17 @@ describe("openai brain: conversation memory through the consumer", () => {
       }),
     );
     const error = await failure(harness.ask("hi"));
-    expect(error.message).toContain("Incorrect API key provided: [redacted]");
-    expect(error.message).not.toContain("sk-leaked");
+    expect(error.upstreamMessage).toContain("Incorrect API key provided: [redacted]");
+    expect(JSON.stringify({ message: error.message, words: error.upstreamMessage })).not.toContain("sk-leaked");
   });
 
-  it("makes an unknown model a non-retryable error with the server's message", async () => {
+  it("makes an unknown model a non-retryable error with the server's code and words", async () => {
     const { harness } = await setup({ model: "no-such-model" });
     expect((await harness.run(harness.message("hi"))).kind).toBe("dead");
     const error = await failure(harness.ask("hi"));
     expect(error.retryable).toBe(false);
-    expect(error.message).toContain("The model `no-such-model` does not exist");
+    expect(error.message).toContain("answered 404 (model_not_found)");
+    expect(error.upstreamMessage).toContain("The model `no-such-model` does not exist");
     expect(error.logFields()).toMatchObject({ upstream_status: 404, upstream_error_code: "model_not_found" });
   });
 
@@ -138,7 +141,8 @@ describe("openai brain: conversation memory through the consumer", () => {
     server.failNext(openAiError(500, "The server had an error while processing your request.", "server_error", null));
     const crashed = await failure(harness.ask("a"));
     expect(crashed.retryable).toBe(true);
-    expect(crashed.message).toContain("answered 500: The server had an error");
+    expect(crashed.message).toContain("answered 500 (server_error)");
+    expect(crashed.upstreamMessage).toContain("The server had an error");
 
     server.failNext({ status: 200, body: {}, delayMs: 2_000 });
     const slow = await failure(harness.ask("b"));

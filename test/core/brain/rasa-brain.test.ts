@@ -85,7 +85,8 @@ describe("rasa brain", () => {
     rasa.failNext({ status: 500, raw: "Internal Server Error", headers: { "content-type": "text/plain" } });
     const crashed = await harness.run(harness.message("hi"));
     expect(crashed.kind).toBe("retry");
-    expect(crashed.job.lastError?.message).toContain("the Rasa server answered 500: Internal Server Error");
+    expect(crashed.job.lastError?.message).toContain("the Rasa server answered 500");
+    expect(crashed.job.lastError?.detail).toBe("Internal Server Error");
 
     rasa.failNext({ status: 200, body: { text: "not a list" } });
     const malformed = await failure(harness.ask("hi"));
