@@ -14,13 +14,24 @@ interface PauseNotice {
   readonly status: number;
 }
 
+/** A live replica as the sweep reads it: its id and the brain calls it last said it holds. */
+export interface LiveReplica {
+  readonly id: string;
+  /** Calls in flight per limiter, as its last sweep wrote them (none from an older version). */
+  readonly calls: Readonly<Record<string, number>>;
+}
+
 /** The brain limits of one replica, as a share of the service's. */
 export interface ReplicaBrains extends BrainSharing {
   /**
-   * The live replicas, as the sweep reads them: this replica's share follows. One that joined
-   * takes no share until every other had the time to see it (two sweeps).
+   * The live replicas, in id order, as the sweep reads them: this replica's share follows. One
+   * that joined takes no share until every other had the time to see it (two sweeps), and no
+   * replica uses the part of its share that calls of others, begun under their older and larger
+   * shares, still hold.
    */
-  live(ids: readonly string[], sweepMs: number): void;
+  live(replicas: readonly LiveReplica[], sweepMs: number): void;
+  /** Writes the calls this replica holds now to its row, for the others' shares; after `live`. */
+  publish(): Promise<void>;
   /** A pause notification from another replica (a payload of {@link PAUSES_CHANNEL}). */
   notified(payload: string): void;
   /** The pauses still running in the database, read by the sweep in case a notification was lost. */
@@ -45,16 +56,27 @@ export function createReplicaBrains(pool: Pool, replica: string, logger: Logger,
   let settled = false;
   let attached: SharedLimiters | undefined;
   const starved = new Set<number>();
+  /** The other live replicas' ranks and calls. */
+  let others: readonly { readonly rank: number; readonly calls: Readonly<Record<string, number>> }[] = [];
+  let othersSeen = "";
+  let published = "";
+
+  /** The share of `max` that the replica at `at` of `of` holds: equal parts, the lowest ranks the remainder. */
+  const shareAt = (max: number, at: number, of: number): number => Math.floor(max / of) + (at < max % of ? 1 : 0);
 
   const apply = (notice: PauseNotice): void => {
     if (notice.from !== replica) attached?.pauseTarget(notice.target, notice.until, notice.status);
   };
 
   return {
-    share(max) {
+    share(max, limiter) {
       // Until every other replica counts this one, its share is still theirs.
       if (!settled) return 0;
-      const share = Math.floor(max / count) + (rank < max % count ? 1 : 0);
+      const share = shareAt(max, rank, count);
+      // Calls another replica holds beyond its share were begun under a larger one: their slots
+      // are not free yet, whoever's share they now belong to.
+      let beyond = 0;
+      for (const other of others) beyond += Math.max(0, (other.calls[limiter] ?? 0) - shareAt(max, other.rank, count));
       if (share === 0 && !starved.has(max)) {
         starved.add(max);
         logger.warn("a brain's max_concurrency is smaller than the number of replicas: this one calls it not at all", {
@@ -62,7 +84,7 @@ export function createReplicaBrains(pool: Pool, replica: string, logger: Logger,
           replicas: count,
         });
       }
-      return share;
+      return Math.max(0, share - beyond);
     },
     paused(target, until, status) {
       const notice: PauseNotice = { from: replica, target, until, status };
@@ -81,7 +103,8 @@ export function createReplicaBrains(pool: Pool, replica: string, logger: Logger,
     attach(limiters) {
       attached = limiters;
     },
-    live(ids, sweepMs) {
+    live(replicas, sweepMs) {
+      const ids = replicas.map((row) => row.id);
       settleMs = 2 * sweepMs;
       // Alone, nobody else holds a share to give up first.
       joinedAt ??= ids.every((id) => id === replica) ? now() - settleMs : now();
@@ -89,12 +112,27 @@ export function createReplicaBrains(pool: Pool, replica: string, logger: Logger,
       const nextCount = Math.max(1, at === -1 ? ids.length + 1 : ids.length);
       const nextRank = at === -1 ? ids.length : at;
       const settling = !settled && now() - joinedAt >= settleMs;
-      if (nextCount === count && nextRank === rank && !settling) return;
+      others = replicas.flatMap((row, index) => (row.id === replica ? [] : [{ rank: index, calls: row.calls }]));
+      const seen = JSON.stringify(others);
+      const freed = seen !== othersSeen;
+      othersSeen = seen;
+      if (nextCount === count && nextRank === rank && !settling) {
+        // Calls of others that ended may have freed part of this replica's share.
+        if (freed) attached?.reshared();
+        return;
+      }
       count = nextCount;
       rank = nextRank;
       settled ||= settling;
       if (settled) logger.info("replicas share the brains' limits", { replicas: count, rank });
       attached?.reshared();
+    },
+    async publish() {
+      const calls = JSON.stringify(Object.fromEntries(attached?.inFlight() ?? []));
+      // Unchanged (idle, above all) costs no write.
+      if (calls === published) return;
+      await pool.query("UPDATE webhook_channel.replicas SET brain_calls = $2::jsonb WHERE id = $1", [replica, calls]);
+      published = calls;
     },
     notified(payload) {
       try {

@@ -173,6 +173,7 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
     try {
       sweeps += 1;
       options.brains.live(await liveReplicas(pool), sweepMs());
+      await options.brains.publish();
       await options.brains.readPauses();
       const idleBefore = performance.now() - lease.leaseMs;
       await each(idleSince(idleBefore), (key, channel) => options.giveUp(key, channel, idleBefore));

@@ -1,6 +1,7 @@
 import type { Pool } from "pg";
 import { withSequentialScans } from "../state/postgres/postgres-pool.js";
 import { releaseUnmoved } from "./lane-statements.js";
+import type { LiveReplica } from "./replica-brains.js";
 
 /** A conversation with stored jobs that no live replica runs. */
 export interface Orphan {
@@ -170,9 +171,9 @@ export async function sharedBacklogIfReporter(
 }
 
 /** The ids of the replicas whose lease runs, in order: what each one's share of a brain's limit follows. */
-export async function liveReplicas(pool: Pool): Promise<string[]> {
-  const result = await pool.query<{ id: string }>(
-    "SELECT id FROM webhook_channel.replicas WHERE lease_until > now() ORDER BY id",
+export async function liveReplicas(pool: Pool): Promise<LiveReplica[]> {
+  const result = await pool.query<{ id: string; brain_calls: Record<string, number> | null }>(
+    "SELECT id, brain_calls FROM webhook_channel.replicas WHERE lease_until > now() ORDER BY id",
   );
-  return result.rows.map((row) => row.id);
+  return result.rows.map((row) => ({ id: row.id, calls: row.brain_calls ?? {} }));
 }

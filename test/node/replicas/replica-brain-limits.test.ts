@@ -39,23 +39,41 @@ async function slowBot(delayMs: number, answer: () => number = () => 200) {
   return { server, most: () => most, calledAt };
 }
 
-async function twoReplicas(botUrl: string, maxConcurrency: number): Promise<[ServiceHarness, ServiceHarness]> {
-  const url = await createTestDatabase(inject("postgresUrl"));
-  const start = () =>
-    startHarness(
-      { delivery: { initial_delay_ms: 50, max_delay_ms: 200, max_attempts: 1000 } },
-      {},
-      {
-        postgres_url_env: "DATABASE_URL",
-        routes: [{ channel: "webhook", brain: "bot" }],
-        brains: { bot: { type: "http", url: botUrl, max_concurrency: maxConcurrency } },
-      },
-      { DATABASE_URL: url },
-    );
-  const first = await start();
-  const second = await start();
-  harnesses = [first, second];
-  return [first, second];
+/** A replica on the database at `url`, calling the bot at `botUrl`; closed after the test. */
+async function replica(url: string, botUrl: string, maxConcurrency: number): Promise<ServiceHarness> {
+  const harness = await startHarness(
+    { delivery: { initial_delay_ms: 50, max_delay_ms: 200, max_attempts: 1000 } },
+    {},
+    {
+      postgres_url_env: "DATABASE_URL",
+      routes: [{ channel: "webhook", brain: "bot" }],
+      brains: { bot: { type: "http", url: botUrl, max_concurrency: maxConcurrency, timeout_ms: 30_000 } },
+    },
+    { DATABASE_URL: url },
+  );
+  harnesses.push(harness);
+  return harness;
+}
+
+async function twoReplicas(
+  botUrl: string,
+  maxConcurrency: number,
+  url?: string,
+): Promise<[ServiceHarness, ServiceHarness]> {
+  const database = url ?? (await createTestDatabase(inject("postgresUrl")));
+  return [await replica(database, botUrl, maxConcurrency), await replica(database, botUrl, maxConcurrency)];
+}
+
+/** Waits until `harness` logged its share among `replicas` replicas. */
+async function sharing(harness: ServiceHarness, replicas: number): Promise<void> {
+  await waitFor(
+    () =>
+      harness.logs.some((line) => line.msg === "replicas share the brains' limits" && line.replicas === replicas)
+        ? true
+        : undefined,
+    15_000,
+    `a share among ${replicas} replicas`,
+  );
 }
 
 describe("brain limits across replicas", () => {
@@ -89,6 +107,31 @@ describe("brain limits across replicas", () => {
     // Both replicas called it (one slot each), and never more than the two slots between them.
     expect(most()).toBe(2);
   });
+
+  it("keeps to max_concurrency when a replica joins while the others hold calls begun under their larger shares", async () => {
+    // Calls far longer than a join takes to settle (two sweeps): the first two replicas still
+    // hold them when the third takes its share.
+    const { server, most } = await slowBot(6_000);
+    const url = await createTestDatabase(inject("postgresUrl"));
+    const [first, second] = await twoReplicas(`${server.origin}/bot`, 4, url);
+    await sharing(first, 2);
+    await sharing(second, 2);
+    for (let index = 0; index < 4; index += 1) {
+      const harness = index % 2 === 0 ? first : second;
+      expect((await harness.post({ sender_id: `early${index}`, text: "slow" })).status).toBe(200);
+    }
+    await waitFor(() => (most() === 4 ? true : undefined), 10_000, "four calls in flight");
+    const third = await replica(url, `${server.origin}/bot`, 4);
+    await sharing(third, 3);
+    // The third replica runs the conversations it stores; its share of the four slots frees only
+    // as the others' older calls end.
+    for (let index = 0; index < 3; index += 1) {
+      expect((await third.post({ sender_id: `late${index}`, text: "slow" })).status).toBe(200);
+    }
+    await waitFor(() => (third.replies.length === 3 ? true : undefined), 40_000, "the third replica's replies");
+    expect(first.replies.length + second.replies.length).toBe(4);
+    expect(most()).toBe(4);
+  }, 60_000);
 
   it("pauses a brain on every replica within a second of a 429 met by one of them", async () => {
     let limited = true;

@@ -19,6 +19,8 @@ export interface BrainLimiters {
   pauseTarget(target: string, until: number, status: number): void;
   /** The shares moved (a replica came or went): every limiter looks at its waiting calls again. */
   reshared(): void;
+  /** The calls in flight per limiter (see {@link SharedLimiters.inFlight}). */
+  inFlight(): ReadonlyMap<string, number>;
   /**
    * The limiter of brain `name` calling `target` (see {@link BrainLimits}): the one built
    * before for the same pair, else a new one. A new brain name reports its zero in-flight
@@ -46,7 +48,7 @@ export function createBrainLimiters(sharing: BrainSharing = SOLE_BRAIN_SHARING):
         const limiter = createBrainLimiter(name, {
           ...options,
           reportAtStart: !names.has(name),
-          share: (max) => sharing.share(max),
+          share: (max) => sharing.share(max, key),
           onPause: (until, status) => sharing.paused(target, until, status),
         });
         entry = { target, limiter };
@@ -60,6 +62,11 @@ export function createBrainLimiters(sharing: BrainSharing = SOLE_BRAIN_SHARING):
     },
     reshared() {
       for (const { limiter } of limiters.values()) limiter.reshared();
+    },
+    inFlight() {
+      const calls = new Map<string, number>();
+      for (const [key, { limiter }] of limiters) if (limiter.inFlight() > 0) calls.set(key, limiter.inFlight());
+      return calls;
     },
   };
   sharing.attach?.(built);

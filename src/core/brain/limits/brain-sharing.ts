@@ -4,8 +4,11 @@
  * the pauses it tells the others of. The limits themselves (slots, pauses) are the limiter's.
  */
 export interface BrainSharing {
-  /** This runtime's share of a limit that the whole service holds. */
-  share(max: number): number;
+  /**
+   * This runtime's share of a limit that the whole service holds: the `max_concurrency` of the
+   * limiter `limiter` (a key of {@link SharedLimiters.inFlight}).
+   */
+  share(max: number, limiter: string): number;
   /** The brain calling `target` was paused here until `until` (epoch ms) after `status`: tell the others. */
   paused(target: string, until: number, status: number): void;
   /** Called by the limiters it serves, so that what it learns (pauses elsewhere, new shares) reaches them. */
@@ -18,6 +21,12 @@ export interface SharedLimiters {
   pauseTarget(target: string, until: number, status: number): void;
   /** The shares moved: waiting calls are looked at again. */
   reshared(): void;
+  /**
+   * The calls in flight now, per limiter: what the other runtimes wait for before they use a
+   * share that grew (a call begun under an older share still holds its slot). Limiters with
+   * none are left out.
+   */
+  inFlight(): ReadonlyMap<string, number>;
 }
 
 /** A runtime that calls its brains alone: every limit is its own, and nobody is told of a pause. */

@@ -191,6 +191,16 @@ CREATE TABLE webhook_channel.write_checks (
 ALTER TABLE webhook_channel.jobs SET (fillfactor = 30);
 `,
   },
+  {
+    version: 6,
+    description: "replicas.brain_calls: the brain calls each replica holds, per limiter",
+    // A replica whose share of a brain's max_concurrency shrank (another joined) may still hold
+    // calls begun under the larger one; the others read them here and wait for those slots.
+    // A replica of an older version writes none, and is read as holding none, as before.
+    sql: `
+ALTER TABLE webhook_channel.replicas ADD COLUMN brain_calls jsonb;
+`,
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */
