@@ -56,7 +56,10 @@ export const ADD_TIMEOUT_MS = 4_500;
  * `lane_fenced`; one the database did not take rejects with `state_unavailable`.
  *
  * A finished job's delete rides on the next group (under load, milliseconds later), or is written
- * on its own within {@link FINISH_MAX_WAIT_MS}. A delete that failed is tried again.
+ * on its own within {@link FINISH_MAX_WAIT_MS}. A delete that failed is tried again, unfenced: the
+ * job is done whoever owns its lane by then, and behind the old ticket it would be refused once
+ * this replica claimed the lane anew (after its lease ran out in the outage that failed it), and
+ * the row would stay, counted in the backlog and run again by the lane's next owner.
  */
 export function createPostgresLaneStore(
   pool: pg.Pool,
@@ -72,11 +75,30 @@ export function createPostgresLaneStore(
   let buried = new Map<string, Held<DeadLetter>>();
   let turns: Held<readonly ConversationTurn[]>[] = [];
   let numbered = new Map<string, number>();
+  /** Finished jobs whose delete failed: deleted by id, in a statement of their own. */
+  let leftFinished = new Set<string>();
   const last = new LaneNumbers(pool, replica);
   const spent = new SpentTickets();
   const placed = new AddedPositions();
 
+  const deleteLeft = (): Promise<void> | undefined => {
+    if (leftFinished.size === 0) return undefined;
+    const ids = [...leftFinished];
+    leftFinished = new Set();
+    return pool.query("DELETE FROM webhook_channel.jobs WHERE id = ANY($1::text[])", [ids]).then(
+      () => undefined,
+      (error: unknown) => failed(0, ids, error),
+    );
+  };
+
   const write = (): Promise<void> | undefined => {
+    const left = deleteLeft();
+    const group = writeGroup();
+    if (group === undefined) return left;
+    return left === undefined ? group : Promise.all([left, group]).then(() => undefined);
+  };
+
+  const writeGroup = (): Promise<void> | undefined => {
     if (added.size + updated.size + deleted.size + buried.size + turns.length === 0) return undefined;
     const taken = { added, updated, deleted, buried, turns, numbered };
     added = new Map();
@@ -126,7 +148,7 @@ export function createPostgresLaneStore(
         // A buried job's delete is not tried again without its letter: it stays, and runs again.
         failed(
           group.added.length,
-          [...taken.deleted].filter(([id]) => !taken.buried.has(id)).map(([, held]) => held),
+          [...taken.deleted].filter(([id]) => !taken.buried.has(id)).map(([id]) => id),
           error,
         );
       },
@@ -143,16 +165,12 @@ export function createPostgresLaneStore(
     }
   };
 
-  const failed = (adds: number, finished: readonly Held<string>[], error: unknown): void => {
+  const failed = (adds: number, finished: readonly string[], error: unknown): void => {
     const message = postgresErrorMessage(error);
     if (adds > 0) logger.error("cannot commit accepted messages to postgres", { count: adds, error: message });
     if (finished.length === 0) return;
     logger.error("cannot remove finished messages from postgres; retrying", { count: finished.length, error: message });
-    for (const held of finished) {
-      const id = held.value;
-      if (added.has(id) || deleted.has(id)) continue;
-      if (supersede({ updated, deleted, buried }, id, held.ticket)) deleted.set(id, { ...held, waiters: [] });
-    }
+    for (const id of finished) if (!added.has(id) && !deleted.has(id)) leftFinished.add(id);
     batch.later(DELETE_RETRY_MS);
   };
 
