@@ -151,8 +151,8 @@ options:
       --status <s>         only messages now in this status: accepted, retrying, waiting,
                            delivered, dead_letter or replayed
       --since <time>       only messages accepted at or after this time: ISO 8601
-                           (2026-11-27T04:00:00Z, or a date, 2026-11-27, for its midnight UTC)
-                           or epoch milliseconds
+                           (2026-11-27T04:00:00Z; UTC without an offset; a date, 2026-11-27,
+                           for its midnight UTC) or epoch milliseconds
       --limit <n>          messages per page, 1 to 500 (default 100; 500 with --all)
       --cursor <c>         the page after the one that printed this next_cursor
       --all                every page to the end (--json then prints them as one page

@@ -20,6 +20,7 @@ import { deadLetterItem, formatDeadLetterTable } from "./dead-letters-table.js";
 import { noStateDirMessage } from "./dead-letters-without-state.js";
 import { missingStateFile } from "./missing-state-file.js";
 import { NO_REPLAY_TIMELINE, openCliReplayTimeline } from "./replay-timeline-recorder.js";
+import { checkServiceUrl, serviceCallError } from "./service-url.js";
 import { UsageError } from "./usage-error.js";
 
 const ACTIONS: readonly string[] = ["list", "show", "replay", "delete"];
@@ -65,6 +66,7 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
   if (values.url !== undefined && values.config !== undefined) throw new UsageError("give either --url or --config");
   const request: DeadLettersRequest = { action, ids, all: values.all, json: values.json };
   if (values.url !== undefined) {
+    checkServiceUrl(values.url);
     const variable = values["admin-token-env"] ?? DEFAULT_ADMIN_TOKEN_ENV;
     const secret = io.env[variable];
     if (secret === undefined || secret === "") {
@@ -76,7 +78,7 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
     try {
       return await runDeadLettersAction(createAdminClient(values.url, secret), request, io);
     } catch (error) {
-      io.err(`${values.url}: ${error instanceof Error ? error.message : String(error)}\n`);
+      io.err(serviceCallError(values.url, error));
       return 1;
     }
   }

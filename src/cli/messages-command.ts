@@ -6,6 +6,7 @@ import type { CliIo } from "./cli-io.js";
 import { runMessagesAction } from "./messages-actions.js";
 import { messagesRequest } from "./messages-request.js";
 import { openStateTimeline } from "./messages-state-source.js";
+import { checkServiceUrl, serviceCallError } from "./service-url.js";
 import { createTimelineClient } from "./timeline-client.js";
 import { UsageError } from "./usage-error.js";
 
@@ -46,6 +47,7 @@ export async function runMessages(args: readonly string[], io: CliIo): Promise<n
     throw new UsageError("--admin-token-env goes with --url");
   }
   if (values.url !== undefined) {
+    checkServiceUrl(values.url);
     const variable = values["admin-token-env"] ?? DEFAULT_ADMIN_TOKEN_ENV;
     const secret = io.env[variable];
     if (secret === undefined || secret === "") {
@@ -62,7 +64,7 @@ export async function runMessages(args: readonly string[], io: CliIo): Promise<n
     try {
       return await runMessagesAction(createTimelineClient(values.url, secret), request, io, source);
     } catch (error) {
-      io.err(`${values.url}: ${error instanceof Error ? error.message : String(error)}\n`);
+      io.err(serviceCallError(values.url, error));
       return 1;
     }
   }

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ServiceHarness, startHarness } from "../support/node-service.js";
 import { runCliCaptured } from "../support/run-cli-captured.js";
@@ -75,5 +77,21 @@ describe("dead-letters --url against a running service", () => {
       OTHER: "not-the-admin-secret",
     });
     expect(wrong).toMatchObject({ code: 1, err: expect.stringContaining("401") });
+  });
+
+  it("says why a service cannot be reached, and takes only an http(s) URL", async () => {
+    // A port nothing listens on any more, as a stopped service's.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    const url = `http://127.0.0.1:${port}`;
+    const refused = await cli(["dead-letters", "list", "--url", url], { WEBHOOK_ADMIN_SECRET: ADMIN });
+    expect(refused).toMatchObject({
+      code: 1,
+      err: expect.stringContaining(`${url}: fetch failed: connect ECONNREFUSED`),
+    });
+    const notUrl = await cli(["dead-letters", "list", "--url", "notaurl"], { WEBHOOK_ADMIN_SECRET: ADMIN });
+    expect(notUrl).toMatchObject({ code: 2, err: expect.stringContaining("--url must be the service's base URL") });
   });
 });
