@@ -41,6 +41,8 @@ export function formatTimeline(view: MessageTimelineView): string {
 export function waitingText(waiting: WaitingView): string {
   const until = waiting.until === undefined ? "" : `; next try at ${waiting.until}`;
   switch (waiting.reason) {
+    case "in_progress":
+      return "under way now: its brain call or a reply's POST (or its turn for a slot of its brain)";
     case "receiver_down":
       // Its replies go when the receiver answers a probe again; `until` is when they stop waiting.
       return `the receiver is down (outbound_url fails); sent once it answers again, or given up at ${waiting.until ?? "?"}`;

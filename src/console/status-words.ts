@@ -23,6 +23,8 @@ export function statusWords(status: MessageStatus): { readonly text: string; rea
 /** Why a message waits, in a sentence's words; the message it waits behind, if any, is named by the caller. */
 export function waitingWords(waiting: Waiting): string {
   switch (waiting.reason) {
+    case "in_progress":
+      return "under way now: its brain call or a reply's POST";
     case "receiver_down":
       return "the receiver is down; its replies are posted again when it is back";
     case "brain_paused":

@@ -3,6 +3,7 @@
  * a message behind it in its conversation, from a real service whose receiver refuses.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { startJsonServer } from "../support/json-test-server.js";
 import { ADMIN, adminGet } from "../support/message-timelines.js";
 import { type ServiceHarness, startHarness } from "../support/node-service.js";
 import { runCliCaptured } from "../support/run-cli-captured.js";
@@ -69,5 +70,45 @@ describe("messages show of a message that waits", () => {
       50,
     );
     expect((await cli(["show", first])).out).not.toContain("\nwaiting ");
+  });
+
+  it("says a message whose brain call is under way is in progress, not waiting for its turn", async () => {
+    let answer: (() => void) | undefined;
+    const bot = await startJsonServer(
+      () =>
+        new Promise((resolve) => {
+          answer = () => resolve({ status: 200, body: { text: "at last" } });
+        }),
+    );
+    try {
+      harness = await startHarness(
+        {},
+        {},
+        {
+          admin: { token_env: "ADMIN_SECRET" },
+          routes: [{ channel: "webhook", brain: "bot" }],
+          brains: { bot: { type: "http", url: `${bot.origin}/bot` } },
+        },
+        { ADMIN_SECRET: ADMIN },
+      );
+      const h = harness;
+      const id = ((await (await h.post({ sender_id: "slow", text: "think hard" })).json()) as { message_id: string })
+        .message_id;
+      await waitFor(() => (answer === undefined ? undefined : true), 10_000, "the brain call");
+      // The timeline is written in batches: its accepted event is there within a moment.
+      await waitFor(async () => ((await adminGet(h, `messages/${id}`)).status === 200 ? true : undefined), 5_000);
+      const shown = await runCliCaptured(["messages", "show", id, "--url", h.baseUrl], { WEBHOOK_ADMIN_SECRET: ADMIN });
+      expect(shown.out).toContain("status        accepted\n");
+      expect(shown.out).toContain("waiting       under way now: its brain call or a reply's POST");
+      answer?.();
+      await waitFor(() => (h.replies.length === 1 ? true : undefined), 10_000, "the reply");
+      const body = await waitFor(async () => {
+        const view = (await (await adminGet(h, `messages/${id}`)).json()) as { status: string; waiting?: unknown };
+        return view.status === "delivered" ? view : undefined;
+      }, 10_000);
+      expect(body.waiting).toBeUndefined();
+    } finally {
+      await bot.close();
+    }
   });
 });

@@ -43,12 +43,30 @@ export interface TimelineAdmin {
 /** How many earlier messages of a conversation are looked through for the one a message waits behind. */
 const AHEAD_SCAN = 50;
 
-/** The admin API's timeline over `store`: one pager, one waiting rule, one chart source. */
-export function createTimelineAdmin(store: TimelineStore, clock: Clock): TimelineAdmin {
+/** A message as the runtime that may run it is asked about it. */
+export interface RunningSubject {
+  readonly channel: string;
+  readonly conversationId: string;
+  readonly id: string;
+}
+
+/**
+ * The admin API's timeline over `store`: one pager, one waiting rule, one chart source.
+ * `underWay` says whether a message is being run now here (its brain call or a reply's POST
+ * under way): a run's events are recorded when it ends. Without it, none is said to be.
+ */
+export function createTimelineAdmin(
+  store: TimelineStore,
+  clock: Clock,
+  underWay: (subject: RunningSubject) => boolean = () => false,
+): TimelineAdmin {
   return {
     async get(id) {
       const row = await store.one(id);
       if (row === undefined) return undefined;
+      if (!hasEnded(row.status) && underWay({ channel: row.channel, conversationId: row.conversationId, id: row.id })) {
+        return timelineView(row, waitingOf(row, undefined, true));
+      }
       let ahead: string | undefined;
       if (!hasEnded(row.status) && row.events.every((event) => event.type === "accepted")) {
         const earlier = await store.page({

@@ -4,7 +4,7 @@ import type { ActivityCount, StoredTimeline, TimelineSummary } from "./timeline-
 
 /** Why a message that has not ended is not moving, as `GET /admin/messages/{id}` says. */
 export interface WaitingView {
-  readonly reason: "receiver_down" | "brain_paused" | "retry" | "behind_message" | "queued";
+  readonly reason: "in_progress" | "receiver_down" | "brain_paused" | "retry" | "behind_message" | "queued";
   readonly behind_message_id?: string;
   readonly until?: string;
 }
@@ -63,10 +63,12 @@ export function timelineView(row: StoredTimeline, waiting: WaitingView | undefin
 /**
  * Why a message waits, from its last events: a receiver that is down, a paused brain, a retry's
  * backoff; one not run yet waits behind `ahead` (the nearest earlier message of its conversation
- * that has not ended), or in the queue.
+ * that has not ended), or in the queue. A run records its events when it ends, so one under way
+ * (`running`, as the runtime that runs it knows) is said to be, whatever its last events say.
  */
-export function waitingOf(row: StoredTimeline, ahead: string | undefined): WaitingView | undefined {
+export function waitingOf(row: StoredTimeline, ahead: string | undefined, running = false): WaitingView | undefined {
   if (row.status === "delivered" || row.status === "dead_letter") return undefined;
+  if (running) return { reason: "in_progress" };
   const last = row.events.at(-1);
   if (last?.type === "waiting") return { reason: "receiver_down", until: iso(last.until) };
   if (last?.type === "retry") {

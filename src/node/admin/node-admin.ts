@@ -1,6 +1,7 @@
 import type { AdminDeps } from "../../core/admin/admin-routes.js";
 import type { Clock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
+import { conversationKey } from "../../core/conversation/conversation-store.js";
 import { createAdminDeadLetters } from "../../core/dead-letters/create-admin-dead-letters.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import type { DeadLetterStore } from "../../core/dead-letters/dead-letter-store.js";
@@ -71,7 +72,13 @@ export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
     deps: {
       secret: options.secret,
       deadLetters: createAdminDeadLetters(store, { recorder: timeline.recorder, now: () => timeline.clock.now() }),
-      timeline: timeline.recorder.on ? createTimelineAdmin(timeline.store, timeline.clock) : undefined,
+      timeline: timeline.recorder.on
+        ? createTimelineAdmin(timeline.store, timeline.clock, ({ channel, conversationId, id }) => {
+            // Queues are by channel; with replicas this one knows only the runs it makes itself.
+            const queue = options.status.queues.get(channel);
+            return queue?.isRunning(conversationKey(channel, conversationId), id) === true;
+          })
+        : undefined,
       status: createNodeStatus({
         ...options.status,
         deadLetters: store,

@@ -31,6 +31,8 @@ export interface JobQueue extends InboundQueue {
   oldestAcceptedAt(): number | undefined;
   /** The error of the last store write when it failed, undefined once a later one succeeded. */
   readonly storeError: string | undefined;
+  /** True while job `id` of lane `key` (its conversation key) runs here now. */
+  isRunning(key: string, id: string): boolean;
   /**
    * A write check of the state that began at `at` (`performance.now()`) committed: a store error
    * older than it is forgotten, as a successful write would have done.
@@ -189,6 +191,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     get storeError() {
       return storeError;
     },
+    isRunning: (key, id) => lanes.isRunning(key, id),
     writesConfirmed(at) {
       if (at > storeFailedAt) storeError = undefined;
     },

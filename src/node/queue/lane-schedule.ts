@@ -154,6 +154,11 @@ export class LaneSchedule {
     if (this.lanes.head(key)?.message.id === job.message.id) this.lanes.replaceHead(key, job);
   }
 
+  /** True while job `id` runs at the head of lane `key`: neither ready to start nor waiting for a timer. */
+  isRunning(key: string, id: string): boolean {
+    return this.lanes.head(key)?.message.id === id && !this.ready.has(key) && !this.timers.has(key);
+  }
+
   /** True while `job` is the head of its lane (running, or waiting to retry). */
   isHead(job: Job): boolean {
     return this.lanes.head(keyOf(job))?.message.id === job.message.id;
