@@ -39,6 +39,12 @@ export interface ReplicaLanes {
   readonly ownership: LaneOwnership;
   /** Takes the lease and starts looking for conversations no replica runs. */
   start(): Promise<void>;
+  /**
+   * A graceful stop began: this replica reads no more jobs into its lanes (the other replicas go
+   * on storing messages of its conversations, which would keep its drain from ever ending); what
+   * it did not read runs, in order, once {@link leave} gave its conversations up.
+   */
+  drain(): void;
   /** After a graceful stop's drain: gives up every conversation and the lease, so others take them at once. */
   leave(): Promise<void>;
   /** This replica's share of the brains' limits, for the consumer's limiters. */
@@ -69,6 +75,8 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
   const owned = new OwnedLanes(lanes, loader);
   const { idle, behind, unplaced } = owned;
   let stopped = false;
+  /** Set by `drain`: no job is read into the lanes any more, while those held run to their end. */
+  let draining = false;
   /** While set, no job starts and nothing is claimed: see `rejoin`. */
   let rejoining = false;
 
@@ -93,7 +101,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     claim,
     notify,
     serial,
-    isStopped: () => stopped,
+    isStopped: () => stopped || draining,
     replica,
     position: (id) => lanes.takePosition(id),
   });
@@ -105,7 +113,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       await removed?.catch(() => undefined);
       const lane = owned.get(key);
       if (lane === undefined) return;
-      if (lane.behind && (await owned.readOn(key, channel, lane)) > 0) return;
+      if (lane.behind && !draining && (await owned.readOn(key, channel, lane)) > 0) return;
       owned.markIdle(key, channel);
     }).catch(() => undefined);
   };
@@ -205,7 +213,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     unsure: owned.unsure,
     settle,
     owned: (key) => owned.get(key),
-    isStopped: () => stopped,
+    isStopped: () => stopped || draining,
     take,
     readIds: (key, channel, ids) => serial(key, () => owned.readIds(key, channel, ids)),
     readOn: (key, channel) => serial(key, () => owned.readOnHeld(key, channel)),
@@ -239,6 +247,9 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       await sweep.stocktake();
       // Logged when 0 too, as with state_dir: silence would not tell "nothing to resume" from a fault.
       logger.info("resumed unfinished messages from postgres", { count: loader.loaded });
+    },
+    drain() {
+      draining = true;
     },
     async leave() {
       // No renewal and no notification from here on: a renewal after the delete would

@@ -268,6 +268,7 @@ function queueOf(parts: Parts, channel: string): JobQueue {
 async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   const deadline = Date.now() + timeoutMs;
   parts.shuttingDown = true;
+  parts.replicas?.drain();
   parts.pickup?.stop();
   parts.resume?.stop();
   const left = (await Promise.all([...parts.queues.values()].map((queue) => queue.drain(timeoutMs)))).flat();
