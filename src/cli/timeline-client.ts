@@ -29,7 +29,8 @@ export function createTimelineClient(baseUrl: string, secret: string): TimelineA
       if (query.channel !== undefined) params.set("channel", query.channel);
       if (query.conversationId !== undefined) params.set("conversation_id", query.conversationId);
       if (query.status !== undefined) params.set("status", query.status);
-      if (query.since !== undefined) params.set("since", String(query.since));
+      // As ISO 8601: the API takes epoch milliseconds only from 1973 on (12 digits).
+      if (query.since !== undefined) params.set("since", new Date(query.since).toISOString());
       const response = await get(`messages?${params.toString()}`, 200);
       const page = (await response.json()) as { items: MessageSummaryView[]; next_cursor: string | null };
       return { items: page.items, nextCursor: page.next_cursor };

@@ -146,7 +146,13 @@ function readStoredJobRef(value: unknown): StoredJobRef | undefined {
 
 function readJobError(value: unknown): JobError | undefined {
   if (!isRecord(value)) return undefined;
-  const { code, message, retryable, status } = value;
+  const { code, message, retryable, status, detail } = value;
   if (typeof code !== "string" || typeof message !== "string" || typeof retryable !== "boolean") return undefined;
-  return typeof status === "number" ? { code, message, retryable, status } : { code, message, retryable };
+  return {
+    code,
+    message,
+    retryable,
+    ...(typeof status === "number" ? { status } : {}),
+    ...(typeof detail === "string" ? { detail } : {}),
+  };
 }

@@ -47,7 +47,10 @@ export function mountAdminRoutes(app: Hono, deps: AdminDeps): void {
     }
     // bearerMatches compares in constant time, like the channels' check.
     if (!bearerMatches(c.req.header("authorization") ?? null, [deps.secret()])) {
-      return problemResponse(unauthorizedError(), { "www-authenticate": 'Bearer realm="admin"' });
+      return problemResponse(unauthorizedError(), {
+        "www-authenticate": 'Bearer realm="admin"',
+        "cache-control": "no-store",
+      });
     }
     await next();
     // Dead letters and timelines hold message text: no cache keeps a copy of any admin answer.

@@ -17,14 +17,20 @@ export function parseInstant(raw: string): number | undefined {
   const zone = match[8];
   const offsetMs = zone === undefined || zone === "Z" || zone === "z" ? 0 : offsetOf(zone);
   if (offsetMs === undefined) return undefined;
-  return Date.UTC(year, month - 1, day, hour, minute, second, fraction) - offsetMs;
+  const at = new Date(0);
+  // Not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
+  at.setUTCFullYear(year, month - 1, day);
+  at.setUTCHours(hour, minute, second, fraction);
+  return at.getTime() - offsetMs;
 }
 
 /** Date, then optionally `T` (or a space), hours and minutes, seconds, a fraction, and a zone. */
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
 
 function daysIn(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const last = new Date(0);
+  last.setUTCFullYear(year, month, 0);
+  return last.getUTCDate();
 }
 
 function offsetOf(zone: string): number | undefined {

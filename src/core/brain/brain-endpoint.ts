@@ -189,8 +189,9 @@ function statusError(endpoint: BrainEndpoint, response: Response, text: string):
     upstreamStatus: status,
     ...(server.message === undefined ? {} : { upstreamMessage: server.message }),
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    ...(server.type === undefined ? {} : { upstreamErrorType: server.type }),
-    ...(server.code === undefined ? {} : { upstreamErrorCode: server.code }),
+    // Logged at every level: only what reads as a name, like the message's.
+    ...(server.type === undefined || !ERROR_NAME.test(server.type) ? {} : { upstreamErrorType: server.type }),
+    ...(server.code === undefined || !ERROR_NAME.test(server.code) ? {} : { upstreamErrorCode: server.code }),
   });
 }
 

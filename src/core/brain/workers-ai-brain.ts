@@ -7,14 +7,17 @@ import type { AiBinding } from "./brain-deps.js";
 import { buildChatMessages, chatCompletionText, textReplies } from "./chat-messages.js";
 import { usageOf } from "./token-usage.js";
 
+/** Workers AI's answer when the model is rate-limited or out of capacity (error 3040). */
+const CAPACITY_ERROR = /\b3040\b|capacity temporarily exceeded|rate limit/i;
+
+/** Workers AI's error number, as its messages give it (`InferenceUpstreamError: 3040: …`). */
+const ERROR_NUMBER = /\b(\d{4}):/;
+
 /**
  * Workers AI error codes that asking again will not fix: 5004/5005/5006 invalid input,
  * 5007 no such model, 5016 a model whose licence must be accepted first. Anything else
  * (capacity 3040, daily limits, timeouts, internal errors) may pass later.
  */
-/** Workers AI's answer when the model is rate-limited or out of capacity (error 3040). */
-const CAPACITY_ERROR = /\b3040\b|capacity temporarily exceeded|rate limit/i;
-
 const PERMANENT_ERROR = /\b(500[4-7]|5016)\b|no such model|invalid input/i;
 
 /**
@@ -39,16 +42,24 @@ export function createWorkersAiBrain(name: string, config: WorkersAiBrainConfig,
         answer = await ai.run(config.model, { messages });
       } catch (error) {
         const said = errorMessage(error).slice(0, 500);
-        throw new ChannelError("brain_failed", `brain "${name}": Workers AI failed: ${said}`, {
-          status: 502,
-          retryable: !PERMANENT_ERROR.test(said),
-          // Workers AI's "3040: Capacity temporarily exceeded" is its rate limit: a 429, which
-          // pauses the brain for every conversation (see brain-limiter.ts).
-          ...(CAPACITY_ERROR.test(said) ? { upstreamStatus: 429 } : {}),
-          brain: name,
-          model: config.model,
-          cause: error,
-        });
+        // Its error number names the failure; its words may quote the input, so they stay apart.
+        const code = ERROR_NUMBER.exec(said)?.[1];
+        throw new ChannelError(
+          "brain_failed",
+          `brain "${name}": Workers AI failed${code === undefined ? "" : ` (${code})`}`,
+          {
+            status: 502,
+            upstreamMessage: said,
+            ...(code === undefined ? {} : { upstreamErrorCode: code }),
+            retryable: !PERMANENT_ERROR.test(said),
+            // Workers AI's "3040: Capacity temporarily exceeded" is its rate limit: a 429, which
+            // pauses the brain for every conversation (see brain-limiter.ts).
+            ...(CAPACITY_ERROR.test(said) ? { upstreamStatus: 429 } : {}),
+            brain: name,
+            model: config.model,
+            cause: error,
+          },
+        );
       }
       // Text models answer `usage` with OpenAI's names, in both of their shapes; counted before
       // the answer is judged, since the call was billed either way.

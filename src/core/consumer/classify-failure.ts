@@ -1,3 +1,4 @@
+import { FIRST_PAUSE_MS, isPausingError } from "../brain/limits/brain-pause.js";
 import type { ChannelError } from "../channel-error.js";
 import type { Job, JobError } from "../lifecycle/job.js";
 import { nextDelayMs, type RetryPolicy } from "../lifecycle/retry-policy.js";
@@ -27,13 +28,17 @@ export interface FailedAttempt {
 /**
  * Decides what a failed attempt comes to: another attempt after a delay (the backoff, raised
  * to the upstream's `Retry-After` and capped at `maxDelayMs`), or a dead letter and why.
- * A call refused because its brain is paused (the brain was not asked) is no attempt: the job
- * waits for the pause's end, as replies wait for a receiver that is down, and only `maxAgeMs`
- * ends that wait. Pure: the same input gives the same verdict, so it is tested as a table.
+ * A brain that says to wait (a 429 or 503, which pauses it for everyone) or a call refused
+ * because it is paused (the brain was not asked) is no attempt: the job waits for the pause's
+ * end, as replies wait for a receiver that is down, and only `maxAgeMs` ends that wait. Pure:
+ * the same input gives the same verdict, so it is tested as a table.
  */
 export function classifyFailure(attempt: FailedAttempt): FailureVerdict {
   const { error, policy } = attempt;
   if (error.pausedUntil !== undefined) return waitForPause(attempt, error.pausedUntil);
+  if (error.code === "brain_failed" && isPausingError(error)) {
+    return waitForPause(attempt, attempt.now + (error.retryAfterMs ?? FIRST_PAUSE_MS));
+  }
   const attempts = attempt.job.attempts + 1;
   const stepStartedAt = attempt.job.stepStartedAt ?? attempt.attemptAt;
   const lastError = jobErrorOf(error);

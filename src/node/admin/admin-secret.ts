@@ -1,5 +1,6 @@
 import { ChannelError } from "../../core/channel-error.js";
 import type { Config } from "../../core/config/config-schema.js";
+import { envValueProblem } from "../../core/config/preflight/preflight.js";
 import { channelName } from "../../core/config/validate-config.js";
 
 /**
@@ -24,6 +25,13 @@ export function readAdminSecret(
       `environment variable ${variable} (admin.token_env) is not set or empty: it must hold the admin secret`,
       { variable },
     );
+  }
+  // Compared with a header, which runtimes read differently beyond ASCII: refused as config check refuses it.
+  const problem = envValueProblem(secret);
+  if (problem !== undefined) {
+    throw new ChannelError("config_invalid", `environment variable ${variable} (admin.token_env) ${problem}`, {
+      variable,
+    });
   }
   for (const channel of config.channels) {
     if (channelSecrets.get(channelName(channel))?.includes(secret) !== true) continue;

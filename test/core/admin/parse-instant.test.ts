@@ -13,6 +13,8 @@ describe("parseInstant (since, --since)", () => {
     ["a space for the T", "2026-11-30 06:22:00Z", Date.UTC(2026, 10, 30, 6, 22)],
     ["29 February of a leap year", "2028-02-29", Date.UTC(2028, 1, 29)],
     ["epoch milliseconds", "1764483720000", 1_764_483_720_000],
+    ["a year before 100, as written (not 19xx)", "0050-03-01", new Date("0050-03-01T00:00:00Z").getTime()],
+    ["a time before 1970, as the CLI sends it", "1969-07-20T20:17:00.000Z", Date.UTC(1969, 6, 20, 20, 17)],
   ])("reads %s", (_what, raw, expected) => {
     expect(parseInstant(raw)).toBe(expected);
   });

@@ -87,9 +87,8 @@ describe("workers-ai brain", () => {
     harness = await startBrainHarness({ brains: { bot: { type: "workers-ai", model: MODEL } }, ai });
     const busy = await harness.run(harness.message("hi"));
     expect(busy.kind).toBe("retry");
-    expect(busy.job.lastError?.message).toBe(
-      'brain "bot": Workers AI failed: InferenceUpstreamError: 3040: Capacity temporarily exceeded',
-    );
+    expect(busy.job.lastError?.message).toBe('brain "bot": Workers AI failed (3040)');
+    expect(busy.job.lastError?.detail).toBe("InferenceUpstreamError: 3040: Capacity temporarily exceeded");
 
     // Error 3040 is Workers AI's rate limit: the brain is paused for everyone (1 s without a
     // Retry-After), and a call meanwhile is refused without reaching the model.

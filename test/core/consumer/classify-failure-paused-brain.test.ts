@@ -1,6 +1,6 @@
 /**
- * A call refused because its brain is paused never reached the brain: it spends no attempt,
- * and the job waits for the pause's end, as replies wait for a receiver that is down.
+ * A brain that says to wait (429, 503) and a call refused because it is paused spend no
+ * attempt: the job waits for the pause's end, as replies wait for a receiver that is down.
  */
 import { describe, expect, it } from "vitest";
 import { pausedError } from "../../../src/core/brain/limits/brain-pause.js";
@@ -48,12 +48,18 @@ describe("classifyFailure of a call its paused brain refused", () => {
     expect(verdict).toMatchObject({ kind: "dead", reason: "max_age", job: { attempts: 0 } });
   });
 
-  it("still counts the answer that paused the brain: that call reached it", () => {
+  it("counts no attempt for the answer that paused the brain either: a brain that says to wait is waited for", () => {
     const error = new ChannelError("brain_failed", "answered 429", {
       retryable: true,
       upstreamStatus: 429,
       retryAfterMs: 5_000,
     });
+    const verdict = classifyFailure({ job: job(1), error, attemptAt: T0, now: T0, policy: POLICY, jitter: 0.5 });
+    expect(verdict).toMatchObject({ kind: "retry", delayMs: 5_000, job: { attempts: 1 } });
+  });
+
+  it("counts a receiver's 503 as an attempt: the receiver circuit, not a brain's pause, rules on it", () => {
+    const error = new ChannelError("delivery_failed", "answered 503", { retryable: true, upstreamStatus: 503 });
     const verdict = classifyFailure({ job: job(1), error, attemptAt: T0, now: T0, policy: POLICY, jitter: 0.5 });
     expect(verdict).toMatchObject({ kind: "dead", reason: "attempts_exhausted", job: { attempts: 2 } });
   });

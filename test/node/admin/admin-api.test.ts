@@ -51,6 +51,12 @@ describe("admin API start", () => {
       /ADMIN_SECRET \(admin.token_env\) is not set/,
     );
   });
+
+  it("refuses to start with an admin secret beyond ASCII, which Node and Workers would read apart", async () => {
+    await expect(
+      startHarness({}, {}, { admin: { token_env: "ADMIN_SECRET" } }, { ADMIN_SECRET: "s\u00e9cret-admin-0123456789" }),
+    ).rejects.toThrow(/ADMIN_SECRET \(admin.token_env\) contains characters an HTTP header cannot carry/);
+  });
 });
 
 describe.each([

@@ -46,6 +46,16 @@ export function envValueProblem(value: string): string | undefined {
     : "contains characters an HTTP header cannot carry the same way on every runtime (control characters, or beyond ASCII)";
 }
 
+/** Why a URL held in a variable cannot be used as is (whitespace or a control character), or undefined. */
+function urlValueProblem(value: string): string | undefined {
+  if (/^\s|\s$/.test(value)) return "starts or ends with whitespace (a trailing newline?)";
+  const control = [...value].some((char) => {
+    const code = char.codePointAt(0) ?? 0;
+    return code < 0x20 || code === 0x7f;
+  });
+  return control ? "contains control characters" : undefined;
+}
+
 /** The JSON path of a `webhook.tls` variable: PEM, checked by the Node loader instead. */
 const TLS_VARIABLE = /^channels\[\d+\]\.webhook\.tls\./;
 
@@ -80,7 +90,12 @@ export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
       continue;
     }
     // PEM texts span lines and never travel in a header; their checks need a TLS library (Node's).
-    const problem = TLS_VARIABLE.test(path) ? undefined : envValueProblem(value);
+    // The database URL never travels in a header either: only a stray space or line break is refused.
+    const problem = TLS_VARIABLE.test(path)
+      ? undefined
+      : path === "postgres_url_env"
+        ? urlValueProblem(value)
+        : envValueProblem(value);
     if (problem !== undefined) {
       problems.push({
         path,

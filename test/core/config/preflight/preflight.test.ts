@@ -22,6 +22,22 @@ describe("preflight", () => {
     expect(preflight(config, (name) => ({ WEBHOOK_SECRET: "s3cret", OUT_TOKEN: "t0ken" })[name])).toEqual([]);
   });
 
+  it("lets a database URL hold a letter beyond ASCII (it never travels in a header), not a trailing newline", () => {
+    const result = validateConfig({
+      channels: [
+        { type: "webhook", token_env: "WEBHOOK_SECRET", webhook: { outbound_url: "http://127.0.0.1:9000/r" } },
+      ],
+      routes: [{ channel: "webhook", brain: "echo" }],
+      postgres_url_env: "DATABASE_URL",
+    });
+    if (!result.ok) throw new Error(JSON.stringify(result.problems));
+    const env = (url: string) => (name: string) => ({ WEBHOOK_SECRET: "s3cret", DATABASE_URL: url })[name];
+    expect(preflight(result.config, env("postgres://w:p\u00e4ss@db/webhook"))).toEqual([]);
+    expect(preflight(result.config, env("postgres://w:pass@db/webhook\n"))).toMatchObject([
+      { path: "postgres_url_env", message: expect.stringContaining("starts or ends with whitespace") },
+    ]);
+  });
+
   it("names a missing and an empty variable with the JSON path and the fix", () => {
     const problems = preflight(config, (name) => ({ OUT_TOKEN: "" })[name]);
     expect(problems).toMatchObject([
