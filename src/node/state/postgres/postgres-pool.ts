@@ -108,21 +108,35 @@ export function describePostgres(url: string): Readonly<Record<string, string>> 
 /**
  * Runs `work` in one transaction on one connection of `pool`: committed when it resolves,
  * rolled back when it throws. A connection whose rollback failed too is dropped, not reused.
+ * While it is held, the connection's own `error` (the server ended it: a restart, a failover)
+ * is listened for: a checked-out client has no other listener, and pg would throw it out of
+ * the event loop, ending the process; the statement under way or the next one fails instead.
  */
 export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let lost: unknown;
+  const onError = (error: unknown): void => {
+    lost ??= error;
+  };
+  client.on("error", onError);
+  const release = (broken: boolean): void => {
+    client.off("error", onError);
+    client.release(broken || lost !== undefined);
+  };
   try {
     await client.query("BEGIN");
     const result = await work(client);
     await client.query("COMMIT");
-    client.release();
+    release(false);
     return result;
   } catch (error) {
-    const broken = await client.query("ROLLBACK").then(
-      () => false,
-      () => true,
-    );
-    client.release(broken);
+    const broken =
+      lost !== undefined ||
+      (await client.query("ROLLBACK").then(
+        () => false,
+        () => true,
+      ));
+    release(broken);
     throw error;
   }
 }
