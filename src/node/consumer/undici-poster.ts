@@ -69,6 +69,7 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
         let status = 0;
         let retryAfter: string | null = null;
         let settled = false;
+        let drained = 0;
         const fail = (error: unknown, timedOut: boolean): void => {
           if (settled) return;
           settled = true;
@@ -78,12 +79,15 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
         const timer = setTimeout(() => {
           const error = new Error(`no answer within ${timeoutMs} ms`);
           fail(error, true);
-          // A request still waiting for a free connection is aborted when it gets one.
+          // A request still waiting for a free connection is aborted when it gets one, and an
+          // answer whose body is still coming loses its connection (the answer stands).
           controller?.abort(error);
         }, timeoutMs);
         // dispatch() with a handler instead of request(): no response stream, no promise
-        // chain and no AbortSignal per reply; the answer's body is read and dropped, which
-        // lets the connection go back to the pool.
+        // chain and no AbortSignal per reply. The status is the answer, as fetch's is on
+        // Workers: a 2xx whose body is slow, cut off or large was still received. The body is
+        // read and dropped, which lets the connection go back to the pool, within the attempt's
+        // time and a size bound; past either the connection is closed instead.
         try {
           const { pool, path } = targetOf(url, tls);
           pool.dispatch(
@@ -94,18 +98,24 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
                 if (settled) started.abort(new Error("timed out while waiting for a connection"));
               },
               onResponseStart(_controller, statusCode, responseHeaders) {
+                // An interim answer (103 Early Hints) comes before the one that counts.
+                if (statusCode < 200) return;
                 status = statusCode;
                 const value = responseHeaders["retry-after"];
                 retryAfter = typeof value === "string" ? value : null;
-              },
-              onResponseData() {},
-              onResponseEnd() {
                 if (settled) return;
                 settled = true;
-                clearTimeout(timer);
                 resolve({ status, retryAfter });
               },
+              onResponseData(dispatched, chunk) {
+                drained += chunk.length;
+                if (drained > MAX_DRAINED_BYTES) dispatched.abort(new Error("answer body too large to drain"));
+              },
+              onResponseEnd() {
+                clearTimeout(timer);
+              },
               onResponseError(_controller, error) {
+                clearTimeout(timer);
                 fail(error, false);
               },
             },
@@ -127,6 +137,9 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
     },
   };
 }
+
+/** The most of an answer's body read to keep its connection; a larger one closes it instead. */
+const MAX_DRAINED_BYTES = 64 * 1024;
 
 function describe(error: unknown): string {
   if (error instanceof Error && "code" in error && typeof error.code === "string") {

@@ -31,6 +31,11 @@ export interface JobQueue extends InboundQueue {
   oldestAcceptedAt(): number | undefined;
   /** The error of the last store write when it failed, undefined once a later one succeeded. */
   readonly storeError: string | undefined;
+  /**
+   * The channel's settings changed (a reload): its receiver circuit decides under them now, so
+   * that replies held for a receiver no longer configured go at once.
+   */
+  settingsChanged(): void;
   /** True while job `id` of lane `key` (its conversation key) runs here now. */
   isRunning(key: string, id: string): boolean;
   /**
@@ -192,6 +197,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       return storeError;
     },
     isRunning: (key, id) => lanes.isRunning(key, id),
+    settingsChanged: () => circuit?.reconsider(),
     writesConfirmed(at) {
       if (at > storeFailedAt) storeError = undefined;
     },

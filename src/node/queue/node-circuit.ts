@@ -7,7 +7,7 @@ import { CircuitClient } from "../../core/receiver/circuit-client.js";
 import { CircuitKeeper, type WakeResult } from "../../core/receiver/circuit-keeper.js";
 import type { CircuitStore, StoredCircuit } from "../../core/receiver/circuit-store.js";
 import { createMemoryHeldLanes } from "../../core/receiver/memory-circuit-store.js";
-import type { CircuitPolicy, CircuitState } from "../../core/receiver/receiver-circuit.js";
+import { type CircuitPolicy, type CircuitState, underPolicy } from "../../core/receiver/receiver-circuit.js";
 import { type ReceiverStanding, standingOf } from "../../core/receiver/receiver-standing.js";
 import type { LaneSchedule } from "./lane-schedule.js";
 
@@ -44,6 +44,12 @@ export interface NodeCircuit {
   /** The lane `key` runs (its own timer, or its max age, came): it no longer waits. */
   started(key: string): void;
   view(): ReceiverView;
+  /**
+   * The channel's settings changed (a reload): the keeper decides under them now, so that a
+   * receiver moved to another origin, or a circuit turned off, releases what waits at once
+   * rather than at the old receiver's next probe.
+   */
+  reconsider(): void;
   /** Stops the timer: nothing is woken any more. */
   stop(): void;
 }
@@ -134,7 +140,9 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
       Math.max(0, at - now()),
     );
   }
-  const leftDown = initial?.state.down;
+  // A receiver the last run left down under another outbound_url (or with the circuit now off)
+  // is not this run's: the keeper's first decision starts it afresh, and nothing is announced.
+  const leftDown = initial === undefined ? undefined : underPolicy(initial.state, options.policy()).state.down;
   if (leftDown !== undefined) {
     // As the last run left it: said, counted and alerted on as a receiver found down here.
     metrics.receiverState(channel, false);
@@ -160,6 +168,7 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
       held.delete(key);
     },
     view: () => ({ channel, ...standingOf(shared ?? keeper.state(), held.count()) }),
+    reconsider: () => arm(now()),
     stop() {
       stopped = true;
       clearInterval(watching);

@@ -57,6 +57,8 @@ export interface ReloadScope {
   readonly listeners: readonly PlannedListener[];
   readonly logger: Logger;
   readonly isShuttingDown: () => boolean;
+  /** Told once the new configuration is live: the receiver circuits decide under it at once. */
+  readonly settingsChanged: () => void;
 }
 
 /** The value of every variable `config` names, as `env` resolves it. */
@@ -110,6 +112,7 @@ export async function applyReload(scope: ReloadScope, next: ReloadInputs): Promi
   live.adminSecret = adminSecret;
   live.variables = variables;
   scope.operatorEvents.use(operatorRoutes);
+  scope.settingsChanged();
   for (const { channels, server } of scope.listeners) {
     const names = new Set(channels.map(channelName));
     server.maxConnections = maxConnectionsOf(next.config.channels.filter((channel) => names.has(channelName(channel))));

@@ -242,6 +242,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     listeners: parts.listeners,
     logger,
     isShuttingDown: () => parts.shuttingDown,
+    settingsChanged: () => {
+      for (const queue of parts.queues.values()) queue.settingsChanged();
+    },
   };
   let reloading: Promise<unknown> = Promise.resolve();
   return {

@@ -77,4 +77,34 @@ describe("a receiver down across a restart, with state_dir", () => {
     // One POST: the probe; the other replies wait for the receiver, spending no attempts.
     expect(posts.length).toBe(before + 1);
   });
+
+  it("is not this run's when the restart names another receiver: nothing announced down, the replies go there", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "webhook-channel-down-restart-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const down: Receiver = await startReceiver({ port: 0, status: () => 503 });
+    cleanups.push(() => down.close());
+    const extra = { state_dir: dir, shutdown_timeout_ms: 0 };
+    const delivery = { circuit_failures: 1, initial_delay_ms: 60_000 };
+
+    const first = await startHarness({ outbound_url: down.url, delivery }, {}, extra);
+    cleanups.push(() => first.close());
+    expect((await first.post({ sender_id: "a", text: "hi" })).status).toBe(200);
+    await waitFor(async () => ((await receiversDown(first)).length > 0 ? true : undefined), 10_000, "down");
+    await first.service.stop(0);
+
+    // The restart's own receiver (the harness starts one) is up.
+    const restarted = await startHarness({ delivery }, {}, extra);
+    cleanups.push(() => restarted.close());
+    await waitFor(
+      () => (restarted.replies.length === 1 ? true : undefined),
+      10_000,
+      "the held reply at the new receiver",
+    );
+    expect(restarted.logs.filter((line) => String(line.msg).includes("as the last run left it"))).toEqual([]);
+    const metrics = await (await fetch(`${restarted.baseUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^webhook_channel_receiver_up\{channel="webhook"\} 1$/m);
+    expect(metrics).not.toMatch(
+      /^webhook_channel_receiver_state_changes_total\{channel="webhook",state="down"\} [1-9]/m,
+    );
+  });
 });
