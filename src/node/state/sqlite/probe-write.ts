@@ -8,20 +8,26 @@ import type { StateDb } from "./sqlite-state.js";
  * works, so SQLITE_BUSY counts as writable.
  */
 export function probeWrite(db: StateDb): string | undefined {
-  let timeout: unknown;
   try {
-    timeout = db.pragma("busy_timeout", { simple: true });
-    db.pragma("busy_timeout = 0");
-    try {
+    withoutWaiting(db, () => {
       db.exec("BEGIN IMMEDIATE");
       db.exec("ROLLBACK");
-    } finally {
-      db.pragma(`busy_timeout = ${Number(timeout)}`);
-    }
+    });
     return undefined;
   } catch (error) {
     if (isBusy(error)) return undefined;
     return errorMessage(error);
+  }
+}
+
+/** Runs `work` with the connection's busy timeout at 0: a probe must not block the event loop. */
+function withoutWaiting(db: StateDb, work: () => void): void {
+  const timeout: unknown = db.pragma("busy_timeout", { simple: true });
+  db.pragma("busy_timeout = 0");
+  try {
+    work();
+  } finally {
+    db.pragma(`busy_timeout = ${Number(timeout)}`);
   }
 }
 
@@ -46,19 +52,16 @@ const CHECK_BODY = "x".repeat(1024);
  */
 export function confirmWrite(db: StateDb, fence: () => void): number | undefined {
   const started = performance.now();
-  let timeout: unknown;
   try {
-    timeout = db.pragma("busy_timeout", { simple: true });
-    db.pragma("busy_timeout = 0");
-    try {
-      db.transaction(() => {
-        fence();
-        db.prepare("INSERT INTO jobs (id, job, state) VALUES (?, ?, 'check')").run(CHECK_ID, CHECK_BODY);
-        db.prepare("DELETE FROM jobs WHERE id = ?").run(CHECK_ID);
-      }).immediate();
-    } finally {
-      db.pragma(`busy_timeout = ${Number(timeout)}`);
-    }
+    withoutWaiting(db, () =>
+      db
+        .transaction(() => {
+          fence();
+          db.prepare("INSERT INTO jobs (id, job, state) VALUES (?, ?, 'check')").run(CHECK_ID, CHECK_BODY);
+          db.prepare("DELETE FROM jobs WHERE id = ?").run(CHECK_ID);
+        })
+        .immediate(),
+    );
     return started;
   } catch {
     return undefined;
