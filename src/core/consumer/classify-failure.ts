@@ -36,7 +36,8 @@ export interface FailedAttempt {
 export function classifyFailure(attempt: FailedAttempt): FailureVerdict {
   const { error, policy } = attempt;
   if (error.pausedUntil !== undefined) return waitForPause(attempt, error.pausedUntil);
-  if (error.code === "brain_failed" && isPausingError(error)) {
+  // Asked of `attempt.error`: the guard would narrow `error` itself to never past this branch.
+  if (isPausingError(attempt.error)) {
     return waitForPause(attempt, attempt.now + (error.retryAfterMs ?? FIRST_PAUSE_MS));
   }
   const attempts = attempt.job.attempts + 1;

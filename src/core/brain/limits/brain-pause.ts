@@ -20,9 +20,14 @@ export const MAX_BACKOFF_PAUSE_MS = 60_000;
  */
 export const MAX_PAUSE_MS = DEFAULT_RETRY_POLICY.maxDelayMs;
 
-/** Whether a brain's failure pauses it: a 429 or 503 from its server. */
+/** Whether a failure is a brain's that pauses it: a 429 or 503 from its server (a receiver's is not). */
 export function isPausingError(error: unknown): error is ChannelError {
-  return isChannelError(error) && error.upstreamStatus !== undefined && PAUSING_STATUSES.has(error.upstreamStatus);
+  return (
+    isChannelError(error) &&
+    error.code === "brain_failed" &&
+    error.upstreamStatus !== undefined &&
+    PAUSING_STATUSES.has(error.upstreamStatus)
+  );
 }
 
 /**
