@@ -9,6 +9,9 @@ import { startService } from "./service/start-service.js";
 import { watchStopSignals } from "./stop-signals.js";
 import { startTelemetry } from "./telemetry/start-telemetry.js";
 
+/** The period of the timer that holds the process open while it stops; its ticks do nothing. */
+const HOLD_TICK_MS = 60_000;
+
 /** Where the service reads its environment and writes its lines; the real process by default. */
 export interface RunOptions {
   readonly configPath: string;
@@ -154,6 +157,10 @@ export async function runService(options: RunOptions): Promise<number> {
         signal,
         timeout_ms: config.shutdown_timeout_ms,
       });
+      // The stop may wait only on timers that do not hold the process (an operator event's
+      // retry, a bound of its own); without this the process would end mid-stop, with code 13
+      // and without the stop's last lines.
+      const hold = setInterval(() => undefined, HOLD_TICK_MS);
       service
         .stop(config.shutdown_timeout_ms)
         .then(({ left, fate }) => {
@@ -181,7 +188,8 @@ export async function runService(options: RunOptions): Promise<number> {
           await flushTelemetry();
           resolve(code);
         })
-        .catch(() => resolve(1));
+        .catch(() => resolve(1))
+        .finally(() => clearInterval(hold));
     });
   });
 }

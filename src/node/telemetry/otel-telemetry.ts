@@ -3,6 +3,7 @@ import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { TraceContext } from "../../core/http/trace-context.js";
 import type { Logger } from "../../core/log/logger.js";
 import { VERSION } from "../../core/version.js";
+import { diagText, telemetrySecrets } from "./diag-text.js";
 import { attributesOf } from "./span-attributes.js";
 import type { SpanKind, Telemetry } from "./telemetry.js";
 import type { OtlpProtocol } from "./telemetry-settings.js";
@@ -36,7 +37,11 @@ export async function startOtelTelemetry(
   // The SDK's own diagnostics only when asked for, as the SDK's own setup does: they go to our log lines.
   const diagLevel = core.diagLogLevelFromString(env.OTEL_LOG_LEVEL);
   if (diagLevel !== undefined) {
-    const to = (write: (msg: string) => void) => (message: string) => write(`opentelemetry: ${message}`);
+    const secrets = telemetrySecrets(env);
+    const to =
+      (write: (msg: string) => void) =>
+      (message: string, ...args: unknown[]) =>
+        write(`opentelemetry: ${diagText(message, args, secrets)}`);
     api.diag.setLogger(
       {
         error: to((msg) => logger.error(msg)),

@@ -100,6 +100,8 @@ function serverSpan(
   response.once("close", () => {
     const status = response.headersSent ? response.statusCode : undefined;
     if (status !== undefined) span.set({ httpStatus: status });
+    // The body's size limits refuse in the listener, before the accept flow sees the request.
+    if (status === 413) span.set({ errorCode: "payload_too_large" });
     // A refusal (4xx) is the client's failure, not the server's, as the conventions say.
     span.end(status === undefined || status >= 500);
   });

@@ -163,4 +163,38 @@ describe("operator events from node dist/node.js", () => {
     spawned.child.kill("SIGTERM");
     expect(await spawned.exited).toBe(0);
   });
+
+  it("a stop while an event waits for its retry ends cleanly: the event dropped with its line, exit 0", async () => {
+    receiver = await startReceiver({ port: 0, status: () => 400 });
+    // The operator endpoint fails every time: the dead letter's event waits for a retry.
+    operator = await startJsonServer(() => ({ status: 500 }));
+    const config = await writeTempConfig({
+      channels: [
+        {
+          type: "webhook",
+          token_env: "WEBHOOK_SECRET",
+          webhook: { bind: "127.0.0.1:0", outbound_url: receiver.url },
+        },
+      ],
+      routes: [{ channel: "webhook", brain: "echo" }],
+      operator_events: { url: `${operator.origin}/ops`, signing_secret_env: "OPS_SECRET", timeout_ms: 300 },
+      shutdown_timeout_ms: 2_000,
+    });
+    spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET, OPS_SECRET });
+    const response = await fetch(await listeningUrl(spawned), {
+      method: "POST",
+      headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
+      body: JSON.stringify({ sender_id: "erin", text: "refused" }),
+    });
+    expect(response.status).toBe(200);
+    await waitFor(() => ((operator?.requests.length ?? 0) > 0 ? true : undefined), 10_000, "the first attempt");
+    const lines = (): { msg: string; dropped?: number }[] =>
+      spawned?.lines.map((line) => JSON.parse(line) as { msg: string; dropped?: number }) ?? [];
+
+    spawned.child.kill("SIGTERM");
+    expect(await spawned.exited).toBe(0);
+    const messages = lines().map((line) => line.msg);
+    expect(messages).toContain("shutdown complete: every accepted message was finished");
+    expect(messages.some((msg) => msg.startsWith("operator event dropped"))).toBe(true);
+  });
 });

@@ -4,6 +4,7 @@ import { type JsonTestServer, startJsonServer } from "../../support/json-test-se
 import { type OtlpReceiver, startOtlpReceiver } from "../../support/otlp-receiver.js";
 import {
   expectNothingSecret,
+  SECRETS,
   SPAN_KIND,
   STATUS_ERROR,
   spansWhen,
@@ -54,18 +55,25 @@ describe("OpenTelemetry export on Node, when things fail", () => {
 
     const wrongToken = "not-the-secret-0123456789";
     expect((await service.post({}, wrongToken)).status).toBe(401);
+    // Refused by the body's size limit, before the accept flow reads it.
+    const tooLarge = await fetch(service.url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${SECRETS.WEBHOOK_SECRET}`, "content-type": "application/json" },
+      body: JSON.stringify({ sender_id: "otel-user", text: "x".repeat(1_100_000) }),
+    });
+    expect(tooLarge.status).toBe(413);
     expect((await service.post()).status).toBe(200);
     await waitFor(() => (replies.length === 2 ? true : undefined), 10_000, "the failed POST and its retry");
     await service.stop();
 
-    const spans = await spansWhen(otlp.spans, 5);
-    expect(spans).toHaveLength(5);
+    const spans = await spansWhen(otlp.spans, 6);
+    expect(spans).toHaveLength(6);
     expect(otlp.requests.every((request) => request.contentType.startsWith("application/json"))).toBe(true);
     for (const span of spans) {
       expect(span.resource).toMatchObject({ "service.name": "otel-test", "deployment.environment.name": "test" });
     }
     const inbound = spans.filter((span) => span.kind === SPAN_KIND.server);
-    expect(inbound).toHaveLength(2);
+    expect(inbound).toHaveLength(3);
     const refused = inbound.find((span) => span.attributes["http.response.status_code"] === 401);
     const accepted = inbound.find((span) => span.attributes["http.response.status_code"] === 200);
     // A 4xx is the client's failure: recorded, but not an error of the server span.
@@ -73,6 +81,10 @@ describe("OpenTelemetry export on Node, when things fail", () => {
       parentSpanId: "",
       statusCode: 0,
       attributes: { "webhook_channel.error_code": "unauthorized", "error.type": "unauthorized" },
+    });
+    expect(inbound.find((span) => span.attributes["http.response.status_code"] === 413)).toMatchObject({
+      statusCode: 0,
+      attributes: { "webhook_channel.error_code": "payload_too_large", "error.type": "payload_too_large" },
     });
     // The trace made at accept time is the inbound span's, and every later span is in it.
     expect(accepted?.parentSpanId).toBe("");
