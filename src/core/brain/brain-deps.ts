@@ -1,6 +1,6 @@
 import { ChannelError } from "../channel-error.js";
 import type { Clock } from "../clock.js";
-import type { EnvLookup } from "../config/preflight/preflight.js";
+import { type EnvLookup, envValueProblem } from "../config/preflight/preflight.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { OperatorEvents } from "../operator-events/operator-events.js";
@@ -41,8 +41,10 @@ export interface BrainDeps {
 }
 
 /**
- * Reads the secret a brain names in one of its `*_env` keys. An unset or empty variable is
- * a `config_invalid` error that names the variable and the key, never a value.
+ * Reads the secret a brain names in one of its `*_env` keys, which travels in a header of every
+ * call. An unset or empty variable, or one a header cannot carry (every call would fail before
+ * reaching the server, as if the network did), is a `config_invalid` error that names the
+ * variable and the key, never a value.
  */
 export function requireSecret(env: EnvLookup, variable: string, brain: string, key: string): string {
   const value = env(variable);
@@ -50,6 +52,14 @@ export function requireSecret(env: EnvLookup, variable: string, brain: string, k
     throw new ChannelError(
       "config_invalid",
       `brain "${brain}": environment variable ${variable} (brains.${brain}.${key}) is ${value === undefined ? "not set" : "empty"}; export it before starting`,
+      { retryable: false, brain, variable },
+    );
+  }
+  const problem = envValueProblem(value);
+  if (problem !== undefined) {
+    throw new ChannelError(
+      "config_invalid",
+      `brain "${brain}": environment variable ${variable} (brains.${brain}.${key}) ${problem}; export it again as the key alone`,
       { retryable: false, brain, variable },
     );
   }

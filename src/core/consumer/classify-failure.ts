@@ -1,4 +1,4 @@
-import { FIRST_PAUSE_MS, isPausingError } from "../brain/limits/brain-pause.js";
+import { FIRST_PAUSE_MS, isPausingError, MAX_PAUSE_MS } from "../brain/limits/brain-pause.js";
 import type { ChannelError } from "../channel-error.js";
 import type { Job, JobError } from "../lifecycle/job.js";
 import { nextDelayMs, type RetryPolicy } from "../lifecycle/retry-policy.js";
@@ -38,7 +38,8 @@ export function classifyFailure(attempt: FailedAttempt): FailureVerdict {
   if (error.pausedUntil !== undefined) return waitForPause(attempt, error.pausedUntil);
   // Asked of `attempt.error`: the guard would narrow `error` itself to never past this branch.
   if (isPausingError(attempt.error)) {
-    return waitForPause(attempt, attempt.now + (error.retryAfterMs ?? FIRST_PAUSE_MS));
+    // The pause the brain's limiter takes from this answer, which never outlasts its cap.
+    return waitForPause(attempt, attempt.now + Math.min(error.retryAfterMs ?? FIRST_PAUSE_MS, MAX_PAUSE_MS));
   }
   const attempts = attempt.job.attempts + 1;
   const stepStartedAt = attempt.job.stepStartedAt ?? attempt.attemptAt;

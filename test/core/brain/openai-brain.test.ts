@@ -172,6 +172,14 @@ describe("openai brain: conversation memory through the consumer", () => {
       createBrains(result.config, { fetch, env: (name) => (name === "OPENAI_API_KEY" ? value : undefined) });
     expect(create(undefined)).toThrow(/OPENAI_API_KEY \(brains\.bot\.api_key_env\) is not set/);
     expect(create("")).toThrow(/OPENAI_API_KEY \(brains\.bot\.api_key_env\) is empty/);
+    // A key no header can carry would fail every call before it reached the server, as the network does.
+    expect(create("sk-secret\u20acvalue")).toThrow(/OPENAI_API_KEY \(brains\.bot\.api_key_env\) contains characters/);
+    expect(create("sk-x\n")).toThrow(/OPENAI_API_KEY \(brains\.bot\.api_key_env\) starts or ends with whitespace/);
+    try {
+      create("sk-secret\u20acvalue")();
+    } catch (error) {
+      expect(String(error)).not.toContain("sk-secret");
+    }
     expect(create("sk-x")().get("bot")?.historyLimit).toBe(20);
   });
 

@@ -3,7 +3,7 @@
  * attempt: the job waits for the pause's end, as replies wait for a receiver that is down.
  */
 import { describe, expect, it } from "vitest";
-import { pausedError } from "../../../src/core/brain/limits/brain-pause.js";
+import { MAX_PAUSE_MS, pausedError } from "../../../src/core/brain/limits/brain-pause.js";
 import { ChannelError } from "../../../src/core/channel-error.js";
 import { classifyFailure } from "../../../src/core/consumer/classify-failure.js";
 import type { Job } from "../../../src/core/lifecycle/job.js";
@@ -56,6 +56,17 @@ describe("classifyFailure of a call its paused brain refused", () => {
     });
     const verdict = classifyFailure({ job: job(1), error, attemptAt: T0, now: T0, policy: POLICY, jitter: 0.5 });
     expect(verdict).toMatchObject({ kind: "retry", delayMs: 5_000, job: { attempts: 1 } });
+  });
+
+  it("waits no longer than the brain's longest pause, whatever its Retry-After says", () => {
+    const error = new ChannelError("brain_failed", "answered 503", {
+      retryable: true,
+      upstreamStatus: 503,
+      retryAfterMs: 90_000_000,
+    });
+    const policy = { ...POLICY, maxAgeMs: 86_400_000 };
+    const verdict = classifyFailure({ job: job(0), error, attemptAt: T0, now: T0, policy, jitter: 0.5 });
+    expect(verdict).toMatchObject({ kind: "retry", delayMs: MAX_PAUSE_MS, job: { attempts: 0 } });
   });
 
   it("counts a receiver's 503 as an attempt: the receiver circuit, not a brain's pause, rules on it", () => {
