@@ -72,8 +72,8 @@ export type ConsumerReload = Pick<ConsumerDeps, "config" | "brains" | "env">;
 export interface ReloadableConsumer extends Consumer {
   /**
    * Builds the routes of `next` and swaps them in; rejects with `config_invalid`, keeping the
-   * routes it had, when one is unusable. A run in progress finishes its attempt on the routes
-   * it started with; every later run, a retry included, uses the new ones.
+   * routes it had, when one is unusable. A brain call in progress finishes on the routes it
+   * started with; every POST from then on, and every later run, uses the new ones.
    */
   reload(next: ConsumerReload): Promise<void>;
 }
@@ -199,9 +199,12 @@ export function createJobRunner(
       const reply = replies[current.delivered];
       if (reply === undefined) break;
       const attemptAt = clock.now();
+      // Each POST on the routes of its moment: a reload during the brain's call (seconds, for a
+      // model) moves the reply to the new outbound settings, as it does a retry.
+      const target = routes().get(job.message.channel) ?? route;
       let status: number;
       try {
-        status = await steps.post(route, reply, current.message.trace);
+        status = await steps.post(target, reply, current.message.trace);
       } catch (thrown) {
         const error = toChannelError(thrown);
         hooks.record?.([attemptEvent(reply, attemptAt, clock.now(), error)]);

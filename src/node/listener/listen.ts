@@ -1,9 +1,9 @@
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Server as NetServer } from "node:net";
 import { errorMessage } from "../../core/channel-error.js";
 
 /** Starts listening; resolves with the port (the one picked for port 0), or rejects saying why not. */
-export function listen(server: Server, host: string, port: number): Promise<number> {
+export function listen(server: NetServer, host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (error: Error) => {
       const code = "code" in error ? String(error.code) : "";

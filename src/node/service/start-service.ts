@@ -6,6 +6,7 @@ import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js"
 import { readAdminSecret } from "../admin/admin-secret.js";
 import { createConsoleTally } from "../admin/console-tally.js";
 import { createNodeAdmin } from "../admin/node-admin.js";
+import { checkBindsFree } from "../listener/binds-free.js";
 import { buildListeners, type PlannedListener } from "../listener/build-listeners.js";
 import { closeServer } from "../listener/listen.js";
 import { DEFAULT_LISTENER_LIMITS } from "../listener/listener-limits.js";
@@ -120,6 +121,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let consumer: RunningConsumer;
   let events: OperatorEventSender;
   try {
+    await checkBindsFree(config.channels);
     const state = await openStateBackend(config, clock, logger, env, "service", options.timelineWriter);
     parts.state = state;
     logger.info("state", state.describe());
