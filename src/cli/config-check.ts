@@ -8,6 +8,7 @@ import { clientTlsProblems, workersOnlyTls } from "../node/client-tls-problems.j
 import { readConfigFile } from "../node/read-config-file.js";
 import { createSecretEnv, secretFileOf } from "../node/secret-env.js";
 import { postgresServerVersion } from "../node/state/postgres/postgres-backend.js";
+import { STATE_DIR_FIX, stateDirProblem } from "../node/state/sqlite/state-dir-folder.js";
 import type { CliIo } from "./cli-io.js";
 import { devVarsPathFor, readDevVars } from "./read-dev-vars.js";
 
@@ -77,6 +78,12 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
   if (withPreflight) {
     const reported = new Set(problems.map((problem) => problem.path));
     problems.push(...clientTlsProblems(result.config, lookup).filter((problem) => !reported.has(problem.path)));
+  }
+  // The folder the service keeps its state in: a file in the way or no right to write stops a start.
+  const stateDir = result.config.state_dir;
+  if (withPreflight && stateDir !== undefined && result.config.postgres_url_env === undefined) {
+    const problem = stateDirProblem(stateDir);
+    if (problem !== undefined) problems.push({ path: "state_dir", message: problem, fix: STATE_DIR_FIX });
   }
   const overrideProblems = devVars === undefined ? [] : checkConfigJson(devVars.get(CONFIG_JSON));
   // With the URL confirmed set, preflight also connects: a wrong host or password shows here, not at start.

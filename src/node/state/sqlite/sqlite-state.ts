@@ -1,8 +1,8 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { migrate } from "./schema-migrations.js";
 import type { StateDb } from "./state-db.js";
+import { makeStateDir } from "./state-dir-folder.js";
 
 export type { StateDb } from "./state-db.js";
 
@@ -16,7 +16,7 @@ export const STATE_FILE = "webhook-channel.sqlite";
  * (`kill -9`) with every committed transaction, fsyncing at checkpoints rather than per commit.
  */
 export function openStateDb(stateDir: string): StateDb {
-  mkdirSync(stateDir, { recursive: true });
+  makeStateDir(stateDir);
   const db = new Database(join(stateDir, STATE_FILE));
   try {
     // First, so that the other thread's connection migrating the same file makes this one wait.

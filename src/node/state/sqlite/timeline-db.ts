@@ -1,7 +1,7 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { StateDb } from "./state-db.js";
+import { makeStateDir } from "./state-dir-folder.js";
 
 /**
  * File name of the timeline database inside `state_dir`: a file of its own, so that writing the
@@ -28,7 +28,7 @@ export const TIMELINE_VERSION = 2;
  * when a later batch changes the status.
  */
 export function openTimelineDb(stateDir: string): StateDb {
-  mkdirSync(stateDir, { recursive: true });
+  makeStateDir(stateDir);
   const db = new Database(join(stateDir, TIMELINE_FILE));
   try {
     db.pragma("busy_timeout = 5000");
