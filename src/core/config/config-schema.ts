@@ -4,7 +4,7 @@ import { parseBind } from "./bind-address.js";
 import { brainSchema } from "./brain-schema.js";
 import { MESSAGE_FIELDS } from "./message-fields.js";
 import { operatorEventsSchema } from "./operator-events-schema.js";
-import { envName, httpUrl } from "./schema-parts.js";
+import { envName, httpUrl, TIMER_MS_LIMIT } from "./schema-parts.js";
 import { timelineSchema } from "./timeline-schema.js";
 import { replyTlsSchema } from "./tls-schema.js";
 
@@ -78,12 +78,12 @@ const mapping = z
   )
   .describe("Message field → the JSON key the client uses instead. Give only the keys that differ.");
 
-const ms = (what: string, min: number, fallback: number) =>
-  z
-    .int({ error: "must be a whole number of milliseconds" })
-    .min(min, { error: `must be at least ${min} ms` })
-    .default(fallback)
-    .describe(what);
+const wholeMs = (min: number) =>
+  z.int({ error: "must be a whole number of milliseconds" }).min(min, { error: `must be at least ${min} ms` });
+
+/** A millisecond setting that becomes a timer, so capped at the longest one. */
+const timerMs = (what: string, min: number, fallback: number) =>
+  wholeMs(min).max(TIMER_MS_LIMIT.value, { error: TIMER_MS_LIMIT.error }).default(fallback).describe(what);
 
 const cidr = z
   .string({ error: 'must be an IP address or CIDR block, e.g. "127.0.0.1/32" or "10.0.0.0/8"' })
@@ -112,15 +112,23 @@ const authFailureLimit = z
 
 const delivery = z
   .strictObject({
-    timeout_ms: ms("Time limit of one POST to outbound_url, in ms.", 1, 10_000),
-    initial_delay_ms: ms("Upper bound of the first retry backoff, in ms (doubles per attempt, full jitter).", 0, 1_000),
-    max_delay_ms: ms("Largest retry backoff, and the cap on an honoured Retry-After, in ms.", 0, 600_000),
+    timeout_ms: timerMs("Time limit of one POST to outbound_url, in ms.", 1, 10_000),
+    initial_delay_ms: timerMs(
+      "Upper bound of the first retry backoff, in ms (doubles per attempt, full jitter).",
+      0,
+      1_000,
+    ),
+    max_delay_ms: timerMs("Largest retry backoff, and the cap on an honoured Retry-After, in ms.", 0, 600_000),
     max_attempts: z
       .int({ error: "must be a whole number" })
       .min(1, { error: "must be at least 1" })
       .default(12)
       .describe("Attempts in all (the first included) before a reply or message becomes a dead letter."),
-    max_age_ms: ms("No retry starts later than this after the first attempt, in ms.", 0, 86_400_000),
+    // Not a timer: a deadline compared with the clock (a hold until it is woken in slices), so it
+    // may be longer than any timer.
+    max_age_ms: wholeMs(0)
+      .default(86_400_000)
+      .describe("No retry starts later than this after the first attempt, in ms."),
     circuit_failures: z
       .int({ error: "must be a whole number" })
       .min(0, { error: "must be 0 (no circuit) or more" })
@@ -228,6 +236,7 @@ export const configSchema = z
     shutdown_timeout_ms: z
       .int({ error: "must be a whole number of milliseconds" })
       .min(0, { error: "must be 0 or more" })
+      .max(TIMER_MS_LIMIT.value, { error: TIMER_MS_LIMIT.error })
       .default(30_000)
       .describe("On SIGTERM/SIGINT, how long accepted messages may take to finish before exit."),
     delivery_thread: z

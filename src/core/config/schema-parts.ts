@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { hasUserinfo, isHttpUrl } from "../http/http-url.js";
+import { MAX_TIMER_MS } from "../timer-limit.js";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -19,3 +20,12 @@ export const httpUrl = (example: string) => {
       error: "must not contain a user name or password; secrets belong in the environment (use a *_env key)",
     });
 };
+
+/**
+ * The rule of a millisecond setting that becomes a timer (a time limit, a backoff, the stop's
+ * wait): a longer one would fire at once, cutting a stop or every POST short.
+ */
+export const TIMER_MS_LIMIT = {
+  value: MAX_TIMER_MS,
+  error: `must be at most ${MAX_TIMER_MS} ms (about 24.8 days), the longest a timer can wait`,
+} as const;

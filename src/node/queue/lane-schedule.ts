@@ -1,6 +1,7 @@
 import { conversationKey } from "../../core/conversation/conversation-store.js";
 import { ConversationLanes } from "../../core/lifecycle/conversation-lanes.js";
 import type { Job } from "../../core/lifecycle/job.js";
+import { MAX_TIMER_MS } from "../../core/timer-limit.js";
 
 /**
  * The job queue's bookkeeping of its lanes: which conversation's head may run now (in the
@@ -260,9 +261,6 @@ export class LaneSchedule {
 
 /** Finished ids remembered: far more than finish while one delete commits. */
 const FINISHED_KEPT = 4_096;
-
-/** The longest delay `setTimeout` takes (about 24.8 days). */
-const MAX_TIMER_MS = 2_147_483_647;
 
 function keyOf(job: Job): string {
   return conversationKey(job.message.channel, job.message.message.conversationId);
