@@ -144,6 +144,28 @@ describe("SIGHUP on node dist/node.js", () => {
     await waitFor(() => target.replies[0], 10_000, "the reply");
   });
 
+  it("refuses a configuration nested thousands of levels deep, naming the path, and keeps serving", async () => {
+    const target = await receiver();
+    const config = await writeTempConfig(configFor(target.url));
+    spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: OLD });
+    const url = await listeningUrl(spawned);
+
+    const depth = 5_000;
+    const valid = JSON.stringify(configFor(target.url));
+    await writeFile(config, `${valid.slice(0, -1)},"x":${"[".repeat(depth)}${"]".repeat(depth)}}`);
+    const lines = await hangUp(spawned);
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        msg: expect.stringMatching(
+          /^reload refused: invalid configuration: x(\[0\])+: is nested deeper than \d+ levels/,
+        ),
+      }),
+    );
+    expect((await post(url, OLD)).status).toBe(200);
+    await waitFor(() => target.replies[0], 10_000, "the reply");
+  });
+
   it("reads a rotated secret file again: both secrets during the rotation, then only the new one", async () => {
     const target = await receiver();
     const config = await writeTempConfig(configFor(target.url));

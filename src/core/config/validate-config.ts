@@ -5,6 +5,7 @@ import { type ChannelConfig, type Config, configSchema } from "./config-schema.j
 import { fallbackProblems } from "./fallback-problems.js";
 import { issueToProblems } from "./issue-problems.js";
 import { FIXED_REPLY_KEYS, MESSAGE_FIELDS, resolveMapping } from "./message-fields.js";
+import { nestingProblem } from "./nesting-depth.js";
 import { tlsProblems } from "./tls-problems.js";
 
 /** Result of validating a configuration document. */
@@ -27,6 +28,9 @@ export function channelName(channel: ChannelConfig): string {
  * Problems carry the JSON path and the fix; nothing here reads the environment.
  */
 export function validateConfig(document: unknown): ConfigResult {
+  // First and alone: every other check walks the document, and could not walk this one.
+  const tooDeep = nestingProblem(document);
+  if (tooDeep !== undefined) return { ok: false, problems: [tooDeep] };
   const early = [...findSecretKeys(document, []), ...findModeKeys(document)];
   // reportInput puts the offending value on each issue, so a message can say what was found.
   const parsed = configSchema.safeParse(document, { reportInput: true });
