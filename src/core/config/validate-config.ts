@@ -1,5 +1,6 @@
 import { isRecord } from "../is-record.js";
-import { bindKey, isLoopbackHost, parseBind } from "./bind-address.js";
+import { isLoopbackHost, parseBind } from "./bind-address.js";
+import { bindProblems } from "./bind-problems.js";
 import { type ConfigProblem, formatJsonPath } from "./config-problem.js";
 import { type ChannelConfig, type Config, configSchema } from "./config-schema.js";
 import { fallbackProblems } from "./fallback-problems.js";
@@ -82,7 +83,6 @@ function findModeKeys(document: unknown): ConfigProblem[] {
 function crossCheck(config: Config): ConfigProblem[] {
   const problems: ConfigProblem[] = [...stateProblems(config)];
   const channelIndex = new Map<string, number>();
-  const endpoints = new Map<string, number>();
   config.channels.forEach((channel, index) => {
     const name = channelName(channel);
     const first = channelIndex.get(name);
@@ -93,17 +93,9 @@ function crossCheck(config: Config): ConfigProblem[] {
         fix: 'give each channel a unique "name"',
       });
     } else channelIndex.set(name, index);
-    const endpoint = `${bindKey(channel.webhook.bind)} ${channel.webhook.path}`;
-    const sameEndpoint = endpoints.get(endpoint);
-    if (sameEndpoint !== undefined) {
-      problems.push({
-        path: `channels[${index}].webhook.path`,
-        message: `bind ${channel.webhook.bind} and path ${channel.webhook.path} are already used by channels[${sameEndpoint}]`,
-        fix: "give this channel another path or another bind",
-      });
-    } else endpoints.set(endpoint, index);
     problems.push(...mappingProblems(channel, index));
   });
+  problems.push(...bindProblems(config.channels));
 
   const brains = new Set([...BUILT_IN_BRAINS, ...Object.keys(config.brains ?? {})]);
   const routed = new Map<string, number>();
