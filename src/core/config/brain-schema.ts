@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envName, httpUrl } from "./schema-parts.js";
+import { envName, fetchedUrl } from "./schema-parts.js";
 
 /** Default time limit of one call to an LLM server: local models on a CPU can be slow. */
 export const DEFAULT_LLM_TIMEOUT_MS = 60_000;
@@ -82,7 +82,7 @@ const echoBrain = z
 const openAiBrain = z
   .strictObject({
     type: z.literal("openai").describe("An OpenAI-compatible Chat Completions server."),
-    base_url: httpUrl("http://127.0.0.1:11434/v1")
+    base_url: fetchedUrl("http://127.0.0.1:11434/v1")
       .refine((value) => !/\/chat\/completions\/*$/.test(URL.canParse(value) ? new URL(value).pathname : value), {
         error:
           'must be the API root without "/chat/completions", e.g. "https://api.openai.com/v1" or "http://127.0.0.1:11434/v1"',
@@ -128,7 +128,7 @@ const openAiBrain = z
 const httpBrain = z
   .strictObject({
     type: z.literal("http").describe("Your own bot behind an HTTP endpoint."),
-    url: httpUrl("http://127.0.0.1:5000/bot").describe(
+    url: fetchedUrl("http://127.0.0.1:5000/bot").describe(
       "Where the message and its history are POSTed as JSON; the answer carries the replies (see docs/brains.md).",
     ),
     token_env: envName("BOT_TOKEN")
@@ -146,7 +146,7 @@ const httpBrain = z
 const rasaBrain = z
   .strictObject({
     type: z.literal("rasa").describe("A Rasa server's REST channel."),
-    url: httpUrl("http://127.0.0.1:5005").describe(
+    url: fetchedUrl("http://127.0.0.1:5005").describe(
       `Base URL of the Rasa server, e.g. "http://127.0.0.1:5005"; "${RASA_REST_PATH}" is appended unless the URL already ends with it.`,
     ),
     timeout_ms: timeoutMs(DEFAULT_BOT_TIMEOUT_MS),

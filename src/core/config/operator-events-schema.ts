@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { OPERATOR_EVENT_TYPES } from "../operator-events/operator-event.js";
-import { envName, httpUrl } from "./schema-parts.js";
+import { envName, fetchedUrl } from "./schema-parts.js";
 
 /** Time limit of one operator event POST when `timeout_ms` is not set. */
 export const DEFAULT_OPERATOR_EVENT_TIMEOUT_MS = 5_000;
@@ -17,7 +17,7 @@ const eventType = z.enum(OPERATOR_EVENT_TYPES, {
  */
 export const operatorEventsSchema = z
   .strictObject({
-    url: httpUrl("https://ops.example.com/webhook-channel/events").describe(
+    url: fetchedUrl("https://ops.example.com/webhook-channel/events").describe(
       "Where the events are POSTed as JSON (Standard Webhooks headers: webhook-id, webhook-timestamp, webhook-signature).",
     ),
     signing_secret_env: envName("OPERATOR_EVENTS_SIGNING_SECRET")

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { fetchBadPort } from "../http/fetch-bad-ports.js";
 import { hasUserinfo, isHttpUrl } from "../http/http-url.js";
 import { MAX_TIMER_MS } from "../timer-limit.js";
 
@@ -20,6 +21,19 @@ export const httpUrl = (example: string) => {
       error: "must not contain a user name or password; secrets belong in the environment (use a *_env key)",
     });
 };
+
+/**
+ * An {@link httpUrl} the service calls with `fetch` (a brain's, the operator events'), on every
+ * runtime: a port that fetch refuses would fail every call, so it is refused here, with the fix.
+ */
+export const fetchedUrl = (example: string) =>
+  httpUrl(example).refine((value) => fetchBadPort(value) === undefined, {
+    error: (issue) =>
+      `port ${typeof issue.input === "string" ? fetchBadPort(issue.input) : "?"} is a "bad port" of the Fetch standard: fetch refuses to connect to it, so every call would fail with "bad port"`,
+    params: {
+      fix: "use another port: move the server to one fetch allows (e.g. 8000), or put a proxy on one in front of it",
+    },
+  });
 
 /**
  * The rule of a millisecond setting that becomes a timer (a time limit, a backoff, the stop's

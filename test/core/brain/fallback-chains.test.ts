@@ -23,7 +23,7 @@ function configWith(brains: Record<string, unknown>): Config {
 describe("fallback chains", () => {
   const openai = (fallback: string[] = []) => ({
     type: "openai",
-    base_url: "http://127.0.0.1:9/v1",
+    base_url: "http://127.0.0.1:11434/v1",
     model: "m",
     ...(fallback.length === 0 ? {} : { fallback }),
   });
@@ -54,7 +54,7 @@ describe("fallback chains", () => {
 
   it("gives the chain the largest history limit of its brains", () => {
     const config = configWith({
-      local: { type: "rasa", url: "http://127.0.0.1:9", fallback: ["hosted"] },
+      local: { type: "rasa", url: "http://127.0.0.1:5005", fallback: ["hosted"] },
       hosted: { ...openai(), max_history: 6 },
     });
     const chain = createBrains(config, { fetch, env: () => undefined }).get("local");

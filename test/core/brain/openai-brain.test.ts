@@ -165,7 +165,9 @@ describe("openai brain: conversation memory through the consumer", () => {
     const result = validateConfig({
       channels: [{ type: "webhook", token_env: "T", webhook: { outbound_url: "http://127.0.0.1:1/r" } }],
       routes: [{ channel: "webhook", brain: "bot" }],
-      brains: { bot: { type: "openai", base_url: "http://127.0.0.1:1/v1", model: "m", api_key_env: "OPENAI_API_KEY" } },
+      brains: {
+        bot: { type: "openai", base_url: "http://127.0.0.1:11434/v1", model: "m", api_key_env: "OPENAI_API_KEY" },
+      },
     });
     if (!result.ok) throw new Error(JSON.stringify(result.problems));
     const create = (value: string | undefined) => () =>

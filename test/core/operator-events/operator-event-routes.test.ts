@@ -56,7 +56,7 @@ describe("operator event routes", () => {
   });
 
   it("send a brain's events to the destination of every channel whose route asks it, fallbacks included, each once", async () => {
-    const brain = { type: "http", url: "http://127.0.0.1:9/brain" };
+    const brain = { type: "http", url: "http://127.0.0.1:5000/brain" };
     const routes = await createOperatorEventRoutes(
       config({
         channels: [channel("a"), channel("b", { operator_events: TEAM }), channel("c")],

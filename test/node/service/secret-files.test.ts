@@ -88,7 +88,9 @@ describe("secrets read from <NAME>_FILE at start", () => {
         { bind: "127.0.0.1:0" },
         {
           routes: [{ channel: "webhook", brain: "bot" }],
-          brains: { bot: { type: "openai", model: "m", base_url: "http://127.0.0.1:9/v1", api_key_env: "BOT_KEY" } },
+          brains: {
+            bot: { type: "openai", model: "m", base_url: "http://127.0.0.1:11434/v1", api_key_env: "BOT_KEY" },
+          },
         },
       ),
     );
