@@ -4,6 +4,7 @@ import type { Config } from "../core/config/config-schema.js";
 import { envReferences } from "../core/config/preflight/preflight.js";
 import { channelName } from "../core/config/validate-config.js";
 import type { LogFields } from "../core/log/logger.js";
+import { type BindOverride, bindOverrideError } from "./bind-override.js";
 import { clientTlsProblems, workersOnlyTls } from "./client-tls-problems.js";
 import { readConfigFile } from "./read-config-file.js";
 import { createSecretEnv, type ProcessEnvRecord, type SecretLookup, secretFileOf } from "./secret-env.js";
@@ -28,7 +29,7 @@ export type ServiceInputs =
 
 /**
  * Reads the configuration file and every secret it names, as a start does and as a reload does
- * again: the file is validated, each `*_env` variable is resolved (its `<NAME>_FILE` read now,
+ * again: `bind` (`--bind` or its variable) is checked and named on its own, the file is validated, each `*_env` variable is resolved (its `<NAME>_FILE` read now,
  * so that an unreadable file stops the start, not a later request), and every channel must
  * have a non-empty inbound secret, and each channel's `webhook.tls` must be usable on Node (its
  * certificate and key PEM that match). Errors name variables and paths, never values.
@@ -36,9 +37,11 @@ export type ServiceInputs =
 export async function loadServiceInputs(
   configPath: string,
   processEnv: ProcessEnvRecord,
-  bind?: string,
+  bind?: BindOverride,
 ): Promise<ServiceInputs> {
-  const result = await readConfigFile(configPath, bind);
+  const refused = bind === undefined ? undefined : bindOverrideError(bind);
+  if (refused !== undefined) return { ok: false, errors: [{ msg: refused }] };
+  const result = await readConfigFile(configPath, bind?.value);
   if (!result.ok) {
     return {
       ok: false,

@@ -6,8 +6,9 @@ import { isRecord } from "../core/is-record.js";
 
 /**
  * Reads and validates a configuration file; an unreadable file or bad JSON is a problem too.
- * With `bind` (`--bind`), every channel's `webhook.bind` is that, before validation, so a bad
- * value or two channels on one path there are refused as in the file.
+ * With `bind` (`--bind`, checked by the caller, which names it: see `bindOverrideError`), every
+ * channel's `webhook.bind` is that, before validation, so that two channels on one path there
+ * are refused as in the file.
  * A relative `state_dir` is made absolute against the file's folder, not the working
  * directory: started from elsewhere, the service must still find the work it accepted.
  */

@@ -3,8 +3,8 @@ import { errorMessage } from "../core/channel-error.js";
 import type { Config } from "../core/config/config-schema.js";
 import { findWeakSecrets } from "../core/config/preflight/weak-secret.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
+import { bindOverrideOf } from "./bind-override.js";
 import { loadServiceInputs, type ServiceInputs } from "./load-service-inputs.js";
-import { BIND_VARIABLE } from "./parse-service-args.js";
 import { startService } from "./service/start-service.js";
 import { watchStopSignals } from "./stop-signals.js";
 import { startTelemetry } from "./telemetry/start-telemetry.js";
@@ -39,7 +39,7 @@ export async function runService(options: RunOptions): Promise<number> {
   const env = options.env ?? process.env;
   const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
   const bootLogger = createJsonLogger(write, "info");
-  const bind = options.bind ?? (env[BIND_VARIABLE] || undefined);
+  const bind = bindOverrideOf(options.bind, env);
 
   // The signals whose default is to end the process are taken over before anything else: a
   // reload asked for during the start cannot kill the service, and a stop asked for during it

@@ -32,11 +32,32 @@ describe("--bind", () => {
     for (const url of urls) expect((await fetch(`${new URL(url).origin}/healthz`)).status).toBe(200);
   });
 
-  it("refuses a bind that is not host:port, naming the key it stands for", async () => {
+  it.each([
+    ["--bind", ["--bind", "nonsense"], {}],
+    ["WEBHOOK_CHANNEL_BIND", [], { WEBHOOK_CHANNEL_BIND: "nonsense" }],
+  ])("refuses a bad value of %s, naming it and not the file", async (source, args, env) => {
     const config = await writeTempConfig(configDocument());
-    const process = spawnNode("dist/node.js", ["--config", config, "--bind", "nowhere"], { WEBHOOK_SECRET: SECRET });
+    const process = spawnNode("dist/node.js", ["--config", config, ...args], { WEBHOOK_SECRET: SECRET, ...env });
     spawned = [process];
     expect(await process.exited).toBe(1);
-    expect(process.lines.join("\n")).toMatch(/channels\[0\]\.webhook\.bind/);
+    const errors = process.lines.map((line) => JSON.parse(line) as { level: string; msg: string });
+    expect(errors).toEqual([
+      {
+        time: expect.any(String),
+        level: "error",
+        msg: `invalid ${source}: "nonsense" must be "host:port" with a port from 0 to 65535, e.g. "127.0.0.1:8090" or "[::1]:8090". Fix: correct ${source}, which every channel listens on instead of its webhook.bind${source === "--bind" ? "" : ", or unset it to keep the file's binds"}`,
+      },
+    ]);
+  });
+
+  it("takes --bind over WEBHOOK_CHANNEL_BIND, so that a bad variable is not in the way of a good flag", async () => {
+    const config = await writeTempConfig(configDocument());
+    const port = await freePort();
+    const process = spawnNode("dist/node.js", ["--config", config, "--bind", `127.0.0.1:${port}`], {
+      WEBHOOK_SECRET: SECRET,
+      WEBHOOK_CHANNEL_BIND: "nonsense",
+    });
+    spawned = [process];
+    expect(await listeningUrl(process)).toBe(`http://127.0.0.1:${port}/webhook`);
   });
 });
