@@ -8,11 +8,16 @@ export interface ConfigProblem {
   readonly fix: string;
 }
 
+/** A key a path shows bare: anything but empty, spaces, quotes and brackets. */
+const PLAIN_KEY = /^[^\s"'[\]]+$/;
+
 /** Renders a path of keys and indexes as `channels[0].webhook.bind`. */
 export function formatJsonPath(segments: readonly PropertyKey[]): string {
   let out = "";
   for (const segment of segments) {
     if (typeof segment === "number") out += `[${segment}]`;
+    // A key that would not read back as one (empty, spaced, bracketed) is quoted.
+    else if (typeof segment === "string" && !PLAIN_KEY.test(segment)) out += `[${JSON.stringify(segment)}]`;
     else out += out === "" ? String(segment) : `.${String(segment)}`;
   }
   return out;

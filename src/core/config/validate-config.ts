@@ -1,6 +1,7 @@
 import { isRecord } from "../is-record.js";
 import { isLoopbackHost, parseBind } from "./bind-address.js";
 import { bindProblems } from "./bind-problems.js";
+import { BUILT_IN_BRAINS, brainNameProblems } from "./brain-name-problems.js";
 import { type ConfigProblem, formatJsonPath } from "./config-problem.js";
 import { type ChannelConfig, type Config, configSchema } from "./config-schema.js";
 import { fallbackProblems } from "./fallback-problems.js";
@@ -14,8 +15,7 @@ export type ConfigResult =
   | { readonly ok: true; readonly config: Config; readonly warnings: readonly ConfigProblem[] }
   | { readonly ok: false; readonly problems: readonly ConfigProblem[] };
 
-/** Names of the brains every configuration has without defining them. */
-export const BUILT_IN_BRAINS: readonly string[] = ["echo"];
+export { BUILT_IN_BRAINS } from "./brain-name-problems.js";
 
 const SECRET_KEYS = new Set(["token", "secret", "password", "api_key", "apikey"]);
 
@@ -32,7 +32,7 @@ export function validateConfig(document: unknown): ConfigResult {
   // First and alone: every other check walks the document, and could not walk this one.
   const tooDeep = nestingProblem(document);
   if (tooDeep !== undefined) return { ok: false, problems: [tooDeep] };
-  const early = [...findSecretKeys(document, []), ...findModeKeys(document)];
+  const early = [...findSecretKeys(document, []), ...findModeKeys(document), ...brainNameProblems(document)];
   // reportInput puts the offending value on each issue, so a message can say what was found.
   const parsed = configSchema.safeParse(document, { reportInput: true });
   if (!parsed.success) {
