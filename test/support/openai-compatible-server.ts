@@ -16,6 +16,21 @@ export interface OpenAiServerOptions {
   readonly answer?: (messages: readonly ReceivedChatMessage[]) => string | readonly unknown[] | null;
   /** Misbehave by echoing the whole wrong key in 401 messages (tests that we redact it). */
   readonly echoKeyInErrors?: boolean;
+  /**
+   * Answer 400 as vLLM does for a strict chat template (Mistral's, Gemma's) unless the messages
+   * are an optional system message, then user and assistant in turn, ending with a user message.
+   */
+  readonly strictRoles?: boolean;
+}
+
+/** What Mistral's and Gemma's chat templates raise, and vLLM or llama.cpp answer 400 with. */
+const ROLES_MUST_ALTERNATE = "Conversation roles must alternate user/assistant/user/assistant/...";
+
+/** True when `messages` pass a strict chat template's checks (see `strictRoles`). */
+function rolesAlternate(messages: readonly ReceivedChatMessage[]): boolean {
+  const turns = messages[0]?.role === "system" ? messages.slice(1) : messages;
+  const expected = (index: number) => (index % 2 === 0 ? "user" : "assistant");
+  return turns.length % 2 === 1 && turns.every((message, index) => message.role === expected(index));
 }
 
 /** The fake server. */
@@ -114,6 +129,9 @@ export async function startOpenAiCompatibleServer(options: OpenAiServerOptions =
         "invalid_request_error",
         "model_not_found",
       );
+    }
+    if (options.strictRoles === true && !rolesAlternate(messages as ReceivedChatMessage[])) {
+      return openAiError(400, ROLES_MUST_ALTERNATE, "BadRequestError", null);
     }
     counter += 1;
     created += 1;

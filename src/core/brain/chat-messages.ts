@@ -1,5 +1,6 @@
 import { isRecord } from "../is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
+import { alternatingRoles } from "./alternating-roles.js";
 import type { BrainRequest } from "./brain.js";
 import { estimateMessageTokens, newestWithinTokens } from "./estimate-tokens.js";
 
@@ -44,7 +45,9 @@ export function isImage(mediaUrl: string, mediaType: string | undefined): boolea
 /**
  * The messages of one request: the system prompt, the conversation's earlier turns (oldest
  * first, at most `maxHistory`, and within `maxHistoryTokens` when set), then the new message.
- * Turns with nothing to say are left out.
+ * Turns with nothing to say are left out, and the turns sent alternate user and assistant
+ * from a user turn to the new message (see {@link alternatingRoles}); the stored history is
+ * not changed.
  */
 export function buildChatMessages(request: BrainRequest, options: ChatPromptOptions): ChatMessage[] {
   const messages: ChatMessage[] = [];
@@ -57,9 +60,10 @@ export function buildChatMessages(request: BrainRequest, options: ChatPromptOpti
     const message = chatMessage(turn.role, turn, options.imageParts);
     if (message !== undefined) earlier.push(message);
   }
-  messages.push(...newestWithinTokens(earlier, options.maxHistoryTokens, chatMessageTokens));
-  const current = chatMessage("user", request.message, options.imageParts);
-  if (current !== undefined) messages.push(current);
+  // Bounded before the roles are made to alternate: a merged message costs less than the
+  // messages it joins (one overhead fewer), and a dropped one nothing, so the bound still holds.
+  const bounded = newestWithinTokens(earlier, options.maxHistoryTokens, chatMessageTokens);
+  messages.push(...alternatingRoles(bounded, chatMessage("user", request.message, options.imageParts)));
   return messages;
 }
 

@@ -78,14 +78,16 @@ describe("max_history_tokens where the history is shaped", () => {
       );
     expect(contents(undefined)).toEqual(["S", "a", "b", "c", "d", "N"]);
     expect(contents(32)).toEqual(["S", "a", "b", "c", "d", "N"]);
-    expect(contents(31)).toEqual(["S", "b", "c", "d", "N"]);
+    // "b" fits, but it answers "a", which does not: an answer is never sent without its message.
+    expect(contents(31)).toEqual(["S", "c", "d", "N"]);
     expect(contents(16)).toEqual(["S", "c", "d", "N"]);
+    expect(contents(15)).toEqual(["S", "N"]);
     expect(contents(7)).toEqual(["S", "N"]);
   });
 
   it("chat messages: max_history applies first, then the token bound", () => {
-    const messages = buildChatMessages(requestWith(turns), { maxHistory: 3, maxHistoryTokens: 1000, imageParts: true });
-    expect(messages.map((message) => message.content)).toEqual([turns[1], turns[2], turns[3], "new"]);
+    const messages = buildChatMessages(requestWith(turns), { maxHistory: 2, maxHistoryTokens: 1000, imageParts: true });
+    expect(messages.map((message) => message.content)).toEqual([turns[2], turns[3], "new"]);
   });
 
   it("chat messages: estimated as sent, a described medium included and an image part by its URL", () => {
@@ -102,13 +104,16 @@ describe("max_history_tokens where the history is shaped", () => {
     ).toBe(Math.ceil(28 / 4) + 4);
     const request: BrainRequest = {
       message: { senderId: "u", conversationId: "c", text: "new" },
-      history: [{ role: "user", mediaUrl: "https://example.com/a.ogg", mediaType: "audio/ogg", at: AT }],
+      history: [
+        { role: "user", mediaUrl: "https://example.com/a.ogg", mediaType: "audio/ogg", at: AT },
+        { role: "assistant", text: "ok", at: AT },
+      ],
     };
     const [described] = buildChatMessages(request, { maxHistory: 5, imageParts: false });
     const content = typeof described?.content === "string" ? described.content : "";
     expect(content).toBe("[attachment (audio/ogg): https://example.com/a.ogg]");
-    const cost = estimateMessageTokens([content]);
-    expect(buildChatMessages(request, { maxHistory: 5, maxHistoryTokens: cost, imageParts: false })).toHaveLength(2);
+    const cost = estimateMessageTokens([content]) + estimateMessageTokens(["ok"]);
+    expect(buildChatMessages(request, { maxHistory: 5, maxHistoryTokens: cost, imageParts: false })).toHaveLength(3);
     expect(buildChatMessages(request, { maxHistory: 5, maxHistoryTokens: cost - 1, imageParts: false })).toHaveLength(
       1,
     );

@@ -35,7 +35,7 @@ async function converse(h: BrainHarness, count: number): Promise<void> {
 
 describe("max_history_tokens", () => {
   it("openai: sends the newest turns within the bound, the system prompt and the new message always", async () => {
-    model = await startOpenAiCompatibleServer();
+    model = await startOpenAiCompatibleServer({ strictRoles: true });
     harness = await startBrainHarness({
       brains: {
         bot: {
@@ -48,10 +48,9 @@ describe("max_history_tokens", () => {
       },
     });
     await converse(harness, 4);
-    // From the newest: r3 8, m3 13, r2 21; m2 would make 26.
+    // From the newest: r3 8, m3 13, r2 21; m2 would make 26, and r2 is not sent without m2.
     expect(model.messagesOf(3)).toEqual([
       { role: "system", content: SYSTEM_PROMPT },
-      { role: "assistant", content: 'reply to "m2"' },
       { role: "user", content: "m3" },
       { role: "assistant", content: 'reply to "m3"' },
       { role: "user", content: "m4" },
@@ -92,7 +91,7 @@ describe("max_history_tokens", () => {
           type: "openai",
           base_url: model.baseUrl,
           model: "test-model",
-          max_history_tokens: 8,
+          max_history_tokens: 13,
           fallback: ["hosted"],
         },
         hosted: { type: "openai", base_url: other.baseUrl, model: "test-model" },
@@ -102,7 +101,7 @@ describe("max_history_tokens", () => {
     await converse(harness, 2);
     model.failNext(openAiError(503, "loading", "server_error", null));
     await harness.send("m3", { conversationId: "c" });
-    expect(model.messagesOf(2).map((message) => message.content)).toEqual(['reply to "m2"', "m3"]);
+    expect(model.messagesOf(2).map((message) => message.content)).toEqual(["m2", 'reply to "m2"', "m3"]);
     expect(other.messagesOf(0).map((message) => message.content)).toEqual([
       "m1",
       'reply to "m1"',

@@ -50,14 +50,26 @@ describe("openai brain: conversation memory through the consumer", () => {
   });
 
   it("bounds the history by max_history, counting the user's and the brain's messages", async () => {
-    const { server, harness } = await setup({ max_history: 3 });
+    const { server, harness } = await setup({ max_history: 4 });
     for (const text of ["m1", "m2", "m3", "m4"]) await harness.send(text, { conversationId: "c" });
     expect(server.messagesOf(3)).toEqual([
       { role: "system", content: SYSTEM_PROMPT },
+      { role: "user", content: "m2" },
       { role: "assistant", content: 'reply to "m2"' },
       { role: "user", content: "m3" },
       { role: "assistant", content: 'reply to "m3"' },
       { role: "user", content: "m4" },
+    ]);
+  });
+
+  it("leaves out an answer that an odd max_history cuts from its message", async () => {
+    const { server, harness } = await setup({ max_history: 3 });
+    for (const text of ["m1", "m2", "m3"]) await harness.send(text, { conversationId: "c" });
+    expect(server.messagesOf(2)).toEqual([
+      { role: "system", content: SYSTEM_PROMPT },
+      { role: "user", content: "m2" },
+      { role: "assistant", content: 'reply to "m2"' },
+      { role: "user", content: "m3" },
     ]);
   });
 
