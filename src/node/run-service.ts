@@ -11,6 +11,11 @@ import { startTelemetry } from "./telemetry/start-telemetry.js";
 
 /** The period of the timer that holds the process open while it stops; its ticks do nothing. */
 const HOLD_TICK_MS = 60_000;
+/**
+ * How long past `shutdown_timeout_ms` the stop holds the process: the requests' grace, the
+ * threads' close and the telemetry's last export all fit in it.
+ */
+const STOP_HOLD_GRACE_MS = 60_000;
 
 /** Where the service reads its environment and writes its lines; the real process by default. */
 export interface RunOptions {
@@ -158,9 +163,10 @@ export async function runService(options: RunOptions): Promise<number> {
         timeout_ms: config.shutdown_timeout_ms,
       });
       // The stop may wait only on timers that do not hold the process (an operator event's
-      // retry, a bound of its own); without this the process would end mid-stop, with code 13
-      // and without the stop's last lines.
+      // retry, a bound of its own); without this the process would end mid-stop, with an error
+      // code and without the stop's last lines. Held for as long as a stop may take, not longer.
       const hold = setInterval(() => undefined, HOLD_TICK_MS);
+      setTimeout(() => clearInterval(hold), config.shutdown_timeout_ms + STOP_HOLD_GRACE_MS).unref();
       service
         .stop(config.shutdown_timeout_ms)
         .then(({ left, fate }) => {

@@ -42,12 +42,13 @@ export interface BrainDeps {
 
 /**
  * Reads the secret a brain names in one of its `*_env` keys, which travels in a header of every
- * call. An unset or empty variable, or one a header cannot carry (every call would fail before
- * reaching the server, as if the network did), is a `config_invalid` error that names the
- * variable and the key, never a value.
+ * call, without the whitespace around it (a header sends none: a key exported with its file's
+ * trailing newline works, and is redacted as sent). An unset or empty variable, or one a header
+ * cannot carry (every call would fail before reaching the server, as if the network did), is a
+ * `config_invalid` error that names the variable and the key, never a value.
  */
 export function requireSecret(env: EnvLookup, variable: string, brain: string, key: string): string {
-  const value = env(variable);
+  const value = env(variable)?.trim();
   if (value === undefined || value === "") {
     throw new ChannelError(
       "config_invalid",

@@ -51,7 +51,9 @@ function wildcardOf(a: BindAddress | undefined, b: BindAddress): string | undefi
   if (first === IPV6_ANY || second === IPV6_ANY) {
     return `[::] listens on every address, IPv4 and IPv6, of port ${a.port}`;
   }
+  // Only an address written as IPv4 is known to be one: `localhost` may listen on ::1 (the
+  // first address the resolver gives), which takes nothing from 0.0.0.0.
   const ipv4Wildcard =
-    (first === IPV4_ANY && DOTTED_IPV4.test(second)) || (second === IPV4_ANY && DOTTED_IPV4.test(first));
+    (first === IPV4_ANY && DOTTED_IPV4.test(b.host)) || (second === IPV4_ANY && DOTTED_IPV4.test(a.host));
   return ipv4Wildcard ? `${IPV4_ANY} listens on every IPv4 address of port ${a.port}` : undefined;
 }

@@ -43,7 +43,8 @@ const tokenEnv = envName("WEBHOOK_SECRET");
 const bind = z
   .string({ error: 'must be a "host:port" string, e.g. "127.0.0.1:8090"' })
   .refine((value) => parseBind(value) !== undefined, {
-    error: 'must be "host:port" with a port from 0 to 65535, e.g. "127.0.0.1:8090" or "[::1]:8090"',
+    error:
+      'must be "host:port": a host name or an IP address (IPv6 in brackets) and a port from 0 to 65535, e.g. "127.0.0.1:8090" or "[::1]:8090"',
   });
 
 const path = z

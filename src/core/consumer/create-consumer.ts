@@ -208,8 +208,8 @@ export function createJobRunner(
       } catch (thrown) {
         const error = toChannelError(thrown);
         hooks.record?.([attemptEvent(reply, attemptAt, clock.now(), error)]);
-        if (isReceiverFailure(error)) return unanswered(route, current, error, attemptAt, admission);
-        return { ...failure(route, current, error, attemptAt), answered: true };
+        if (isReceiverFailure(error)) return unanswered(target, current, error, attemptAt, admission);
+        return { ...failure(target, current, error, attemptAt), answered: true };
       }
       answered = true;
       hooks.record?.([attemptEvent(reply, attemptAt, clock.now(), undefined, status)]);

@@ -1,7 +1,8 @@
 /**
  * The Fetch standard's "bad ports" (https://fetch.spec.whatwg.org/#bad-port): `fetch` refuses to
  * connect to one before trying, on Node (undici) as in browsers. The list ends with the
- * standard's latest addition, the port that means "any", where no server is reached either.
+ * standard's latest addition, the port that means "any": where a runtime does not refuse it
+ * yet, no server is reached there either.
  */
 export const FETCH_BAD_PORTS: readonly number[] = [
   1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110,

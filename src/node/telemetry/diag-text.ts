@@ -49,17 +49,18 @@ export function telemetrySecrets(env: Readonly<Record<string, string | undefined
  * JSON, bounded), and every known secret is replaced by `[redacted]`.
  */
 export function diagText(message: string, args: readonly unknown[], secrets: readonly string[]): string {
-  let text = message;
+  // Each piece whole before any is cut: a secret cut in two would no longer be found.
+  const redact = (text: string): string => secrets.reduce((out, secret) => out.replaceAll(secret, "[redacted]"), text);
+  let text = redact(message);
   let added = 0;
   for (const arg of args) {
-    const part = typeof arg === "string" ? arg : arg instanceof Error ? errorMessage(arg) : jsonOf(arg);
+    const part = redact(typeof arg === "string" ? arg : arg instanceof Error ? errorMessage(arg) : jsonOf(arg));
     const room = MAX_ARGUMENTS_TEXT - added;
     if (room <= 0) break;
     const kept = part.length > room ? `${part.slice(0, room)}…` : part;
     text += ` ${kept}`;
     added += kept.length;
   }
-  for (const secret of secrets) text = text.replaceAll(secret, "[redacted]");
   return text;
 }
 

@@ -6,7 +6,6 @@ import { type RunningService, startService } from "../../../src/node/service/sta
 import { configDocument } from "../../support/configs.js";
 import { deliveryWorkerEntry } from "../../support/delivery-worker-entry.js";
 import { nodeKeyPair, signedAttemptOf, verifiesV1a } from "../../support/ed25519-pair.js";
-import { startJsonServer } from "../../support/json-test-server.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { openRawClient, type RawClient } from "../../support/raw-client.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -103,48 +102,6 @@ describe("reloading a running service", () => {
       );
     },
   );
-
-  it("posts a reply whose brain call began before the reload to the new outbound_url", async () => {
-    const before = await receiver();
-    const after = await receiver();
-    let release: () => void = () => undefined;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let called: () => void = () => undefined;
-    const calling = new Promise<void>((resolve) => {
-      called = resolve;
-    });
-    // A slow brain, as a model is: its answer waits until the reload is made.
-    const bot = await startJsonServer(async (request) => {
-      called();
-      await released;
-      const { message } = request.body as { message: { text: string } };
-      return { status: 200, body: { text: `re: ${message.text}` } };
-    });
-    try {
-      const brains = {
-        routes: [{ channel: "webhook", brain: "slow" }],
-        brains: { slow: { type: "http", url: `${bot.origin}/bot` } },
-      };
-      const { service: running, url } = await start(configOf({ outbound_url: before.url }, brains));
-      expect((await post(url)).status).toBe(200);
-      await calling;
-      const result = await running.reload({
-        config: configOf({ outbound_url: after.url }, brains),
-        secrets: new Map([["webhook", OLD]]),
-        env: () => undefined,
-      });
-      expect(result).toMatchObject({ ok: true, changed: ["channels[0].webhook.outbound_url"] });
-      release();
-      const reply = await waitFor(() => after.replies[0], 5_000, "the reply at the new receiver");
-      expect(reply.body).toMatchObject({ text: "re: hello" });
-      expect(before.replies).toHaveLength(0);
-    } finally {
-      release();
-      await bot.close();
-    }
-  });
 
   it.each([
     ["a bind", { bind: "127.0.0.1:1" }, {}, "channels[0].webhook.bind"],

@@ -44,6 +44,13 @@ describe("diagnostics of the OpenTelemetry SDK as log text", () => {
     expect(text).toContain("[redacted]");
   });
 
+  it("redacts a secret that the bound would cut in two", () => {
+    const secret = "sk-live-0123456789abcdef";
+    const text = diagText("sending", [`${"x".repeat(990)}${secret}`], [secret]);
+    expect(text).not.toContain("sk-live");
+    expect(text).toContain("[redacted]");
+  });
+
   it("takes nothing from variables that are unset, empty or not URLs", () => {
     expect(telemetrySecrets({ OTEL_EXPORTER_OTLP_ENDPOINT: "not a url", OTEL_EXPORTER_OTLP_HEADERS: "" })).toEqual([]);
   });
