@@ -47,10 +47,26 @@ const bind = z
       'must be "host:port": a host name or an IP address (IPv6 in brackets) and a port from 0 to 65535, e.g. "127.0.0.1:8090" or "[::1]:8090"',
   });
 
+/**
+ * True when `path` holds a segment that clients and proxies rewrite before a request is sent
+ * (`.`, `..`, or an empty one before the last), so the path as written would never be asked for.
+ */
+function hasRewrittenSegment(path: string): boolean {
+  const segments = path.split("/").slice(1);
+  return segments.some(
+    (segment, index) => segment === "." || segment === ".." || (segment === "" && index < segments.length - 1),
+  );
+}
+
 const path = z
   .string({ error: 'must be a URL path starting with "/", e.g. "/webhook"' })
   .regex(PATH_CHARS, {
     error: 'must be a URL path starting with "/" made of letters, digits and . _ ~ - /, e.g. "/webhook"',
+  })
+  .refine((value) => !hasRewrittenSegment(value), {
+    error:
+      'must not hold an empty segment ("//"), "." or "..": clients and proxies rewrite them, so no request would reach the path as written',
+    params: { fix: 'write the path as clients send it, e.g. "/webhook"' },
   })
   .refine((value) => value !== HEALTH_PATH, {
     error: '"/healthz" is reserved for the health check; pick another path',

@@ -36,6 +36,19 @@ describe("validateConfig", () => {
     expect(problemsOf(configDocument({ path }))[0]?.path).toBe("channels[0].webhook.path");
   });
 
+  it.each(["/a/../admin", "//admin", "/hooks//in", "/./webhook", "/webhook/.."])(
+    "refuses path %s, which clients and proxies rewrite before sending",
+    (path) => {
+      expect(problemsOf(configDocument({ path })).map(formatProblem)).toEqual([
+        'channels[0].webhook.path: must not hold an empty segment ("//"), "." or "..": clients and proxies rewrite them, so no request would reach the path as written. Fix: write the path as clients send it, e.g. "/webhook"',
+      ]);
+    },
+  );
+
+  it.each(["/webhook", "/hooks/in/", "/v1.2/in", "/"])("takes path %s", (path) => {
+    expect(validateConfig(configDocument({ path })).ok).toBe(true);
+  });
+
   it.each([
     ["/admin", {}],
     ["/admin/", {}],
