@@ -1,5 +1,6 @@
 import { nodeUnsupportedBrains } from "../core/brain/runtime-support.js";
 import { errorMessage } from "../core/channel-error.js";
+import { parseConfigJson } from "../core/config/config-json/parse-config-json.js";
 import { type ConfigProblem, formatProblem } from "../core/config/config-problem.js";
 import { envReferences, preflight, weakSecretProblems } from "../core/config/preflight/preflight.js";
 import { signingProblems } from "../core/config/preflight/signing-problems.js";
@@ -170,12 +171,8 @@ function inDevVars(problem: ConfigProblem, variable: string, devVarsPath: string
 /** Problems of a `CONFIG_JSON` value; none when it is absent or valid. */
 function checkConfigJson(text: string | undefined): readonly ConfigProblem[] {
   if (!isSet(text)) return [];
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch (error) {
-    return [{ path: "", message: `is not valid JSON: ${errorMessage(error)}`, fix: "correct the JSON syntax" }];
-  }
-  const result = validateConfig(document);
+  const json = parseConfigJson(text, "it", "correct the JSON syntax");
+  if (!json.ok) return [json.problem];
+  const result = validateConfig(json.document);
   return result.ok ? [] : result.problems;
 }

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { errorMessage } from "../core/channel-error.js";
+import { parseConfigJson } from "../core/config/config-json/parse-config-json.js";
 import { type ConfigResult, validateConfig } from "../core/config/validate-config.js";
 import { isRecord } from "../core/is-record.js";
 
@@ -31,17 +32,9 @@ export async function readConfigFile(file: string, bind?: string): Promise<Confi
       ],
     };
   }
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch (error) {
-    return {
-      ok: false,
-      problems: [
-        { path: "", message: `${file} is not valid JSON: ${errorMessage(error)}`, fix: "correct the JSON syntax" },
-      ],
-    };
-  }
+  const json = parseConfigJson(text, file, "correct the JSON syntax");
+  if (!json.ok) return { ok: false, problems: [json.problem] };
+  const { document } = json;
   const result = validateConfig(bind === undefined ? document : withBind(document, bind));
   if (!result.ok || result.config.state_dir === undefined || isAbsolute(result.config.state_dir)) return result;
   return {

@@ -1,5 +1,6 @@
 import bundledConfig from "../../config.json";
-import { errorMessage, isChannelError } from "../core/channel-error.js";
+import { isChannelError } from "../core/channel-error.js";
+import { parseConfigJson } from "../core/config/config-json/parse-config-json.js";
 import type { ConfigProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
 import { parseInboundSecrets } from "../core/config/inbound-secrets.js";
@@ -68,18 +69,7 @@ export function loadWorkerConfig(env: WorkerEnv): WorkerConfig {
 
 function parseOverride(value: unknown): { ok: true; document: unknown } | { ok: false; problem: ConfigProblem } {
   if (typeof value !== "string") return { ok: true, document: value };
-  try {
-    return { ok: true, document: JSON.parse(value) };
-  } catch (error) {
-    return {
-      ok: false,
-      problem: {
-        path: "",
-        message: `${CONFIG_JSON} is not valid JSON: ${errorMessage(error)}`,
-        fix: `correct it, or remove ${CONFIG_JSON} to use the bundled config.json`,
-      },
-    };
-  }
+  return parseConfigJson(value, CONFIG_JSON, `correct it, or remove ${CONFIG_JSON} to use the bundled config.json`);
 }
 
 /** The core's preflight, with the fix that applies on Workers. Never includes a value. */

@@ -25,7 +25,7 @@ describe("brain names", () => {
     if (result.ok) return;
     expect(result.problems).toContainEqual(
       expect.objectContaining({
-        path: `brains[${JSON.stringify(name)}]`.replace(/^brains\["(\w+)"\]$/, "brains.$1"),
+        path,
         message: expect.stringContaining(message),
       }),
     );
