@@ -83,15 +83,22 @@ export function createOpenAiBrain(name: string, config: OpenAiBrainConfig, deps:
 
 /**
  * Some gateways (OpenRouter, proxies) answer 200 with an OpenAI error object instead of
- * choices. Its numeric `code`, when there is one, is an HTTP status and decides retrying.
+ * choices. Its `code`, when it is an HTTP status (a number, or the digits of one as text, as
+ * some write it), decides retrying; a name (`invalid_api_key`) is not one.
  */
 function errorInBody(endpoint: BrainEndpoint, body: unknown): ChannelError | undefined {
   if (!isRecord(body) || !isRecord(body.error)) return undefined;
   const { message, code } = body.error;
-  const status = typeof code === "number" ? code : undefined;
+  const status = httpStatusOf(code);
   return brainError(endpoint, `${endpoint.peer} answered with an error`, {
     retryable: status !== undefined && isRetryableBrainStatus(status),
     ...(status === undefined ? {} : { upstreamStatus: status }),
     ...(typeof message === "string" ? { upstreamMessage: message.slice(0, 500) } : {}),
   });
+}
+
+/** `code` as an HTTP status: a whole number from 100 to 599, given as a number or as its digits. */
+function httpStatusOf(code: unknown): number | undefined {
+  const value = typeof code === "number" ? code : typeof code === "string" && /^\d{3}$/.test(code) ? Number(code) : NaN;
+  return Number.isInteger(value) && value >= 100 && value <= 599 ? value : undefined;
 }

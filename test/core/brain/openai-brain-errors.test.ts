@@ -172,4 +172,17 @@ describe("openai brain: conversation memory through the consumer", () => {
     expect(error.retryable).toBe(false);
     expect(error.message).toContain("answered 301, a redirect to https://api.example.com/v1/chat/completions;");
   });
+
+  it.each([
+    ["a number", 503, true],
+    ["its digits as text", "503", true],
+    ["a name", "invalid_api_key", false],
+    ["a number that is no status", 42, false],
+  ])("reads a gateway's 200 with an error whose code is %s", async (_, code, retryable) => {
+    const { server, harness } = await setup();
+    server.failNext({ status: 200, body: { error: { message: "busy", code } } });
+    const error = await failure(harness.ask("hi"));
+    expect(error.retryable).toBe(retryable);
+    expect(error.upstreamStatus).toBe(retryable ? 503 : undefined);
+  });
 });
