@@ -64,7 +64,12 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
   const problems = withPreflight
     ? [
         ...preflight(result.config, lookup).map((problem) =>
-          withDevVarsFix(problem, variables.get(problem.path), devVars, devVarsPath),
+          withDevVarsFix(
+            inSecretFile(problem, variables.get(problem.path), io.env),
+            variables.get(problem.path),
+            devVars,
+            devVarsPath,
+          ),
         ),
         ...weakSecretProblems(result.config, lookup).map((problem) => {
           const variable = variables.get(problem.path);
@@ -156,6 +161,18 @@ function withDevVarsFix(
     ...problem,
     message: `${problem.message}, nor in ${devVarsPath}`,
     fix: `${problem.fix}; for wrangler dev, add a line ${variable}=<value> to ${devVarsPath}`,
+  };
+}
+
+/** Names the file a value came from (`<NAME>_FILE`): "is empty" is about the file, not the variable. */
+function inSecretFile(problem: ConfigProblem, variable: string | undefined, env: CliIo["env"]): ConfigProblem {
+  const file = variable === undefined ? undefined : secretFileOf(env, variable);
+  // A file that cannot be read is named by the problem itself.
+  if (file === undefined || variable === undefined || problem.message.includes(file)) return problem;
+  return {
+    ...problem,
+    message: `${problem.message} (read from the file ${file}, named by ${variable}_FILE)`,
+    fix: `write the value into ${file}, or set ${variable} itself`,
   };
 }
 

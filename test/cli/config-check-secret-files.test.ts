@@ -42,4 +42,13 @@ describe("config check --preflight with <NAME>_FILE", () => {
     expect(err).toContain("WEBHOOK_SECRET starts or ends with whitespace");
     expect(err).not.toContain(SECRET);
   });
+
+  it("names the file when the value it holds is the problem", async () => {
+    const empty = await secretFile("");
+    const { code, err } = await preflight({ WEBHOOK_SECRET_FILE: empty });
+    expect(code).toBe(1);
+    expect(err).toContain(
+      `channels[0].token_env: environment variable WEBHOOK_SECRET is empty (read from the file ${empty}, named by WEBHOOK_SECRET_FILE). Fix: write the value into ${empty}, or set WEBHOOK_SECRET itself`,
+    );
+  });
 });

@@ -95,6 +95,9 @@ const mapping = z
   )
   .describe("Message field → the JSON key the client uses instead. Give only the keys that differ.");
 
+/** The longest `max_age_ms`: a year, far past any wait a message is worth. */
+const MAX_AGE_MS = 31_536_000_000;
+
 const wholeMs = (min: number) =>
   z.int({ error: "must be a whole number of milliseconds" }).min(min, { error: `must be at least ${min} ms` });
 
@@ -142,8 +145,9 @@ const delivery = z
       .default(12)
       .describe("Attempts in all (the first included) before a reply or message becomes a dead letter."),
     // Not a timer: a deadline compared with the clock (a hold until it is woken in slices), so it
-    // may be longer than any timer.
+    // may be longer than any timer; but a time past it must still be a date (the timeline shows it).
     max_age_ms: wholeMs(0)
+      .max(MAX_AGE_MS, { error: "must be at most 31536000000 (365 days)" })
       .default(86_400_000)
       .describe("No retry starts later than this after the first attempt, in ms."),
     circuit_failures: z
