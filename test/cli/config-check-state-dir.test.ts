@@ -45,6 +45,14 @@ describe("config check --preflight with state_dir", () => {
   });
 });
 
+describe("config check --preflight with state_dir where no folder can be made", () => {
+  it("names /proc, which every right allows and the file system refuses", async () => {
+    const { code, err } = await preflight(await configWith("/proc/webhook-channel-state"));
+    expect(code).toBe(1);
+    expect(err).toContain("state_dir: /proc (where /proc/webhook-channel-state would be created) takes no new folder");
+  });
+});
+
 describe("opening state_dir", () => {
   it("says which path is in the way and the fix, rather than the system's ENOTDIR", async () => {
     const root = await mkdtemp(join(tmpdir(), "webhook-channel-state-dir-"));

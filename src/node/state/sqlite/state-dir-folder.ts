@@ -1,5 +1,5 @@
-import { accessSync, constants, mkdirSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { accessSync, constants, mkdirSync, mkdtempSync, rmdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { errorMessage } from "../../../core/channel-error.js";
 
 /** The fix a `state_dir` problem names. */
@@ -7,8 +7,8 @@ export const STATE_DIR_FIX = "point state_dir at a folder this user may write, o
 
 /**
  * Why the service could not keep its state in `stateDir` (a file in the way, a folder it may
- * not write), or undefined when it can: the folder exists and is writable, or its nearest
- * existing parent is. Creates nothing, for `config check --preflight`.
+ * not write), or undefined when it can: the folder exists and takes a new folder, or its
+ * nearest existing parent does. Leaves nothing behind, for `config check --preflight`.
  */
 export function stateDirProblem(stateDir: string): string | undefined {
   const target = resolve(stateDir);
@@ -22,12 +22,18 @@ export function stateDirProblem(stateDir: string): string | undefined {
       continue;
     }
     if (found !== "folder") return `${path} is a file, not a folder`;
+    const where = path === target ? path : `${path} (where ${target} would be created)`;
     try {
       accessSync(path, constants.W_OK | constants.X_OK);
     } catch {
-      return path === target
-        ? `${path} is not writable by this user`
-        : `${path} (where ${target} would be created) is not writable by this user`;
+      return `${where} is not writable by this user`;
+    }
+    try {
+      // What the rights allow a file system may still refuse (`/proc`, even to root): a folder
+      // made and removed at once says for sure.
+      rmdirSync(mkdtempSync(join(path, ".webhook-channel-check-")));
+    } catch (error) {
+      return `${where} takes no new folder: ${errorMessage(error)}`;
     }
     return undefined;
   }
