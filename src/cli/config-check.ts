@@ -167,8 +167,9 @@ function withDevVarsFix(
 /** Names the file a value came from (`<NAME>_FILE`): "is empty" is about the file, not the variable. */
 function inSecretFile(problem: ConfigProblem, variable: string | undefined, env: CliIo["env"]): ConfigProblem {
   const file = variable === undefined ? undefined : secretFileOf(env, variable);
-  // A file that cannot be read is named by the problem itself.
-  if (file === undefined || variable === undefined || problem.message.includes(file)) return problem;
+  // Only emptiness is the file's to fix; a value's own problem keeps its fix, and a file that
+  // cannot be read is named by its problem already.
+  if (file === undefined || variable === undefined || !problem.message.endsWith(" is empty")) return problem;
   return {
     ...problem,
     message: `${problem.message} (read from the file ${file}, named by ${variable}_FILE)`,

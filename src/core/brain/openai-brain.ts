@@ -97,7 +97,7 @@ function errorInBody(endpoint: BrainEndpoint, body: unknown): ChannelError | und
   });
 }
 
-/** `code` as an HTTP status: a whole number from 100 to 599, given as a number or as its digits. */
+/** `code` as an HTTP status: a whole number in the statuses' range, given as a number or as its digits. */
 function httpStatusOf(code: unknown): number | undefined {
   const value = typeof code === "number" ? code : typeof code === "string" && /^\d{3}$/.test(code) ? Number(code) : NaN;
   return Number.isInteger(value) && value >= 100 && value <= 599 ? value : undefined;

@@ -7,6 +7,9 @@ import { operatorEventsSchema } from "./operator-events-schema.js";
 import { envName, httpUrl, TIMER_MS_LIMIT } from "./schema-parts.js";
 import { timelineSchema } from "./timeline-schema.js";
 import { replyTlsSchema } from "./tls-schema.js";
+import { webhookPath } from "./webhook-path.js";
+
+export { ADMIN_PATH_PREFIX, HEALTH_PATH, isAdminPath, METRICS_PATH, READY_PATH } from "./webhook-path.js";
 
 /** The default listener: loopback only, so nothing is exposed until the operator decides to. */
 export const DEFAULT_BIND = "127.0.0.1:8090";
@@ -16,27 +19,8 @@ export const DEFAULT_PATH = "/webhook";
 export const DEFAULT_BUFFER_CAPACITY = 1000;
 /** The default number of open connections a Node listener keeps at once. */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
-/** The reserved health path; no channel may use it. */
-export const HEALTH_PATH = "/healthz";
-/** The reserved readiness path; no channel may use it. */
-export const READY_PATH = "/readyz";
-/** The reserved metrics path (Node's Prometheus exposition); no channel may use it. */
-export const METRICS_PATH = "/metrics";
 /** Dead letters kept per channel when `admin.max_dead_letters` is not set. */
 export const DEFAULT_MAX_DEAD_LETTERS = 10_000;
-/**
- * Where the admin API lives: `/admin` and every path under it are reserved, whether or not
- * `admin` is on, so that turning the API on never takes a channel's path (nor a channel one
- * of the API's); without `admin` they answer 404.
- */
-export const ADMIN_PATH_PREFIX = "/admin/";
-
-/** True for `/admin` and any path under it: the admin API's, never a channel's. */
-export function isAdminPath(path: string): boolean {
-  return path === ADMIN_PATH_PREFIX.slice(0, -1) || path.startsWith(ADMIN_PATH_PREFIX);
-}
-
-const PATH_CHARS = /^\/[A-Za-z0-9._~/-]*$/;
 
 const tokenEnv = envName("WEBHOOK_SECRET");
 
@@ -45,41 +29,6 @@ const bind = z
   .refine((value) => parseBind(value) !== undefined, {
     error:
       'must be "host:port": a host name or an IP address (IPv6 in brackets) and a port from 0 to 65535, e.g. "127.0.0.1:8090" or "[::1]:8090"',
-  });
-
-/**
- * True when `path` holds a segment that clients and proxies rewrite before a request is sent
- * (`.`, `..`, or an empty one before the last), so the path as written would never be asked for.
- */
-function hasRewrittenSegment(path: string): boolean {
-  const segments = path.split("/").slice(1);
-  return segments.some(
-    (segment, index) => segment === "." || segment === ".." || (segment === "" && index < segments.length - 1),
-  );
-}
-
-const path = z
-  .string({ error: 'must be a URL path starting with "/", e.g. "/webhook"' })
-  .regex(PATH_CHARS, {
-    error: 'must be a URL path starting with "/" made of letters, digits and . _ ~ - /, e.g. "/webhook"',
-  })
-  .refine((value) => !hasRewrittenSegment(value), {
-    error:
-      'must not hold an empty segment ("//"), "." or "..": clients and proxies rewrite them, so no request would reach the path as written',
-    params: { fix: 'write the path as clients send it, e.g. "/webhook"' },
-  })
-  .refine((value) => value !== HEALTH_PATH, {
-    error: '"/healthz" is reserved for the health check; pick another path',
-  })
-  .refine((value) => value !== READY_PATH, {
-    error: '"/readyz" is reserved for the readiness check; pick another path',
-  })
-  .refine((value) => value !== METRICS_PATH, {
-    error: '"/metrics" is reserved for the Prometheus metrics; pick another path',
-  })
-  .refine((value) => !isAdminPath(value), {
-    error: '"/admin" and every path under it are reserved for the admin API, even when admin is off',
-    params: { fix: 'pick a path outside /admin, e.g. "/webhook"' },
   });
 
 const jsonKey = z.string({ error: "must be the JSON key the client uses, a non-empty string" }).min(1, {
@@ -94,9 +43,6 @@ const mapping = z
     >,
   )
   .describe("Message field → the JSON key the client uses instead. Give only the keys that differ.");
-
-/** The longest `max_age_ms`: a year, far past any wait a message is worth. */
-const MAX_AGE_MS = 31_536_000_000;
 
 const wholeMs = (min: number) =>
   z.int({ error: "must be a whole number of milliseconds" }).min(min, { error: `must be at least ${min} ms` });
@@ -145,9 +91,8 @@ const delivery = z
       .default(12)
       .describe("Attempts in all (the first included) before a reply or message becomes a dead letter."),
     // Not a timer: a deadline compared with the clock (a hold until it is woken in slices), so it
-    // may be longer than any timer; but a time past it must still be a date (the timeline shows it).
+    // may be longer than any timer.
     max_age_ms: wholeMs(0)
-      .max(MAX_AGE_MS, { error: "must be at most 31536000000 (365 days)" })
       .default(86_400_000)
       .describe("No retry starts later than this after the first attempt, in ms."),
     circuit_failures: z
@@ -166,7 +111,7 @@ export const DEFAULT_DELIVERY: z.infer<typeof delivery> = delivery.parse({});
 
 const webhook = z.strictObject({
   bind: bind.default(DEFAULT_BIND).describe("host:port to listen on; IPv6 as [::1]:8090; port 0 picks a free port."),
-  path: path.default(DEFAULT_PATH).describe("URL path of the inbound endpoint."),
+  path: webhookPath.default(DEFAULT_PATH).describe("URL path of the inbound endpoint."),
   outbound_url: httpUrl("http://127.0.0.1:8091/replies").describe("Where the brain's replies are POSTed as JSON."),
   mapping: mapping.optional(),
   buffer_capacity: z

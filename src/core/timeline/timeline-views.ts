@@ -124,6 +124,11 @@ function eventView(event: TimelineEvent): Readonly<Record<string, unknown>> {
   return view;
 }
 
+/** The furthest time from the epoch a JavaScript date holds, either way. */
+const LAST_DATE_MS = 8.64e15;
+
 function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  // A give-up time past the last date (a `max_age_ms` near its maximum) is shown as the last one.
+  if (Number.isNaN(ms)) return String(ms);
+  return new Date(Math.max(-LAST_DATE_MS, Math.min(LAST_DATE_MS, ms))).toISOString();
 }

@@ -41,23 +41,33 @@ export function parseConfigJson(text: string, source: string, fix: string): Conf
 }
 
 /**
- * The parser's words, with the line and column of the place they name, and a word on comments.
- * Node 20's parser names a position; later ones name the line and column themselves.
+ * The parser's words, with the line and column of the place they point at, and a word on
+ * comments. The parser names a position for most errors; for an unexpected character it quotes
+ * only the character, whose first place outside a string is then the one.
  */
 function syntaxWhere(text: string, error: unknown): string {
   const words = errorMessage(error);
-  const position = /at position (\d+)/.exec(words)?.[1];
-  const named = /\(line (\d+) column (\d+)\)/.exec(words);
-  let at: number;
-  let where = "";
-  if (named !== null) {
-    const lines = text.split("\n").slice(0, Number(named[1]) - 1);
-    at = lines.reduce((sum, line) => sum + line.length + 1, 0) + Number(named[2]) - 1;
-  } else if (position !== undefined) {
-    at = Number(position);
-    const before = text.slice(0, at);
-    where = ` (line ${before.split("\n").length}, column ${at - before.lastIndexOf("\n")})`;
-  } else return words;
+  const position = /JSON at position (\d+)(?: \(line \d+ column \d+\))?$/.exec(words)?.[1];
+  const token = /^Unexpected token '(.)', /.exec(words)?.[1];
+  const at = position !== undefined ? Number(position) : token !== undefined ? firstOutsideStrings(text, token) : -1;
+  if (at < 0) return words;
+  const before = text.slice(0, at);
+  const lines = before.split(/\r\n|\r|\n/);
+  const where = `line ${lines.length}, column ${(lines[lines.length - 1] ?? "").length + 1}`;
   const comment = text.startsWith("//", at) || text.startsWith("/*", at);
-  return `${words}${where}${comment ? ": JSON has no comments; remove them" : ""}`;
+  return `${words} (${where})${comment ? ": JSON has no comments; remove them" : ""}`;
+}
+
+/** Where `char` first appears in `text` outside a JSON string, or -1. */
+function firstOutsideStrings(text: string, char: string): number {
+  let inString = false;
+  for (let at = 0; at < text.length; at += 1) {
+    const here = text[at];
+    if (inString) {
+      if (here === "\\") at += 1;
+      else if (here === '"') inString = false;
+    } else if (here === '"') inString = true;
+    else if (here === char) return at;
+  }
+  return -1;
 }

@@ -17,15 +17,26 @@ describe("parseConfigJson", () => {
     const result = parse('{\n  "routes": [],\n  "brains": {,}\n}');
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    // Node 20 names a position, which becomes a line and a column; later versions name them.
-    expect(result.problem.message).toMatch(/^config\.json is not valid JSON: .*\(line 3,? column 14\)/);
+    expect(result.problem.message).toMatch(/^config\.json is not valid JSON: .*\(line 3, column 14\)$/);
   });
 
-  it("names a comment as what JSON does not have", () => {
-    const result = parse('{\n  // the routes\n  "routes": []\n}');
+  it.each([
+    ["where a key goes", '{\n  // the routes\n  "routes": []\n}', "line 2, column 3"],
+    ["before everything", '// webhook-channel\n{"routes": []}', "line 1, column 1"],
+    ["in a value", '{"routes": // none\n []}', "line 1, column 12"],
+    ["after a string holding a slash", '{"a": "x//y",\r\n /* b */ "routes": []}', "line 2, column 2"],
+  ])("names a comment %s as what JSON does not have, with its place", (_, text, where) => {
+    const result = parse(text);
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.problem.message).toMatch(/\(line 2,? column 3\).*: JSON has no comments; remove them$/);
+    expect(result.problem.message).toContain(`(${where}): JSON has no comments; remove them`);
+  });
+
+  it("places an unexpected character the parser quotes without a position", () => {
+    const result = parse('{\n  "a": [1, 2,]\n}');
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problem.message).toContain("(line 2, column 14)");
   });
 
   it.each([
