@@ -15,7 +15,8 @@ export function listen(server: NetServer, host: string, port: number): Promise<n
             : code === "EACCES"
               ? "permission denied (ports below 1024 need privileges)"
               : errorMessage(error);
-      reject(new Error(`cannot listen on ${host}:${port}: ${reason}`));
+      const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+      reject(new Error(`cannot listen on ${address}: ${reason}`));
     };
     server.once("error", onError);
     server.listen(port, host, () => {
