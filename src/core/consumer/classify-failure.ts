@@ -1,4 +1,4 @@
-import { FIRST_PAUSE_MS, isPausingError, MAX_PAUSE_MS } from "../brain/limits/brain-pause.js";
+import { isPausingError, pauseMsFor } from "../brain/limits/brain-pause.js";
 import type { ChannelError } from "../channel-error.js";
 import type { Job, JobError } from "../lifecycle/job.js";
 import { nextDelayMs, type RetryPolicy } from "../lifecycle/retry-policy.js";
@@ -38,8 +38,9 @@ export function classifyFailure(attempt: FailedAttempt): FailureVerdict {
   if (error.pausedUntil !== undefined) return waitForPause(attempt, error.pausedUntil);
   // Asked of `attempt.error`: the guard would narrow `error` itself to never past this branch.
   if (isPausingError(attempt.error)) {
-    // The pause the brain's limiter takes from this answer, which never outlasts its cap.
-    return waitForPause(attempt, attempt.now + Math.min(error.retryAfterMs ?? FIRST_PAUSE_MS, MAX_PAUSE_MS));
+    // At least the pause the brain's limiter takes from this answer (a longer one, in a row of
+    // pauses, refuses the next call, which waits again without spending an attempt).
+    return waitForPause(attempt, attempt.now + pauseMsFor(attempt.error, 1));
   }
   const attempts = attempt.job.attempts + 1;
   const stepStartedAt = attempt.job.stepStartedAt ?? attempt.attemptAt;

@@ -39,6 +39,16 @@ export function backoffPauseMs(pauses: number): number {
   return Math.min(MAX_BACKOFF_PAUSE_MS, FIRST_PAUSE_MS * 2 ** Math.min(Math.max(0, pauses - 1), 30));
 }
 
+/**
+ * How long a brain pauses on a pausing `error`, the `pauses`-th in a row (1 for the first): its
+ * `Retry-After` (a zero one is no help), else the backoff, never past {@link MAX_PAUSE_MS}. The
+ * limiter pauses for it, and a message waits for it: one rule for both.
+ */
+export function pauseMsFor(error: ChannelError, pauses: number): number {
+  const asked = error.retryAfterMs !== undefined && error.retryAfterMs > 0 ? error.retryAfterMs : undefined;
+  return Math.min(asked ?? backoffPauseMs(pauses), MAX_PAUSE_MS);
+}
+
 /** The refusal of a call made while brain `name` is paused until `until`: retryable, with the time left. */
 export function pausedError(name: string, until: number, status: number, now: number): ChannelError {
   const left = Math.max(1, until - now);
@@ -115,11 +125,10 @@ export class BrainPause {
    * fails the calls waiting for a slot (it returns how many, for the log line).
    */
   met(error: ChannelError, inFlight: number, refuse: () => number): boolean {
-    // "Retry-After: 0" after a 429 is no help; the backoff stands in for it.
-    const asked = error.retryAfterMs !== undefined && error.retryAfterMs > 0 ? error.retryAfterMs : undefined;
+    const asked = error.retryAfterMs !== undefined && error.retryAfterMs > 0;
     const now = this.deps.clock.now();
-    const pauseMs = Math.min(asked ?? backoffPauseMs(this.inARow + 1), MAX_PAUSE_MS);
-    return this.begin(now, now + pauseMs, error.upstreamStatus ?? 0, asked !== undefined, false, inFlight, refuse);
+    const pauseMs = pauseMsFor(error, this.inARow + 1);
+    return this.begin(now, now + pauseMs, error.upstreamStatus ?? 0, asked, false, inFlight, refuse);
   }
 
   /** Another runtime met a pause until `until`: this brain pauses until then too. */
