@@ -1,4 +1,4 @@
-import type { ChatContentPart, ChatMessage } from "./chat-messages.js";
+import type { ChatContentPart, ChatMessage } from "./chat-message.js";
 
 /** What separates two turns of one role merged into one message: a blank line. */
 const TURN_SEPARATOR = "\n\n";

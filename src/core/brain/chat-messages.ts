@@ -2,18 +2,8 @@ import { isRecord } from "../is-record.js";
 import type { BrainReply } from "../message/outbound-reply.js";
 import { alternatingRoles } from "./alternating-roles.js";
 import type { BrainRequest } from "./brain.js";
+import type { ChatContentPart, ChatMessage } from "./chat-message.js";
 import { estimateMessageTokens, newestWithinTokens } from "./estimate-tokens.js";
-
-/** One part of a multimodal chat message, in the Chat Completions format. */
-export type ChatContentPart =
-  | { readonly type: "text"; readonly text: string }
-  | { readonly type: "image_url"; readonly image_url: { readonly url: string } };
-
-/** One chat message, in the Chat Completions format (Workers AI takes the same shape). */
-export interface ChatMessage {
-  readonly role: "system" | "user" | "assistant";
-  readonly content: string | readonly ChatContentPart[];
-}
 
 /** How a brain's prompt is built. */
 export interface ChatPromptOptions {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { BrainRequest } from "../../../src/core/brain/brain.js";
-import { buildChatMessages, type ChatMessage, type ChatPromptOptions } from "../../../src/core/brain/chat-messages.js";
+import type { ChatMessage } from "../../../src/core/brain/chat-message.js";
+import { buildChatMessages, type ChatPromptOptions } from "../../../src/core/brain/chat-messages.js";
 import type { ConversationTurn } from "../../../src/core/conversation/conversation-store.js";
 
 const AT = Date.UTC(2025, 0, 1);
