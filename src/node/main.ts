@@ -1,8 +1,15 @@
 #!/usr/bin/env node
 // Entry of `node dist/node.js [--config <file>] [--bind <host:port>]`.
-import { VERSION } from "../core/version.js";
-import { parseServiceArgs, type ServiceArgs, serviceHelp } from "./parse-service-args.js";
-import { runService } from "./run-service.js";
+import { holdHangUps } from "./held-hang-ups.js";
+import type { ServiceArgs } from "./parse-service-args.js";
+
+// SIGHUP first, the rest loaded after (a static import would load it all before this line runs).
+const heldHangUps = holdHangUps();
+const [{ VERSION }, { parseServiceArgs, serviceHelp }, { runService }] = await Promise.all([
+  import("../core/version.js"),
+  import("./parse-service-args.js"),
+  import("./run-service.js"),
+]);
 
 const COMMAND = "node dist/node.js";
 
@@ -23,6 +30,7 @@ if (args.help || args.version) {
 process.exitCode = await runService({
   configPath: args.configPath,
   bind: args.bind,
+  heldHangUps,
   deliveryWorker: new URL("./delivery-worker.js", import.meta.url),
   timelineWriter: new URL("./timeline-writer.js", import.meta.url),
 });

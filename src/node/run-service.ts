@@ -4,6 +4,7 @@ import type { Config } from "../core/config/config-schema.js";
 import { findWeakSecrets } from "../core/config/preflight/weak-secret.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
 import { bindOverrideOf } from "./bind-override.js";
+import type { HeldHangUps } from "./held-hang-ups.js";
 import { loadServiceInputs, type ServiceInputs } from "./load-service-inputs.js";
 import { startService } from "./service/start-service.js";
 import { watchStopSignals } from "./stop-signals.js";
@@ -24,6 +25,8 @@ export interface RunOptions {
   readonly bind?: string | undefined;
   readonly env?: NodeJS.ProcessEnv;
   readonly write?: (line: string) => void;
+  /** SIGHUP as the entry held it while the modules loaded: released once this function takes it. */
+  readonly heldHangUps?: HeldHangUps;
   /**
    * The delivery thread's module (dist/delivery-worker.js). Without it the consumer runs on
    * the main thread, which is what tests of this function use.
@@ -53,6 +56,7 @@ export async function runService(options: RunOptions): Promise<number> {
   let onReload = (): void => bootLogger.warn("SIGHUP received before the service started: not reloading");
   const hangUp = (): void => onReload();
   process.on("SIGHUP", hangUp);
+  if ((options.heldHangUps?.release() ?? 0) > 0) onReload();
   const signals = watchStopSignals();
   /** Ends a run in which the service never started: nothing is left to stop or reload. */
   const ended = (code: number): number => {

@@ -1,0 +1,91 @@
+/**
+ * SIGHUP's default action ends the process. A reload asked for while the service is still
+ * loading its modules (a supervisor's reload, a log rotation, right after a restart) must not kill
+ * it: the entry takes the signal over before it loads anything else.
+ */
+import { readFileSync } from "node:fs";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../support/spawn-node.js";
+import { waitFor } from "../support/wait-for.js";
+
+const SECRET = "hang-up-during-start-secret-0123456789";
+let spawned: Spawned | undefined;
+
+afterEach(() => {
+  spawned?.child.kill("SIGKILL");
+  spawned = undefined;
+});
+
+/** Whether `pid` has a handler for SIGHUP now (bit 1 of `SigCgt`). */
+function catchesHangUp(pid: number): boolean {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(status)?.[1];
+  return mask !== undefined && (BigInt(`0x${mask}`) & 1n) === 1n;
+}
+
+// Module hooks (they run on a thread of the process) note, for each module the entry loads,
+// whether SIGHUP was handled when it was asked for.
+const HOOKS = `
+import { appendFileSync, readFileSync } from "node:fs";
+export async function resolve(specifier, context, next) {
+  const mask = /^SigCgt:\\s*([0-9a-f]+)$/m.exec(readFileSync("/proc/self/status", "utf8"))[1];
+  const caught = (BigInt("0x" + mask) & 1n) === 1n;
+  appendFileSync(process.env.RESOLVE_LOG, JSON.stringify({ specifier, caught }) + "\\n");
+  return next(specifier, context);
+}
+`;
+
+describe("a SIGHUP while the service starts", () => {
+  it("is handled before the service's modules load", async () => {
+    const folder = await mkdtemp(join(tmpdir(), "webhook-channel-hooks-"));
+    const hooks = join(folder, "hooks.mjs");
+    const register = join(folder, "register.mjs");
+    const log = join(folder, "resolved.jsonl");
+    await writeFile(hooks, HOOKS);
+    await writeFile(
+      register,
+      `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+    );
+    spawned = spawnNode("--import", [register, "dist/node.js", "--version"], { RESOLVE_LOG: log });
+    expect(await spawned.exited).toBe(0);
+    const resolved = (await readFile(log, "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { specifier: string; caught: boolean });
+    const entry = resolved.findIndex((module) => module.specifier.endsWith("dist/node.js"));
+    expect(entry).toBeGreaterThanOrEqual(0);
+    const loadedAfter = resolved.slice(entry + 1);
+    // The entry's own modules (the service, its dependencies) all load with the signal held.
+    expect(loadedAfter.length).toBeGreaterThan(3);
+    expect(loadedAfter.filter((module) => !module.caught)).toEqual([]);
+  });
+
+  it("is held and said, and the service starts", async () => {
+    const config = await writeTempConfig({
+      channels: [
+        {
+          type: "webhook",
+          token_env: "WEBHOOK_SECRET",
+          webhook: { bind: "127.0.0.1:0", outbound_url: "http://127.0.0.1:9/replies" },
+        },
+      ],
+      routes: [{ channel: "webhook", brain: "echo" }],
+    });
+    const started = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
+    spawned = started;
+    const pid = started.child.pid ?? 0;
+    // As soon as the process handles the signal, before it says anything.
+    await waitFor(() => catchesHangUp(pid) || undefined, 10_000, "SIGHUP handled", 1);
+    const saidBefore = started.lines.length;
+    started.child.kill("SIGHUP");
+    const url = await listeningUrl(started);
+    expect(saidBefore).toBe(0);
+    const said = started.lines.map((line) => JSON.parse(line) as { msg: string });
+    expect(said.map((line) => line.msg)).toContain("SIGHUP received before the service started: not reloading");
+    expect((await fetch(new URL("/healthz", url))).status).toBe(200);
+  });
+});
