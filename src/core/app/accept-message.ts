@@ -41,6 +41,8 @@ export interface Accepted {
  * rejected) ChannelError.
  */
 export interface AcceptMessage {
+  /** The channel's name. */
+  readonly channel: string;
   /**
    * The head of a request to this channel: its headers (a lookup by lower-case name) and the
    * client address, which is `peer` or, when `peer` is one of the channel's
@@ -207,6 +209,7 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
   };
 
   return {
+    channel: name,
     answered(code) {
       metrics.request(name, code);
     },

@@ -110,7 +110,7 @@ export function createApp(deps: AppDeps, accepts: ReadonlyMap<string, AcceptMess
         accept.answered(200);
         return response;
       } catch (error) {
-        const problem = problemFor(error, logger);
+        const problem = problemFor(error, logger, accept.channel);
         accept.answered(problem.status);
         return problemResponse(problem);
       }

@@ -38,7 +38,7 @@ export function createInboundListener(
   isShuttingDown: () => boolean = () => false,
 ): InboundListener {
   const fail = (request: IncomingMessage, response: ServerResponse, accept: AcceptMessage, error: unknown): void => {
-    const problem = renderProblem(problemFor(error, logger));
+    const problem = renderProblem(problemFor(error, logger, accept.channel));
     accept.answered(problem.status);
     // A refused body may still be arriving (or, after no 100 Continue, never will): close
     // the connection rather than read it. A stopping service closes every connection it answers.

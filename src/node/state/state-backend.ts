@@ -72,7 +72,7 @@ export interface StateBackend {
    */
   writesConfirmedAt(): number | undefined;
   /** Where it is, for the start's log line. */
-  describe(): Readonly<Record<string, string>>;
+  describe(): Readonly<Record<string, string | number>>;
   /** Forgets what expired (idempotency keys) while nothing runs yet. */
   prune(now: number): void;
   close(): void | Promise<void>;

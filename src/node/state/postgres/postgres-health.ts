@@ -78,7 +78,7 @@ export function createPostgresHealth(
   pool: pg.Pool,
   authFailures: PostgresAuthFailureLimiter,
   logger: Logger,
-  describe: Readonly<Record<string, string>>,
+  describe: Readonly<Record<string, string | number>>,
   replica: string,
 ): PostgresHealth {
   let problem: string | undefined;

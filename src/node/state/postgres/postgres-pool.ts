@@ -86,7 +86,7 @@ export function openPostgresPool(url: string, options: PostgresPoolOptions = {})
  * the query string, whose TLS file paths say nothing an operator needs here). Read as
  * pg-connection-string reads it: `host`, `port`, `user` and `dbname` parameters win.
  */
-export function describePostgres(url: string): Readonly<Record<string, string>> {
+export function describePostgres(url: string): Readonly<Record<string, string | number>> {
   if (!URL.canParse(url)) return { host: "(invalid url)" };
   const parsed = new URL(url);
   const param = (name: string): string | undefined => parsed.searchParams.get(name) ?? undefined;
@@ -99,7 +99,7 @@ export function describePostgres(url: string): Readonly<Record<string, string>> 
   };
   return {
     host: param("host") ?? (decode(parsed.hostname.replace(/^\[(.+)\]$/, "$1")) || "localhost"),
-    port: param("port") ?? (parsed.port || "5432"),
+    port: portOf(param("port") ?? (parsed.port || "5432")),
     database: param("dbname") ?? (decode(parsed.pathname.slice(1)) || "(default)"),
     user: param("user") ?? (decode(parsed.username) || "(default)"),
   };
@@ -161,4 +161,9 @@ export function withSequentialScans<T>(pool: pg.Pool, work: (client: pg.PoolClie
 export function timedQuery(text: string, timeoutMs: number, values: unknown[] = []): pg.QueryConfig {
   const config: pg.QueryConfig & { readonly query_timeout: number } = { text, values, query_timeout: timeoutMs };
   return config;
+}
+
+/** A port as a number, as the other lines give one; a list of hosts' ports stays as written. */
+function portOf(text: string): string | number {
+  return /^\d{1,5}$/.test(text) ? Number(text) : text;
 }

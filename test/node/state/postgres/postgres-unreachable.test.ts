@@ -158,13 +158,15 @@ describe("describePostgres", () => {
   it("names host, port, database and user, never the password", () => {
     const url = "postgres://svc%40corp:p%40ss-w0rd@db.internal:6432/channel?sslmode=verify-full&sslrootcert=/ca.pem";
     const described = describePostgres(url);
-    expect(described).toEqual({ host: "db.internal", port: "6432", database: "channel", user: "svc@corp" });
+    expect(described).toEqual({ host: "db.internal", port: 6432, database: "channel", user: "svc@corp" });
     expect(JSON.stringify(described)).not.toContain("w0rd");
     expect(describePostgres("postgresql://db")).toEqual({
       host: "db",
-      port: "5432",
+      port: 5432,
       database: "(default)",
       user: "(default)",
     });
+    // Several hosts' ports, as libpq takes them, stay as written.
+    expect(describePostgres("postgres://db/x?host=a,b&port=5432,5433")).toMatchObject({ port: "5432,5433" });
   });
 });
