@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { conversationKey } from "../../src/core/conversation/conversation-store.js";
+import { type ConversationTurn, conversationKey } from "../../src/core/conversation/conversation-store.js";
 import { newJob } from "../../src/core/lifecycle/job.js";
 import { MAX_TURNS } from "../../src/workers/conversation/conversation-memory.js";
 import { createDurableConversationStore } from "../../src/workers/conversation/durable-conversation-store.js";
@@ -128,13 +128,15 @@ describe("conversation memory in the Durable Object", () => {
   it("survives Durable Object restarts and keeps only the last 100 turns", async () => {
     const store = createDurableConversationStore(poolEnv.CONVERSATIONS);
     const key = conversationKey("webhook", freshConversation());
+    // Timed now: a turn older than the conversation memory's retention is not read back.
+    const now = Date.now();
     for (let batch = 0; batch < 13; batch += 1) {
       await store.append(
         key,
         Array.from({ length: 10 }, (_, index) => ({
           role: "user" as const,
           text: `t${batch * 10 + index}`,
-          at: batch,
+          at: now + batch,
         })),
       );
     }
@@ -150,14 +152,13 @@ describe("conversation memory in the Durable Object", () => {
   it("keeps media and roles of turns", async () => {
     const store = createDurableConversationStore(poolEnv.CONVERSATIONS);
     const key = conversationKey("webhook", freshConversation());
-    await store.append(key, [
-      { role: "user", mediaUrl: "https://example.com/a.png", mediaType: "image/png", at: 1 },
-      { role: "assistant", text: "a cat", at: 2 },
-    ]);
-    expect(await store.history(key, 10)).toEqual([
-      { role: "user", mediaUrl: "https://example.com/a.png", mediaType: "image/png", at: 1 },
-      { role: "assistant", text: "a cat", at: 2 },
-    ]);
+    const at = Date.now();
+    const turns: ConversationTurn[] = [
+      { role: "user", mediaUrl: "https://example.com/a.png", mediaType: "image/png", at },
+      { role: "assistant", text: "a cat", at: at + 1 },
+    ];
+    await store.append(key, turns);
+    expect(await store.history(key, 10)).toEqual(turns);
   });
 
   it("keeps a conversation's last reply number across restarts, from the replies its lane saved", async () => {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseCidr } from "../net/cidr.js";
 import { parseBind } from "./bind-address.js";
 import { brainSchema } from "./brain-schema.js";
+import { conversationMemorySchema } from "./conversation-memory-schema.js";
 import { MESSAGE_FIELDS } from "./message-fields.js";
 import { operatorEventsSchema } from "./operator-events-schema.js";
 import { envName, httpUrl, TIMER_MS_LIMIT } from "./schema-parts.js";
@@ -224,6 +225,7 @@ export const configSchema = z
       .describe("What the service exposes for monitoring; see docs/operations.md."),
     operator_events: operatorEventsSchema.optional(),
     timeline: timelineSchema.prefault({}),
+    conversation_memory: conversationMemorySchema.prefault({}),
     admin: z
       .strictObject({
         token_env: envName("WEBHOOK_ADMIN_SECRET").describe(

@@ -20,7 +20,8 @@ export interface ConfigChanges {
  * JSON paths with `*` for a channel's index; a key below a pattern matches it. Everything
  * else, keys added later included, needs a restart until it is listed here: `bind` and `path`
  * own a socket and a route, `mapping` and `buffer_capacity` are built into the accept flow and
- * the queue, `state_dir` and `delivery_thread` into the process, `log_level` into the loggers.
+ * the queue, `state_dir` and `delivery_thread` into the process, `log_level` into the loggers,
+ * `conversation_memory` into the conversation stores (the delivery thread's too) and the prune.
  */
 const LIVE: readonly (readonly string[])[] = [
   ["$schema"],

@@ -1,4 +1,5 @@
 import type { Clock } from "../../core/clock.js";
+import { DEFAULT_CONVERSATION_RETENTION_HOURS } from "../../core/config/conversation-memory-schema.js";
 import { DEFAULT_TIMELINE_MESSAGES_IN_MEMORY } from "../../core/config/timeline-schema.js";
 import type { ConversationStore } from "../../core/conversation/conversation-store.js";
 import { createMemoryConversationStore } from "../../core/conversation/memory-conversation-store.js";
@@ -23,8 +24,9 @@ export function createMemoryBackend(
   clock: Clock,
   turnsOnThread = false,
   timelineBound = DEFAULT_TIMELINE_MESSAGES_IN_MEMORY,
+  retentionHours = DEFAULT_CONVERSATION_RETENTION_HOURS,
 ): StateBackend {
-  const conversations = createMemoryConversationStore({ now: () => clock.now() });
+  const conversations = createMemoryConversationStore({ now: () => clock.now(), retentionHours });
   // With the delivery thread the memory lives there, where the brains read it (it keeps the turns).
   const lanes = createMemoryLaneStore(turnsOnThread ? NO_MEMORY : conversations);
   return {
@@ -48,6 +50,7 @@ export function createMemoryBackend(
       note: "no state_dir: messages accepted but not yet finished are lost when the process ends",
     }),
     prune: () => undefined,
+    pruneConversations: () => Promise.resolve(0),
     close: () => undefined,
   };
 }

@@ -1,7 +1,9 @@
 import type { Clock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
+import type { MemoryRetention } from "../../core/conversation/memory-retention.js";
 import type { Logger } from "../../core/log/logger.js";
 import { timelineIsOn, timelineRetention } from "../../core/timeline/timeline-recorder.js";
+import { withConversationPrune } from "./conversation-prune.js";
 import { createMemoryBackend } from "./memory-backend.js";
 import type { StateBackend, StateRole } from "./state-backend.js";
 
@@ -15,6 +17,10 @@ import type { StateBackend, StateRole } from "./state-backend.js";
  * Each durable backend is loaded only when named, with its driver: a service in memory or on
  * SQLite never loads `pg`, and one in memory never loads `better-sqlite3`, in either thread,
  * since each loaded module costs every thread that loads it memory for as long as it runs.
+ *
+ * Conversation memory is kept for `conversation_memory.retention_hours` by every backend; the
+ * service's SQLite or Postgres state also deletes older turns on a schedule (a reader never
+ * does: the service's copy of the same state prunes).
  */
 export async function openStateBackend(
   config: Config,
@@ -23,6 +29,20 @@ export async function openStateBackend(
   env: (name: string) => string | undefined,
   role: StateRole = "service",
   timelineWriter?: URL,
+): Promise<StateBackend> {
+  const retention: MemoryRetention = { hours: config.conversation_memory.retention_hours, now: () => clock.now() };
+  const state = await openBackend(config, clock, logger, env, role, timelineWriter, retention);
+  return role === "service" && state.mode !== "memory" ? withConversationPrune(state, retention, logger) : state;
+}
+
+async function openBackend(
+  config: Config,
+  clock: Clock,
+  logger: Logger,
+  env: (name: string) => string | undefined,
+  role: StateRole,
+  timelineWriter: URL | undefined,
+  retention: MemoryRetention,
 ): Promise<StateBackend> {
   const variable = config.postgres_url_env;
   if (variable !== undefined) {
@@ -33,18 +53,25 @@ export async function openStateBackend(
       );
     }
     const { openPostgresBackend } = await import("./postgres/postgres-backend.js");
-    return openPostgresBackend(url, logger, clock);
+    return openPostgresBackend(url, logger, clock, undefined, retention.hours);
   }
   if (config.state_dir === undefined) {
     return createMemoryBackend(
       clock,
       config.delivery_thread && role === "service",
       timelineRetention(config.timeline, false).maxMessages,
+      retention.hours,
     );
   }
   const { openSqliteBackend } = await import("./sqlite/sqlite-backend.js");
-  return openSqliteBackend(config.state_dir, logger, role, {
-    writer: timelineWriter,
-    off: !timelineIsOn(timelineRetention(config.timeline, true)),
-  });
+  return openSqliteBackend(
+    config.state_dir,
+    logger,
+    role,
+    {
+      writer: timelineWriter,
+      off: !timelineIsOn(timelineRetention(config.timeline, true)),
+    },
+    retention,
+  );
 }

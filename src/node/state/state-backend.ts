@@ -75,6 +75,12 @@ export interface StateBackend {
   describe(): Readonly<Record<string, string | number>>;
   /** Forgets what expired (idempotency keys) while nothing runs yet. */
   prune(now: number): void;
+  /**
+   * Deletes the conversation turns older than `cutoff` (epoch milliseconds, from
+   * `retentionCutoff`), in short batches; resolves with how many. The memory mode's store drops
+   * them itself, and deletes none here.
+   */
+  pruneConversations(cutoff: number): Promise<number>;
   close(): void | Promise<void>;
 }
 

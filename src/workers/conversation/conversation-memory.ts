@@ -1,4 +1,6 @@
+import { DEFAULT_CONVERSATION_RETENTION_HOURS } from "../../core/config/conversation-memory-schema.js";
 import type { ConversationStore, ConversationTurn } from "../../core/conversation/conversation-store.js";
+import { retentionCutoff } from "../../core/conversation/memory-retention.js";
 import type { Mutable } from "../../core/mutable.js";
 import type { MeteredSql } from "../metered-sql.js";
 
@@ -19,22 +21,36 @@ type TurnRow = {
  * core's ConversationStore (whose key is this conversation's, so it is not needed). SQL calls
  * are synchronous, so nothing interleaves within one. The reply counter is in
  * `conversation-counters.ts`.
+ *
+ * Turns older than `conversation_memory.retention_hours` (`retentionHours`, read when needed)
+ * are left out of the history and deleted by the next append. The whole conversation still goes
+ * when it expires (`conversation-expiry.ts`), whatever the retention.
  */
 export class ConversationMemory {
-  constructor(private readonly sql: MeteredSql) {}
+  constructor(
+    private readonly sql: MeteredSql,
+    private readonly retentionHours: () => number = () => DEFAULT_CONVERSATION_RETENTION_HOURS,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
 
-  /** The last `limit` turns (at most {@link MAX_TURNS}), oldest first. */
+  /** The last `limit` turns within the retention (at most {@link MAX_TURNS}), oldest first. */
   history(limit: number): ConversationTurn[] {
     if (!(limit > 0)) return [];
     return this.sql
       .all<TurnRow>(
-        "SELECT role, text, media_url, media_type, at FROM (SELECT * FROM turns ORDER BY seq DESC LIMIT ?) ORDER BY seq ASC",
+        "SELECT role, text, media_url, media_type, at FROM (SELECT * FROM turns WHERE at >= ? ORDER BY seq DESC LIMIT ?) ORDER BY seq ASC",
+        this.cutoff(),
         Math.min(Math.floor(limit), MAX_TURNS),
       )
       .map(toTurn);
   }
 
-  /** Appends turns in order and drops all but the last {@link MAX_TURNS}. */
+  /**
+   * Appends turns in order, drops all but the last {@link MAX_TURNS}, and deletes the turns
+   * older than the retention. Turns arrive in time order, so the old ones come first: they are
+   * the turns before the first one retained, found without reading the rest (a turn stored out
+   * of time order stays out of the history until the trim takes it).
+   */
   append(turns: readonly ConversationTurn[]): void {
     for (const turn of turns) {
       this.sql.run(
@@ -47,6 +63,16 @@ export class ConversationMemory {
       );
     }
     this.sql.run("DELETE FROM turns WHERE seq <= (SELECT MAX(seq) FROM turns) - ?", MAX_TURNS);
+    this.sql.run(
+      `DELETE FROM turns WHERE seq < coalesce(
+         (SELECT seq FROM turns WHERE at >= ? ORDER BY seq LIMIT 1), (SELECT MAX(seq) FROM turns) + 1)`,
+      this.cutoff(),
+    );
+  }
+
+  /** The oldest `at` still retained now. */
+  private cutoff(): number {
+    return retentionCutoff(this.now(), this.retentionHours());
   }
 
   /** Forgets every turn (the conversation expired). */

@@ -24,6 +24,7 @@ import { ObjectConsumer } from "./object-consumer.js";
 import { OldDeadLetters } from "./old-dead-letters.js";
 import { ParkedJobs } from "./parked-jobs.js";
 import { workersReplayHint } from "./replay-hint.js";
+import { retentionHoursOf } from "./retention-hours.js";
 import { SingleRun } from "./single-run.js";
 import { PENDING, sleep, within } from "./within.js";
 
@@ -69,7 +70,7 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     super(ctx, env);
     this.sql = new MeteredSql(ctx.storage.sql);
     this.alarms = new ConversationAlarm(ctx.storage, this.sql.usage);
-    this.memory = new ConversationMemory(this.sql);
+    this.memory = new ConversationMemory(this.sql, () => retentionHoursOf(this.environment()));
     this.parked = new ParkedJobs(this.sql);
     this.lane = new ConversationLane(this.sql, this.parked, new AnsweredIds(this.sql), this.waits().orderHoldMs);
     this.counters = new ConversationCounters(this.sql, () => this.lane.lastSequence());
@@ -145,12 +146,12 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     return { handOverMs: ConversationObject.HAND_OVER_WAIT_MS, orderHoldMs: ORDER_HOLD_MS };
   }
 
-  /** The last `limit` turns (at most `MAX_TURNS`, 100), oldest first. */
+  /** The last `limit` turns within the retention (at most `MAX_TURNS`), oldest first. */
   history(limit: number): ConversationTurn[] {
     return this.memory.history(limit);
   }
 
-  /** Appends turns in order and drops all but the last `MAX_TURNS`. */
+  /** Appends turns in order, keeping the last `MAX_TURNS` within the retention. */
   async append(turns: readonly ConversationTurn[]): Promise<void> {
     this.memory.append(turns);
     await this.touch();
@@ -263,9 +264,8 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
   }
 
   /**
-   * The environment the object answers from: its own, which is the Worker's (one deployment,
-   * one set of bindings, variables and secrets). A method, so that a harness that runs the
-   * object under another environment (the tests' entry, `test/workers/support/`) can say so.
+   * The environment the object answers from: its own, which is the Worker's (one deployment, one set of bindings,
+   * variables and secrets). A method, so that a harness running it under another (`test/workers/support/`) can say so.
    */
   protected environment(): WorkerEnv {
     return this.env;

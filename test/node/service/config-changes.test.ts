@@ -77,6 +77,14 @@ describe("compareConfigs", () => {
     ]);
   });
 
+  it("names the conversation memory's retention as needing a restart: both threads' stores are built with it", () => {
+    const next = twoChannels(channel("a"), channel("b"), { conversation_memory: { retention_hours: 24 } });
+    expect(compareConfigs(twoChannels(), next)).toEqual({
+      live: [],
+      restart: ["conversation_memory.retention_hours"],
+    });
+  });
+
   it("names a channel added or removed", () => {
     const one = config({ channels: [channel("a")], routes: [{ channel: "a", brain: "echo" }] });
     expect(compareConfigs(one, twoChannels()).restart).toEqual(['channels[1] (channel "b" added)']);

@@ -109,6 +109,12 @@ describe("reloading a running service", () => {
     ["state_dir", {}, { state_dir: "/tmp/webhook-channel-reload-state" }, "state_dir"],
     ["delivery_thread", {}, { delivery_thread: true }, "delivery_thread"],
     ["buffer_capacity", { buffer_capacity: 5 }, {}, "channels[0].webhook.buffer_capacity"],
+    [
+      "conversation_memory.retention_hours",
+      {},
+      { conversation_memory: { retention_hours: 24 } },
+      "conversation_memory.retention_hours",
+    ],
   ])("refuses a reload that changes %s, naming the key, and carries on as it was", async (_, webhook, extra, key) => {
     const target = await receiver();
     const { service: running, url, logs } = await start(configOf({ outbound_url: target.url }));

@@ -57,8 +57,9 @@ function answered(job: Job, first: number, count = 2): Job {
 
 function turnsOf(text: string): ConversationTurn[] {
   return [
-    { role: "user", text, at: 1 },
-    { role: "assistant", text: `re: ${text}`, at: 2 },
+    // Timed now: a turn older than the conversation memory's retention would not be read back.
+    { role: "user", text, at: Date.now() },
+    { role: "assistant", text: `re: ${text}`, at: Date.now() + 1 },
   ];
 }
 

@@ -1,5 +1,6 @@
 import pg from "pg";
 import type { Clock } from "../../../core/clock.js";
+import { DEFAULT_CONVERSATION_RETENTION_HOURS } from "../../../core/config/conversation-memory-schema.js";
 import type { Logger } from "../../../core/log/logger.js";
 import type { PostgresParts, StateBackend } from "../state-backend.js";
 import { createPostgresAuthFailureLimiter } from "./postgres-auth-failure-limiter.js";
@@ -13,6 +14,7 @@ import { migratePostgres } from "./postgres-migrations.js";
 import { APPLICATION_NAME, describePostgres, openPostgresPool } from "./postgres-pool.js";
 import { postgresErrorMessage } from "./postgres-state-error.js";
 import { createPostgresTimelineStore } from "./postgres-timeline-store.js";
+import { prunePostgresTurns } from "./postgres-turn-prune.js";
 
 /** How often a replica holding lanes for a receiver that is down reads the shared circuit again. */
 const CIRCUIT_REFRESH_MS = 1_000;
@@ -35,6 +37,7 @@ export async function openPostgresBackend(
   logger: Logger,
   clock: Clock,
   replica: string = newReplicaId(),
+  retentionHours: number = DEFAULT_CONVERSATION_RETENTION_HOURS,
 ): Promise<PostgresBackend> {
   const where = describePostgres(url);
   const pool = openPostgresPool(url, { logger });
@@ -46,7 +49,10 @@ export async function openPostgresBackend(
     throw new Error(`cannot open the postgres state (${place}): ${postgresErrorMessage(error)}`, { cause: error });
   }
   const lanes = createPostgresLaneStore(pool, replica, logger);
-  const conversations = createPostgresConversationStore(pool, undefined, logger);
+  const conversations = createPostgresConversationStore(pool, undefined, logger, {
+    hours: retentionHours,
+    now: () => clock.now(),
+  });
   const authFailures = createPostgresAuthFailureLimiter(pool, clock);
   const deadLetters = createPostgresDeadLetterStore(pool);
   const health = createPostgresHealth(pool, authFailures, logger, where, replica);
@@ -82,6 +88,7 @@ export async function openPostgresBackend(
         logger.error("cannot prune the postgres state", { error: postgresErrorMessage(error) });
       });
     },
+    pruneConversations: (cutoff) => prunePostgresTurns(pool, cutoff),
     close() {
       closed ??= (async () => {
         health.stop();

@@ -1,5 +1,10 @@
 import type pg from "pg";
 import type { ConversationStore, ConversationTurn } from "../../../core/conversation/conversation-store.js";
+import {
+  cutoffOf,
+  DEFAULT_MEMORY_RETENTION,
+  type MemoryRetention,
+} from "../../../core/conversation/memory-retention.js";
 import { type Logger, silentLogger } from "../../../core/log/logger.js";
 import { asStateError } from "./postgres-state-error.js";
 import { createTurnBatch } from "./postgres-turn-batch.js";
@@ -39,7 +44,9 @@ DELETE FROM webhook_channel.turns WHERE seq IN (
 )`;
 
 /**
- * Conversation memory in Postgres, keeping the last `maxTurns` turns per conversation. The
+ * Conversation memory in Postgres, keeping the last `maxTurns` turns per conversation; the
+ * history leaves out turns older than the retention, which the backend's prune deletes
+ * (`postgres-turn-prune.ts`). The
  * appends of an event-loop turn are one statement, resolved once it committed, so that the
  * next message of the conversation (on whichever replica) reads them.
  */
@@ -47,6 +54,7 @@ export function createPostgresConversationStore(
   pool: pg.Pool,
   maxTurns = 100,
   logger: Logger = silentLogger,
+  retention: MemoryRetention = DEFAULT_MEMORY_RETENTION,
 ): PostgresConversationStore {
   let appended: Appended[] = [];
   const batch = createTurnBatch(() => {
@@ -78,9 +86,10 @@ export function createPostgresConversationStore(
       try {
         const result = await pool.query<{ turn: string }>(
           `SELECT turn FROM (
-             SELECT seq, turn FROM webhook_channel.turns WHERE conversation = $1 ORDER BY seq DESC LIMIT $2
+             SELECT seq, turn FROM webhook_channel.turns WHERE conversation = $1 AND at >= $3
+             ORDER BY seq DESC LIMIT $2
            ) AS newest ORDER BY seq`,
-          [key, limit],
+          [key, limit, cutoffOf(retention)],
         );
         return result.rows.map((row) => JSON.parse(row.turn) as ConversationTurn);
       } catch (error) {

@@ -201,6 +201,18 @@ ALTER TABLE webhook_channel.jobs SET (fillfactor = 30);
 ALTER TABLE webhook_channel.replicas ADD COLUMN brain_calls jsonb;
 `,
   },
+  {
+    version: 7,
+    description: "turns_at: conversation turns by time, for the retention's prune",
+    // Conversation memory is kept for conversation_memory.retention_hours: each replica's
+    // periodic prune finds the turns older than that by their time, without reading the whole
+    // table. Built in the migration's transaction, as every index here is (CONCURRENTLY cannot
+    // run in one): writes to the table wait while it builds. Older code neither reads nor
+    // needs it, and runs beside it.
+    sql: `
+CREATE INDEX turns_at ON webhook_channel.turns (at);
+`,
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

@@ -77,6 +77,15 @@ CREATE INDEX IF NOT EXISTS turns_conversation ON turns (conversation, seq);
       );
     },
   },
+  {
+    version: 4,
+    // Conversation memory is kept for conversation_memory.retention_hours: the periodic prune
+    // finds the turns older than that by their time, without reading the whole table.
+    description: "turns_at: conversation turns by time, for the retention's prune",
+    up: (db) => {
+      db.exec("CREATE INDEX IF NOT EXISTS turns_at ON turns (at)");
+    },
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

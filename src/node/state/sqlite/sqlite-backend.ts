@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { errorMessage } from "../../../core/channel-error.js";
+import { DEFAULT_MEMORY_RETENTION, type MemoryRetention } from "../../../core/conversation/memory-retention.js";
 import type { Logger } from "../../../core/log/logger.js";
 import { createMemoryCircuitStore } from "../../../core/receiver/memory-circuit-store.js";
 import { MemoryTimelineStore } from "../../../core/timeline/memory-timeline-store.js";
@@ -15,6 +16,7 @@ import { createSqliteIdempotencyStore, pruneIdempotencyKeys } from "./sqlite-ide
 import { createSqliteLaneStore } from "./sqlite-lane-store.js";
 import { openStateDb } from "./sqlite-state.js";
 import { createSqliteTimelineStore } from "./sqlite-timeline-store.js";
+import { pruneSqliteTurns } from "./sqlite-turn-prune.js";
 import { createThreadedTimelineStore } from "./threaded-timeline-store.js";
 import { openTimelineDb } from "./timeline-db.js";
 
@@ -29,12 +31,13 @@ export function openSqliteBackend(
   logger: Logger,
   role: StateRole = "service",
   timeline: SqliteTimelineOptions = {},
+  retention: MemoryRetention = DEFAULT_MEMORY_RETENTION,
 ): StateBackend {
   const db = openStateDb(stateDir);
   // A reader (the delivery thread reads conversation memory) leaves the service's claim alone.
   const epoch = role === "service" ? claimSqliteEpoch(db) : { value: 0, check: refuseWrites };
   const group = createGroupCommit(db, logger, epoch.check);
-  const conversations = createSqliteConversationStore(db, undefined, group);
+  const conversations = createSqliteConversationStore(db, undefined, group, retention);
   const lanes = createSqliteLaneStore(db, logger, group, epoch, conversations);
   const countByChannel = db.prepare<[], { channel: string; n: number }>(
     "SELECT channel, count(*) AS n FROM dead_letters GROUP BY channel",
@@ -61,6 +64,7 @@ export function openSqliteBackend(
     // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
     describe: () => ({ mode: "sqlite", path: resolve(db.name), timeline: timelineWhere(role, timeline) }),
     prune: (now) => pruneIdempotencyKeys(db, now),
+    pruneConversations: (cutoff) => pruneSqliteTurns(db, cutoff),
     close: async () => {
       // What waits for its group (finished jobs' deletes above all) is committed first.
       if (db.open) group.flush();

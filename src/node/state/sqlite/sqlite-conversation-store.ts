@@ -1,4 +1,9 @@
 import type { ConversationStore, ConversationTurn } from "../../../core/conversation/conversation-store.js";
+import {
+  cutoffOf,
+  DEFAULT_MEMORY_RETENTION,
+  type MemoryRetention,
+} from "../../../core/conversation/memory-retention.js";
 import { silentLogger } from "../../../core/log/logger.js";
 import { createGroupCommit, type GroupCommit } from "./sqlite-group-commit.js";
 import type { StateDb } from "./sqlite-state.js";
@@ -12,16 +17,18 @@ interface Appended {
 
 /**
  * Conversation memory in the state database, keeping the last `maxTurns` turns per
- * conversation. Appends join the connection's group commit (see {@link GroupCommit}) and
+ * conversation; the history leaves out turns older than the retention, which the backend's
+ * prune deletes (`sqlite-turn-prune.ts`). Appends join the connection's group commit (see {@link GroupCommit}) and
  * resolve once it committed, so that the next message of the conversation reads them.
  */
 export function createSqliteConversationStore(
   db: StateDb,
   maxTurns = 100,
   group: GroupCommit = createGroupCommit(db, silentLogger),
+  retention: MemoryRetention = DEFAULT_MEMORY_RETENTION,
 ): ConversationStore {
   const select = db.prepare(
-    "SELECT turn FROM (SELECT seq, turn FROM turns WHERE conversation = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
+    "SELECT turn FROM (SELECT seq, turn FROM turns WHERE conversation = ? AND at >= ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
   );
   const insert = db.prepare("INSERT INTO turns (conversation, turn, at) VALUES (?, ?, ?)");
   const trim = db.prepare(
@@ -55,7 +62,7 @@ export function createSqliteConversationStore(
   return {
     history(key, limit) {
       if (limit <= 0) return Promise.resolve([]);
-      const rows = select.all(key, limit) as { turn: string }[];
+      const rows = select.all(key, cutoffOf(retention), limit) as { turn: string }[];
       return Promise.resolve(rows.map((row) => JSON.parse(row.turn) as ConversationTurn));
     },
     append(key, turns) {

@@ -23,6 +23,30 @@ async function versionOneDatabase(): Promise<{ url: string; pool: pg.Pool }> {
   return { url, pool };
 }
 
+/** A database as webhook-channel with schema version 6 (the layout before the turns' time index) left it. */
+async function versionSixDatabase(): Promise<pg.Pool> {
+  const pool = poolOn(await emptyDatabase());
+  await pool.query(`CREATE SCHEMA webhook_channel;
+    CREATE TABLE webhook_channel.schema_migrations (version int PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());`);
+  // Released steps never change: running those up to version 6 writes that layout.
+  for (const step of POSTGRES_MIGRATIONS.filter((entry) => entry.version <= 6)) {
+    await pool.query(step.sql);
+    await pool.query("INSERT INTO webhook_channel.schema_migrations (version, description) VALUES ($1, $2)", [
+      step.version,
+      step.description,
+    ]);
+  }
+  return pool;
+}
+
+/** The definitions of the indexes on the turns table, by name. */
+async function turnIndexes(pool: pg.Pool): Promise<Record<string, string>> {
+  const rows = await pool.query<{ indexname: string; indexdef: string }>(
+    "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'webhook_channel' AND tablename = 'turns'",
+  );
+  return Object.fromEntries(rows.rows.map((row) => [row.indexname, row.indexdef]));
+}
+
 describe("Postgres schema migrations", () => {
   it("run once when five backends open the same empty database at once", async () => {
     const url = await emptyDatabase();
@@ -94,6 +118,17 @@ describe("Postgres schema migrations", () => {
       { conversation: "3:sms:b", channel: "sms", owner: null, last_seq: "9" },
       { conversation: "7:webhook:a", channel: "webhook", owner: "gone", last_seq: "4" },
     ]);
+  });
+
+  it("index the turns by time from version 6, keeping them, while a replica of the older code runs", async () => {
+    const pool = await versionSixDatabase();
+    await pool.query(`INSERT INTO webhook_channel.turns (conversation, turn, at) VALUES ('7:webhook:a', '{}', 1500);
+      INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ('older', now() + interval '1 hour');`);
+    expect(Object.keys(await turnIndexes(pool))).not.toContain("turns_at");
+    expect(await migratePostgres(pool)).toBe(POSTGRES_SCHEMA_VERSION);
+    expect((await turnIndexes(pool)).turns_at).toBe("CREATE INDEX turns_at ON webhook_channel.turns USING btree (at)");
+    const turns = await pool.query("SELECT conversation, at FROM webhook_channel.turns");
+    expect(turns.rows).toEqual([{ conversation: "7:webhook:a", at: "1500" }]);
   });
 
   it("refuse to leave version 1 while a replica of the older code holds a live lease, naming the fix", async () => {

@@ -157,14 +157,15 @@ describe("the group commit of state_dir", () => {
     const pending = job();
     await state.lanes.add(pending);
     const replies = [{ id: "r1", sequence: 1, body: "{}" }];
+    const at = Date.now();
     await state.lanes.save(
       ticketOf(state, pending),
       { ...pending, replies },
       {
-        turns: [{ role: "user", text: "hello", at: 1 }],
+        turns: [{ role: "user", text: "hello", at }],
       },
     );
-    expect(await state.conversations.history(key, 10)).toEqual([{ role: "user", text: "hello", at: 1 }]);
+    expect(await state.conversations.history(key, 10)).toEqual([{ role: "user", text: "hello", at }]);
   });
 
   it("refuses every write once another process claimed the file: accepted messages 503, runs fenced", async () => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { DeadLetter } from "../../../../src/core/dead-letters/dead-letter.js";
 import type { Job } from "../../../../src/core/lifecycle/job.js";
 import { listDeadLetters } from "../../../../src/node/state/sqlite/dead-letters.js";
-import { SCHEMA_VERSION } from "../../../../src/node/state/sqlite/schema-migrations.js";
+import { MIGRATIONS, SCHEMA_VERSION } from "../../../../src/node/state/sqlite/schema-migrations.js";
 import { createSqliteConversationStore } from "../../../../src/node/state/sqlite/sqlite-conversation-store.js";
 import { createSqliteIdempotencyStore } from "../../../../src/node/state/sqlite/sqlite-idempotency-store.js";
 import { openStateDb, STATE_FILE, type StateDb } from "../../../../src/node/state/sqlite/sqlite-state.js";
@@ -124,7 +124,36 @@ describe("state schema versions", () => {
     expect(listDeadLetters(db)).toEqual([{ id: "dead", channel: "webhook", letter }]);
     const lanes = openSqliteLanes(db);
     expect(await lanes.lastSequence({ key: "c1", epoch: lanes.epoch })).toBe(3);
-    expect(await createSqliteConversationStore(db).history("c1", 10)).toEqual([
+    // Read at the time the turn was written: the retention counts from the reader's clock.
+    const retention = { hours: 720, now: () => 2_000 };
+    expect(await createSqliteConversationStore(db, undefined, undefined, retention).history("c1", 10)).toEqual([
+      { role: "user", text: "hello", at: 1_500 },
+    ]);
+    db.close();
+  });
+
+  it("adds the turns' time index to a file of the previous layout (version 3), keeping its turns", async () => {
+    const stateDir = await newStateDir();
+    const old = openRaw(stateDir);
+    // Released migrations never change: running those up to version 3 writes that layout.
+    for (const migration of MIGRATIONS.filter((entry) => entry.version <= 3)) migration.up(old);
+    old.pragma("user_version = 3");
+    old
+      .prepare("INSERT INTO turns (conversation, turn, at) VALUES (?, ?, ?)")
+      .run("c1", JSON.stringify({ role: "user", text: "hello", at: 1_500 }), 1_500);
+    const indexes = (db: StateDb) =>
+      db
+        .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'turns'")
+        .all()
+        .map((row) => row.name);
+    expect(indexes(old)).not.toContain("turns_at");
+    old.close();
+
+    const db = openStateDb(stateDir);
+    expect(userVersion(db)).toBe(SCHEMA_VERSION);
+    expect(indexes(db)).toContain("turns_at");
+    const retention = { hours: 1, now: () => 2_000 };
+    expect(await createSqliteConversationStore(db, undefined, undefined, retention).history("c1", 10)).toEqual([
       { role: "user", text: "hello", at: 1_500 },
     ]);
     db.close();

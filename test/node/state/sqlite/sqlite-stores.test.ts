@@ -9,7 +9,9 @@ import { openStateDb } from "../../../../src/node/state/sqlite/sqlite-state.js";
 import { openSqliteLanes } from "../../../support/sqlite-lanes.js";
 
 const newStateDir = () => mkdtemp(join(tmpdir(), "webhook-channel-sqlite-"));
-const turn = (text: string, at: number) => ({ role: "user" as const, text, at });
+// Timed from now: a turn older than the conversation memory's retention is not read back.
+const NOW = Date.now();
+const turn = (text: string, offset: number) => ({ role: "user" as const, text, at: NOW + offset });
 
 describe("SQLite state", () => {
   it("keeps conversation memory across a reopen, bounded per conversation", async () => {

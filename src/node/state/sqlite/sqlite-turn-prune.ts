@@ -1,0 +1,31 @@
+import type { StateDb } from "./state-db.js";
+
+/**
+ * Turns a prune deletes per statement. Each statement is a transaction of its own, and the
+ * prune yields to the event loop between them: a large cut (a first prune of a database that
+ * kept every turn, a retention lowered) neither holds the file's write lock long nor keeps
+ * messages waiting behind it.
+ */
+export const SQLITE_TURN_PRUNE_BATCH = 1_000;
+
+/**
+ * Deletes the turns older than `cutoff` (epoch milliseconds; see `retentionCutoff`), batch after
+ * batch, oldest first, through the `turns (at)` index. Stops early, without an error, once the
+ * database is closed. Resolves with the number of turns deleted.
+ */
+export async function pruneSqliteTurns(
+  db: StateDb,
+  cutoff: number,
+  batch: number = SQLITE_TURN_PRUNE_BATCH,
+): Promise<number> {
+  const forget = db.prepare("DELETE FROM turns WHERE seq IN (SELECT seq FROM turns WHERE at < ? ORDER BY at LIMIT ?)");
+  let deleted = 0;
+  while (db.open) {
+    const { changes } = forget.run(cutoff, batch);
+    deleted += changes;
+    // A batch short of full was the last.
+    if (changes < batch) break;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return deleted;
+}
