@@ -33,6 +33,8 @@ export interface Sent {
    * client that honours an early answer does.
    */
   readonly bodyAfterMs?: number;
+  /** The client's own address (a loopback one, 127.0.0.0/8), to be another client. */
+  readonly localAddress?: string;
 }
 
 /**
@@ -56,6 +58,7 @@ export function send(port: number, ca: string, sent: Sent): Promise<Answer> {
         headers,
         agent: false,
         timeout: 15_000,
+        ...(sent.localAddress === undefined ? {} : { localAddress: sent.localAddress }),
       },
       (response) => {
         answered = true;
@@ -102,6 +105,7 @@ export function postMessage(port: number, ca: string, body: string, extra: Parti
     body,
     ...(extra.chunked === undefined ? {} : { chunked: extra.chunked }),
     ...(extra.bodyAfterMs === undefined ? {} : { bodyAfterMs: extra.bodyAfterMs }),
+    ...(extra.localAddress === undefined ? {} : { localAddress: extra.localAddress }),
   });
 }
 

@@ -36,6 +36,23 @@ describe.each(["nginx", "caddy"])("%s with the documented recipe, over HTTPS", (
     expect(seen?.headers["x-forwarded-proto"]).toBe("https");
   });
 
+  it("counts failed authentications per client, not for the proxy's address", async () => {
+    // Each proxy its own pair of clients: the limit of one must not carry into the other's test.
+    const [intruder, client] = name === "nginx" ? ["127.0.0.5", "127.0.0.6"] : ["127.0.0.7", "127.0.0.8"];
+    const body = JSON.stringify({ sender_id: `${name}-limit`, text: "hi" });
+    const statuses: number[] = [];
+    for (let attempt = 0; attempt < 21; attempt += 1) {
+      const answer = await stack.postMessage(name, body, {
+        headers: { authorization: "Bearer wrong-secret" },
+        localAddress: intruder,
+      });
+      statuses.push(answer.status);
+    }
+    expect(statuses.at(-1)).toBe(429);
+    const answer = await stack.postMessage(name, body, { localAddress: client });
+    expect(answer.status, answer.body).toBe(200);
+  });
+
   it("serves /healthz", async () => {
     const answer = await stack.send(name, { path: "/healthz" });
     expect(answer.status).toBe(200);

@@ -102,7 +102,13 @@ export function useProxyStack(): ProxyStack {
         {
           type: "webhook",
           token_env: "WEBHOOK_SECRET",
-          webhook: { bind: "127.0.0.1:0", path: "/webhook", outbound_url: receiver.url },
+          // As docs/deployment.md's sample: the proxy (here, the tap in front of the service) is trusted.
+          webhook: {
+            bind: "127.0.0.1:0",
+            path: "/webhook",
+            outbound_url: receiver.url,
+            trusted_proxies: ["127.0.0.1/32", "::1/128"],
+          },
         },
       ],
       routes: [{ channel: "webhook", brain: "echo" }],
