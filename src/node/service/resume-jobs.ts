@@ -8,6 +8,8 @@ import { roomIn } from "./replay-pickup.js";
 const SLICE = 500;
 /** How often a resume that waits for room looks again. */
 const RETRY_MS = 50;
+/** Ids named in the line about a channel that is gone (the first ones in acceptance order). */
+const STRANDED_IDS_SAID = 10;
 
 /** A resume of the last run's unfinished messages, which may go on after the start. */
 export interface Resume {
@@ -28,7 +30,8 @@ export interface Resume {
 export function startResume(durable: SqliteLaneStore, queues: ReadonlyMap<string, JobQueue>, logger: Logger): Resume {
   // Per channel, the position of the last stored job looked at; a channel is left once done.
   const after = new Map<string, number>([...queues.keys()].map((channel) => [channel, 0]));
-  const named = new Set<string>();
+  // Messages of channels no longer configured, by channel: said once the resume is done.
+  const stranded = new Map<string, Set<string>>();
   let loaded = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -45,12 +48,10 @@ export function startResume(durable: SqliteLaneStore, queues: ReadonlyMap<string
           if (roomIn(queue) === 0) return false;
           queue.restore([row.job]);
           loaded += 1;
-        } else if (!queues.has(owner) && !named.has(row.job.message.id)) {
-          named.add(row.job.message.id);
-          logger.error("a stored message belongs to a channel that is no longer configured; it stays in state_dir", {
-            message_id: row.job.message.id,
-            channel: owner,
-          });
+        } else if (!queues.has(owner)) {
+          const ids = stranded.get(owner) ?? new Set<string>();
+          ids.add(row.job.message.id);
+          stranded.set(owner, ids);
         }
         after.set(channel, row.seq);
       }
@@ -83,12 +84,24 @@ export function startResume(durable: SqliteLaneStore, queues: ReadonlyMap<string
       return;
     }
     logger.info("resumed the rest of the unfinished messages from state_dir", { count: loaded });
+    sayStranded();
+  };
+
+  /** One line per channel that is gone, however many of its messages wait: a rename must not flood the log. */
+  const sayStranded = (): void => {
+    for (const [channel, ids] of stranded) {
+      logger.error(
+        "stored messages belong to a channel that is no longer configured; they stay in state_dir, and are delivered once a channel of that name is configured again",
+        { channel, count: ids.size, message_ids: [...ids].slice(0, STRANDED_IDS_SAID) },
+      );
+    }
   };
 
   const doneAtOnce = load();
   // Logged when 0 too: silence would not tell "nothing to resume" from "looked in the wrong file".
   logger.info("resumed unfinished messages from state_dir", { count: loaded, ...(doneAtOnce ? {} : { more: true }) });
-  if (!doneAtOnce) timer = setTimeout(again, RETRY_MS);
+  if (doneAtOnce) sayStranded();
+  else timer = setTimeout(again, RETRY_MS);
   return {
     get done() {
       return after.size === 0;
