@@ -1,13 +1,20 @@
 /** Where the tab keeps the admin secret (session storage: this tab only, gone when it closes). */
 const SECRET_KEY = "webhook-channel-admin-secret";
 
-/** One answer of the admin API: its status, its body parsed as JSON (null if it is not), and its text. */
+/**
+ * One answer of the admin API: its status, its body parsed as JSON (null if it is not), and its
+ * text. `ok` holds only for a 2xx whose body is JSON or empty: anything else (an HTML page from a
+ * proxy, or the console's own page for a path the browser rewrote) is not the API's answer.
+ */
 export interface ApiAnswer {
   readonly status: number;
   readonly ok: boolean;
   readonly data: unknown;
   readonly text: string;
 }
+
+/** How much of a body that is not the API's JSON a sentence quotes. */
+const TEXT_LIMIT = 200;
 
 /** The secret this tab signed in with, or null. */
 export function secret(): string | null {
@@ -34,12 +41,18 @@ export async function api(method: string, path: string, body?: unknown): Promise
   const response = await fetch(path, init);
   const text = await response.text();
   let data: unknown = null;
+  let json = true;
   try {
     data = text === "" ? null : (JSON.parse(text) as unknown);
   } catch {
-    data = null;
+    json = false;
   }
-  return { status: response.status, ok: response.ok, data, text };
+  return { status: response.status, ok: response.ok && json, data, text };
+}
+
+/** Whether `value` can be sent as the secret: a browser refuses a header with characters beyond Latin-1 (a typographic quote, say). */
+export function sendable(value: string): boolean {
+  return /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
 }
 
 /** What the API answered, for a person: a problem's code and detail, else the status and body. */
@@ -51,5 +64,14 @@ export function describe(answer: ApiAnswer): string {
     return `${answer.status} ${code ?? title}: ${data.detail}`;
   }
   if (answer.text === "") return `${answer.status} (no body)`;
+  if (data === null && answer.text.trim() !== "null") {
+    // Not the API's JSON: a proxy's error page, say; its markup would only clutter the sentence.
+    const plain = answer.text
+      .replace(/<[^>]*>/g, " ")
+      .replace(/\s+/g, " ")
+      .trim();
+    const short = plain.length > TEXT_LIMIT ? `${plain.slice(0, TEXT_LIMIT)}…` : plain;
+    return `${answer.status}, not the API's JSON${short === "" ? "" : `: ${short}`}`;
+  }
   return `${answer.status} ${answer.text}`;
 }

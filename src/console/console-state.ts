@@ -25,6 +25,12 @@ export interface ConsoleState {
   letters: string;
   /** The channel the dead letters are filtered to; "" for all. */
   channel: string;
+  /** Which draw of the dead letters is the latest asked for: an answer to an earlier one is dropped. */
+  lettersAsked: number;
+  /** How many dead letters the list drawn holds, and whether more follow; null before the first draw. */
+  listed: { readonly count: number; readonly more: boolean } | null;
+  /** Every channel's dead letters as the status counts them; null when the store did not answer, undefined before. */
+  deadLetterTotal: number | null | undefined;
   /** The channel names last put in the filter. */
   channels: string;
   /** What the found part shows, if anything. */
@@ -33,6 +39,8 @@ export interface ConsoleState {
   activity: string;
   /** What the API said when it answered that it keeps no timeline; null while it keeps them (or is not asked yet). */
   timelineOff: string | null;
+  /** Which search or opening is the latest: an answer to an earlier one is dropped. */
+  lookups: number;
 }
 
 /** The console's one state: a tab shows one console. */
@@ -42,8 +50,12 @@ export const state: ConsoleState = {
   detail: null,
   letters: "",
   channel: "",
+  lettersAsked: 0,
+  listed: null,
+  deadLetterTotal: undefined,
   channels: "",
   found: null,
   activity: "",
   timelineOff: null,
+  lookups: 0,
 };

@@ -1,10 +1,11 @@
 import { api, describe } from "./admin-api.js";
+import { setChannel } from "./channel-filter.js";
 import { confirmAction } from "./confirm-action.js";
 import { state } from "./console-state.js";
 import { closeDetail } from "./dead-letter-detail.js";
 import { refreshLetters } from "./dead-letter-list.js";
 import { byId } from "./dom.js";
-import { refresh } from "./live-refresh.js";
+import { refreshNow } from "./live-refresh.js";
 import { notify } from "./notice.js";
 import { signOut } from "./sign-out.js";
 
@@ -17,6 +18,8 @@ interface Action {
   readonly body?: unknown;
   /** What the notice calls it: "Replay of <id>". */
   readonly what: string;
+  /** Runs once the API took the action, before the redraw (which would otherwise find the open letter gone). */
+  readonly done?: () => void;
 }
 
 /** Runs one action once confirmed, shows the API's answer, and redraws at once; resolves whether it succeeded. */
@@ -31,8 +34,10 @@ async function act(action: Action): Promise<boolean> {
     return false;
   }
   notify(`${action.what}: the API answered ${describe(answer)}`, !answer.ok);
+  if (answer.ok) action.done?.();
   state.letters = "";
-  await refresh();
+  // A refresh that fails says so in its own line; the action's answer above stays what it was.
+  await refreshNow();
   return answer.ok;
 }
 
@@ -44,28 +49,28 @@ export async function replayDetail(): Promise<void> {
     item.stage === "brain"
       ? "The brain is asked again."
       : "Its undelivered replies are posted again; the brain is not asked again.";
-  const replayed = await act({
+  await act({
     question: `Replay the dead letter ${item.id} of channel ${item.channel}? ${again}`,
     label: "Replay",
     method: "POST",
     path: `/admin/dead-letters/${encodeURIComponent(item.id)}/replay`,
     what: `Replay of ${item.id}`,
+    done: closeDetail,
   });
-  if (replayed) closeDetail();
 }
 
 /** Deletes the dead letter open in the detail. */
 export async function deleteDetail(): Promise<void> {
   const item = state.detail;
   if (item === null) return;
-  const deleted = await act({
+  await act({
     question: `Delete the dead letter ${item.id} of channel ${item.channel}? It can then never be replayed.`,
     label: "Delete",
     method: "DELETE",
     path: `/admin/dead-letters/${encodeURIComponent(item.id)}`,
     what: `Delete of ${item.id}`,
+    done: closeDetail,
   });
-  if (deleted) closeDetail();
 }
 
 /** Replays the dead letters ticked in the table. */
@@ -102,9 +107,6 @@ export async function replayAll(): Promise<void> {
 
 /** Filters the dead letters (and "Replay all") to the channel chosen. */
 export function chooseChannel(): Promise<void> {
-  state.channel = byId("dead-letter-channel", HTMLSelectElement).value;
-  byId("replay-all", HTMLButtonElement).textContent =
-    state.channel === "" ? "Replay all (every channel)" : `Replay all of ${state.channel}`;
-  state.letters = "";
+  setChannel(byId("dead-letter-channel", HTMLSelectElement).value);
   return refreshLetters();
 }

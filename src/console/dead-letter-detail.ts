@@ -5,6 +5,7 @@ import { byId, type Child, el, scrollBox } from "./dom.js";
 import { timeEl } from "./format-time.js";
 import { foundHash } from "./message-links.js";
 import { notify } from "./notice.js";
+import { signOut } from "./sign-out.js";
 
 /** A dead letter's error in a line: code, HTTP status if any, message. */
 export function errorText(error: DeadLetterItem["error"]): string {
@@ -26,9 +27,17 @@ function replyRow(reply: DeadLetterItem["replies"][number]): HTMLTableRowElement
   ]);
 }
 
+function letterPath(id: string): string {
+  return `/admin/dead-letters/${encodeURIComponent(id)}`;
+}
+
 /** Opens one dead letter: its message, error and every reply, the undelivered ones marked. */
 export async function showDetail(id: string): Promise<void> {
-  const answer = await api("GET", `/admin/dead-letters/${encodeURIComponent(id)}`);
+  const answer = await api("GET", letterPath(id));
+  if (answer.status === 401) {
+    signOut(`Signed out: the API answered ${describe(answer)}`);
+    return;
+  }
   if (!answer.ok) {
     notify(`Could not show ${id}: the API answered ${describe(answer)}`, true);
     return;
@@ -41,10 +50,12 @@ export async function showDetail(id: string): Promise<void> {
   list.replaceChildren();
   field(list, "Channel", item.channel);
   field(list, "Conversation", el("code", { text: item.conversation_id }));
+  const messageId = el("code", { text: item.message_id });
+  // With the timeline off a link to the message would only lead to a 404.
   field(
     list,
     "Message id",
-    el("a", { href: foundHash("message", item.message_id) }, [el("code", { text: item.message_id })]),
+    state.timelineOff === null ? el("a", { href: foundHash("message", item.message_id) }, [messageId]) : messageId,
   );
   field(list, "Failed at", timeEl(item.failed_at));
   field(
@@ -80,4 +91,30 @@ export function closeDetail(): void {
   byId("detail", HTMLElement).hidden = true;
   const show = item === null ? null : document.querySelector<HTMLElement>(`[data-key="show:${CSS.escape(item.id)}"]`);
   (show ?? byId("dead-letters-title", HTMLHeadingElement)).focus();
+}
+
+/**
+ * Checks, as the live parts refresh, that the letter open in the detail is still there: once it
+ * is gone (replayed or deleted from elsewhere) the detail closes and says so, instead of offering
+ * actions that can only fail.
+ */
+export async function refreshDetail(): Promise<void> {
+  const item = state.detail;
+  if (item === null) return;
+  const answer = await api("GET", letterPath(item.id));
+  if (state.detail !== item) return;
+  if (answer.status === 401) {
+    signOut(`Signed out: the API answered ${describe(answer)}`);
+    return;
+  }
+  if (answer.status === 404) {
+    const detail = byId("detail", HTMLElement);
+    const focused = detail.contains(document.activeElement);
+    state.detail = null;
+    detail.hidden = true;
+    notify(`Dead letter ${item.id} is no longer there: it was replayed or deleted.`);
+    if (focused) byId("dead-letters-title", HTMLHeadingElement).focus();
+    return;
+  }
+  if (!answer.ok) throw new Error(`checking the dead letter shown answered ${describe(answer)}`);
 }

@@ -1,5 +1,6 @@
 import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
 import { api, describe } from "./admin-api.js";
+import { renderLetterCount } from "./channel-filter.js";
 import { state } from "./console-state.js";
 import { errorText, showDetail } from "./dead-letter-detail.js";
 import { byId, el, keepingFocus, scrollBox } from "./dom.js";
@@ -46,31 +47,48 @@ function letterRow(item: DeadLetterItem): HTMLTableRowElement {
     el("td", { text: item.stage }),
     el("td", { text: errorText(item.error) }),
     el("td", { className: "num", text: String(item.attempts) }),
-    el("td", {}, [
-      el("a", {
-        href: foundHash("message", item.message_id),
-        key: `timeline:${item.id}`,
-        text: "Timeline",
-        "aria-label": `Timeline of message ${item.message_id}`,
-      }),
-    ]),
+    // With the timeline off a link would only lead to a 404: the cell stays empty, the search says why.
+    el(
+      "td",
+      {},
+      state.timelineOff === null
+        ? [
+            el("a", {
+              href: foundHash("message", item.message_id),
+              key: `timeline:${item.id}`,
+              text: "Timeline",
+              "aria-label": `Timeline of message ${item.message_id}`,
+            }),
+          ]
+        : [],
+    ),
     el("td", {}, [show]),
   ]);
 }
 
-/** Redraws the table only when the page changed, keeping the selection and the focused control. */
+/**
+ * Redraws the table only when the page changed, keeping the selection and the focused control.
+ * Only the latest request draws: the answer to one sent before (a slow timer refresh, say) would
+ * bring back a letter just replayed or list another channel.
+ */
 export async function refreshLetters(): Promise<void> {
-  const query = `?limit=${PAGE_LIMIT}${state.channel === "" ? "" : `&channel=${encodeURIComponent(state.channel)}`}`;
+  state.lettersAsked += 1;
+  const asked = state.lettersAsked;
+  const channel = state.channel;
+  const query = `?limit=${PAGE_LIMIT}${channel === "" ? "" : `&channel=${encodeURIComponent(channel)}`}`;
   const answer = await api("GET", `/admin/dead-letters${query}`);
+  if (asked !== state.lettersAsked) return;
   if (answer.status === 401) {
     signOut(`Signed out: the API answered ${describe(answer)}`);
     return;
   }
   if (!answer.ok) throw new Error(`listing dead letters answered ${describe(answer)}`);
-  const key = `${state.channel}\n${answer.text}`;
+  const key = `${channel}\n${state.timelineOff === null ? "" : "off"}\n${answer.text}`;
   if (key === state.letters) return;
   state.letters = key;
   const { items, next_cursor: nextCursor } = answer.data as DeadLetterPage;
+  state.listed = { count: items.length, more: nextCursor !== null };
+  renderLetterCount();
   const ids = new Set(items.map((item) => item.id));
   for (const id of state.selected) if (!ids.has(id)) state.selected.delete(id);
   const table = byId("dead-letters", HTMLTableElement);
@@ -83,7 +101,7 @@ export async function refreshLetters(): Promise<void> {
   empty.textContent =
     items.length > 0
       ? ""
-      : `No dead letters${state.channel === "" ? "" : ` on channel ${state.channel}`}: every message accepted so far was delivered, is still being tried, or was replayed or deleted.`;
+      : `No dead letters${channel === "" ? "" : ` on channel ${channel}`}: every message accepted so far was delivered, is still being tried, or was replayed or deleted.`;
   empty.hidden = items.length > 0;
   scrollBox(table).hidden = items.length === 0;
   const more = byId("dead-letters-more", HTMLParagraphElement);

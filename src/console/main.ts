@@ -7,11 +7,12 @@ import { secret } from "./admin-api.js";
 import { chooseChannel, deleteDetail, replayAll, replayDetail, replaySelected } from "./dead-letter-actions.js";
 import { closeDetail } from "./dead-letter-detail.js";
 import { byId } from "./dom.js";
+import { moreMessages } from "./found-refresh.js";
 import { guarded } from "./guarded.js";
 import { signIn } from "./live-refresh.js";
-import { closeFound, moreMessages, route, search, showFoundDeadLetter } from "./message-search.js";
+import { closeFound, route, search, showFoundDeadLetter } from "./message-search.js";
 import { errorMessage } from "./notice.js";
-import { showSignIn, signOut } from "./sign-out.js";
+import { signOut } from "./sign-out.js";
 
 function start(): void {
   byId("sign-in", HTMLFormElement).addEventListener(
@@ -47,7 +48,7 @@ function start(): void {
   );
   const kept = secret();
   if (kept !== null) {
-    signIn(kept).catch((error: unknown) => showSignIn(`Could not reach the service: ${errorMessage(error)}`));
+    signIn(kept).catch((error: unknown) => signOut(`Not signed in: ${errorMessage(error)}`));
   }
 }
 

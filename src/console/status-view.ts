@@ -1,4 +1,5 @@
 import type { BrainStatus, ChannelStatus, StatusReport } from "../core/admin/status-report.js";
+import { renderLetterCount, syncChannelOptions } from "./channel-filter.js";
 import { state } from "./console-state.js";
 import { byId, el, scrollBox } from "./dom.js";
 import { duration, timeEl } from "./format-time.js";
@@ -70,18 +71,6 @@ function brainRow(brain: BrainStatus): HTMLTableRowElement {
   return el("tr", {}, [el("th", { scope: "row", text: brain.brain }), numberCell(brain.in_flight), pausedCell(brain)]);
 }
 
-/** Keeps the channel filter's options equal to the configured channels, and its choice. */
-function syncChannelOptions(names: readonly string[]): void {
-  const key = names.join("\n");
-  if (key === state.channels) return;
-  state.channels = key;
-  const select = byId("dead-letter-channel", HTMLSelectElement);
-  const options = [el("option", { value: "", text: "All channels" })];
-  for (const name of names) options.push(el("option", { value: name, text: name }));
-  select.replaceChildren(...options);
-  select.value = names.includes(state.channel) ? state.channel : "";
-}
-
 function renderBrains(brains: StatusReport["brains"]): void {
   const table = byId("brains", HTMLTableElement);
   const empty = byId("brains-empty", HTMLParagraphElement);
@@ -111,8 +100,8 @@ export function renderStatus(report: StatusReport): void {
   byId("unavailable", HTMLUListElement).replaceChildren(...report.not_available.map((text) => el("li", { text })));
   byId("unavailable-section", HTMLElement).hidden = report.not_available.length === 0;
 
-  byId("dead-letter-count", HTMLSpanElement).textContent =
-    report.dead_letters === null ? "(the dead-letter store did not answer)" : `(${report.dead_letters} listed)`;
+  state.deadLetterTotal = report.dead_letters;
+  renderLetterCount();
   syncChannelOptions(report.channels.map((channel) => channel.channel));
 
   const on = report.replica === undefined ? report.runtime : `${report.runtime}, replica ${report.replica}`;

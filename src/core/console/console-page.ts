@@ -95,7 +95,7 @@ export function consolePage(): HtmlEscapedString | Promise<HtmlEscapedString> {
           <ul id="unavailable"></ul>
         </section>
         <section aria-labelledby="dead-letters-title">
-          <h2 id="dead-letters-title">Dead letters <span id="dead-letter-count" class="meta"></span></h2>
+          <h2 id="dead-letters-title" tabindex="-1">Dead letters <span id="dead-letter-count" class="meta"></span></h2>
           <div class="toolbar">
             <label for="dead-letter-channel">Channel</label>
             <select id="dead-letter-channel">
