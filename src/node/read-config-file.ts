@@ -4,6 +4,7 @@ import { errorMessage } from "../core/channel-error.js";
 import { parseConfigJson } from "../core/config/config-json/parse-config-json.js";
 import { type ConfigResult, validateConfig } from "../core/config/validate-config.js";
 import { isRecord } from "../core/is-record.js";
+import { movedStateDirProblem } from "./state-dir-moved.js";
 
 /**
  * Reads and validates a configuration file; an unreadable file or bad JSON is a problem too.
@@ -11,9 +12,11 @@ import { isRecord } from "../core/is-record.js";
  * channel's `webhook.bind` is that, before validation, so that two channels on one path there
  * are refused as in the file.
  * A relative `state_dir` is made absolute against the file's folder, not the working
- * directory: started from elsewhere, the service must still find the work it accepted.
+ * directory: started from elsewhere, the service must still find the work it accepted (and a
+ * state left where an earlier release looked, against `cwd`, is not silently left behind:
+ * see {@link movedStateDirProblem}).
  */
-export async function readConfigFile(file: string, bind?: string): Promise<ConfigResult> {
+export async function readConfigFile(file: string, bind?: string, cwd = process.cwd()): Promise<ConfigResult> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -37,6 +40,8 @@ export async function readConfigFile(file: string, bind?: string): Promise<Confi
   const { document } = json;
   const result = validateConfig(bind === undefined ? document : withBind(document, bind));
   if (!result.ok || result.config.state_dir === undefined || isAbsolute(result.config.state_dir)) return result;
+  const moved = movedStateDirProblem(result.config.state_dir, file, cwd);
+  if (moved !== undefined) return { ok: false, problems: [moved] };
   return {
     ...result,
     config: { ...result.config, state_dir: resolve(dirname(resolve(file)), result.config.state_dir) },

@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { existsSync, realpathSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -82,6 +82,25 @@ describe("state_dir location", () => {
 
     child?.kill("SIGTERM");
     expect(await exited).toBe(0);
+  });
+
+  it("refuses a relative state_dir whose state an earlier release left under the working directory", async () => {
+    const config = await writeTempConfig(configWith("./state"));
+    const cwd = await mkdtemp(join(tmpdir(), "webhook-channel-cwd-"));
+    await mkdir(join(cwd, "state"));
+    await writeFile(join(cwd, "state", STATE_FILE), "");
+    const result = await readConfigFile(config, undefined, cwd);
+    expect(result.ok).toBe(false);
+    const problem = result.ok ? undefined : result.problems[0];
+    expect(problem?.path).toBe("state_dir");
+    expect(problem?.message).toContain(join(dirname(config), "state"));
+    expect(problem?.message).toContain(join(cwd, "state"));
+    expect(problem?.fix).toMatch(/^stop the service, move /);
+
+    // Once the state is where the file's folder says (moved, or begun there), nothing is refused.
+    await mkdir(join(dirname(config), "state"));
+    await writeFile(join(dirname(config), "state", STATE_FILE), "");
+    expect((await readConfigFile(config, undefined, cwd)).ok).toBe(true);
   });
 
   it("without state_dir, logs that the state is kept in memory", async () => {

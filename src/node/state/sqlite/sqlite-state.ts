@@ -3,11 +3,11 @@ import Database from "better-sqlite3";
 import { migrate } from "./schema-migrations.js";
 import type { StateDb } from "./state-db.js";
 import { makeStateDir } from "./state-dir-folder.js";
+import { STATE_FILE } from "./state-file.js";
 
 export type { StateDb } from "./state-db.js";
 
-/** File name of the state database inside `state_dir`. */
-export const STATE_FILE = "webhook-channel.sqlite";
+export { STATE_FILE } from "./state-file.js";
 
 /**
  * Opens (creating if needed) the state database in `stateDir` and migrates it to the current
