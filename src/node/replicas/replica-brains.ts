@@ -47,7 +47,13 @@ export interface ReplicaBrains extends BrainSharing {
  * written to `brain_pauses` and notified, and every replica pauses that server too, at once, or
  * at its next sweep should the notification be lost.
  */
-export function createReplicaBrains(pool: Pool, replica: string, logger: Logger, now: () => number): ReplicaBrains {
+export function createReplicaBrains(
+  pool: Pool,
+  replica: string,
+  logger: Logger,
+  now: () => number,
+  leaseValid: () => boolean,
+): ReplicaBrains {
   let rank = 0;
   let count = 1;
   let joinedAt: number | undefined;
@@ -68,8 +74,23 @@ export function createReplicaBrains(pool: Pool, replica: string, logger: Logger,
     if (notice.from !== replica) attached?.pauseTarget(notice.target, notice.until, notice.status);
   };
 
+  /**
+   * A replica whose lease ran out counts as gone for the others: they took its conversations and
+   * its shares of the limits over. Until it is back in their count it holds no share, and it comes
+   * back as one that joins (see `live`), whatever it was when it paused.
+   */
+  const outOfLease = (): boolean => {
+    if (leaseValid()) return false;
+    settled = false;
+    joinedAt = undefined;
+    return true;
+  };
+
   return {
     share(max, limiter) {
+      // Asked when a slot frees, which after a pause can come before the lease's own timer says it
+      // lapsed: the lease is looked at here, not only at the sweep.
+      if (outOfLease()) return 0;
       // Until every other replica counts this one, its share is still theirs.
       if (!settled) return 0;
       const share = shareAt(max, rank, count);
@@ -104,6 +125,7 @@ export function createReplicaBrains(pool: Pool, replica: string, logger: Logger,
       attached = limiters;
     },
     live(replicas, sweepMs) {
+      if (outOfLease()) return;
       const ids = replicas.map((row) => row.id);
       settleMs = 2 * sweepMs;
       // Alone, nobody else holds a share to give up first.

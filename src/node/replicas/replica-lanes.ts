@@ -173,7 +173,14 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     for (const queue of options.queues().values()) queue.wake();
   };
 
-  const brains = createReplicaBrains(pool, replica, logger, () => Date.now());
+  // The lease is made below; the brains ask it only once calls come, after the start.
+  const brains = createReplicaBrains(
+    pool,
+    replica,
+    logger,
+    () => Date.now(),
+    () => lease.isValid(),
+  );
 
   const lease = new ReplicaLease({
     url: options.url,
