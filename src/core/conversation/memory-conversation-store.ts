@@ -51,6 +51,12 @@ export function createMemoryConversationStore(options: MemoryConversationStoreOp
       const kept = [...live(key, cutoff), ...turns.filter((turn) => isRetained(turn, cutoff))].slice(-maxTurns);
       entries.delete(key);
       entries.set(key, { turns: kept, touched: at });
+      // The least recently touched come first: those untouched for the retention go now, rather
+      // than only when their conversation is met again (or the bound evicts them).
+      for (const [oldest, entry] of entries) {
+        if (entry.touched >= cutoff) break;
+        entries.delete(oldest);
+      }
       while (entries.size > maxConversations) {
         const oldest = entries.keys().next();
         if (oldest.done === true) break;

@@ -15,7 +15,7 @@ export interface OwnedLane {
 
 /** Hands a replica's queues the stored jobs of the conversations it runs, within their room. */
 export interface LaneLoader {
-  /** The channel's queue; a stored job of a channel no longer configured is logged and stays stored. */
+  /** The channel's queue; stored jobs of a channel no longer configured stay stored, said once per channel. */
   queueOf(channel: string): JobQueue | undefined;
   /** Whether the channel has a queue, without a word about it when it has none. */
   hasQueue(channel: string): boolean;
@@ -45,13 +45,18 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
   const readAfter = createStatementBatch<LaneSlice, StoredJob[]>((slices) => jobsAfter(pool, slices));
   const readIds = createStatementBatch<string, StoredJob[]>((ids) => jobsById(pool, ids));
   let loaded = 0;
+  // Channels gone from the configuration whose stored messages were met: said once each, since
+  // every load of one of their conversations meets them again.
+  const said = new Set<string>();
 
   const queueOf = (channel: string): JobQueue | undefined => {
     const queue = queues().get(channel);
-    if (queue === undefined) {
-      logger.error("a stored message belongs to a channel that is no longer configured; it stays in Postgres", {
-        channel,
-      });
+    if (queue === undefined && !said.has(channel)) {
+      said.add(channel);
+      logger.error(
+        "stored messages belong to a channel that is no longer configured; they stay in Postgres, and are delivered once a channel of that name is configured again",
+        { channel },
+      );
     }
     return queue;
   };

@@ -30,8 +30,10 @@ export interface Resume {
 export function startResume(durable: SqliteLaneStore, queues: ReadonlyMap<string, JobQueue>, logger: Logger): Resume {
   // Per channel, the position of the last stored job looked at; a channel is left once done.
   const after = new Map<string, number>([...queues.keys()].map((channel) => [channel, 0]));
-  // Messages of channels no longer configured, by channel: said once the resume is done.
-  const stranded = new Map<string, Set<string>>();
+  // Messages of channels no longer configured, by channel (their count and first ids), said once
+  // the resume is done. Every channel's scan reads every stored job: the first one counts them.
+  const stranded = new Map<string, { count: number; ids: string[] }>();
+  const counting = queues.keys().next().value;
   let loaded = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -48,10 +50,11 @@ export function startResume(durable: SqliteLaneStore, queues: ReadonlyMap<string
           if (roomIn(queue) === 0) return false;
           queue.restore([row.job]);
           loaded += 1;
-        } else if (!queues.has(owner)) {
-          const ids = stranded.get(owner) ?? new Set<string>();
-          ids.add(row.job.message.id);
-          stranded.set(owner, ids);
+        } else if (channel === counting && !queues.has(owner)) {
+          const gone = stranded.get(owner) ?? { count: 0, ids: [] };
+          gone.count += 1;
+          if (gone.ids.length < STRANDED_IDS_SAID) gone.ids.push(row.job.message.id);
+          stranded.set(owner, gone);
         }
         after.set(channel, row.seq);
       }
@@ -89,12 +92,13 @@ export function startResume(durable: SqliteLaneStore, queues: ReadonlyMap<string
 
   /** One line per channel that is gone, however many of its messages wait: a rename must not flood the log. */
   const sayStranded = (): void => {
-    for (const [channel, ids] of stranded) {
+    for (const [channel, gone] of stranded) {
       logger.error(
         "stored messages belong to a channel that is no longer configured; they stay in state_dir, and are delivered once a channel of that name is configured again",
-        { channel, count: ids.size, message_ids: [...ids].slice(0, STRANDED_IDS_SAID) },
+        { channel, count: gone.count, message_ids: gone.ids },
       );
     }
+    stranded.clear();
   };
 
   const doneAtOnce = load();

@@ -31,21 +31,20 @@ describe("a channel renamed with messages unfinished", () => {
   it("keeps them, says so once per channel, and delivers them when the name is back", async () => {
     const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-state-"));
     const port = await freePort();
-    const config = (name: string) =>
+    const config = (...names: string[]) =>
       writeTempConfig({
-        channels: [
-          {
-            type: "webhook",
-            name,
-            token_env: "WEBHOOK_SECRET",
-            webhook: {
-              bind: "127.0.0.1:0",
-              outbound_url: `http://127.0.0.1:${port}/replies`,
-              delivery: { initial_delay_ms: 20, max_delay_ms: 50, max_attempts: 10_000 },
-            },
+        channels: names.map((name, index) => ({
+          type: "webhook",
+          name,
+          token_env: "WEBHOOK_SECRET",
+          webhook: {
+            bind: "127.0.0.1:0",
+            path: index === 0 ? "/webhook" : `/${name}`,
+            outbound_url: `http://127.0.0.1:${port}/replies`,
+            delivery: { initial_delay_ms: 20, max_delay_ms: 50, max_attempts: 10_000 },
           },
-        ],
-        routes: [{ channel: name, brain: "echo" }],
+        })),
+        routes: names.map((name) => ({ channel: name, brain: "echo" })),
         state_dir: stateDir,
       });
     // The receiver is down: 12 messages stay unfinished.
@@ -64,7 +63,8 @@ describe("a channel renamed with messages unfinished", () => {
     spawned.child.kill("SIGKILL");
     await spawned.exited;
 
-    spawned = spawnNode("dist/node.js", ["--config", await config("gamma")], { WEBHOOK_SECRET: SECRET });
+    // Two channels now: each reads the stored messages, and the count is still one per message.
+    spawned = spawnNode("dist/node.js", ["--config", await config("gamma", "delta")], { WEBHOOK_SECRET: SECRET });
     await listeningUrl(spawned);
     const said = logLines(spawned).filter((line) => line.msg === STRANDED);
     expect(said).toEqual([

@@ -64,7 +64,7 @@ export function openSqliteBackend(
     // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
     describe: () => ({ mode: "sqlite", path: resolve(db.name), timeline: timelineWhere(role, timeline) }),
     prune: (now) => pruneIdempotencyKeys(db, now),
-    pruneConversations: (cutoff) => pruneSqliteTurns(db, cutoff),
+    pruneConversations: (cutoff) => pruneSqliteTurns(db, cutoff, epoch.check),
     close: async () => {
       // What waits for its group (finished jobs' deletes above all) is committed first.
       if (db.open) group.flush();

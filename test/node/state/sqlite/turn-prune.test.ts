@@ -70,7 +70,7 @@ describe("the SQLite conversation memory's retention", () => {
     const db = await freshDb();
     for (let index = 0; index < 7; index += 1) insert(db, `c${index}`, `old ${index}`, NOW - HOUR - index);
     insert(db, "c0", "new", NOW);
-    const pruning = pruneSqliteTurns(db, NOW - HOUR + 1, 3);
+    const pruning = pruneSqliteTurns(db, NOW - HOUR + 1, undefined, 3);
     // The first batch ran at once; the others wait for the event loop.
     expect(textsIn(db)).toHaveLength(5);
     expect(await pruning).toBe(7);
@@ -92,7 +92,7 @@ describe("the SQLite conversation memory's retention", () => {
   it("stops, without an error, once the database is closed", async () => {
     const db = await freshDb();
     for (let index = 0; index < 4; index += 1) insert(db, "c", `old ${index}`, NOW - HOUR);
-    const pruning = pruneSqliteTurns(db, NOW, 2);
+    const pruning = pruneSqliteTurns(db, NOW, undefined, 2);
     db.close();
     expect(await pruning).toBe(2);
   });
@@ -109,6 +109,24 @@ describe("the SQLite conversation memory's retention", () => {
       expect((await backend.conversations.history("c", 10)).map((turn) => turn.text)).toEqual(["new"]);
     } finally {
       await backend.close();
+    }
+  });
+
+  it("deletes nothing once another process has taken the file over", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "webhook-channel-turn-prune-"));
+    const first = openSqliteBackend(dir, createLogSink().logger, "service", {}, { hours: 1, now: () => NOW });
+    try {
+      await first.conversations.append("c", [{ role: "user", text: "old", at: NOW - 2 * HOUR }]);
+      // A second start on the same state_dir claims it (the first one was paused, or started twice).
+      const second = openSqliteBackend(dir, createLogSink().logger, "service", {}, { hours: 1, now: () => NOW });
+      try {
+        await expect(first.pruneConversations(retentionCutoff(NOW, 1))).rejects.toMatchObject({ code: "lane_fenced" });
+        expect(await second.pruneConversations(retentionCutoff(NOW, 1))).toBe(1);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await first.close();
     }
   });
 });
