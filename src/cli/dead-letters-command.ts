@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { errorMessage } from "../core/channel-error.js";
 import { formatProblem } from "../core/config/config-problem.js";
 import { createAdminDeadLetters } from "../core/dead-letters/create-admin-dead-letters.js";
 import { recordReplays } from "../core/dead-letters/replay-timeline.js";
@@ -124,7 +125,15 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
     io.err(missing);
     return 1;
   }
-  const db = openStateDb(stateDir);
+  let db: StateDb;
+  try {
+    db = openStateDb(stateDir);
+  } catch (error) {
+    // A folder this user may not write (the service's own, say): its file cannot be opened for the
+    // reads and writes the commands make, nor brought up to date.
+    io.err(`cannot open the state in ${stateDir}: ${errorMessage(error)}${noRightsHint(error)}\n`);
+    return 1;
+  }
   try {
     if (action === "show" || action === "delete") {
       return await runDeadLettersAction(createAdminDeadLetters(createSqliteDeadLetterStore(db)), request, io);
@@ -164,4 +173,12 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
   } finally {
     db.close();
   }
+}
+
+/** The fix for a state this user may not write; nothing for other failures, which say their own. */
+function noRightsHint(error: unknown): string {
+  const code = error instanceof Error && "code" in error ? String(error.code) : "";
+  return ["SQLITE_READONLY", "SQLITE_CANTOPEN", "EACCES", "EPERM"].includes(code)
+    ? ". Run the command as the service's user: it writes to the file"
+    : "";
 }

@@ -114,9 +114,10 @@ function assertSupported(db: StateDb, version: number): void {
 
 /**
  * Brings the state database up to {@link SCHEMA_VERSION}, one transaction per migration, and
- * throws, migrating nothing, when the file comes from a newer webhook-channel.
+ * throws, migrating nothing, when the file comes from a newer webhook-channel. Returns the
+ * version the file had (0: new, or 0.1.0's layout).
  */
-export function migrate(db: StateDb): void {
+export function migrate(db: StateDb): number {
   const found = userVersion(db);
   assertSupported(db, found);
   // An up-to-date file, the usual case, is opened without taking the write lock.
@@ -131,4 +132,5 @@ export function migrate(db: StateDb): void {
       db.pragma(`user_version = ${migration.version}`);
     }).immediate();
   }
+  return found;
 }

@@ -33,7 +33,17 @@ export function openSqliteBackend(
   timeline: SqliteTimelineOptions = {},
   retention: MemoryRetention = DEFAULT_MEMORY_RETENTION,
 ): StateBackend {
-  const db = openStateDb(stateDir);
+  const db = openStateDb(stateDir, (change) => {
+    // The service's connection says it; the delivery thread's, which may open the file too, not.
+    if (role !== "service") return;
+    if (change.created) logger.info("state_dir file created", { path: resolve(stateDir), layout: change.to });
+    else
+      logger.info("state_dir file brought up to date", {
+        path: resolve(stateDir),
+        from_layout: change.from,
+        layout: change.to,
+      });
+  });
   // A reader (the delivery thread reads conversation memory) leaves the service's claim alone.
   const epoch = role === "service" ? claimSqliteEpoch(db) : { value: 0, check: refuseWrites };
   const group = createGroupCommit(db, logger, epoch.check);

@@ -9,7 +9,12 @@ import { listDeadLetters } from "../../../../src/node/state/sqlite/dead-letters.
 import { MIGRATIONS, SCHEMA_VERSION } from "../../../../src/node/state/sqlite/schema-migrations.js";
 import { createSqliteConversationStore } from "../../../../src/node/state/sqlite/sqlite-conversation-store.js";
 import { createSqliteIdempotencyStore } from "../../../../src/node/state/sqlite/sqlite-idempotency-store.js";
-import { openStateDb, STATE_FILE, type StateDb } from "../../../../src/node/state/sqlite/sqlite-state.js";
+import {
+  openStateDb,
+  STATE_FILE,
+  type StateDb,
+  type StateLayoutChange,
+} from "../../../../src/node/state/sqlite/sqlite-state.js";
 import { openSqliteLanes } from "../../../support/sqlite-lanes.js";
 
 const newStateDir = () => mkdtemp(join(tmpdir(), "webhook-channel-schema-"));
@@ -157,6 +162,22 @@ describe("state schema versions", () => {
       { role: "user", text: "hello", at: 1_500 },
     ]);
     db.close();
+  });
+
+  it("says what opening a file changed of its layout: created, brought up from 0.1.0's, or nothing", async () => {
+    const changes: StateLayoutChange[] = [];
+    const fresh = await newStateDir();
+    openStateDb(fresh, (change) => changes.push(change)).close();
+    const old = await newStateDir();
+    const raw = openRaw(old);
+    raw.exec(SCHEMA_0_1_0);
+    raw.close();
+    openStateDb(old, (change) => changes.push(change)).close();
+    openStateDb(old, (change) => changes.push(change)).close();
+    expect(changes).toEqual([
+      { from: 0, to: SCHEMA_VERSION, created: true },
+      { from: 0, to: SCHEMA_VERSION, created: false },
+    ]);
   });
 
   it("refuses a state file from a newer version", async () => {
