@@ -27,6 +27,12 @@ export function parseInboundSecrets(value: string, variable: string): readonly s
     );
   }
   if (!parts.every((part) => SECRET.test(part))) {
+    // Beyond ASCII is a secret that cannot work, not a stray character: it takes a new one.
+    if ([...value].some((char) => (char.codePointAt(0) ?? 0) > 0x7f)) {
+      return invalid(
+        "contains characters beyond ASCII, which an HTTP header cannot carry the same way on every runtime: make a new secret with `webhook-channel secret` and give it to the clients (see docs/security.md on rotating it)",
+      );
+    }
     return invalid(
       "contains whitespace other than the one space between two secrets, or characters an HTTP header cannot carry (a trailing newline?)",
     );

@@ -22,8 +22,12 @@ describe("parseInboundSecrets", () => {
     ["nothing", "", "is empty"],
     ["a trailing newline", "k3y-a\n", "a trailing newline?"],
     ["a tab between two", "k3y-a\tk3y-b", "whitespace"],
-    ["a character beyond Latin-1", "k3y-✓", "cannot carry"],
-    ["a Latin-1 character, which runtimes read differently", "k3y-\u00e9", "cannot carry"],
+    ["a character beyond Latin-1", "k3y-✓", "beyond ASCII"],
+    [
+      "a Latin-1 character, which runtimes read differently",
+      "k3y-\u00e9",
+      "make a new secret with `webhook-channel secret`",
+    ],
   ])("refuses %s as config_invalid naming the variable, never the value", (_what, value, reason) => {
     const result = parseInboundSecrets(value, "WEBHOOK_SECRET");
     expect(isChannelError(result)).toBe(true);

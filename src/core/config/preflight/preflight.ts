@@ -100,7 +100,9 @@ export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
       problems.push({
         path,
         message: `environment variable ${variable} ${problem}`,
-        fix: `export ${variable} again without surrounding whitespace or line breaks`,
+        fix: /^\s|\s$/.test(value)
+          ? `export ${variable} again without surrounding whitespace or line breaks`
+          : `give ${variable} printable ASCII only; for a secret of your own, a new one from \`webhook-channel secret\`, given to whoever sends or checks it as well`,
       });
       continue;
     }

@@ -101,4 +101,15 @@ describe("envValueProblem", () => {
     // Latin-1 travels in a header, but Node and workerd read it differently.
     expect(envValueProblem("s\u00e9cret")).toMatch(/beyond ASCII/);
   });
+
+  it("gives the fix each problem needs: the same value again without whitespace, or a new ASCII one", () => {
+    const result = validateConfig({
+      channels: [{ type: "webhook", token_env: "WEBHOOK_SECRET", webhook: { outbound_url: "http://127.0.0.1:9/r" } }],
+      routes: [{ channel: "webhook", brain: "echo" }],
+    });
+    if (!result.ok) throw new Error(JSON.stringify(result.problems));
+    const fixFor = (value: string) => preflight(result.config, (name) => ({ WEBHOOK_SECRET: value })[name])[0]?.fix;
+    expect(fixFor("s3cret-value\n")).toMatch(/without surrounding whitespace/);
+    expect(fixFor("s3cret-v\u00e4lue")).toMatch(/printable ASCII only.*`webhook-channel secret`/);
+  });
 });
