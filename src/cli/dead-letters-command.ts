@@ -178,7 +178,9 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
 /** The fix for a state this user may not write; nothing for other failures, which say their own. */
 function noRightsHint(error: unknown): string {
   const code = error instanceof Error && "code" in error ? String(error.code) : "";
-  return ["SQLITE_READONLY", "SQLITE_CANTOPEN", "EACCES", "EPERM"].includes(code)
+  // better-sqlite3 gives SQLite's extended codes (SQLITE_READONLY_DIRECTORY, ...).
+  const noRights = code.startsWith("SQLITE_READONLY") || code.startsWith("SQLITE_CANTOPEN");
+  return noRights || code === "EACCES" || code === "EPERM"
     ? ". Run the command as the service's user: it writes to the file"
     : "";
 }

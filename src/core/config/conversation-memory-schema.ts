@@ -12,7 +12,7 @@ export const conversationMemorySchema = z
       .max(87_600, { error: "must be at most 87600 (ten years)" })
       .default(DEFAULT_CONVERSATION_RETENTION_HOURS)
       .describe(
-        "Hours a conversation's turn is remembered after it happened: an older turn is never sent to a brain as history, on every backend, and each backend deletes it (in memory when the conversation is next used or another is, SQLite and Postgres by an hourly prune, Workers at the conversation's next message). See docs/brains.md#conversation-memory.",
+        "Hours a conversation's turn is remembered after it happened: an older turn is never sent to a brain as history, on every backend, and each backend deletes it (in memory when the conversation is next used or any is written, SQLite and Postgres by an hourly prune, Workers at the conversation's next message). See docs/brains.md#conversation-memory.",
       ),
   })
   .describe(

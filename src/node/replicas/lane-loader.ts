@@ -51,7 +51,9 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
 
   const queueOf = (channel: string): JobQueue | undefined => {
     const queue = queues().get(channel);
-    if (queue === undefined && !said.has(channel)) {
+    // Configured again (a reload): should it go once more, it is said once more.
+    if (queue !== undefined) said.delete(channel);
+    else if (!said.has(channel)) {
       said.add(channel);
       logger.error(
         "stored messages belong to a channel that is no longer configured; they stay in Postgres, and are delivered once a channel of that name is configured again",

@@ -36,6 +36,11 @@ export interface ReplicaBrains extends BrainSharing {
   notified(payload: string): void;
   /** The pauses still running in the database, read by the sweep in case a notification was lost. */
   readPauses(): Promise<void>;
+  /**
+   * This replica's lease ran out: the others took its conversations and its shares over. It
+   * holds no share until they count it again, as one that joins (see `live`).
+   */
+  lapsed(): void;
 }
 
 /**
@@ -79,17 +84,20 @@ export function createReplicaBrains(
    * its shares of the limits over. Until it is back in their count it holds no share, and it comes
    * back as one that joins (see `live`), whatever it was when it paused.
    */
-  const outOfLease = (): boolean => {
-    if (leaseValid()) return false;
+  const unsettle = (): void => {
     settled = false;
     joinedAt = undefined;
+  };
+  const outOfLease = (): boolean => {
+    if (leaseValid()) return false;
+    unsettle();
     return true;
   };
 
   return {
     share(max, limiter) {
       // Asked when a slot frees, which after a pause can come before the lease's own timer says it
-      // lapsed: the lease is looked at here, not only at the sweep.
+      // lapsed (and calls `lapsed`): the lease is looked at here too.
       if (outOfLease()) return 0;
       // Until every other replica counts this one, its share is still theirs.
       if (!settled) return 0;
@@ -162,6 +170,9 @@ export function createReplicaBrains(
       } catch {
         logger.warn("a brain pause notification could not be read");
       }
+    },
+    lapsed() {
+      unsettle();
     },
     async readPauses() {
       const rows = await pool.query<{ target: string; until_ms: string; status: number }>(

@@ -199,8 +199,10 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     },
     onValidity: (valid) => {
       if (valid) for (const queue of options.queues().values()) queue.wake();
+      else brains.lapsed();
     },
     onLapsed: () => {
+      brains.lapsed();
       rejoin().catch((error: unknown) => {
         logger.warn("cannot take stock after the lease ran out", { error: errorMessage(error) });
       });

@@ -153,12 +153,17 @@ describe("two replicas on one Postgres", () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     // A POST the first replica had on the wire when it was cut off may still land after the
     // other one posted the same reply (docs/deployment.md, "Limits to know"): the same webhook-id
-    // and the same bytes. Anything run twice would carry a second webhook-id.
+    // and bytes, once from each replica at most. A brain's answer run twice would carry a second
+    // webhook-id; a reply posted twice by one replica's runs, a second copy from that replica.
     const byId = new Map<string, string>();
-    for (const reply of received()) {
-      const id = String(reply.headers["webhook-id"]);
-      expect(byId.get(id) ?? reply.raw).toBe(reply.raw);
-      byId.set(id, reply.raw);
+    for (const replies of [first.replies.slice(cut[0]), second.replies.slice(cut[1])]) {
+      const ids = replies.map((reply) => String(reply.headers["webhook-id"]));
+      expect(new Set(ids).size).toBe(ids.length);
+      for (const reply of replies) {
+        const id = String(reply.headers["webhook-id"]);
+        expect(byId.get(id) ?? reply.raw).toBe(reply.raw);
+        byId.set(id, reply.raw);
+      }
     }
     const once = [...byId.values()].map((raw) => JSON.parse(raw) as Reply);
     for (const conversation of ["p0", "p1"]) {

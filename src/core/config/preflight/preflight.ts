@@ -102,7 +102,9 @@ export function preflight(config: Config, env: EnvLookup): ConfigProblem[] {
         message: `environment variable ${variable} ${problem}`,
         fix: /^\s|\s$/.test(value)
           ? `export ${variable} again without surrounding whitespace or line breaks`
-          : `give ${variable} printable ASCII only; for a secret of your own, a new one from \`webhook-channel secret\`, given to whoever sends or checks it as well`,
+          : path === "postgres_url_env"
+            ? `remove the control characters from the URL in ${variable}`
+            : `give ${variable} printable ASCII only; for a secret of your own, a new one from \`webhook-channel secret\`, given to whoever sends or checks it as well`,
       });
       continue;
     }

@@ -2,12 +2,9 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { StateDb } from "./state-db.js";
 import { makeStateDir } from "./state-dir-folder.js";
+import { TIMELINE_FILE } from "./state-file.js";
 
-/**
- * File name of the timeline database inside `state_dir`: a file of its own, so that writing the
- * timeline never holds the lock that accepted jobs and their progress wait for.
- */
-export const TIMELINE_FILE = "timeline.sqlite";
+export { TIMELINE_FILE } from "./state-file.js";
 
 /**
  * The timeline's layout version (`PRAGMA user_version`). 2 added the channel's and the

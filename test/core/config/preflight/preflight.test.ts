@@ -36,6 +36,9 @@ describe("preflight", () => {
     expect(preflight(result.config, env("postgres://w:pass@db/webhook\n"))).toMatchObject([
       { path: "postgres_url_env", message: expect.stringContaining("starts or ends with whitespace") },
     ]);
+    expect(preflight(result.config, env("postgres://w:pass@db/web\thook"))).toMatchObject([
+      { path: "postgres_url_env", fix: "remove the control characters from the URL in DATABASE_URL" },
+    ]);
   });
 
   it("names a missing and an empty variable with the JSON path and the fix", () => {

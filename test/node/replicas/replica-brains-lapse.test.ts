@@ -1,0 +1,65 @@
+/**
+ * A replica whose lease ran out holds no share of a brain's limit until the others count it
+ * again, whether or not a call asked for its share while the lease was out: the lease tells the
+ * brains it lapsed, and the share comes back only after the sweeps a joining replica waits for.
+ */
+import type { Pool } from "pg";
+import { describe, expect, it } from "vitest";
+import { createReplicaBrains } from "../../../src/node/replicas/replica-brains.js";
+import { createLogSink } from "../../support/log-sink.js";
+
+const SWEEP_MS = 1_000;
+const pool = {} as Pool;
+
+function brainsAt(clock: { now: number }, lease: { valid: boolean }) {
+  const brains = createReplicaBrains(
+    pool,
+    "replica-b",
+    createLogSink().logger,
+    () => clock.now,
+    () => lease.valid,
+  );
+  const sweep = () =>
+    brains.live(
+      [
+        { id: "replica-a", calls: {} },
+        { id: "replica-b", calls: {} },
+      ],
+      SWEEP_MS,
+    );
+  return { brains, sweep };
+}
+
+describe("a replica's brain share across a lapsed lease", () => {
+  it("is none from the lapse until two sweeps after it is back, with no call in between", () => {
+    const clock = { now: 0 };
+    const lease = { valid: true };
+    const { brains, sweep } = brainsAt(clock, lease);
+    sweep();
+    clock.now += 2 * SWEEP_MS;
+    sweep();
+    expect(brains.share(4, "bot")).toBe(2);
+
+    // Paused past its lease while idle: no call asked for a share meanwhile.
+    lease.valid = false;
+    brains.lapsed();
+    lease.valid = true;
+    expect(brains.share(4, "bot")).toBe(0);
+    sweep();
+    expect(brains.share(4, "bot")).toBe(0);
+    clock.now += 2 * SWEEP_MS;
+    sweep();
+    expect(brains.share(4, "bot")).toBe(2);
+  });
+
+  it("is none while the lease is out, even before the lease says it lapsed", () => {
+    const clock = { now: 0 };
+    const lease = { valid: true };
+    const { brains, sweep } = brainsAt(clock, lease);
+    sweep();
+    clock.now += 2 * SWEEP_MS;
+    sweep();
+    lease.valid = false;
+    expect(brains.share(4, "bot")).toBe(0);
+  });
+});
