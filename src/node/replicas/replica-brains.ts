@@ -75,6 +75,31 @@ export function createReplicaBrains(
   /** The share of `max` that the replica at `at` of `of` holds: equal parts, the lowest ranks the remainder. */
   const shareAt = (max: number, at: number, of: number): number => Math.floor(max / of) + (at < max % of ? 1 : 0);
 
+  /** This replica's pauses not yet written for the others, by target: tried again at each sweep. */
+  const untold = new Map<string, PauseNotice>();
+  /** Writes `notice` for the others and notifies them; kept in {@link untold} while it cannot. */
+  const tell = async (notice: PauseNotice): Promise<void> => {
+    try {
+      await pool.query(
+        `WITH kept AS (
+           INSERT INTO webhook_channel.brain_pauses AS p (target, until_ms, status) VALUES ($1, $2, $3)
+           ON CONFLICT (target) DO UPDATE SET until_ms = GREATEST(p.until_ms, excluded.until_ms), status = excluded.status)
+         SELECT pg_notify($4, $5)`,
+        [notice.target, notice.until, notice.status, PAUSES_CHANNEL, JSON.stringify(notice)],
+      );
+      if (untold.get(notice.target) === notice) untold.delete(notice.target);
+    } catch (error) {
+      const kept = untold.get(notice.target);
+      if (kept === undefined) {
+        logger.warn("cannot tell the other replicas of a brain's pause; trying again at each sweep while it lasts", {
+          error: errorMessage(error),
+        });
+      }
+      if (kept === undefined || kept.until < notice.until) untold.set(notice.target, notice);
+      throw error;
+    }
+  };
+
   const apply = (notice: PauseNotice): void => {
     if (notice.from !== replica) attached?.pauseTarget(notice.target, notice.until, notice.status);
   };
@@ -116,18 +141,7 @@ export function createReplicaBrains(
       return Math.max(0, share - beyond);
     },
     paused(target, until, status) {
-      const notice: PauseNotice = { from: replica, target, until, status };
-      pool
-        .query(
-          `WITH kept AS (
-             INSERT INTO webhook_channel.brain_pauses AS p (target, until_ms, status) VALUES ($1, $2, $3)
-             ON CONFLICT (target) DO UPDATE SET until_ms = GREATEST(p.until_ms, excluded.until_ms), status = excluded.status)
-           SELECT pg_notify($4, $5)`,
-          [target, until, status, PAUSES_CHANNEL, JSON.stringify(notice)],
-        )
-        .catch((error: unknown) => {
-          logger.warn("cannot tell the other replicas of a brain's pause", { error: errorMessage(error) });
-        });
+      tell({ from: replica, target, until, status }).catch(() => undefined);
     },
     attach(limiters) {
       attached = limiters;
@@ -175,6 +189,12 @@ export function createReplicaBrains(
       unsettle();
     },
     async readPauses() {
+      // Pauses the others were not told of (the database was away): told now, while they last.
+      for (const notice of [...untold.values()]) {
+        if (notice.until <= now()) untold.delete(notice.target);
+        // Kept again on failure, and the sweep goes on to its other steps.
+        else await tell(notice).catch(() => undefined);
+      }
       const rows = await pool.query<{ target: string; until_ms: string; status: number }>(
         "SELECT target, until_ms, status FROM webhook_channel.brain_pauses WHERE until_ms > $1",
         [now()],

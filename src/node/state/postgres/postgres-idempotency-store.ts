@@ -100,6 +100,10 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
           [channel, key, messageId],
         );
       } catch (error) {
+        // The reservation stays, and would hold the key for its lease (the client's retries get
+        // 409 `request_in_progress` meanwhile, for a request that was refused): it is released
+        // as a failed reserve's is, once the database answers again.
+        unsettled.add(channel, key, messageId);
         throw asStateError(error);
       }
     },

@@ -129,3 +129,29 @@ describe("a reserve whose commit the database holds up", () => {
     expect(await keyRow(pool, "held")).toEqual({ message_id: taker, committed: false });
   }, 60_000);
 });
+
+describe("a release that fails", () => {
+  it("is tried again, so the client's retry is not answered 409 for the reservation's lease", async () => {
+    // The pool's sessions cancel a statement that waits past their statement_timeout, as one
+    // meant for a database that went away is.
+    const { url, pool } = await migratedDatabase();
+    const store = createPostgresIdempotencyStore(pool);
+    expect(await store.reserve(CHANNEL, "refused", { messageId: "m-refused", conversationId: "c" }, Date.now())).toBe(
+      undefined,
+    );
+    // The request is refused (its message could not be queued) and its key released, while the
+    // row is held: the release fails.
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    await locker.query("BEGIN");
+    await locker.query("SELECT 1 FROM webhook_channel.idempotency WHERE key = 'refused' FOR UPDATE");
+    await expect(store.release(CHANNEL, "refused", "m-refused")).rejects.toMatchObject({ code: "state_unavailable" });
+    await locker.query("COMMIT");
+    await locker.end();
+    await waitFor(
+      async () => ((await keyRow(pool, "refused")) === undefined ? true : undefined),
+      10_000,
+      "the release",
+    );
+  }, 30_000);
+});

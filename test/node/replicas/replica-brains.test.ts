@@ -1,7 +1,8 @@
 /**
- * A replica whose lease ran out holds no share of a brain's limit until the others count it
- * again, whether or not a call asked for its share while the lease was out: the lease tells the
- * brains it lapsed, and the share comes back only after the sweeps a joining replica waits for.
+ * A replica's part in a brain's limits, without a database: a replica whose lease ran out holds
+ * no share until the others count it again, whether or not a call asked for its share while the
+ * lease was out (the lease tells the brains it lapsed, and the share comes back only after the
+ * sweeps a joining replica waits for); a pause the database could not take is written again.
  */
 import type { Pool } from "pg";
 import { describe, expect, it } from "vitest";
@@ -61,5 +62,41 @@ describe("a replica's brain share across a lapsed lease", () => {
     sweep();
     lease.valid = false;
     expect(brains.share(4, "bot")).toBe(0);
+  });
+});
+
+describe("a brain's pause the database could not take", () => {
+  it("is written again at the next sweep while it lasts, and not once it is over", async () => {
+    const written: unknown[][] = [];
+    let down = true;
+    const fakePool = {
+      query: (sql: string, params: unknown[] = []) => {
+        if (sql.includes("INSERT INTO webhook_channel.brain_pauses")) {
+          written.push(params);
+          if (down) return Promise.reject(new Error("connect ECONNREFUSED"));
+        }
+        return Promise.resolve({ rows: [] });
+      },
+    } as unknown as Pool;
+    const clock = { now: 1_000 };
+    const brains = createReplicaBrains(
+      fakePool,
+      "replica-b",
+      createLogSink().logger,
+      () => clock.now,
+      () => true,
+    );
+    brains.paused("http://bot", 13_000, 429);
+    brains.paused("http://other", 2_000, 503);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(written).toHaveLength(2);
+
+    down = false;
+    clock.now = 5_000;
+    await brains.readPauses();
+    // The pause still running is written; the one already over is dropped.
+    expect(written.slice(2).map((params) => params[0])).toEqual(["http://bot"]);
+    await brains.readPauses();
+    expect(written).toHaveLength(3);
   });
 });
