@@ -131,11 +131,14 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
       owned.lost(key);
       const dropped = loader.queueOf(channel)?.drop(key) ?? 0;
       unplaced.set(key, channel);
-      logger.warn("a write of a conversation got no answer from postgres: it is claimed again before more is written", {
-        channel,
-        conversation: key,
-        dropped,
-      });
+      logger.warn(
+        "a write of a conversation failed without postgres saying it was not committed: it is claimed again before more is written",
+        {
+          channel,
+          conversation: key,
+          dropped,
+        },
+      );
     }).catch(() => undefined);
   });
 
