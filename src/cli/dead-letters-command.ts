@@ -175,12 +175,21 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
   }
 }
 
+/** Failures that mean this user may not write the state's file or folder. */
+const NO_RIGHTS = new Set([
+  "SQLITE_READONLY",
+  "SQLITE_READONLY_DIRECTORY",
+  "SQLITE_READONLY_CANTINIT",
+  "SQLITE_READONLY_CANTLOCK",
+  "SQLITE_CANTOPEN",
+  "SQLITE_PERM",
+  "EACCES",
+  "EPERM",
+]);
+
 /** The fix for a state this user may not write; nothing for other failures, which say their own. */
 function noRightsHint(error: unknown): string {
   const code = error instanceof Error && "code" in error ? String(error.code) : "";
-  // better-sqlite3 gives SQLite's extended codes (SQLITE_READONLY_DIRECTORY, ...).
-  const noRights = code.startsWith("SQLITE_READONLY") || code.startsWith("SQLITE_CANTOPEN");
-  return noRights || code === "EACCES" || code === "EPERM"
-    ? ". Run the command as the service's user: it writes to the file"
-    : "";
+  // better-sqlite3 gives SQLite's extended codes; only these say the user lacks the rights.
+  return NO_RIGHTS.has(code) ? ". Run the command as the service's user: it writes to the file" : "";
 }

@@ -18,6 +18,6 @@ export function movedStateDirProblem(written: string, configFile: string, cwd: s
   return {
     path: "state_dir",
     message: `"${written}" is read relative to the configuration file's folder, as ${now}, which holds no state yet; the state of an earlier run is in ${before} (relative to the working directory, where webhook-channel 0.1.0 read it)`,
-    fix: `stop the service, move ${STATE_FILE} (with its -wal and -shm files) and ${TIMELINE_FILE} from ${before} into ${now}, and start it again; or set state_dir to the absolute path of the state to use (which also settles it if ${before} holds another service's state)`,
+    fix: `stop the service, move ${[STATE_FILE, ...(existsSync(join(before, TIMELINE_FILE)) ? [TIMELINE_FILE] : [])].join(" and ")} (each with its -wal and -shm files, where there are) from ${before} into ${now}, and start it again; or set state_dir to the absolute path of the state to use (which also settles it if ${before} holds another service's state)`,
   };
 }

@@ -87,7 +87,9 @@ export function createReplicaBrains(
          SELECT pg_notify($4, $5)`,
         [notice.target, notice.until, notice.status, PAUSES_CHANNEL, JSON.stringify(notice)],
       );
-      if (untold.get(notice.target) === notice) untold.delete(notice.target);
+      // Written: an older pause of the target kept for a retry is covered by it (a newer one is not).
+      const kept = untold.get(notice.target);
+      if (kept !== undefined && kept.until <= notice.until) untold.delete(notice.target);
     } catch (error) {
       const kept = untold.get(notice.target);
       if (kept === undefined) {
@@ -191,7 +193,10 @@ export function createReplicaBrains(
     async readPauses() {
       // Pauses the others were not told of (the database was away): told now, while they last.
       for (const notice of [...untold.values()]) {
-        if (notice.until <= now()) untold.delete(notice.target);
+        // Only this copy: a newer pause of the target may have taken its place meanwhile.
+        if (notice.until <= now()) {
+          if (untold.get(notice.target) === notice) untold.delete(notice.target);
+        }
         // Kept again on failure, and the sweep goes on to its other steps.
         else await tell(notice).catch(() => undefined);
       }

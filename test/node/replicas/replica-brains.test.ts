@@ -99,4 +99,52 @@ describe("a brain's pause the database could not take", () => {
     await brains.readPauses();
     expect(written).toHaveLength(3);
   });
+
+  it("keeps a newer pause of a target while an older one runs out during a sweep's retries", async () => {
+    const written: string[] = [];
+    let failing = true;
+    let holdU: (() => void) | undefined;
+    const fakePool = {
+      query: (sql: string, params: unknown[] = []) => {
+        if (!sql.includes("INSERT INTO webhook_channel.brain_pauses")) return Promise.resolve({ rows: [] });
+        const target = String(params[0]);
+        if (failing) return Promise.reject(new Error("connect ECONNREFUSED"));
+        // The retry of U is slow: meanwhile the old pause of T runs out and a newer one fails.
+        if (target === "U" && holdU === undefined) {
+          return new Promise((resolve) => {
+            holdU = () => {
+              written.push(target);
+              resolve({ rows: [] });
+            };
+          });
+        }
+        written.push(`${target}@${String(params[1])}`);
+        return Promise.resolve({ rows: [] });
+      },
+    } as unknown as Pool;
+    const clock = { now: 1_000 };
+    const brains = createReplicaBrains(
+      fakePool,
+      "replica-b",
+      createLogSink().logger,
+      () => clock.now,
+      () => true,
+    );
+    brains.paused("U", 60_000, 429);
+    brains.paused("T", 3_000, 429);
+    await new Promise((resolve) => setImmediate(resolve));
+
+    failing = false;
+    const sweep = brains.readPauses();
+    await new Promise((resolve) => setImmediate(resolve));
+    clock.now = 4_000;
+    failing = true;
+    brains.paused("T", 20_000, 429);
+    await new Promise((resolve) => setImmediate(resolve));
+    failing = false;
+    holdU?.();
+    await sweep;
+    await brains.readPauses();
+    expect(written).toContain("T@20000");
+  });
 });

@@ -37,8 +37,8 @@ const CLAIM_TRIES = 5;
  * then moves the 24 h to start at `now`, as the other stores count them, and marks the row
  * committed for a caller that queues elsewhere. Times are the callers' `now`, never the
  * database's, so that replicas and tests agree with the memory store. A reserve that failed and
- * may have committed all the same is released once the database answers again (see
- * `unsettled-reservations.ts`): its message was never queued.
+ * may have committed all the same, and a release that failed, are released once the database
+ * answers again (see `unsettled-reservations.ts`): their message was never queued.
  */
 export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore {
   const unsettled = createUnsettledReservations(pool);

@@ -19,9 +19,12 @@ USING unnest($1::text[], $2::text[], $3::text[]) AS u(channel, key, message_id)
 WHERE i.channel = u.channel AND i.key = u.key AND i.message_id = u.message_id AND NOT i.committed
 RETURNING i.channel, i.key, i.message_id`;
 
-/** Reservations whose reserve failed without saying whether it committed. */
+/** Reservations whose reserve failed without saying whether it committed, or whose release failed. */
 export interface UnsettledReservations {
-  /** The reserve of `messageId` under `key` failed and may have committed: release it once it shows. */
+  /**
+   * The reserve of `messageId` under `key` failed and may have committed, or its release failed:
+   * release it once it shows.
+   */
   add(channel: string, key: string, messageId: string): void;
   /** Reservations still waiting for their release. */
   readonly size: number;
