@@ -65,86 +65,91 @@ describe("a replica's brain share across a lapsed lease", () => {
   });
 });
 
+/**
+ * A database as the pauses meet it: each pause written is noted as `target@until`; while `down`,
+ * a write fails; `hold(target)` makes the next write of `target` wait until the returned release.
+ */
+function pauseDatabase() {
+  const written: string[] = [];
+  const state = { down: true };
+  const holds = new Map<string, () => void>();
+  const held = new Set<string>();
+  const pool = {
+    query: (sql: string, params: unknown[] = []) => {
+      if (!sql.includes("INSERT INTO webhook_channel.brain_pauses")) return Promise.resolve({ rows: [] });
+      if (state.down) return Promise.reject(new Error("connect ECONNREFUSED"));
+      const entry = `${String(params[0])}@${String(params[1])}`;
+      if (!held.has(String(params[0]))) {
+        written.push(entry);
+        return Promise.resolve({ rows: [] });
+      }
+      held.delete(String(params[0]));
+      return new Promise((resolve) => {
+        holds.set(String(params[0]), () => {
+          written.push(entry);
+          resolve({ rows: [] });
+        });
+      });
+    },
+  } as unknown as Pool;
+  return {
+    written,
+    state,
+    hold: (target: string) => held.add(target),
+    release: (target: string) => holds.get(target)?.(),
+    brains: (clock: { now: number }) =>
+      createReplicaBrains(
+        pool,
+        "replica-b",
+        createLogSink().logger,
+        () => clock.now,
+        () => true,
+      ),
+  };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
 describe("a brain's pause the database could not take", () => {
   it("is written again at the next sweep while it lasts, and not once it is over", async () => {
-    const written: unknown[][] = [];
-    let down = true;
-    const fakePool = {
-      query: (sql: string, params: unknown[] = []) => {
-        if (sql.includes("INSERT INTO webhook_channel.brain_pauses")) {
-          written.push(params);
-          if (down) return Promise.reject(new Error("connect ECONNREFUSED"));
-        }
-        return Promise.resolve({ rows: [] });
-      },
-    } as unknown as Pool;
+    const database = pauseDatabase();
     const clock = { now: 1_000 };
-    const brains = createReplicaBrains(
-      fakePool,
-      "replica-b",
-      createLogSink().logger,
-      () => clock.now,
-      () => true,
-    );
+    const brains = database.brains(clock);
     brains.paused("http://bot", 13_000, 429);
     brains.paused("http://other", 2_000, 503);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(written).toHaveLength(2);
+    await turn();
+    expect(database.written).toEqual([]);
 
-    down = false;
+    database.state.down = false;
     clock.now = 5_000;
     await brains.readPauses();
     // The pause still running is written; the one already over is dropped.
-    expect(written.slice(2).map((params) => params[0])).toEqual(["http://bot"]);
+    expect(database.written).toEqual(["http://bot@13000"]);
     await brains.readPauses();
-    expect(written).toHaveLength(3);
+    expect(database.written).toHaveLength(1);
   });
 
   it("keeps a newer pause of a target while an older one runs out during a sweep's retries", async () => {
-    const written: string[] = [];
-    let failing = true;
-    let holdU: (() => void) | undefined;
-    const fakePool = {
-      query: (sql: string, params: unknown[] = []) => {
-        if (!sql.includes("INSERT INTO webhook_channel.brain_pauses")) return Promise.resolve({ rows: [] });
-        const target = String(params[0]);
-        if (failing) return Promise.reject(new Error("connect ECONNREFUSED"));
-        // The retry of U is slow: meanwhile the old pause of T runs out and a newer one fails.
-        if (target === "U" && holdU === undefined) {
-          return new Promise((resolve) => {
-            holdU = () => {
-              written.push(target);
-              resolve({ rows: [] });
-            };
-          });
-        }
-        written.push(`${target}@${String(params[1])}`);
-        return Promise.resolve({ rows: [] });
-      },
-    } as unknown as Pool;
+    const database = pauseDatabase();
     const clock = { now: 1_000 };
-    const brains = createReplicaBrains(
-      fakePool,
-      "replica-b",
-      createLogSink().logger,
-      () => clock.now,
-      () => true,
-    );
+    const brains = database.brains(clock);
     brains.paused("U", 60_000, 429);
     brains.paused("T", 3_000, 429);
-    await new Promise((resolve) => setImmediate(resolve));
+    await turn();
 
-    failing = false;
+    // The retry of U is slow: meanwhile the old pause of T runs out and a newer one fails.
+    database.state.down = false;
+    database.hold("U");
     const sweep = brains.readPauses();
-    await new Promise((resolve) => setImmediate(resolve));
+    await turn();
     clock.now = 4_000;
-    failing = true;
+    database.state.down = true;
     brains.paused("T", 20_000, 429);
-    await new Promise((resolve) => setImmediate(resolve));
-    failing = false;
-    holdU?.();
+    await turn();
+    database.state.down = false;
+    database.release("U");
     await sweep;
     await brains.readPauses();
-    expect(written).toContain("T@20000");
+    expect(database.written).toContain("T@20000");
   });
 });
