@@ -10,16 +10,23 @@ import { createReplicaBrains } from "../../../src/node/replicas/replica-brains.j
 import { createLogSink } from "../../support/log-sink.js";
 
 const SWEEP_MS = 1_000;
-const pool = {} as Pool;
 
-function brainsAt(clock: { now: number }, lease: { valid: boolean }) {
-  const brains = createReplicaBrains(
+/** The brains of replica-b over `pool`, by `clock` and with its lease as `lease` says. */
+function replicaBrains(pool: Pool, clock: { now: number }, lease: { valid: boolean } = { valid: true }) {
+  return createReplicaBrains(
     pool,
     "replica-b",
     createLogSink().logger,
     () => clock.now,
     () => lease.valid,
   );
+}
+
+/** replica-b beside replica-a, settled (two sweeps apart): a share of 2 of a limit of 4 each. */
+function settledReplica() {
+  const clock = { now: 0 };
+  const lease = { valid: true };
+  const brains = replicaBrains({} as Pool, clock, lease);
   const sweep = () =>
     brains.live(
       [
@@ -28,17 +35,15 @@ function brainsAt(clock: { now: number }, lease: { valid: boolean }) {
       ],
       SWEEP_MS,
     );
-  return { brains, sweep };
+  sweep();
+  clock.now += 2 * SWEEP_MS;
+  sweep();
+  return { brains, sweep, clock, lease };
 }
 
 describe("a replica's brain share across a lapsed lease", () => {
   it("is none from the lapse until two sweeps after it is back, with no call in between", () => {
-    const clock = { now: 0 };
-    const lease = { valid: true };
-    const { brains, sweep } = brainsAt(clock, lease);
-    sweep();
-    clock.now += 2 * SWEEP_MS;
-    sweep();
+    const { brains, sweep, clock, lease } = settledReplica();
     expect(brains.share(4, "bot")).toBe(2);
 
     // Paused past its lease while idle: no call asked for a share meanwhile.
@@ -54,12 +59,7 @@ describe("a replica's brain share across a lapsed lease", () => {
   });
 
   it("is none while the lease is out, even before the lease says it lapsed", () => {
-    const clock = { now: 0 };
-    const lease = { valid: true };
-    const { brains, sweep } = brainsAt(clock, lease);
-    sweep();
-    clock.now += 2 * SWEEP_MS;
-    sweep();
+    const { brains, lease } = settledReplica();
     lease.valid = false;
     expect(brains.share(4, "bot")).toBe(0);
   });
@@ -97,14 +97,7 @@ function pauseDatabase() {
     state,
     hold: (target: string) => held.add(target),
     release: (target: string) => holds.get(target)?.(),
-    brains: (clock: { now: number }) =>
-      createReplicaBrains(
-        pool,
-        "replica-b",
-        createLogSink().logger,
-        () => clock.now,
-        () => true,
-      ),
+    brains: (clock: { now: number }) => replicaBrains(pool, clock),
   };
 }
 
