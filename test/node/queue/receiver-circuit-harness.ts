@@ -6,8 +6,10 @@ import { systemClock } from "../../../src/core/clock.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
 import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
 import type { QueuedMessage } from "../../../src/core/message/inbound-message.js";
+import type { Poster } from "../../../src/core/outbound/poster.js";
 import { circuitPolicyOf } from "../../../src/core/receiver/receiver-circuit.js";
 import { createNodeConsumer } from "../../../src/node/consumer/node-consumer.js";
+import { createUndiciPoster } from "../../../src/node/consumer/undici-poster.js";
 import { createJobQueue, type JobQueue } from "../../../src/node/queue/job-queue.js";
 import { createMemoryBackend } from "../../../src/node/state/memory-backend.js";
 import { configDocument } from "../../support/configs.js";
@@ -35,7 +37,63 @@ export interface Harness {
   /** Each change of the receiver's state the metrics were told of: `false` down, `true` up. */
   readonly receiverStates: boolean[];
   readonly lines: Record<string, unknown>[];
+  /** The consumer's POSTs as it makes them (not as the receiver happens to read them). */
+  readonly posts: PostWatch;
   close(): Promise<void>;
+}
+
+/**
+ * Counts the POSTs the consumer has open, on its side of the socket: a POST started before
+ * `mark()` may reach a loaded receiver long after, so only the consumer can tell which came first.
+ */
+export interface PostWatch {
+  /** From now on, `mostSinceMark` counts only the POSTs started after this call. */
+  mark(): void;
+  /** The most POSTs started since the last `mark()` that were open at once. */
+  readonly mostSinceMark: number;
+  /** The POSTs started since the last `mark()`. */
+  readonly startedSinceMark: number;
+}
+
+function watchedPoster(inner: Poster & { close(): Promise<void> }): {
+  poster: Poster & { close(): Promise<void> };
+  watch: PostWatch;
+} {
+  let epoch = 0;
+  let openSinceMark = 0;
+  let most = 0;
+  let started = 0;
+  const poster = {
+    post: async (...args: Parameters<Poster["post"]>) => {
+      const startedIn = epoch;
+      if (startedIn > 0) {
+        started += 1;
+        openSinceMark += 1;
+        most = Math.max(most, openSinceMark);
+      }
+      try {
+        return await inner.post(...args);
+      } finally {
+        if (startedIn > 0 && startedIn === epoch) openSinceMark -= 1;
+      }
+    },
+    close: () => inner.close(),
+  };
+  const watch: PostWatch = {
+    mark: () => {
+      epoch += 1;
+      openSinceMark = 0;
+      most = 0;
+      started = 0;
+    },
+    get mostSinceMark() {
+      return most;
+    },
+    get startedSinceMark() {
+      return started;
+    },
+  };
+  return { poster, watch };
 }
 
 /** The Node job queue over the real consumer (echo brain, undici poster) posting to `receiver`. */
@@ -49,7 +107,9 @@ export async function harness(receiver: JsonTestServer, delivery: Record<string,
     ...(await import("../../../src/core/metrics/noop-metrics.js")).noopMetrics,
     receiverState: (_channel: string, up: boolean) => receiverStates.push(up),
   };
+  const { poster, watch } = watchedPoster(createUndiciPoster());
   const built = await createNodeConsumer({
+    poster,
     config,
     logger,
     env: () => undefined,
@@ -75,6 +135,7 @@ export async function harness(receiver: JsonTestServer, delivery: Record<string,
     deadLetters,
     receiverStates,
     lines,
+    posts: watch,
     close: async () => {
       await queue.drain(0);
       await built.close();
