@@ -91,7 +91,8 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
     const problem = stateDirProblem(stateDir);
     if (problem !== undefined) problems.push({ path: "state_dir", message: problem, fix: STATE_DIR_FIX });
   }
-  const overrideProblems = devVars === undefined ? [] : checkConfigJson(devVars.get(CONFIG_JSON));
+  const overrideProblems =
+    devVars === undefined ? [] : await checkConfigJson(devVars.get(CONFIG_JSON), devVars, devVarsPath);
   // With the URL confirmed set, preflight also connects: a wrong host or password shows here, not at start.
   const postgresVariable = result.config.postgres_url_env;
   const postgresUrl = postgresVariable === undefined ? undefined : fromEnv(postgresVariable);
@@ -186,11 +187,37 @@ function inDevVars(problem: ConfigProblem, variable: string, devVarsPath: string
   };
 }
 
-/** Problems of a `CONFIG_JSON` value; none when it is absent or valid. */
-function checkConfigJson(text: string | undefined): readonly ConfigProblem[] {
+/**
+ * Problems of a `CONFIG_JSON` value; none when it is absent or valid. Under wrangler dev the
+ * Worker sees `.dev.vars`, not this shell's environment: the variables the value names are
+ * confirmed there alone.
+ */
+async function checkConfigJson(
+  text: string | undefined,
+  devVars: ReadonlyMap<string, string>,
+  devVarsPath: string,
+): Promise<readonly ConfigProblem[]> {
   if (!isSet(text)) return [];
   const json = parseConfigJson(text, "it", "correct the JSON syntax");
   if (!json.ok) return [json.problem];
   const result = validateConfig(json.document);
-  return result.ok ? [] : result.problems;
+  if (!result.ok) return result.problems;
+  const lookup = (name: string) => devVars.get(name);
+  const variables = new Map(envReferences(result.config).map(({ path, variable }) => [path, variable]));
+  const inFile = (problem: ConfigProblem): ConfigProblem => {
+    const variable = variables.get(problem.path);
+    if (variable === undefined) return problem;
+    return isSet(devVars.get(variable))
+      ? inDevVars(problem, variable, devVarsPath)
+      : {
+          ...problem,
+          message: `${variable} is not set in ${devVarsPath}`,
+          fix: `add a line ${variable}=<value> to ${devVarsPath} (wrangler dev gives the Worker that file, not this shell's environment)`,
+        };
+  };
+  return [
+    ...preflight(result.config, lookup).map(inFile),
+    ...weakSecretProblems(result.config, lookup).map(inFile),
+    ...(await signingProblems(result.config, lookup)),
+  ];
 }

@@ -90,6 +90,39 @@ describe("config check --preflight with .dev.vars", () => {
   });
 });
 
+describe("config check --preflight of a CONFIG_JSON in .dev.vars", () => {
+  const overriding = {
+    ...CONFIG,
+    channels: [{ ...CONFIG.channels[0], token_env: "OTHER_SECRET" }],
+    admin: { token_env: "ADMIN_SECRET" },
+  };
+
+  it("confirms the variables it names in .dev.vars alone, as wrangler dev gives the Worker no other", async () => {
+    await writeFile(
+      join(dir, ".dev.vars"),
+      `WEBHOOK_SECRET=${"x".repeat(32)}\nOTHER_SECRET=replace-me\nCONFIG_JSON='${JSON.stringify(overriding)}'\n`,
+    );
+    // Set in this shell, which the Worker under wrangler dev never sees.
+    const { status, out, err } = await check({ ADMIN_SECRET: "a".repeat(32) });
+    expect(status).toBe(1);
+    expect(err).toMatch(/CONFIG_JSON in .*\.dev\.vars: admin\.token_env: ADMIN_SECRET is not set in .*\.dev\.vars/);
+    expect(err).toContain("add a line ADMIN_SECRET=<value> to");
+    expect(err).toMatch(/CONFIG_JSON in .*channels\[0\]\.token_env: .*\(read from .*\.dev\.vars\)/);
+    expect(out).not.toContain("OK (environment confirmed)");
+    expect(out).not.toContain("is valid; under wrangler dev");
+  });
+
+  it("passes once .dev.vars sets each of them", async () => {
+    await writeFile(
+      join(dir, ".dev.vars"),
+      `WEBHOOK_SECRET=${"x".repeat(32)}\nOTHER_SECRET=${"o".repeat(32)}\nADMIN_SECRET=${"a".repeat(32)}\nCONFIG_JSON='${JSON.stringify(overriding)}'\n`,
+    );
+    const { status, out } = await check();
+    expect(status).toBe(0);
+    expect(out).toContain("is valid; under wrangler dev it replaces");
+  });
+});
+
 describe("parseDevVars", () => {
   it("reads dotenv syntax as wrangler does", () => {
     const vars = parseDevVars(
