@@ -2,7 +2,7 @@ import { decodeCursor, encodeCursor } from "../admin/dead-letter-cursor.js";
 import type { Clock } from "../clock.js";
 import { ACTIVITY_WINDOW_MS, MINUTE_MS } from "./activity-series.js";
 import { hasEnded, type MessageStatus } from "./timeline-event.js";
-import type { TimelineStore } from "./timeline-store.js";
+import type { StoredTimeline, TimelineStore } from "./timeline-store.js";
 import {
   type ActivityBucketView,
   activityView,
@@ -67,16 +67,7 @@ export function createTimelineAdmin(
       if (!hasEnded(row.status) && underWay({ channel: row.channel, conversationId: row.conversationId, id: row.id })) {
         return timelineView(row, waitingOf(row, undefined, true));
       }
-      let ahead: string | undefined;
-      if (!hasEnded(row.status) && row.events.every((event) => event.type === "accepted")) {
-        const earlier = await store.page({
-          channel: row.channel,
-          conversationId: row.conversationId,
-          before: { acceptedAt: row.acceptedAt, id: row.id },
-          limit: AHEAD_SCAN,
-        });
-        ahead = earlier.find((other) => !hasEnded(other.status))?.id;
-      }
+      const ahead = notStarted(row) ? await messageAhead(store, row) : undefined;
       return timelineView(row, waitingOf(row, ahead));
     },
     async list(query) {
@@ -105,4 +96,49 @@ export function createTimelineAdmin(
       return { bucket_seconds: MINUTE_MS / 1000, buckets: activityView(counts, now) };
     },
   };
+}
+
+/** Not run since it joined its lane: accepted and nothing since, or replayed and nothing since. */
+function notStarted(row: StoredTimeline): boolean {
+  if (hasEnded(row.status)) return false;
+  const last = row.events.at(-1);
+  return last === undefined || last.type === "replayed" || row.events.every((event) => event.type === "accepted");
+}
+
+/**
+ * When a message joined its conversation's lane: a replay puts it at the lane's end, so a
+ * replayed message stands where its replay put it, not where its acceptance did.
+ */
+function joinedAt(row: StoredTimeline): number {
+  for (let index = row.events.length - 1; index >= 0; index -= 1) {
+    const event = row.events[index];
+    if (event?.type === "replayed") return event.at;
+  }
+  return row.acceptedAt;
+}
+
+/**
+ * The message `row` waits behind: of its conversation's messages that have not ended, the one
+ * that joined the lane last before it did. Only a message accepted before `row` joined can be
+ * ahead of it; one among them that has run is read whole, to learn whether a replay moved it.
+ */
+async function messageAhead(store: TimelineStore, row: StoredTimeline): Promise<string | undefined> {
+  const joined = joinedAt(row);
+  const earlier = await store.page({
+    channel: row.channel,
+    conversationId: row.conversationId,
+    // A replayed message: everything accepted up to its replay's millisecond.
+    before: joined === row.acceptedAt ? { acceptedAt: joined, id: row.id } : { acceptedAt: joined + 1, id: "" },
+    limit: AHEAD_SCAN,
+  });
+  let ahead: { readonly id: string; readonly joined: number } | undefined;
+  for (const other of earlier) {
+    if (other.id === row.id || hasEnded(other.status)) continue;
+    // One never run joined when it was accepted; one that ran may have been replayed since.
+    const whole = other.status === "accepted" ? undefined : await store.one(other.id);
+    const otherJoined = whole === undefined ? other.acceptedAt : joinedAt(whole);
+    if (otherJoined > joined || (otherJoined === joined && other.id > row.id)) continue;
+    if (ahead === undefined || otherJoined > ahead.joined) ahead = { id: other.id, joined: otherJoined };
+  }
+  return ahead?.id;
 }
