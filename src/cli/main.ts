@@ -1,8 +1,26 @@
 #!/usr/bin/env node
 // Entry of the `webhook-channel` command.
+import type { Writable } from "node:stream";
 import { runCli } from "./run-cli.js";
 
-process.exitCode = await runCli(process.argv.slice(2), {
+/** Resolves once `stream` has handed on everything written to it before. */
+function flushed(stream: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    stream.write("", () => resolve());
+  });
+}
+
+// A reader that stops early (`| head`) closes the pipe: the rest is not wanted, and a stack trace
+// is not either. The status is the one a tool stopped by SIGPIPE has, as Node ignores that signal.
+const SIGPIPE_STATUS = 141;
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    process.exit(SIGPIPE_STATUS);
+  });
+}
+
+const code = await runCli(process.argv.slice(2), {
   env: process.env,
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
@@ -10,4 +28,7 @@ process.exitCode = await runCli(process.argv.slice(2), {
   deliveryWorker: new URL("./delivery-worker.js", import.meta.url),
   timelineWriter: new URL("./timeline-writer.js", import.meta.url),
 });
-process.exit();
+// A pipe takes a large write a piece at a time: an exit before it has taken the rest cuts the
+// output short. The exit itself stays, as open connections (a database's pool) must not hold it.
+await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+process.exit(code);
