@@ -140,7 +140,8 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
     retry: boolean,
     retryAfterMs?: number,
   ): void => {
-    if (!retry || delivery.attempts >= maxAttempts) {
+    // Once the service stops, the attempt made at the stop was the last: no retry outlives it.
+    if (!retry || delivery.attempts >= maxAttempts || closed) {
       gaveUp(delivery, error, status);
       return;
     }
