@@ -100,11 +100,13 @@ function facts(event: EventView): string {
 
 function brainCall(event: EventView): string {
   const brain = `${printable(text(event.brain) ?? "?")}${event.fallback === true ? " (fallback)" : ""}`;
-  if (event.paused === true) return `${brain}: paused, not asked`;
   const status = typeof event.status === "number" ? `HTTP ${event.status}` : undefined;
+  // Paused with no status: the pause refused the call. With one, its answer began the pause.
+  if (event.paused === true && status === undefined) return `${brain}: paused, not asked`;
   const tokens = tokensText(event.tokens);
   const outcome = event.ok === true ? "ok" : "failed";
-  return `${brain}: ${join([`${outcome} in ${ms(event.duration_ms)}`, status, tokens])}${failure(event)}`;
+  const paused = event.paused === true ? "; the brain is paused" : "";
+  return `${brain}: ${join([`${outcome} in ${ms(event.duration_ms)}`, status, tokens])}${failure(event)}${paused}`;
 }
 
 function tokensText(tokens: unknown): string | undefined {

@@ -40,7 +40,8 @@ function describeEvent(event: TimelineEvent): Described {
     }
     case "brain_call": {
       const who = `brain ${event.brain}${event.fallback ? " (a fallback)" : ""}`;
-      if (event.paused === true) {
+      // Paused with no status: the pause refused the call. With one, its answer began the pause.
+      if (event.paused === true && event.status === undefined) {
         return {
           title: "Brain paused",
           parts: [`${who} was not asked: it is paused after a 429 or 503`],
@@ -51,7 +52,12 @@ function describeEvent(event: TimelineEvent): Described {
         return { title: "Brain answered", parts: [`${who} in ${millis(event.duration_ms)}${tokens(event.tokens)}`] };
       }
       const why = failure(event.error_code, event.status, event.error);
-      return { title: "Brain failed", parts: [`${who} after ${millis(event.duration_ms)}: ${why}`], failed: true };
+      const paused = event.paused === true ? "; the brain is paused for everyone" : "";
+      return {
+        title: event.paused === true ? "Brain paused" : "Brain failed",
+        parts: [`${who} after ${millis(event.duration_ms)}: ${why}${paused}`],
+        failed: true,
+      };
     }
     case "reply":
       return { title: `Reply ${event.sequence}`, parts: [el("code", { text: event.reply_id })], text: event.text };

@@ -119,6 +119,26 @@ describe("formatTimeline", () => {
     expect(pausedText).toContain("\nwaiting       the brain is paused; next try at 2026-01-02T03:04:35.000Z\n");
     expect(pausedText).toMatch(/ brain_call +main: paused, not asked\n/);
 
+    const pausedByIt = row("waiting", [
+      { type: "accepted", at: T },
+      {
+        type: "brain_call",
+        at: T + 1,
+        brain: "main",
+        fallback: false,
+        ok: false,
+        duration_ms: 40,
+        status: 429,
+        error_code: "brain_failed",
+        error: "the bot answered 429",
+        paused: true,
+      },
+      { type: "retry", at: T + 41, next_attempt_at: T + 30_000, error_code: "brain_failed", error: "429" },
+    ]);
+    const pausedByItText = formatTimeline(timelineView(pausedByIt, waitingOf(pausedByIt, undefined)));
+    expect(pausedByItText).toContain("\nwaiting       the brain is paused; next try at 2026-01-02T03:04:35.000Z\n");
+    expect(pausedByItText).toMatch(/ brain_call +main: failed in 40 ms, HTTP 429.*; the brain is paused\n/);
+
     const retrying = row("retrying", [
       { type: "accepted", at: T },
       { type: "retry", at: T + 1, next_attempt_at: T + 2_000, error_code: "delivery_failed", error: "answered 500" },

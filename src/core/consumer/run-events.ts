@@ -1,4 +1,5 @@
 import type { BrainCall } from "../brain/brain.js";
+import { isPausingError } from "../brain/limits/brain-pause.js";
 import { type ChannelError, toChannelError } from "../channel-error.js";
 import type { PendingReply } from "../lifecycle/job.js";
 import type { Mutable } from "../mutable.js";
@@ -46,7 +47,11 @@ export function brainCallEvents(step: BrainStepFacts): BrainCallEvent[] {
       duration_ms: durationMs,
     };
     if (call.error !== undefined) addError(event, call.error);
-    if (call.error?.pausedUntil !== undefined) event.paused = true;
+    // Refused by a pause, or an answer (a 429 or 503) that paused the brain: either way the job
+    // waits for the pause's end and spends no attempt.
+    if (call.error !== undefined && (call.error.pausedUntil !== undefined || isPausingError(call.error))) {
+      event.paused = true;
+    }
     if (step.usage.length > 0) {
       const tokens = tokensOf(step.usage, call.brain);
       if (tokens !== undefined) event.tokens = tokens;

@@ -1,9 +1,10 @@
 import type { Settlement } from "../lifecycle/settle-outcome.js";
-import type { MessageStatus, SettledEvent, TimelineEvent } from "./timeline-event.js";
+import type { BrainCallEvent, MessageStatus, SettledEvent, TimelineEvent } from "./timeline-event.js";
 
 /**
  * The timeline's event for a settlement made at `now`, and the status it gives the message. A
- * retry after a call refused by a paused brain is waiting for the brain, not retrying.
+ * retry whose last brain call met a pause (refused by it, or answered with the 429 or 503 that
+ * began it) is waiting for the brain, not retrying.
  */
 export function settlementEvent(
   settlement: Settlement,
@@ -27,7 +28,8 @@ export function settlementEvent(
     }
     case "postpone": {
       const error = settlement.job.lastError;
-      const paused = runEvents.some((event) => event.type === "brain_call" && event.paused === true);
+      // The last brain asked decides: a fallback that failed otherwise after a paused one spent an attempt.
+      const paused = lastBrainCall(runEvents)?.paused === true;
       return {
         event: {
           type: "retry",
@@ -40,4 +42,13 @@ export function settlementEvent(
       };
     }
   }
+}
+
+/** The last brain call among `events`, if any. */
+export function lastBrainCall(events: readonly TimelineEvent[]): BrainCallEvent | undefined {
+  for (let index = events.length - 1; index >= 0; index -= 1) {
+    const event = events[index];
+    if (event?.type === "brain_call") return event;
+  }
+  return undefined;
 }

@@ -31,7 +31,10 @@ export interface BrainCallEvent {
   readonly error?: string;
   /** The brain server's HTTP status, when it answered one. */
   readonly status?: number;
-  /** True when the call was refused because the brain is paused (it was not asked). */
+  /**
+   * True when the brain is paused after this call: it refused the call (the brain was not asked,
+   * no `status`), or its answer (`status` 429 or 503) paused it.
+   */
   readonly paused?: boolean;
   readonly tokens?: { readonly input?: number; readonly output?: number };
 }
