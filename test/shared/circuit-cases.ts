@@ -6,7 +6,7 @@
  * Runtime-neutral: no `node:` or `cloudflare:` imports.
  */
 import { describe, expect, it } from "vitest";
-import { CircuitKeeper, type WakeResult } from "../../src/core/receiver/circuit-keeper.js";
+import { type ChangeOrigin, CircuitKeeper, type WakeResult } from "../../src/core/receiver/circuit-keeper.js";
 import type { CircuitStore, HeldLanes } from "../../src/core/receiver/circuit-store.js";
 import { createMemoryHeldLanes } from "../../src/core/receiver/memory-circuit-store.js";
 import type { CircuitPolicy, PostReport } from "../../src/core/receiver/receiver-circuit.js";
@@ -43,7 +43,7 @@ function keeperOver(
 ) {
   const woken: string[] = [];
   const changes: string[] = [];
-  const origins: { madeHere: boolean; downSince?: number | undefined }[] = [];
+  const origins: ChangeOrigin[] = [];
   const scheduled: (number | undefined)[] = [];
   const held = options.held ?? createMemoryHeldLanes();
   const keeper = new CircuitKeeper({
@@ -177,7 +177,7 @@ export function circuitCases(name: string, harness: CircuitCasesHarness): void {
       const { channel, open } = await harness.stores();
       const clock = { now: 6_000_000 };
       let policy = POLICY;
-      const { keeper, woken, changes } = keeperOver(open(), channel, clock, {
+      const { keeper, woken, changes, origins } = keeperOver(open(), channel, clock, {
         held: harness.held?.(),
         policy: () => policy,
       });
@@ -187,6 +187,19 @@ export function circuitCases(name: string, harness: CircuitCasesHarness): void {
       expect(keeper.view()).toEqual({ down: false, failing: false });
       expect(woken).toEqual(["lane-a"]);
       expect(changes).toEqual(["down 1", "up 1"]);
+      // Started afresh by the reload, not brought up by an answer: nothing to announce as a recovery.
+      expect(origins.at(-1)).toMatchObject({ madeHere: true, restarted: true });
+    });
+
+    it("says a receiver that answered a probe is up, not started afresh", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 6_500_000 };
+      const { keeper, origins } = keeperOver(open(), channel, clock, { held: harness.held?.() });
+      await fail(keeper, 3, "lane-a");
+      clock.now += POLICY.initialDelayMs;
+      await keeper.due();
+      await keeper.record(ANSWERED, true, null);
+      expect(origins.at(-1)?.restarted).toBeUndefined();
     });
 
     it("shares one circuit between keepers of one store: one probe in all, and every keeper wakes its lanes once it is up", async () => {

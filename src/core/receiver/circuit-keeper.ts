@@ -23,11 +23,22 @@ export interface CircuitView {
  * Where a change of state came from. `madeHere` is false for a change another writer made (a
  * replica's), which this runtime only learned of: what is said once for the whole service (an
  * operator event) is said by the one that made the change. `downSince` is when a receiver that
- * is up again went down, when known.
+ * is up again went down, when known. `restarted`: the circuit started afresh, up, because a
+ * reload pointed it at another receiver or turned it off, not because the receiver answered:
+ * nothing is announced as the receiver's recovery then.
  */
 export interface ChangeOrigin {
   readonly madeHere: boolean;
   readonly downSince?: number | undefined;
+  readonly restarted?: boolean | undefined;
+}
+
+/** What a step of {@link CircuitKeeper} makes of the stored circuit. */
+interface KeeperStep {
+  readonly state: CircuitState;
+  readonly change?: CircuitChange | undefined;
+  /** The change is the circuit starting afresh under a reloaded policy. */
+  readonly restarted?: boolean | undefined;
 }
 
 /** What came of waking a held lane: it posts as the probe, it runs, nothing of it waits any more, or it could not be reached. */
@@ -107,17 +118,24 @@ export class CircuitKeeper {
   async record(report: PostReport | null, wasProbe: boolean, holdAs: string | null): Promise<CircuitView> {
     const policy = await this.deps.policy();
     const now = this.deps.now();
-    const { state, change, from } = await this.update((stored) => {
+    const { state, change, from, restarted } = await this.update((stored) => {
       const reconciled = underPolicy(stored, policy);
       if (report !== null) {
         const step = recordPost(reconciled.state, report, now, policy, wasProbe);
-        return { state: step.state, change: step.change ?? reconciled.change };
+        if (step.change !== undefined) return { state: step.state, change: step.change };
+        return { state: step.state, change: reconciled.change, restarted: reconciled.change !== undefined };
       }
       const released = wasProbe ? releaseProbe(reconciled.state) : reconciled.state;
-      return { state: released, change: reconciled.change };
+      return { state: released, change: reconciled.change, restarted: reconciled.change !== undefined };
     });
     if (holdAs !== null && state.down !== undefined) await this.deps.held.add(holdAs);
-    if (change !== undefined) await this.apply(change, state, { madeHere: true, downSince: from.down?.since });
+    if (change !== undefined) {
+      await this.apply(change, state, {
+        madeHere: true,
+        downSince: from.down?.since,
+        restarted: restarted || undefined,
+      });
+    }
     await this.reschedule();
     return viewOf(state);
   }
@@ -135,7 +153,9 @@ export class CircuitKeeper {
     const learned = change ?? learnedElsewhere(before, state);
     const origin = change === undefined ? before : from;
     if (learned !== undefined) {
-      await this.apply(learned, state, { madeHere: change !== undefined, downSince: origin.down?.since });
+      const madeHere = change !== undefined;
+      // A change made here by this step is the policy's: only `underPolicy` ran.
+      await this.apply(learned, state, { madeHere, downSince: origin.down?.since, restarted: madeHere || undefined });
     } else if (state.down === undefined) await this.wakeHeld();
     else await this.probe(policy);
     await this.reschedule();
@@ -210,12 +230,8 @@ export class CircuitKeeper {
    * Answers the step's result and the state it was applied to (`from`).
    */
   private async update(
-    step: (state: CircuitState) => { readonly state: CircuitState; readonly change?: CircuitChange | undefined },
-  ): Promise<{
-    readonly state: CircuitState;
-    readonly change?: CircuitChange | undefined;
-    readonly from: CircuitState;
-  }> {
+    step: (state: CircuitState) => KeeperStep,
+  ): Promise<KeeperStep & { readonly from: CircuitState }> {
     const { store, channel } = this.deps;
     for (let writes = 0; writes < MAX_WRITES; writes += 1) {
       const stored = await store.read(channel);

@@ -104,7 +104,7 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
     schedule: (at) => arm(at),
     changed(change, state, waiting, origin) {
       metrics.receiverState(channel, change === "up");
-      if (origin.madeHere && options.outboundUrl !== undefined) {
+      if (origin.madeHere && origin.restarted !== true && options.outboundUrl !== undefined) {
         const url = options.outboundUrl();
         options.operatorEvents?.emit(receiverEvent(change, channel, url, state, now(), origin.downSince));
       }
@@ -118,6 +118,15 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
           waiting,
           pending: lanes.size,
         });
+      } else if (origin.restarted === true) {
+        logger.info(
+          "receiver circuit started afresh by a reload (another outbound_url, or the circuit off): waiting conversations resume",
+          {
+            channel,
+            waiting,
+            pending: lanes.size,
+          },
+        );
       } else {
         logger.info("receiver up: waiting conversations resume", { channel, waiting, pending: lanes.size });
       }

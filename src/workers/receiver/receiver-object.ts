@@ -121,6 +121,11 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
         next_probe_in_ms: Math.max(0, (probeAt ?? Date.now()) - Date.now()),
         waiting,
       });
+    } else if (origin.restarted === true) {
+      logger.info(
+        "receiver circuit started afresh by a reload (another outbound_url, or the circuit off): waiting conversations resume",
+        { channel, waiting },
+      );
     } else {
       logger.info("receiver up: waiting conversations resume", { channel, waiting });
     }
@@ -128,7 +133,7 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     built.parts.metrics.receiverState(channel, change === "up");
     // One object per channel makes every change: each is told once.
     const found = built.parts.config.channels.find((candidate) => channelName(candidate) === channel);
-    if (found === undefined || !origin.madeHere) return;
+    if (found === undefined || !origin.madeHere || origin.restarted === true) return;
     const events = operatorEventsOf(this.ctx, built.parts);
     events.emit(receiverEvent(change, channel, found.webhook.outbound_url, state, Date.now(), origin.downSince));
     events.settle();

@@ -60,6 +60,10 @@ describe("a reload that moves outbound_url while the receiver is down", () => {
     });
     expect(result).toMatchObject({ ok: true });
     await waitFor(() => (up.length === 3 ? true : undefined), 5_000, "the three held replies at the new receiver");
-    expect(lines).toContainEqual(expect.objectContaining({ msg: expect.stringContaining("receiver up") }));
+    // Started afresh by the reload: not announced as the old receiver's recovery.
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: expect.stringContaining("receiver circuit started afresh by a reload") }),
+    );
+    expect(lines.some((line) => String(line.msg).startsWith("receiver up"))).toBe(false);
   }, 20_000);
 });
