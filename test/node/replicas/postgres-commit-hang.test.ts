@@ -23,6 +23,16 @@ import { waitFor } from "../../support/wait-for.js";
 const SECRET = "commit-hang-secret-0123456789";
 const CONVERSATIONS = 4;
 const HANG_MS = 9_000;
+/**
+ * The product's "within five seconds" (a write's time limit is 4.5 s), with 1.5 s for a loaded
+ * machine: a request that waited for a second write, or for the hang's end, still exceeds it.
+ */
+const ANSWERED_WITHIN_MS = 6_500;
+/**
+ * "Refused at once", with room for a loaded machine: a refusal takes milliseconds, a message that
+ * waited on a write instead takes at least a statement's time limit (3 s).
+ */
+const REFUSED_WITHIN_MS = 2_500;
 
 let cluster: PostgresCluster | undefined;
 let admin: pg.Client | undefined;
@@ -128,7 +138,7 @@ describe("a Postgres whose commits hang while it answers reads", () => {
       "/readyz to say unavailable",
       100,
     );
-    expect(unready).toBeLessThan(5_500);
+    expect(unready).toBeLessThan(ANSWERED_WITHIN_MS);
     const left = HANG_MS - (Date.now() - hungAt);
     if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
     await releaseCommits(admin);
@@ -167,9 +177,9 @@ describe("a Postgres whose commits hang while it answers reads", () => {
     for (const result of duringHang) {
       expect(result, JSON.stringify(result)).toMatchObject({ status: 503, retryAfter: "5" });
       expect(["state_unavailable", "buffer_full"], JSON.stringify(result)).toContain(result.code);
-      expect(result.ms, JSON.stringify(result)).toBeLessThan(1_000);
+      expect(result.ms, JSON.stringify(result)).toBeLessThan(REFUSED_WITHIN_MS);
     }
-    for (const result of sent) expect(result.ms, JSON.stringify(result)).toBeLessThan(5_500);
+    for (const result of sent) expect(result.ms, JSON.stringify(result)).toBeLessThan(ANSWERED_WITHIN_MS);
 
     // Nothing answered 200 is lost; order, numbers and webhook-ids hold. (A message answered 503
     // after its write gave up may still have committed once the standby was let go, and then be

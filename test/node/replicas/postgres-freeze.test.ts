@@ -22,6 +22,16 @@ import { waitFor } from "../../support/wait-for.js";
 const SECRET = "freeze-secret-0123456789";
 const CONVERSATIONS = 8;
 const FREEZE_MS = 10_000;
+/**
+ * The product's "within five seconds" (a write's time limit is 4.5 s), with 1.5 s for a loaded
+ * machine: a request that waited for a second write, or for the freeze's end, still exceeds it.
+ */
+const ANSWERED_WITHIN_MS = 6_500;
+/**
+ * "Refused at once", with room for a loaded machine: a refusal takes milliseconds, a request that
+ * waited on a write instead takes at least a statement's time limit (3 s).
+ */
+const REFUSED_WITHIN_MS = 2_500;
 
 let cluster: PostgresCluster | undefined;
 let receiver: Receiver | undefined;
@@ -106,7 +116,7 @@ describe("a Postgres that stops answering", () => {
         ),
       ),
     );
-    for (const ms of unready) expect(ms).toBeLessThan(5_500);
+    for (const ms of unready) expect(ms).toBeLessThan(ANSWERED_WITHIN_MS);
     const frozenFor = FREEZE_MS - (Date.now() - frozenAt);
     if (frozenFor > 0) await new Promise((resolve) => setTimeout(resolve, frozenFor));
     clearInterval(prober);
@@ -138,7 +148,7 @@ describe("a Postgres that stops answering", () => {
     // Every request was answered within five seconds: 200, or 503 state_unavailable or
     // buffer_full with Retry-After.
     for (const result of sent) {
-      expect(result.ms, JSON.stringify(result)).toBeLessThan(5_500);
+      expect(result.ms, JSON.stringify(result)).toBeLessThan(ANSWERED_WITHIN_MS);
       if (result.status === 200) continue;
       expect(result).toMatchObject({ status: 503 });
       expect(["state_unavailable", "buffer_full"]).toContain(result.code);
@@ -157,7 +167,7 @@ describe("a Postgres that stops answering", () => {
     for (const probe of refusedAtOnce) {
       expect(probe, JSON.stringify(probe)).toMatchObject({ status: 503 });
       expect(["buffer_full", "state_unavailable"], JSON.stringify(probe)).toContain(probe.code);
-      expect(probe.ms, JSON.stringify(probe)).toBeLessThan(1_000);
+      expect(probe.ms, JSON.stringify(probe)).toBeLessThan(REFUSED_WITHIN_MS);
       expect(probe.retryAfter).toBe("5");
     }
     expect(refusedAtOnce.filter((probe) => probe.at >= 5_000).map((probe) => probe.code)).toContain(
