@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { type Job, type JobOutcome, newJob } from "../../../src/core/lifecycle/job.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
 import { createLogSink } from "../../support/log-sink.js";
+import { waitFor } from "../../support/wait-for.js";
 import { message, realWait } from "./receiver-circuit-harness.js";
 
 describe("the receiver gate's edge cases, with runs written by hand", () => {
@@ -147,13 +148,14 @@ describe("the receiver gate's edge cases, with runs written by hand", () => {
     });
     try {
       await queue.enqueue(message("A", "a"));
-      for (let i = 0; i < 100 && probes === 0; i += 1) await realWait(5);
+      await waitFor(() => (probes > 0 ? true : undefined), 5_000, "the first probe");
       // While the probe is out, another conversation's message begins to wait.
       await queue.enqueue(message("B", "b"));
       probing?.();
-      await realWait(400);
-      // Probes 50 ms apart (each failing), not one every probeTimeoutMs (5 s).
-      expect(probes).toBeGreaterThanOrEqual(3);
+      // Probes on the schedule (each failing, 100 ms apart at the least): three within a few
+      // hundred ms, given 3 s on a loaded machine; probing again only once probeTimeoutMs (5 s)
+      // ran out would bring the third at 10 s.
+      await waitFor(() => (probes >= 3 ? true : undefined), 3_000, "two more probes");
     } finally {
       await queue.drain(0);
     }
