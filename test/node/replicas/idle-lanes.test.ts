@@ -24,7 +24,14 @@ afterEach(async () => {
 describe("idle conversations of a replica", () => {
   it("keeps a conversation between messages within a lease, and gives it up after a lease of quiet", async () => {
     const url = await createTestDatabase(inject("postgresUrl"));
-    harness = await startReplicaHarness(url, LEASE_MS);
+    // When the receiver got the last reply: the conversation is idle from a little later (once
+    // the POST's answer is back), so a lease from here is at most the quiet the replica waited.
+    let lastReplyAt = 0;
+    harness = await startReplicaHarness(url, LEASE_MS, {
+      onReply: () => {
+        lastReplyAt = performance.now();
+      },
+    });
     const service = harness;
     client = new pg.Client({ connectionString: url });
     await client.connect();
@@ -44,7 +51,6 @@ describe("idle conversations of a replica", () => {
     expect(await lane()).toEqual(claimed);
     expect((await service.post({ sender_id: "quiet", text: "two" })).status).toBe(200);
     await replied(2);
-    const lastReplyAt = performance.now();
     expect(await lane()).toEqual(claimed);
 
     const givenUp = await waitFor(
