@@ -2,8 +2,8 @@
  * A replica paused past its lease in the middle of slow brain calls, as a long GC pause, a frozen
  * VM or a stalled disk would pause it: three replicas of the built service on one Postgres, a bot
  * that takes over a second per message, load on twelve conversations, and the replica that runs
- * them all stopped with SIGSTOP for nine seconds (the lease is five) and then resumed. The others
- * take its conversations over; when it wakes, its runs' writes are refused by the lanes' fence, so
+ * them all stopped with SIGSTOP past its lease (five seconds) and then resumed once the others
+ * took its conversations over; when it wakes, its runs' writes are refused by the lanes' fence, so
  * no reply reaches the receiver under a second webhook-id, every conversation's numbers run 1..n
  * in acceptance order, and the paused replica serves again.
  */
@@ -24,7 +24,10 @@ import { waitFor } from "../../support/wait-for.js";
 const SECRET = "pause-secret-0123456789abcdef";
 const CONVERSATIONS = 12;
 const BRAIN_MS = 1_200;
-const PAUSE_MS = 9_000;
+/** The pause lasts until another replica took its conversations over (past the 5 s lease), at most this. */
+const PAUSE_CAP_MS = 30_000;
+/** The message of the line a replica logs when it took conversations of another one over. */
+const TOOK_OVER = "took over conversations of another replica";
 
 let replicas: Spawned[] = [];
 let receiver: Receiver | undefined;
@@ -103,7 +106,15 @@ describe("a replica paused past its lease", () => {
     await waitFor(() => (inFlight >= 3 ? true : undefined), 15_000, "brain calls in flight");
     targets = [1, 2];
     paused.child.kill("SIGSTOP");
-    await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+    // Asleep until its lease ran out and another replica took its conversations over, however
+    // long a loaded machine takes for that, rather than for a fixed time that might fall short.
+    await waitFor(
+      () =>
+        replicas.slice(1).some((other) => other.lines.some((line) => line.includes(TOOK_OVER))) ? true : undefined,
+      PAUSE_CAP_MS,
+      "another replica to take the paused one's conversations over",
+      100,
+    );
     paused.child.kill("SIGCONT");
     targets = [0, 1, 2];
     // It serves again: a message it accepts gets its reply.
@@ -128,5 +139,5 @@ describe("a replica paused past its lease", () => {
     const lines = paused.lines.map((line) => JSON.parse(line) as { msg: string });
     expect(lines.some((line) => line.msg.startsWith("replica lease had run out"))).toBe(true);
     expect(lines.some((line) => line.msg.startsWith("a conversation was claimed by another runner"))).toBe(true);
-  }, 120_000);
+  }, 150_000);
 });
