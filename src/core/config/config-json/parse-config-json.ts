@@ -49,13 +49,27 @@ function syntaxWhere(text: string, error: unknown): string {
   const words = errorMessage(error);
   const position = /JSON at position (\d+)(?: \(line \d+ column \d+\))?$/.exec(words)?.[1];
   const token = /^Unexpected token '(.)', /.exec(words)?.[1];
-  const at = position !== undefined ? Number(position) : token !== undefined ? firstOutsideStrings(text, token) : -1;
+  // A file cut short (a half-saved edit) has no position in the parser's words: its end is the place.
+  const cutShort = /^Unexpected end of JSON input$/.test(words);
+  const at =
+    position !== undefined
+      ? Number(position)
+      : token !== undefined
+        ? firstOutsideStrings(text, token)
+        : cutShort
+          ? text.trimEnd().length
+          : -1;
   if (at < 0) return words;
-  const before = text.slice(0, at);
-  const lines = before.split(/\r\n|\r|\n/);
-  const where = `line ${lines.length}, column ${(lines[lines.length - 1] ?? "").length + 1}`;
+  if (cutShort && at === 0) return "it is empty";
+  if (cutShort) return `it ends before its JSON does (${whereIs(text, at)}): a bracket, brace or quote is not closed`;
   const comment = text.startsWith("//", at) || text.startsWith("/*", at);
-  return `${words} (${where})${comment ? ": JSON has no comments; remove them" : ""}`;
+  return `${words} (${whereIs(text, at)})${comment ? ": JSON has no comments; remove them" : ""}`;
+}
+
+/** `line L, column C` of the character at `at` in `text`. */
+function whereIs(text: string, at: number): string {
+  const lines = text.slice(0, at).split(/\r\n|\r|\n/);
+  return `line ${lines.length}, column ${(lines[lines.length - 1] ?? "").length + 1}`;
 }
 
 /** Where `char` first appears in `text` outside a JSON string, or -1. */

@@ -39,6 +39,22 @@ describe("parseConfigJson", () => {
     expect(result.problem.message).toContain("(line 2, column 14)");
   });
 
+  it("places the end of a file cut short, as a half-saved edit leaves it, and says what is missing", () => {
+    const result = parse('{\n  "log_level": "info",\n  "channels": [\n\n');
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problem.message).toBe(
+      "config.json is not valid JSON: it ends before its JSON does (line 3, column 16): a bracket, brace or quote is not closed",
+    );
+  });
+
+  it("says a file with nothing in it is empty", () => {
+    const result = parse(" \n");
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problem.message).toBe("config.json is not valid JSON: it is empty");
+  });
+
   it.each([
     ['{"log_level":"info","log_level":"debug"}', "log_level"],
     ['{"channels":[{"webhook":{"bind":"a"}},{"webhook":{"bind":"b","bind":"c"}}]}', "channels[1].webhook.bind"],
