@@ -2,6 +2,7 @@ import { nodeUnsupportedBrains } from "../core/brain/runtime-support.js";
 import { errorMessage } from "../core/channel-error.js";
 import { parseConfigJson } from "../core/config/config-json/parse-config-json.js";
 import { type ConfigProblem, formatProblem } from "../core/config/config-problem.js";
+import { isNodeTlsVariable } from "../core/config/preflight/node-tls-variable.js";
 import { envReferences, preflight, weakSecretProblems } from "../core/config/preflight/preflight.js";
 import { signingProblems } from "../core/config/preflight/signing-problems.js";
 import { validateConfig } from "../core/config/validate-config.js";
@@ -215,9 +216,11 @@ async function checkConfigJson(
           fix: `add a line ${variable}=<value> to ${devVarsPath} (wrangler dev gives the Worker that file, not this shell's environment)`,
         };
   };
+  // The Worker reads no `webhook.tls` PEM variable (its `mtls_binding` stands for them).
+  const forWorker = (problem: ConfigProblem) => !isNodeTlsVariable(problem.path);
   return [
-    ...preflight(result.config, lookup).map(inFile),
-    ...weakSecretProblems(result.config, lookup).map(inFile),
+    ...preflight(result.config, lookup).filter(forWorker).map(inFile),
+    ...weakSecretProblems(result.config, lookup).filter(forWorker).map(inFile),
     ...(await signingProblems(result.config, lookup)),
   ];
 }

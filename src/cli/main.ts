@@ -12,12 +12,15 @@ function flushed(stream: Writable): Promise<void> {
 
 // A reader that stops early (`| head`) closes the pipe: the rest is not wanted, and a stack trace
 // is not either. The status is the one a tool stopped by SIGPIPE has, as Node ignores that signal.
+// Not for `serve`: a service whose log pipe broke must not end without a word.
 const SIGPIPE_STATUS = 141;
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code !== "EPIPE") throw error;
-    process.exit(SIGPIPE_STATUS);
-  });
+if (process.argv[2] !== "serve") {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EPIPE") throw error;
+      process.exit(SIGPIPE_STATUS);
+    });
+  }
 }
 
 const code = await runCli(process.argv.slice(2), {

@@ -2,11 +2,6 @@ import type { ConfigProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
 import type { WorkerEnv } from "./worker-env.js";
 
-/** True for the JSON path of a `webhook.tls` variable, which only Node reads. */
-export function isNodeTlsVariable(path: string): boolean {
-  return /^channels\[\d+\]\.webhook\.tls\./.test(path);
-}
-
 /**
  * What the Worker needs of each channel's `webhook.tls`: fetch presents a client certificate
  * only through an `[[mtls_certificates]]` binding and trusts the public CAs only, so a channel

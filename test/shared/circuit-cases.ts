@@ -191,6 +191,39 @@ export function circuitCases(name: string, harness: CircuitCasesHarness): void {
       expect(origins.at(-1)).toMatchObject({ madeHere: true, restarted: true });
     });
 
+    it("tells an answer that came as a reload turned the circuit off as the receiver's recovery, not a restart", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 6_700_000 };
+      let policy = POLICY;
+      const { keeper, origins, changes } = keeperOver(open(), channel, clock, {
+        held: harness.held?.(),
+        policy: () => policy,
+      });
+      await fail(keeper, 3, "lane-a");
+      clock.now += POLICY.initialDelayMs;
+      await keeper.due();
+      // The reload lands while the probe's POST is out, and the same receiver answers it.
+      policy = { ...POLICY, failuresToOpen: 0 };
+      await keeper.record(ANSWERED, true, null);
+      expect(changes.map((change) => change.split(" ")[0])).toEqual(["down", "up"]);
+      expect(origins.at(-1)?.restarted).toBeUndefined();
+    });
+
+    it("tells another keeper of one store that a reload's restart is one", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 6_800_000 };
+      let policy = POLICY;
+      const first = keeperOver(open(), channel, clock, { held: harness.held?.(), policy: () => policy });
+      const second = keeperOver(open(), channel, clock, { policy: () => policy });
+      await fail(first.keeper, 3, "lane-a");
+      await second.keeper.due();
+      policy = { ...POLICY, target: "http://elsewhere.test" };
+      await first.keeper.due();
+      await second.keeper.due();
+      expect(second.changes.map((change) => change.split(" ")[0])).toEqual(["down", "up"]);
+      expect(second.origins.at(-1)).toMatchObject({ madeHere: false, restarted: true });
+    });
+
     it("says a receiver that answered a probe is up, not started afresh", async () => {
       const { channel, open } = await harness.stores();
       const clock = { now: 6_500_000 };

@@ -123,7 +123,15 @@ export class CircuitKeeper {
       if (report !== null) {
         const step = recordPost(reconciled.state, report, now, policy, wasProbe);
         if (step.change !== undefined) return { state: step.state, change: step.change };
-        return { state: step.state, change: reconciled.change, restarted: reconciled.change !== undefined };
+        // An answer from the receiver the circuit counted against (the reload only turned the
+        // circuit off) is its recovery, to be told as such; of another receiver, it says nothing
+        // of the one that was down.
+        const recovered = report.answered && stored.target === policy.target;
+        return {
+          state: step.state,
+          change: reconciled.change,
+          restarted: reconciled.change !== undefined && !recovered,
+        };
       }
       const released = wasProbe ? releaseProbe(reconciled.state) : reconciled.state;
       return { state: released, change: reconciled.change, restarted: reconciled.change !== undefined };
@@ -154,8 +162,10 @@ export class CircuitKeeper {
     const origin = change === undefined ? before : from;
     if (learned !== undefined) {
       const madeHere = change !== undefined;
-      // A change made here by this step is the policy's: only `underPolicy` ran.
-      await this.apply(learned, state, { madeHere, downSince: origin.down?.since, restarted: madeHere || undefined });
+      // Made here by this step, the change is the policy's (only `underPolicy` ran); learned from
+      // another writer, it is a restart when the circuit this runtime knew was on another target.
+      const restarted = madeHere || (learned === "up" && underPolicy(before, policy).change !== undefined);
+      await this.apply(learned, state, { madeHere, downSince: origin.down?.since, restarted: restarted || undefined });
     } else if (state.down === undefined) await this.wakeHeld();
     else await this.probe(policy);
     await this.reschedule();

@@ -3,8 +3,8 @@ import type { BrainCallEvent, MessageStatus, SettledEvent, TimelineEvent } from 
 
 /**
  * The timeline's event for a settlement made at `now`, and the status it gives the message. A
- * retry whose last brain call met a pause (refused by it, or answered with the 429 or 503 that
- * began it) is waiting for the brain, not retrying.
+ * retry whose call to the route's brain met a pause (refused by it, or answered with the 429 or
+ * 503 that began it) is waiting for the brain, not retrying.
  */
 export function settlementEvent(
   settlement: Settlement,
@@ -28,8 +28,9 @@ export function settlementEvent(
     }
     case "postpone": {
       const error = settlement.job.lastError;
-      // The last brain asked decides: a fallback that failed otherwise after a paused one spent an attempt.
-      const paused = lastBrainCall(runEvents)?.paused === true;
+      // The route's own brain decides: when a whole fallback chain fails, its error is the one
+      // the retry is ruled on, whatever the fallbacks met.
+      const paused = lastRouteBrainCall(runEvents)?.paused === true;
       return {
         event: {
           type: "retry",
@@ -44,11 +45,11 @@ export function settlementEvent(
   }
 }
 
-/** The last brain call among `events`, if any. */
-export function lastBrainCall(events: readonly TimelineEvent[]): BrainCallEvent | undefined {
+/** The last call to the route's own brain (not a fallback) among `events`, if any. */
+export function lastRouteBrainCall(events: readonly TimelineEvent[]): BrainCallEvent | undefined {
   for (let index = events.length - 1; index >= 0; index -= 1) {
     const event = events[index];
-    if (event?.type === "brain_call") return event;
+    if (event?.type === "brain_call" && !event.fallback) return event;
   }
   return undefined;
 }

@@ -112,6 +112,28 @@ describe("config check --preflight of a CONFIG_JSON in .dev.vars", () => {
     expect(out).not.toContain("is valid; under wrangler dev");
   });
 
+  it("does not ask for the webhook.tls PEM variables, which the Worker never reads (its mtls_binding stands for them)", async () => {
+    const withTls = {
+      ...CONFIG,
+      channels: [
+        {
+          ...CONFIG.channels[0],
+          webhook: {
+            outbound_url: "https://receiver.example/replies",
+            tls: { client_cert_env: "CLIENT_CERT", client_key_env: "CLIENT_KEY", mtls_binding: "RECEIVER_CERT" },
+          },
+        },
+      ],
+    };
+    await writeFile(
+      join(dir, ".dev.vars"),
+      `WEBHOOK_SECRET=${"x".repeat(32)}\nCONFIG_JSON='${JSON.stringify(withTls)}'\n`,
+    );
+    const { status, err } = await check();
+    expect(err).not.toContain("CLIENT_CERT");
+    expect(status).toBe(0);
+  });
+
   it("passes once .dev.vars sets each of them", async () => {
     await writeFile(
       join(dir, ".dev.vars"),
