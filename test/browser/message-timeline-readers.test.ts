@@ -42,6 +42,7 @@ const EVENTS = [
   "attempt",
   "dead_letter",
   "replayed",
+  "reply",
   "attempt",
   "delivered",
 ] as const;

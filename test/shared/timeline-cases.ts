@@ -105,12 +105,17 @@ export function timelineCases(runtime: string, harness: () => DeliveryHarness, t
         await replayDeadLetter(h, messageId, timeoutMs);
         await until(() => delivered(h.seen, conversationId).length === 1, timeoutMs, "the replayed reply delivered");
         const done = await timelineWhen(h, messageId, (view) => view.status === "delivered", timeoutMs, "delivered");
-        expect(done.events.map((event) => event.type).slice(-4)).toEqual([
+        // The replay numbers the reply anew in its lane: the timeline says which number it took.
+        expect(done.events.map((event) => event.type).slice(-5)).toEqual([
           "dead_letter",
           "replayed",
+          "reply",
           "attempt",
           "delivered",
         ]);
+        const renumbered = done.events.at(-3);
+        expect(renumbered?.sequence).toBe(done.events.at(-2)?.sequence);
+        expect(renumbered?.reply_id).toBe(done.events.find((event) => event.type === "reply")?.reply_id);
         expect(done.waiting).toBeUndefined();
         expect(done.events.at(-2)).toMatchObject({ type: "attempt", ok: true, status: 200 });
         const times = done.events.map((event) => Date.parse(event.at));

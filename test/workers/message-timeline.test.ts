@@ -190,6 +190,7 @@ describe("the message timeline on Workers", () => {
       "attempt",
       "dead_letter",
       "replayed",
+      "reply",
       "attempt",
       "delivered",
     ]);

@@ -190,6 +190,9 @@ export function createJobRunner(
       const saved = await save(hooks, renumbered, { turns: [] });
       if (saved === FENCED) return { kind: "fenced", job: current };
       if (saved !== undefined) return failure(route, current, saved, attemptAt);
+      // The timeline says which numbers the replies not yet delivered took in the lane now.
+      const moved = (renumbered.replies ?? []).slice(renumbered.delivered);
+      if (moved.length > 0) hooks.record?.(replyEvents(moved, clock.now(), keepText));
       current = renumbered;
     }
     const replies = current.replies ?? [];

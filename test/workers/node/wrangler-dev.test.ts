@@ -114,6 +114,7 @@ describe("the admin API under wrangler dev, through the CLI's --url", () => {
       "attempt",
       "dead_letter",
       "replayed",
+      "reply",
       "attempt",
       "delivered",
     ]);
