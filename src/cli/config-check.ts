@@ -2,9 +2,9 @@ import { nodeUnsupportedBrains } from "../core/brain/runtime-support.js";
 import { errorMessage } from "../core/channel-error.js";
 import { parseConfigJson } from "../core/config/config-json/parse-config-json.js";
 import { type ConfigProblem, formatProblem } from "../core/config/config-problem.js";
-import { isNodeTlsVariable } from "../core/config/preflight/node-tls-variable.js";
 import { envReferences, preflight, weakSecretProblems } from "../core/config/preflight/preflight.js";
 import { signingProblems } from "../core/config/preflight/signing-problems.js";
+import { isNodeTlsVariable, unboundTlsProblems } from "../core/config/preflight/workers-tls.js";
 import { validateConfig } from "../core/config/validate-config.js";
 import { clientTlsProblems, workersOnlyTls } from "../node/client-tls-problems.js";
 import { readConfigFile } from "../node/read-config-file.js";
@@ -219,6 +219,7 @@ async function checkConfigJson(
   // The Worker reads no `webhook.tls` PEM variable (its `mtls_binding` stands for them).
   const forWorker = (problem: ConfigProblem) => !isNodeTlsVariable(problem.path);
   return [
+    ...unboundTlsProblems(result.config),
     ...preflight(result.config, lookup).filter(forWorker).map(inFile),
     ...weakSecretProblems(result.config, lookup).filter(forWorker).map(inFile),
     ...(await signingProblems(result.config, lookup)),

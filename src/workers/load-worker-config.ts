@@ -4,8 +4,8 @@ import { parseConfigJson } from "../core/config/config-json/parse-config-json.js
 import type { ConfigProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
 import { parseInboundSecrets } from "../core/config/inbound-secrets.js";
-import { isNodeTlsVariable } from "../core/config/preflight/node-tls-variable.js";
 import { envReferences, preflight } from "../core/config/preflight/preflight.js";
+import { isNodeTlsVariable } from "../core/config/preflight/workers-tls.js";
 import { type ConfigResult, channelName, validateConfig } from "../core/config/validate-config.js";
 import { tlsBindingProblems } from "./tls-binding-problems.js";
 import { envString, type WorkerEnv } from "./worker-env.js";

@@ -1,5 +1,6 @@
 import type { ConfigProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
+import { unboundTlsProblems } from "../core/config/preflight/workers-tls.js";
 import type { WorkerEnv } from "./worker-env.js";
 
 /**
@@ -9,29 +10,18 @@ import type { WorkerEnv } from "./worker-env.js";
  * Node's and are not asked for here.
  */
 export function tlsBindingProblems(config: Config, env: WorkerEnv): ConfigProblem[] {
-  return config.channels.flatMap((channel, index) => {
-    const tls = channel.webhook.tls;
-    if (tls === undefined) return [];
-    const path = `channels[${index}].webhook.tls`;
-    const binding = tls.mtls_binding;
-    if (binding === undefined) {
-      return [
-        {
-          path,
-          message:
-            "on Workers, fetch presents a client certificate only through an mTLS certificate binding, and trusts the public CAs only (client_cert_env, client_key_env and ca_env are Node's)",
-          fix: 'upload the certificate and key with wrangler mtls-certificate upload, add [[mtls_certificates]] binding = "RECEIVER_MTLS" certificate_id = "<its id>" to wrangler.toml, and set "mtls_binding": "RECEIVER_MTLS"',
-        },
-      ];
-    }
+  const bindings = config.channels.flatMap((channel, index) => {
+    const binding = channel.webhook.tls?.mtls_binding;
+    if (binding === undefined) return [];
     const bound = env[binding];
     if (bound !== null && typeof bound === "object" && "fetch" in bound && typeof bound.fetch === "function") return [];
     return [
       {
-        path: `${path}.mtls_binding`,
+        path: `channels[${index}].webhook.tls.mtls_binding`,
         message: `the Worker has no binding named ${binding}`,
         fix: `add [[mtls_certificates]] binding = "${binding}" certificate_id = "<the id wrangler mtls-certificate upload printed>" to wrangler.toml`,
       },
     ];
   });
+  return [...unboundTlsProblems(config), ...bindings];
 }

@@ -173,8 +173,8 @@ export function createJobRunner(
       }
       brainStep(true);
       const { replies, turns } = produced;
-      if (replies.length > 0) hooks.record?.(replyEvents(replies, clock.now(), keepText));
       const answered = { message: current.message, replies, delivered: 0, attempts: 0 };
+      const madeAt = clock.now();
       if (replies.length > 0 || turns.length > 0) {
         const saved = await save(hooks, answered, { turns });
         if (saved === FENCED) return { kind: "fenced", job: current };
@@ -182,6 +182,8 @@ export function createJobRunner(
         // brain again from the job as it was, and its replies take the same numbers.
         if (saved !== undefined) return failure(route, current, saved, attemptAt);
       }
+      // Only replies stored are recorded: a retry after a failed save makes others.
+      if (replies.length > 0) hooks.record?.(replyEvents(replies, madeAt, keepText));
       current = answered;
     }
     if (current.renumber === true) {

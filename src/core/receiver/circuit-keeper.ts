@@ -163,8 +163,10 @@ export class CircuitKeeper {
     if (learned !== undefined) {
       const madeHere = change !== undefined;
       // Made here by this step, the change is the policy's (only `underPolicy` ran); learned from
-      // another writer, it is a restart when the circuit this runtime knew was on another target.
-      const restarted = madeHere || (learned === "up" && underPolicy(before, policy).change !== undefined);
+      // another writer, it is a restart when the circuit this runtime knew was on another target
+      // (a circuit turned off may also have come up by an answer, which the state does not tell).
+      const retargeted = before.target !== undefined && before.target !== policy.target;
+      const restarted = madeHere || (learned === "up" && retargeted);
       await this.apply(learned, state, { madeHere, downSince: origin.down?.since, restarted: restarted || undefined });
     } else if (state.down === undefined) await this.wakeHeld();
     else await this.probe(policy);

@@ -28,9 +28,7 @@ export function settlementEvent(
     }
     case "postpone": {
       const error = settlement.job.lastError;
-      // The route's own brain decides: when a whole fallback chain fails, its error is the one
-      // the retry is ruled on, whatever the fallbacks met.
-      const paused = lastRouteBrainCall(runEvents)?.paused === true;
+      const paused = waitsForPausedBrain(runEvents);
       return {
         event: {
           type: "retry",
@@ -45,11 +43,24 @@ export function settlementEvent(
   }
 }
 
-/** The last call to the route's own brain (not a fallback) among `events`, if any. */
-export function lastRouteBrainCall(events: readonly TimelineEvent[]): BrainCallEvent | undefined {
+/**
+ * Whether a run's retry waits for a paused brain, from the run's events: its brain step failed
+ * (a chain stops at its first answer, so a failed last call means every brain failed) and the
+ * route's own brain met the pause, since a failed chain is ruled on that brain's error. A run
+ * whose brain answered and that failed later (a POST, a save) spent an attempt.
+ */
+export function waitsForPausedBrain(events: readonly TimelineEvent[]): boolean {
+  const last = lastBrainCall(events, () => true);
+  return last?.ok === false && lastBrainCall(events, (call) => !call.fallback)?.paused === true;
+}
+
+function lastBrainCall(
+  events: readonly TimelineEvent[],
+  which: (call: BrainCallEvent) => boolean,
+): BrainCallEvent | undefined {
   for (let index = events.length - 1; index >= 0; index -= 1) {
     const event = events[index];
-    if (event?.type === "brain_call" && !event.fallback) return event;
+    if (event?.type === "brain_call" && which(event)) return event;
   }
   return undefined;
 }

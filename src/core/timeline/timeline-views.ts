@@ -1,5 +1,5 @@
 import { ACTIVITY_WINDOW_MS, latencyBucketOf, MINUTE_MS, minuteOf, quantileOf } from "./activity-series.js";
-import { lastRouteBrainCall } from "./settlement-events.js";
+import { waitsForPausedBrain } from "./settlement-events.js";
 import type { MessageStatus, TimelineEvent } from "./timeline-event.js";
 import type { ActivityCount, StoredTimeline, TimelineSummary } from "./timeline-store.js";
 
@@ -74,7 +74,7 @@ export function waitingOf(row: StoredTimeline, ahead: string | undefined, runnin
   if (last?.type === "waiting") return { reason: "receiver_down", until: iso(last.until) };
   if (last?.type === "retry") {
     const runStart = lastRunStart(row.events);
-    const paused = lastRouteBrainCall(row.events.filter((event) => event.at >= runStart))?.paused === true;
+    const paused = waitsForPausedBrain(row.events.filter((event) => event.at >= runStart));
     return { reason: paused ? "brain_paused" : "retry", until: iso(last.next_attempt_at) };
   }
   return ahead === undefined ? { reason: "queued" } : { reason: "behind_message", behind_message_id: ahead };

@@ -41,6 +41,18 @@ const statusAfter = (events: BrainCallEvent[]) =>
   settlementEvent({ kind: "postpone", job, dueAt: AT + 30_000 }, events, AT + 10).status;
 
 describe("the status after a retry", () => {
+  it("is retrying when a fallback answered and the run failed later, though the route's brain was paused", () => {
+    const answered: BrainCallEvent = {
+      type: "brain_call",
+      at: AT,
+      brain: "backup",
+      fallback: true,
+      ok: true,
+      duration_ms: 5,
+    };
+    expect(statusAfter([call("bot", false, 429, true), answered])).toBe("retrying");
+  });
+
   it("is waiting when the route's brain paused, though a fallback then failed otherwise", () => {
     expect(statusAfter([call("bot", false, 429, true), call("backup", true, 500, false)])).toBe("waiting");
   });

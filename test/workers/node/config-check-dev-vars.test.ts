@@ -134,6 +134,30 @@ describe("config check --preflight of a CONFIG_JSON in .dev.vars", () => {
     expect(status).toBe(0);
   });
 
+  it("refuses webhook.tls without mtls_binding, as the Worker does", async () => {
+    const unbound = {
+      ...CONFIG,
+      channels: [
+        {
+          ...CONFIG.channels[0],
+          webhook: {
+            outbound_url: "https://receiver.example/replies",
+            tls: { client_cert_env: "CLIENT_CERT", client_key_env: "CLIENT_KEY" },
+          },
+        },
+      ],
+    };
+    await writeFile(
+      join(dir, ".dev.vars"),
+      `WEBHOOK_SECRET=${"x".repeat(32)}\nCONFIG_JSON='${JSON.stringify(unbound)}'\n`,
+    );
+    const { status, err } = await check();
+    expect(status).toBe(1);
+    expect(err).toMatch(
+      /CONFIG_JSON in .*channels\[0\]\.webhook\.tls: on Workers, fetch presents a client certificate only through/,
+    );
+  });
+
   it("passes once .dev.vars sets each of them", async () => {
     await writeFile(
       join(dir, ".dev.vars"),
