@@ -10,6 +10,8 @@ import { startService } from "./service/start-service.js";
 import { watchStopSignals } from "./stop-signals.js";
 import { startTelemetry } from "./telemetry/start-telemetry.js";
 
+/** How often a running service asks whether another process took its state_dir. */
+const CLAIM_CHECK_MS = 1_000;
 /** The period of the timer that holds the process open while it stops; its ticks do nothing. */
 const HOLD_TICK_MS = 60_000;
 /**
@@ -159,20 +161,35 @@ export async function runService(options: RunOptions): Promise<number> {
       logger.warn(`${signal} received again: exiting without waiting`);
       resolve(1);
     });
+    // Another process took the state_dir: nothing here may be written any more, and what was
+    // stored is the other process's to run. Said at once, and the process ends (status 1) rather
+    // than answer 503 behind a healthy /healthz until someone looks.
+    const claim = service.claimLost;
+    const watching =
+      claim === undefined
+        ? undefined
+        : setInterval(() => {
+            const lost = claim();
+            if (lost === undefined || stopping) return;
+            clearInterval(watching);
+            logger.error(`state lost: ${lost}; stopping. Run one process per state_dir`);
+            beginStop({ reason: "state_lost" }, 0, 1);
+          }, CLAIM_CHECK_MS);
+    watching?.unref();
     // Already settled when the signal came during the start: the stop begins at once.
-    void signals.first.then((signal) => {
+    void signals.first.then((signal) => beginStop({ signal }, config.shutdown_timeout_ms, 0));
+    function beginStop(cause: Record<string, string>, timeoutMs: number, status: number): void {
+      if (stopping) return;
       stopping = true;
-      logger.info("shutting down: refusing new messages, finishing accepted ones", {
-        signal,
-        timeout_ms: config.shutdown_timeout_ms,
-      });
+      clearInterval(watching);
+      logger.info("shutting down: refusing new messages, finishing accepted ones", { ...cause, timeout_ms: timeoutMs });
       // The stop may wait only on timers that do not hold the process (an operator event's
       // retry, a bound of its own); without this the process would end mid-stop, with an error
       // code and without the stop's last lines. Held for as long as a stop may take, not longer.
       const hold = setInterval(() => undefined, HOLD_TICK_MS);
       setTimeout(() => clearInterval(hold), config.shutdown_timeout_ms + STOP_HOLD_GRACE_MS).unref();
       service
-        .stop(config.shutdown_timeout_ms)
+        .stop(timeoutMs)
         .then(({ left, fate }) => {
           if (left.length === 0) logger.info("shutdown complete: every accepted message was finished");
           else if (fate !== "lost") {
@@ -188,7 +205,7 @@ export async function runService(options: RunOptions): Promise<number> {
               message_ids: left,
             });
           }
-          return 0;
+          return status;
         })
         .catch((error: unknown) => {
           logger.error(`shutdown failed: ${errorMessage(error)}`);
@@ -200,7 +217,7 @@ export async function runService(options: RunOptions): Promise<number> {
         })
         .catch(() => resolve(1))
         .finally(() => clearInterval(hold));
-    });
+    }
   });
 }
 

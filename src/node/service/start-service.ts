@@ -23,43 +23,18 @@ import { startOperatorEvents } from "./node-operator-events.js";
 import { createNodeReadiness } from "./node-readiness.js";
 import { pokingAfterReplay } from "./poking-after-replay.js";
 import { type ProgressLog, startProgressLog } from "./progress-log.js";
-import { applyReload, type LiveSettings, type ReloadInputs, type ReloadResult, variablesOf } from "./reload-service.js";
+import { applyReload, type LiveSettings, variablesOf } from "./reload-service.js";
 import { type ReplayPickup, roomIn, startReplayPickup } from "./replay-pickup.js";
 import { type Resume, startResume } from "./resume-jobs.js";
+import type { RunningService, StopResult } from "./running-service.js";
 import type { ServiceOptions } from "./service-options.js";
 import { type RunningConsumer, startConsumer } from "./start-consumer.js";
 import { startTimeline } from "./start-timeline.js";
 
 export type { Listener } from "../listener/serve-listeners.js";
 export type { ReloadInputs, ReloadResult } from "./reload-service.js";
+export type { RunningService, StopResult } from "./running-service.js";
 export type { ServiceOptions } from "./service-options.js";
-
-/** What a stop left behind. */
-export interface StopResult {
-  /** Ids of accepted messages not finished when the wait ended. */
-  readonly left: readonly string[];
-  /**
-   * `kept` in state_dir (they resume at the next start), `shared` in Postgres (the other replicas
-   * take them over, or this one at its next start), or `lost` (in-memory queue).
-   */
-  readonly fate: "kept" | "shared" | "lost";
-}
-
-/** A started service. */
-export interface RunningService {
-  readonly listeners: readonly Listener[];
-  /**
-   * Graceful stop: new inbound requests get 503 `shutting_down`, accepted messages finish
-   * (up to `timeoutMs`), then the sockets close.
-   */
-  stop(timeoutMs: number): Promise<StopResult>;
-  /**
-   * Swaps in a reloaded configuration and its secrets without closing a connection or
-   * dropping an accepted message (see {@link applyReload}), or refuses it, logging why, and
-   * carries on as it was. Reloads run one at a time, in the order asked.
-   */
-  reload(next: ReloadInputs): Promise<ReloadResult>;
-}
 
 /** A replica's lease on Postgres: others take over its conversations this long after it stopped renewing. */
 const DEFAULT_LEASE_MS = 5_000;
@@ -251,6 +226,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let reloading: Promise<unknown> = Promise.resolve();
   return {
     listeners: served,
+    claimLost: parts.state?.claimLost,
     stop: (timeoutMs) => stopParts(parts, timeoutMs),
     reload(next) {
       const result = reloading.then(() => applyReload(scope, next));

@@ -43,6 +43,7 @@ export function createMemoryBackend(
     deadLetterStore: (restore) => createMemoryDeadLetterStore(restore),
     storedDeadLetters: () => undefined,
     writeProblem: () => undefined,
+    claimLost: undefined,
     knownWriteProblem: undefined,
     writesConfirmedAt: () => performance.now(),
     describe: () => ({

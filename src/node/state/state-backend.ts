@@ -59,6 +59,12 @@ export interface StateBackend {
   /** Why the state cannot be written now (`/readyz` says `unavailable`), undefined when it can. */
   writeProblem(): string | undefined;
   /**
+   * Why this process has lost the state to another one for good (with `state_dir`, another
+   * process claimed the file since): a cheap read, asked on a timer, so that the process says so
+   * and stops rather than answer 503 until someone looks. Undefined where no such loss exists.
+   */
+  readonly claimLost: (() => string | undefined) | undefined;
+  /**
    * What stops the state's writes, known without asking it (Postgres: its probe's last finding),
    * so that a new message is refused at once rather than wait for a write's time limit; undefined
    * where a write answers at once (memory, SQLite).

@@ -1,7 +1,8 @@
 /**
- * The same service started twice by mistake, on one `state_dir` and one address: the second
+ * The same service started twice by mistake, on one `state_dir`. On one address the second
  * start cannot listen, and must fail before it claims the file, so the running one keeps
- * accepting and writing.
+ * accepting and writing. On another, the second takes the file, and the first, which may write
+ * nothing more, says so and ends rather than answer 503 behind a healthy `/healthz`.
  */
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -56,5 +57,34 @@ describe("a second start on the same state_dir and address", () => {
     const ready = await fetch(new URL("/readyz", url));
     expect(ready.status).toBe(200);
     expect(first.lines.join("\n")).not.toContain("another webhook-channel process opened the same state_dir");
+  });
+
+  it("on another address: the one that lost the file says so at once and ends with status 1, the new one serves", async () => {
+    const config = await writeTempConfig({
+      state_dir: await mkdtemp(join(tmpdir(), "webhook-channel-second-start-")),
+      channels: [
+        {
+          type: "webhook",
+          token_env: "WEBHOOK_SECRET",
+          webhook: { bind: "127.0.0.1:0", outbound_url: "http://127.0.0.1:9/replies" },
+        },
+      ],
+      routes: [{ channel: "webhook", brain: "echo" }],
+    });
+    const first = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
+    spawned.push(first);
+    expect((await post(await listeningUrl(first))).status).toBe(200);
+
+    const second = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
+    spawned.push(second);
+    const url = await listeningUrl(second);
+    // With no message to write, the first learns it from its own check, not from a refused write.
+    expect(await first.exited).toBe(1);
+    const lost = first.lines
+      .map((line) => JSON.parse(line) as { level: string; msg: string })
+      .find((line) => line.msg.startsWith("state lost"));
+    expect(lost).toMatchObject({ level: "error" });
+    expect(lost?.msg).toContain("another webhook-channel process opened the same state_dir");
+    expect((await post(url)).status).toBe(200);
   });
 });

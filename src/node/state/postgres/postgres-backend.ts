@@ -80,6 +80,8 @@ export async function openPostgresBackend(
     deadLetterStore: () => deadLetters,
     storedDeadLetters: () => health.deadLetters(),
     writeProblem: () => health.problem(),
+    // Replicas share the database: a lane another one took is fenced lane by lane, never the process.
+    claimLost: undefined,
     knownWriteProblem: () => health.writeCheckProblem(),
     writesConfirmedAt: () => health.writeCheckedAt(),
     describe: () => ({ mode: "postgres", ...where }),

@@ -69,6 +69,7 @@ export function openSqliteBackend(
     storedDeadLetters: () => new Map(countByChannel.all().map(({ channel, n }) => [channel, n])),
     // A file another process claimed since is not this one's to write: a balancer stops sending here.
     writeProblem: () => (role === "service" ? claimProblem(epoch) : undefined) ?? probeWrite(db),
+    claimLost: role === "service" ? () => claimProblem(epoch) : undefined,
     knownWriteProblem: undefined,
     writesConfirmedAt: () => (role === "service" ? confirmWrite(db, epoch.check) : undefined),
     // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
