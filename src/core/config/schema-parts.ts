@@ -5,11 +5,28 @@ import { MAX_TIMER_MS } from "../timer-limit.js";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * A value that reads as a secret rather than a variable's name: long, and mixing lower and upper
+ * case letters with digits, as generated secrets and API keys do and variable names do not.
+ */
+export function looksLikeSecret(name: string): boolean {
+  return name.length >= 20 && /[a-z]/.test(name) && /[A-Z]/.test(name) && /\d/.test(name);
+}
+
 /** The name of an environment variable that holds a secret (`token_env`, `api_key_env`, …). */
 export const envName = (example: string) =>
-  z.string({ error: `must be the name of an environment variable, e.g. ${example}` }).regex(ENV_NAME, {
-    error: `must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*), e.g. ${example}`,
-  });
+  z
+    .string({ error: `must be the name of an environment variable, e.g. ${example}` })
+    .regex(ENV_NAME, {
+      error: `must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*), e.g. ${example}`,
+    })
+    // Said without the value, which would put the secret in every log and terminal it reaches.
+    .refine((value) => !looksLikeSecret(value), {
+      error: `looks like a secret itself (not shown), where the name of the environment variable that holds it goes, e.g. ${example}`,
+      params: {
+        fix: `export the secret under a name, e.g. ${example}, and write that name here; the secret written here is in this file now, so make a new one (npx webhook-channel secret)`,
+      },
+    });
 
 /** An absolute http(s) URL without user:password, since secrets belong in the environment. */
 export const httpUrl = (example: string) => {
