@@ -33,11 +33,24 @@ export const httpUrl = (example: string) => {
   const error = `must be an absolute http: or https: URL, e.g. "${example}"`;
   return z
     .string({ error })
-    .refine(isHttpUrl, { error })
+    .refine(isHttpUrl, {
+      error: (issue) => {
+        const why = typeof issue.input === "string" ? whyNotUrl(issue.input) : undefined;
+        return why === undefined ? error : `${error}: ${why}`;
+      },
+    })
     .refine((value) => !hasUserinfo(value), {
       error: "must not contain a user name or password; secrets belong in the environment (use a *_env key)",
     });
 };
+
+/** What most often keeps a URL from parsing, in words: a space, or a port past 65535. */
+function whyNotUrl(value: string): string | undefined {
+  if (/\s/.test(value)) return "it holds a space or a line break; remove it";
+  const port = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*:(\d+)(?:[/?#]|$)/i.exec(value)?.[1];
+  if (port !== undefined && Number(port) > 65_535) return `port ${port} is past 65535`;
+  return undefined;
+}
 
 /**
  * An {@link httpUrl} the service calls with `fetch` (a brain's, the operator events'), on every

@@ -7,6 +7,7 @@ import { type ChannelConfig, type Config, configSchema } from "./config-schema.j
 import { fallbackProblems } from "./fallback-problems.js";
 import { issueToProblems } from "./issue-problems.js";
 import { FIXED_REPLY_KEYS, MESSAGE_FIELDS, resolveMapping } from "./message-fields.js";
+import { joinMisspelledKeys } from "./misspelled-keys.js";
 import { nestingProblem } from "./nesting-depth.js";
 import { tlsProblems } from "./tls-problems.js";
 
@@ -36,7 +37,7 @@ export function validateConfig(document: unknown): ConfigResult {
   // reportInput puts the offending value on each issue, so a message can say what was found.
   const parsed = configSchema.safeParse(document, { reportInput: true });
   if (!parsed.success) {
-    const schemaProblems = parsed.error.issues.flatMap(issueToProblems);
+    const schemaProblems = joinMisspelledKeys(parsed.error.issues.flatMap(issueToProblems));
     // The early checks say more than "unknown key" about the same keys.
     const earlyPaths = new Set(early.map((problem) => problem.path));
     return { ok: false, problems: [...early, ...schemaProblems.filter((problem) => !earlyPaths.has(problem.path))] };
