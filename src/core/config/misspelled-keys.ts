@@ -49,7 +49,7 @@ export function joinMisspelledKeys(problems: readonly ConfigProblem[]): ConfigPr
     joined.add(meant);
     renames.set(problem, {
       path: problem.path,
-      message: `unknown key "${unknown.key}": did you mean "${wanted.key}", which is required?`,
+      message: `unknown key "${unknown.key}", likely a typo of "${wanted.key}", which is required`,
       fix: `rename it to "${wanted.key}"`,
     });
   }

@@ -19,7 +19,7 @@ describe("a misspelled required key", () => {
     expect(problemsOf({ [typo]: "http://127.0.0.1:8091/replies" })).toEqual([
       {
         path: `channels[0].webhook.${typo}`,
-        message: `unknown key "${typo}": did you mean "outbound_url", which is required?`,
+        message: `unknown key "${typo}", likely a typo of "outbound_url", which is required`,
         fix: 'rename it to "outbound_url"',
       },
     ]);
