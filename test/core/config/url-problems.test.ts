@@ -3,16 +3,7 @@
  * a space, or a port past 65535.
  */
 import { describe, expect, it } from "vitest";
-import { validateConfig } from "../../../src/core/config/validate-config.js";
-
-function problemsOf(webhook: Record<string, unknown>) {
-  const result = validateConfig({
-    channels: [{ type: "webhook", token_env: "WEBHOOK_SECRET", webhook }],
-    routes: [{ channel: "webhook", brain: "echo" }],
-  });
-  if (result.ok) throw new Error("expected problems");
-  return result.problems;
-}
+import { webhookProblemsOf as problemsOf } from "./validate-config-problems.js";
 
 describe("a URL that does not parse", () => {
   it.each([

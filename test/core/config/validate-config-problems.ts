@@ -9,3 +9,11 @@ export function problemsOf(document: unknown): { path: string; message: string; 
   if (result.ok) throw new Error("expected the configuration to be rejected");
   return [...result.problems];
 }
+
+/** The problems of a configuration of one channel, `webhook`, whose `webhook` settings are `webhook`. */
+export function webhookProblemsOf(webhook: Record<string, unknown>): { path: string; message: string; fix: string }[] {
+  return problemsOf({
+    channels: [{ type: "webhook", token_env: "WEBHOOK_SECRET", webhook }],
+    routes: [{ channel: "webhook", brain: "echo" }],
+  });
+}
