@@ -10,6 +10,7 @@ import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/n
 import { replicaConfigDocument } from "../../support/configs.js";
 import { type JsonTestServer, startJsonServer } from "../../support/json-test-server.js";
 import { createTestDatabase } from "../../support/postgres-cluster.js";
+import { waitForTakeover } from "../../support/replica-takeover.js";
 import { expectOneWebhookIdPerMessage, waitForReplies } from "../../support/reply-checks.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -91,13 +92,7 @@ describe("a replica paused past its lease with brain calls waiting", () => {
     first.child.kill("SIGSTOP");
     // Asleep until the second one took its conversations over (in the sweep that first counts it
     // gone, and so gives the second the whole limit), however long a loaded machine takes.
-    await waitFor(
-      () =>
-        second.lines.some((line) => line.includes("took over conversations of another replica")) ? true : undefined,
-      PAUSE_CAP_MS,
-      "the second replica to take the first one's conversations over",
-      100,
-    );
+    await waitForTakeover([second], PAUSE_CAP_MS);
     // The second one holds the conversations now, and its calls fill the whole limit.
     for (let conversation = 0; conversation < 8; conversation += 1) {
       accepted.push(await post(secondUrl ?? "", `c${conversation}`, "while it sleeps"));

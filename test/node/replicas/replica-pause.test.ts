@@ -12,6 +12,7 @@ import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/n
 import { replicaConfigDocument } from "../../support/configs.js";
 import { type JsonTestServer, startJsonServer } from "../../support/json-test-server.js";
 import { createTestDatabase } from "../../support/postgres-cluster.js";
+import { waitForTakeover } from "../../support/replica-takeover.js";
 import {
   expectConversationInOrder,
   expectOneWebhookIdPerMessage,
@@ -26,8 +27,6 @@ const CONVERSATIONS = 12;
 const BRAIN_MS = 1_200;
 /** The pause lasts until another replica took its conversations over (past the 5 s lease), at most this. */
 const PAUSE_CAP_MS = 30_000;
-/** The message of the line a replica logs when it took conversations of another one over. */
-const TOOK_OVER = "took over conversations of another replica";
 
 let replicas: Spawned[] = [];
 let receiver: Receiver | undefined;
@@ -106,15 +105,8 @@ describe("a replica paused past its lease", () => {
     await waitFor(() => (inFlight >= 3 ? true : undefined), 15_000, "brain calls in flight");
     targets = [1, 2];
     paused.child.kill("SIGSTOP");
-    // Asleep until its lease ran out and another replica took its conversations over, however
-    // long a loaded machine takes for that, rather than for a fixed time that might fall short.
-    await waitFor(
-      () =>
-        replicas.slice(1).some((other) => other.lines.some((line) => line.includes(TOOK_OVER))) ? true : undefined,
-      PAUSE_CAP_MS,
-      "another replica to take the paused one's conversations over",
-      100,
-    );
+    // Asleep until its lease ran out and another replica took its conversations over.
+    await waitForTakeover(replicas.slice(1), PAUSE_CAP_MS);
     paused.child.kill("SIGCONT");
     targets = [0, 1, 2];
     // It serves again: a message it accepts gets its reply.
