@@ -9,6 +9,7 @@ export type ErrorCode =
   | "state_unavailable"
   | "shutting_down"
   | "request_in_progress"
+  | "idempotency_key_reused"
   | "too_many_requests"
   | "not_found"
   | "method_not_allowed"

@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { IDEMPOTENCY_TTL_MS, idempotencyId, PENDING_LEASE_MS } from "../../src/core/idempotency/idempotency-store.js";
 import { createDurableIdempotencyStore } from "../../src/workers/idempotency/durable-idempotency-store.js";
-import type { IdempotencyObject } from "../../src/workers/idempotency/idempotency-object.js";
+import { IdempotencyObject } from "../../src/workers/idempotency/idempotency-object.js";
 
 const fresh = () => ({
   channel: `channel-${crypto.randomUUID()}`,
@@ -48,6 +48,34 @@ function alarmOf(channel: string, key: string): Promise<number | null> {
 }
 
 describe("Durable Object idempotency store", () => {
+  it("adds the fingerprint to an object made before it was kept: its key answers any body, a new one keeps it", async () => {
+    const { channel, key, record } = fresh();
+    const stub = env.IDEMPOTENCY.get(env.IDEMPOTENCY.idFromName(idempotencyId(channel, key)));
+    const now = Date.now();
+    const answers = await runInDurableObject(stub, async (_object, state) => {
+      // The table as the version before made it, with the key it committed.
+      state.storage.sql.exec("DROP TABLE reservation");
+      state.storage.sql.exec(
+        "CREATE TABLE reservation (only INTEGER PRIMARY KEY CHECK (only = 1), message_id TEXT NOT NULL, conversation_id TEXT NOT NULL, committed INTEGER NOT NULL DEFAULT 0, expires_at INTEGER NOT NULL)",
+      );
+      state.storage.sql.exec(
+        "INSERT INTO reservation VALUES (1, ?, ?, 1, ?)",
+        record.messageId,
+        record.conversationId,
+        now + IDEMPOTENCY_TTL_MS,
+      );
+      const upgraded = new IdempotencyObject(state, {});
+      const old = await upgraded.reserve({ ...record, messageId: "other", fingerprint: "f2" }, now, PENDING_LEASE_MS);
+      state.storage.sql.exec("DELETE FROM reservation");
+      const made = await upgraded.reserve({ ...record, fingerprint: "f1" }, now, PENDING_LEASE_MS);
+      const kept = await upgraded.reserve({ ...record, messageId: "other", fingerprint: "f2" }, now, PENDING_LEASE_MS);
+      return { old, made, kept };
+    });
+    expect(answers.old).toEqual({ record, committed: true });
+    expect(answers.made).toBeNull();
+    expect(answers.kept).toEqual({ record: { ...record, fingerprint: "f1" }, committed: false });
+  });
+
   it("deletes the reservation of a reserve whose answer was lost, so the retry takes the key", async () => {
     const store = createDurableIdempotencyStore(losingFirstAnswer());
     const { channel, key, record } = fresh();

@@ -167,6 +167,23 @@ describe("the Worker's fetch handler", () => {
     expect(env.INBOUND.sent).toHaveLength(1);
   });
 
+  it("refuses a repeated Idempotency-Key with another body 422 idempotency_key_reused and queues nothing more", async () => {
+    captureLogs();
+    const env = testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET });
+    const key = `key-${crypto.randomUUID()}`;
+    const first = await worker.fetch(post({ sender_id: "u1", text: "hi" }, { "idempotency-key": key }), env);
+    const other = await worker.fetch(post({ sender_id: "u1", text: "bye" }, { "idempotency-key": key }), env);
+    expect(first.status).toBe(200);
+    expect(other.status).toBe(422);
+    expect(other.headers.get("content-type")).toBe("application/problem+json");
+    expect(await other.json()).toMatchObject({ code: "idempotency_key_reused", status: 422 });
+    expect(env.INBOUND.sent).toHaveLength(1);
+    const again = await worker.fetch(post({ sender_id: "u1", text: "hi" }, { "idempotency-key": key }), env);
+    expect(((await again.json()) as { message_id: string }).message_id).toBe(
+      ((await first.json()) as { message_id: string }).message_id,
+    );
+  });
+
   it("forgets an Idempotency-Key whose message the queue refused, so the client's retry is accepted", async () => {
     captureLogs();
     const key = `key-${crypto.randomUUID()}`;

@@ -8,6 +8,7 @@ import { bearerMatches, checkJsonContentType, parseJsonObject, unauthorizedError
 import { type RequestHead, readRequestHead } from "../http/request-head.js";
 import { newTraceContext, parseTraceContext } from "../http/trace-context.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
+import { requestFingerprint } from "../idempotency/request-fingerprint.js";
 import type { Logger } from "../log/logger.js";
 import type { InboundMessage, QueuedMessage } from "../message/inbound-message.js";
 import { parseMessage } from "../message/parse-message.js";
@@ -22,6 +23,7 @@ import { alsoNamingKey, readIdempotencyKey } from "./idempotency-key.js";
 import type { InboundQueue } from "./inbound-queue.js";
 import {
   bufferFullError,
+  idempotencyKeyReusedError,
   requestInProgressError,
   shuttingDownError,
   tooManyFailuresError,
@@ -138,16 +140,25 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
   const enqueueOnce = async (
     queued: QueuedMessage,
     key: string,
+    body: Uint8Array,
     store: IdempotencyStore,
     address: string | null,
   ): Promise<Accepted> => {
     const { conversationId } = queued.message;
+    const fingerprint = await requestFingerprint(body);
     let earlier: Awaited<ReturnType<IdempotencyStore["reserve"]>>;
     try {
-      earlier = await store.reserve(name, key, { messageId: queued.id, conversationId }, queued.receivedAt);
+      earlier = await store.reserve(
+        name,
+        key,
+        { messageId: queued.id, conversationId, fingerprint },
+        queued.receivedAt,
+      );
     } catch (error) {
       throw asChannelError(error);
     }
+    const firstFingerprint = earlier?.record.fingerprint;
+    if (firstFingerprint !== undefined && firstFingerprint !== fingerprint) throw idempotencyKeyReusedError();
     if (earlier?.committed === true) {
       return {
         status: "accepted",
@@ -160,7 +171,7 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     }
     let result: Accepted;
     try {
-      result = await enqueue({ ...queued, idempotencyKey: key }, address);
+      result = await enqueue({ ...queued, idempotencyKey: key, idempotencyFingerprint: fingerprint }, address);
     } catch (error) {
       await store.release(name, key, queued.id).catch((releaseError: unknown) => {
         logger.error("cannot release an idempotency key", { channel: name, error: errorMessage(releaseError) });
@@ -254,7 +265,7 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
       const trace = parseTraceContext(head.traceparent, head.tracestate) ?? newTraceContext();
       const queued: QueuedMessage = { id: newId(), channel: name, receivedAt: clock.now(), message, trace };
       if (key !== undefined && idempotency !== undefined) {
-        return enqueueOnce(queued, key, idempotency, head.clientAddress);
+        return enqueueOnce(queued, key, body, idempotency, head.clientAddress);
       }
       return enqueue(queued, head.clientAddress);
     },

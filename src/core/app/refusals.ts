@@ -102,6 +102,19 @@ export function requestInProgressError(): ChannelError {
 }
 
 /**
+ * The 422 of an `Idempotency-Key` that answers for a request with another body, as the IETF
+ * draft on the header asks: answering the first message's 200 would drop this one unseen.
+ * Not retryable: the same request gets the same answer until the key expires.
+ */
+export function idempotencyKeyReusedError(): ChannelError {
+  return new ChannelError(
+    "idempotency_key_reused",
+    "This Idempotency-Key was used for a request with another body; send a new message with a key of its own.",
+    { status: 422, retryable: false },
+  );
+}
+
+/**
  * The 429 of a client address that failed to authenticate too often on a channel. Its
  * `Retry-After` is not from the table: it is when the address's oldest failure leaves the
  * window. It names no secret, and is answered before any secret is compared.

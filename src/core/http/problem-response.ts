@@ -10,6 +10,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   state_unavailable: "State Unavailable",
   shutting_down: "Shutting Down",
   request_in_progress: "Request In Progress",
+  idempotency_key_reused: "Idempotency Key Reused",
   too_many_requests: "Too Many Requests",
   not_found: "Not Found",
   method_not_allowed: "Method Not Allowed",

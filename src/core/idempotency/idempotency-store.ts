@@ -2,6 +2,11 @@
 export interface IdempotencyRecord {
   readonly messageId: string;
   readonly conversationId: string;
+  /**
+   * The first request's fingerprint (`request-fingerprint.ts`), so that a key reused with another body is
+   * refused; absent for a key stored by a version that kept none, which answers any body.
+   */
+  readonly fingerprint?: string;
 }
 
 /** A key's state: `committed` once its message is queued; pending while that is under way. */

@@ -25,6 +25,8 @@ export interface QueuedMessage {
   readonly message: InboundMessage;
   /** The client's `Idempotency-Key`, kept so a durable queue commits it with the message. */
   readonly idempotencyKey?: string;
+  /** The request's fingerprint kept with that key, so that a reuse with another body is refused. */
+  readonly idempotencyFingerprint?: string;
   /** The W3C trace the message belongs to: the client's `traceparent`, or one made at accept time. */
   readonly trace?: TraceContext;
 }

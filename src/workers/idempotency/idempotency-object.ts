@@ -1,7 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { IdempotencyRecord, Reservation } from "../../core/idempotency/idempotency-store.js";
 
-type ReservationRow = { message_id: string; conversation_id: string; committed: number; expires_at: number };
+type ReservationRow = {
+  message_id: string;
+  conversation_id: string;
+  committed: number;
+  expires_at: number;
+  fingerprint: string | null;
+};
 
 /**
  * One `Idempotency-Key` of one channel, addressed by `idFromName(channel, key)`: the answer
@@ -24,19 +30,23 @@ export class IdempotencyObject extends DurableObject<unknown> {
    */
   async reserve(record: IdempotencyRecord, now: number, leaseMs: number): Promise<Reservation | null> {
     const row = this.sql
-      .exec<ReservationRow>("SELECT message_id, conversation_id, committed, expires_at FROM reservation WHERE only = 1")
+      .exec<ReservationRow>(
+        "SELECT message_id, conversation_id, committed, expires_at, fingerprint FROM reservation WHERE only = 1",
+      )
       .toArray()[0];
     if (row !== undefined && row.expires_at > now) {
+      const found = { messageId: row.message_id, conversationId: row.conversation_id };
       return {
-        record: { messageId: row.message_id, conversationId: row.conversation_id },
+        record: row.fingerprint === null ? found : { ...found, fingerprint: row.fingerprint },
         committed: row.committed === 1,
       };
     }
     this.sql.exec(
-      "INSERT OR REPLACE INTO reservation (only, message_id, conversation_id, committed, expires_at) VALUES (1, ?, ?, 0, ?)",
+      "INSERT OR REPLACE INTO reservation (only, message_id, conversation_id, committed, expires_at, fingerprint) VALUES (1, ?, ?, 0, ?, ?)",
       record.messageId,
       record.conversationId,
       now + leaseMs,
+      record.fingerprint ?? null,
     );
     await this.ctx.storage.setAlarm(Date.now() + leaseMs);
     return null;
@@ -76,7 +86,13 @@ export class IdempotencyObject extends DurableObject<unknown> {
 
   private createTables(): void {
     this.sql.exec(
-      "CREATE TABLE IF NOT EXISTS reservation (only INTEGER PRIMARY KEY CHECK (only = 1), message_id TEXT NOT NULL, conversation_id TEXT NOT NULL, committed INTEGER NOT NULL DEFAULT 0, expires_at INTEGER NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS reservation (only INTEGER PRIMARY KEY CHECK (only = 1), message_id TEXT NOT NULL, conversation_id TEXT NOT NULL, committed INTEGER NOT NULL DEFAULT 0, expires_at INTEGER NOT NULL, fingerprint TEXT)",
     );
+    // An object made by a version before fingerprints were kept has the table without the
+    // column: it gains it, and the key it holds answers any body, as it did.
+    const columns = this.sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('reservation')").toArray();
+    if (!columns.some((column) => column.name === "fingerprint")) {
+      this.sql.exec("ALTER TABLE reservation ADD COLUMN fingerprint TEXT");
+    }
   }
 }

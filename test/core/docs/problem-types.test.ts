@@ -17,6 +17,7 @@ const CODES: Readonly<Record<ErrorCode, true>> = {
   state_unavailable: true,
   shutting_down: true,
   request_in_progress: true,
+  idempotency_key_reused: true,
   too_many_requests: true,
   not_found: true,
   method_not_allowed: true,

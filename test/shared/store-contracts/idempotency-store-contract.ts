@@ -39,6 +39,7 @@ export function queuedThroughJobStore(jobs: Pick<LaneStore, "add">): NonNullable
         channel,
         receivedAt: now,
         idempotencyKey: key,
+        ...(record.fingerprint === undefined ? {} : { idempotencyFingerprint: record.fingerprint }),
         message: { senderId: "u1", conversationId: record.conversationId, text: "hello" },
       },
       delivered: 0,
@@ -50,9 +51,12 @@ export function queuedThroughJobStore(jobs: Pick<LaneStore, "add">): NonNullable
 /** A channel and key no other test uses, so durable state from other tests never interferes. */
 const freshChannel = (): string => `channel-${crypto.randomUUID()}`;
 const freshKey = (): string => `key-${crypto.randomUUID()}`;
+// Each with a fingerprint of its own: every case below also checks that the store hands back
+// the first request's fingerprint, pending and committed.
 const freshRecord = (): IdempotencyRecord => ({
   messageId: crypto.randomUUID(),
   conversationId: `conversation-${crypto.randomUUID()}`,
+  fingerprint: `fingerprint-${crypto.randomUUID()}`,
 });
 
 export function idempotencyStoreContract(
@@ -83,6 +87,17 @@ export function idempotencyStoreContract(
       const [channel, key, record, now] = [freshChannel(), freshKey(), freshRecord(), Date.now()];
       expect(await store.reserve(channel, key, record, now)).toBeUndefined();
       expect(await store.reserve(channel, key, freshRecord(), now + 1)).toEqual({ record, committed: false });
+    });
+
+    it("hands back a record kept without a fingerprint without one, pending and committed", async () => {
+      const subject = await make();
+      const [channel, key, now] = [freshChannel(), freshKey(), Date.now()];
+      const { fingerprint: _, ...record } = freshRecord();
+      expect(await subject.store.reserve(channel, key, record, now)).toBeUndefined();
+      expect(await subject.store.reserve(channel, key, freshRecord(), now + 1)).toEqual({ record, committed: false });
+      await subject.queue?.(channel, key, record, now);
+      await subject.store.commit(channel, key, record.messageId, now);
+      expect(await subject.store.reserve(channel, key, freshRecord(), now + 2)).toEqual({ record, committed: true });
     });
 
     it("answers a committed key with its record", async () => {

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import {
   IDEMPOTENCY_TTL_MS,
+  type IdempotencyRecord,
   type IdempotencyStore,
   PENDING_LEASE_MS,
   type Reservation,
@@ -13,14 +14,15 @@ import { createUnsettledReservations } from "./unsettled-reservations.js";
  * committed past its 24 h), pending for `record`. A live row is left alone (the WHERE of the
  * upsert), and no row comes back then.
  */
-const CLAIM = `INSERT INTO webhook_channel.idempotency AS i (channel, key, message_id, conversation_id, committed, expires_at)
-VALUES ($1, $2, $3, $4, false, $5)
+const CLAIM = `INSERT INTO webhook_channel.idempotency AS i (channel, key, message_id, conversation_id, committed, expires_at, fingerprint)
+VALUES ($1, $2, $3, $4, false, $5, $7)
 ON CONFLICT (channel, key) DO UPDATE SET message_id = excluded.message_id,
-  conversation_id = excluded.conversation_id, committed = false, expires_at = excluded.expires_at
+  conversation_id = excluded.conversation_id, committed = false, expires_at = excluded.expires_at,
+  fingerprint = excluded.fingerprint
 WHERE i.expires_at <= $6
 RETURNING 1`;
 
-const LIVE = `SELECT message_id, conversation_id, committed FROM webhook_channel.idempotency
+const LIVE = `SELECT message_id, conversation_id, committed, fingerprint FROM webhook_channel.idempotency
 WHERE channel = $1 AND key = $2 AND expires_at > $3`;
 
 /** Claims before giving up: each lost race means another request changed the key meanwhile. */
@@ -45,7 +47,7 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
   const reserve = async (
     channel: string,
     key: string,
-    record: { readonly messageId: string; readonly conversationId: string },
+    record: IdempotencyRecord,
     now: number,
   ): Promise<Reservation | undefined> => {
     for (let tries = 0; tries < CLAIM_TRIES; tries += 1) {
@@ -56,18 +58,22 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
         record.conversationId,
         now + PENDING_LEASE_MS,
         now,
+        record.fingerprint ?? null,
       ]);
       if ((claimed.rowCount ?? 0) > 0) return undefined;
       // Read in a snapshot of its own (READ COMMITTED), so a row committed by the request that
       // beat the claim is seen here.
-      const live = await pool.query<{ message_id: string; conversation_id: string; committed: boolean }>(LIVE, [
-        channel,
-        key,
-        now,
-      ]);
+      const live = await pool.query<{
+        message_id: string;
+        conversation_id: string;
+        committed: boolean;
+        fingerprint: string | null;
+      }>(LIVE, [channel, key, now]);
       const row = live.rows[0];
       if (row !== undefined) {
-        return { record: { messageId: row.message_id, conversationId: row.conversation_id }, committed: row.committed };
+        const found = { messageId: row.message_id, conversationId: row.conversation_id };
+        const record = row.fingerprint === null ? found : { ...found, fingerprint: row.fingerprint };
+        return { record, committed: row.committed };
       }
     }
     throw new Error(`the Idempotency-Key of channel ${channel} changed hands ${CLAIM_TRIES} times during one request`);

@@ -130,11 +130,14 @@ const addKeys =
       [keys.map(({ message }) => message.id), "text[]"],
       [keys.map(({ message }) => message.message.conversationId), "text[]"],
       [keys.map(({ message }) => message.receivedAt + IDEMPOTENCY_TTL_MS), "bigint[]"],
+      [keys.map(({ message }) => message.idempotencyFingerprint ?? null), "text[]"],
     ]);
-    return `INSERT INTO webhook_channel.idempotency (channel, key, message_id, conversation_id, committed, expires_at)
-  SELECT channel, key, message_id, conversation_id, true, expires_at FROM ${rows} AS k(channel, key, message_id, conversation_id, expires_at)
+    return `INSERT INTO webhook_channel.idempotency (channel, key, message_id, conversation_id, committed, expires_at, fingerprint)
+  SELECT channel, key, message_id, conversation_id, true, expires_at, fingerprint
+  FROM ${rows} AS k(channel, key, message_id, conversation_id, expires_at, fingerprint)
   ON CONFLICT (channel, key) DO UPDATE SET message_id = excluded.message_id,
-    conversation_id = excluded.conversation_id, committed = true, expires_at = excluded.expires_at`;
+    conversation_id = excluded.conversation_id, committed = true, expires_at = excluded.expires_at,
+    fingerprint = excluded.fingerprint`;
   };
 
 /** The lanes (and epochs) a group's fence let through: every other fenced write was refused. */

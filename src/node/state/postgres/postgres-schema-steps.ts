@@ -213,6 +213,16 @@ ALTER TABLE webhook_channel.replicas ADD COLUMN brain_calls jsonb;
 CREATE INDEX turns_at ON webhook_channel.turns (at);
 `,
   },
+  {
+    version: 8,
+    description: "idempotency.fingerprint: each key's request body, to refuse a key reused for another",
+    // A key reused for another body is refused (422) rather than answered with the first
+    // message. A replica of an older version writes keys without one, which answer any body,
+    // as they did: it runs beside this layout.
+    sql: `
+ALTER TABLE webhook_channel.idempotency ADD COLUMN fingerprint text;
+`,
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

@@ -86,6 +86,15 @@ CREATE INDEX IF NOT EXISTS turns_conversation ON turns (conversation, seq);
       db.exec("CREATE INDEX IF NOT EXISTS turns_at ON turns (at)");
     },
   },
+  {
+    version: 5,
+    // A key reused for another body is refused (422) rather than answered with the first
+    // message. Keys stored before have no fingerprint and answer any body, as they did.
+    description: "idempotency.fingerprint: each key's request body, to refuse a key reused for another",
+    up: (db) => {
+      db.exec("ALTER TABLE idempotency ADD COLUMN fingerprint TEXT");
+    },
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

@@ -1,5 +1,6 @@
-import type { IdempotencyStore } from "../../../core/idempotency/idempotency-store.js";
+import { IDEMPOTENCY_TTL_MS, type IdempotencyStore } from "../../../core/idempotency/idempotency-store.js";
 import { createMemoryIdempotencyStore } from "../../../core/idempotency/memory-idempotency-store.js";
+import type { QueuedMessage } from "../../../core/message/inbound-message.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /**
@@ -11,14 +12,17 @@ import type { StateDb } from "./sqlite-state.js";
 export function createSqliteIdempotencyStore(db: StateDb): IdempotencyStore {
   const pending = createMemoryIdempotencyStore();
   const select = db.prepare(
-    "SELECT message_id, conversation_id FROM idempotency WHERE channel = ? AND key = ? AND expires_at > ?",
+    "SELECT message_id, conversation_id, fingerprint FROM idempotency WHERE channel = ? AND key = ? AND expires_at > ?",
   );
   return {
     reserve(channel, key, record, now) {
-      const row = select.get(channel, key, now) as { message_id: string; conversation_id: string } | undefined;
+      const row = select.get(channel, key, now) as
+        | { message_id: string; conversation_id: string; fingerprint: string | null }
+        | undefined;
       if (row !== undefined) {
+        const record = { messageId: row.message_id, conversationId: row.conversation_id };
         return Promise.resolve({
-          record: { messageId: row.message_id, conversationId: row.conversation_id },
+          record: row.fingerprint === null ? record : { ...record, fingerprint: row.fingerprint },
           committed: true,
         });
       }
@@ -33,4 +37,18 @@ export function createSqliteIdempotencyStore(db: StateDb): IdempotencyStore {
 /** Drops idempotency keys past their 24 h. */
 export function pruneIdempotencyKeys(db: StateDb, now: number): number {
   return db.prepare("DELETE FROM idempotency WHERE expires_at <= ?").run(now).changes;
+}
+
+/** An `idempotency` row: channel, key, message id, conversation id, expiry, fingerprint. */
+export type IdempotencyRow = [string, string, string, string, number, string | null];
+
+/**
+ * The row that commits an accepted message's `Idempotency-Key` in the message's transaction,
+ * for 24 h from receipt; undefined for a message without a key.
+ */
+export function idempotencyRow(queued: QueuedMessage): IdempotencyRow | undefined {
+  const { channel, idempotencyKey, id, receivedAt, message, idempotencyFingerprint } = queued;
+  if (idempotencyKey === undefined) return undefined;
+  const expiresAt = receivedAt + IDEMPOTENCY_TTL_MS;
+  return [channel, idempotencyKey, id, message.conversationId, expiresAt, idempotencyFingerprint ?? null];
 }

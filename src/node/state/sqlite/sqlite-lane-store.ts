@@ -1,13 +1,13 @@
 import { stateUnavailableError } from "../../../core/app/refusals.js";
 import type { ConversationStore } from "../../../core/conversation/conversation-store.js";
 import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
-import { IDEMPOTENCY_TTL_MS } from "../../../core/idempotency/idempotency-store.js";
 import type { Job } from "../../../core/lifecycle/job.js";
 import { isLaneFenced, type LaneStore, type LaneTicket, laneFencedError } from "../../../core/lifecycle/lane-store.js";
 import type { Logger } from "../../../core/log/logger.js";
 import { LruMap } from "../../../core/lru-map.js";
 import type { SqliteEpoch } from "./sqlite-epoch.js";
 import type { GroupBatch, GroupCommit, GroupPart } from "./sqlite-group-commit.js";
+import { type IdempotencyRow, idempotencyRow } from "./sqlite-idempotency-store.js";
 import { createRowBatch } from "./sqlite-row-batch.js";
 import { createSequenceRecord } from "./sqlite-sequence-record.js";
 import type { StateDb } from "./sqlite-state.js";
@@ -68,9 +68,9 @@ export function createSqliteLaneStore(
   );
   const insertKeys = createRowBatch(
     db,
-    5,
+    6,
     (values) =>
-      `INSERT OR REPLACE INTO idempotency (channel, key, message_id, conversation_id, expires_at) VALUES ${values}`,
+      `INSERT OR REPLACE INTO idempotency (channel, key, message_id, conversation_id, expires_at, fingerprint) VALUES ${values}`,
   );
   const updateJobs = createRowBatch(
     db,
@@ -145,14 +145,12 @@ export function createSqliteLaneStore(
     return {
       write() {
         const jobs: [string, string][] = [];
-        const keys: [string, string, string, string, number][] = [];
+        const keys: IdempotencyRow[] = [];
         for (const { job } of adds.values()) {
           const { message } = job;
           jobs.push([message.id, JSON.stringify(job)]);
-          if (message.idempotencyKey !== undefined) {
-            const expiresAt = message.receivedAt + IDEMPOTENCY_TTL_MS;
-            keys.push([message.channel, message.idempotencyKey, message.id, message.message.conversationId, expiresAt]);
-          }
+          const key = idempotencyRow(message);
+          if (key !== undefined) keys.push(key);
         }
         if (jobs.length > 0) insertJobs(jobs);
         if (keys.length > 0) insertKeys(keys);
