@@ -28,6 +28,21 @@ export const MEDIA_TYPE_AND_SIZE_CASES: readonly InboundCase[] = [
     expect: { status: 415, code: "unsupported_media_type" },
   },
   {
+    name: "415 for a body sent with Content-Encoding: gzip",
+    request: post("/webhook", '{"sender_id":"u1","text":"hi"}', { "content-encoding": "gzip" }),
+    expect: { status: 415, code: "unsupported_media_type", headers: { "content-type": "application/problem+json" } },
+  },
+  {
+    name: "415 for a body sent with Content-Encoding: identity, br",
+    request: post("/webhook", '{"sender_id":"u1","text":"hi"}', { "content-encoding": "identity, br" }),
+    expect: { status: 415, code: "unsupported_media_type" },
+  },
+  {
+    name: "200 for a body sent with Content-Encoding: Identity",
+    request: post("/webhook", '{"sender_id":"u1","text":"hi"}', { "content-encoding": "Identity" }),
+    expect: { status: 200 },
+  },
+  {
     name: "415 for application/json; charset=latin1",
     request: post("/webhook", '{"sender_id":"u1","text":"hi"}', { "content-type": "application/json; charset=latin1" }),
     expect: { status: 415, code: "unsupported_media_type" },

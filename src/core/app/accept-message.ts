@@ -4,7 +4,13 @@ import type { Clock, IdGenerator } from "../clock.js";
 import type { ChannelConfig } from "../config/config-schema.js";
 import { resolveMapping } from "../config/message-fields.js";
 import { channelName } from "../config/validate-config.js";
-import { bearerMatches, checkJsonContentType, parseJsonObject, unauthorizedError } from "../http/request-checks.js";
+import {
+  bearerMatches,
+  checkContentEncoding,
+  checkJsonContentType,
+  parseJsonObject,
+  unauthorizedError,
+} from "../http/request-checks.js";
 import { type RequestHead, readRequestHead } from "../http/request-head.js";
 import { newTraceContext, parseTraceContext } from "../http/trace-context.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
@@ -216,6 +222,7 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
       );
     }
     checkJsonContentType(head.contentType);
+    checkContentEncoding(head.contentEncoding);
     return undefined;
   };
 

@@ -54,13 +54,13 @@ export async function readLimitedBody(request: Request, limit: number = MAX_BODY
   checkDeclaredLength(declared, limit);
   const collector = new BodyCollector(limit);
   if (declared !== null) {
-    collector.add(new Uint8Array(await request.arrayBuffer()));
+    collector.add(new Uint8Array(await request.arrayBuffer().catch(cutShort)));
     return collector.bytes();
   }
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch(cutShort);
     if (done) return collector.bytes();
     try {
       collector.add(value);
@@ -69,4 +69,16 @@ export async function readLimitedBody(request: Request, limit: number = MAX_BODY
       throw error;
     }
   }
+}
+
+/**
+ * The 400 of a body that stopped arriving (the client went away, or the server's time limit cut
+ * it): nothing was accepted, and it is the client's doing, not an internal error.
+ */
+export function bodyCutShortError(): ChannelError {
+  return new ChannelError("invalid_json", "The request body was cut short.", { status: 400 });
+}
+
+function cutShort(): never {
+  throw bodyCutShortError();
 }

@@ -73,6 +73,25 @@ export function checkJsonContentType(contentType: string | null): void {
   throw UNSUPPORTED_MEDIA_TYPE;
 }
 
+const ENCODED = new ChannelError(
+  "unsupported_media_type",
+  "The body must be sent without a Content-Encoding (gzip, br and the other codings are not read).",
+  { status: 415 },
+);
+
+/**
+ * Check 2, continued: no content coding. The body is read as it arrives; a compressed one would
+ * fail as JSON with a misleading reason, and one labelled compressed but sent plain would be
+ * read where its sender meant something else. RFC 9110 answers a coding not accepted with 415.
+ */
+export function checkContentEncoding(contentEncoding: string | null): void {
+  if (contentEncoding === null) return;
+  for (const coding of contentEncoding.split(",")) {
+    const name = coding.trim().toLowerCase();
+    if (name !== "" && name !== "identity") throw ENCODED;
+  }
+}
+
 /**
  * One `; name=value` parameter of a media type (RFC 9110), its value a token or a quoted string,
  * so that a `;` or `charset=` inside quotes belongs to the value; a parameter without a value is

@@ -2,6 +2,8 @@
 export interface RequestHead {
   readonly authorization: string | null;
   readonly contentType: string | null;
+  /** `Content-Encoding`: the body is read as sent, so any coding but `identity` is refused. */
+  readonly contentEncoding: string | null;
   readonly idempotencyKey: string | null;
   /** The W3C `traceparent` and `tracestate` headers, read leniently by the accept flow. */
   readonly traceparent: string | null;
@@ -19,6 +21,7 @@ export function readRequestHead(header: (name: string) => string | null, clientA
   return {
     authorization: header("authorization"),
     contentType: header("content-type"),
+    contentEncoding: header("content-encoding"),
     idempotencyKey: header("idempotency-key"),
     traceparent: header("traceparent"),
     tracestate: header("tracestate"),

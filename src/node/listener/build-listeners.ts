@@ -66,7 +66,11 @@ export function buildListeners(
     const inbound = telemetry === undefined ? build(byPath) : tracedInbound(byPath, names, build, telemetry);
     // Node checks the headers and request timeouts only every connectionsCheckingInterval,
     // which can be set only here; its 30 s default let drippers stay 30 s past the limits.
-    const server = createServer({ connectionsCheckingInterval: limits.checkIntervalMs }, inbound.onRequest);
+    // Without Host, Node would answer 400 itself with an empty body: the listener refuses it as a problem.
+    const server = createServer(
+      { connectionsCheckingInterval: limits.checkIntervalMs, requireHostHeader: false },
+      inbound.onRequest,
+    );
     // `Expect: 100-continue` is answered by the fast path, after the checks that need no body.
     server.on("checkContinue", inbound.onCheckContinue);
     // What Node refuses itself is answered as a problem too, as every other refusal.

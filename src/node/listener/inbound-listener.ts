@@ -6,7 +6,9 @@ import { problemFor } from "../../core/http/problem-for.js";
 import { renderProblem } from "../../core/http/problem-response.js";
 import type { RequestHead } from "../../core/http/request-head.js";
 import type { Logger } from "../../core/log/logger.js";
-import { answerProblem } from "./protocol-refusals.js";
+import { channelPathOf } from "./channel-path.js";
+import { headerOf } from "./header-of.js";
+import { answerProblem, lacksHost, missingHostError } from "./protocol-refusals.js";
 import { readNodeBody } from "./read-node-body.js";
 
 /** The two events of a `node:http` server that carry a request, and their listeners. */
@@ -101,20 +103,21 @@ export function createInboundListener(
     // complete, so a request read while the answer before it is still to come stays taken: that
     // answer keeps the connection open.
     if (!request.socket.writable) return;
+    if (lacksHost(request)) {
+      answerProblem(response, missingHostError(), { connection: "close" });
+      return;
+    }
     const accept = request.method === "POST" ? channelOf(accepts, request.url ?? "/") : undefined;
     if (accept === undefined) {
       // The fallback's answers (health, 404, 405) need no body, so none is asked for; the
-      // connection closes after the answer, since the client may still send one. (A channel
-      // path the router only matches after normalizing, e.g. with dot segments, is read by
-      // the Hono route anyway; the client sends its body when its wait for 100 runs out.)
+      // connection closes after the answer, since the client may still send one.
       if (expectsContinue || isShuttingDown()) response.setHeader("connection", "close");
       // `OPTIONS *` (a request to the server as a whole) names no path the app could route.
       if (request.url === "*") answerProblem(response, notFoundError());
       else fallback(request, response);
       return;
     }
-    const { headers } = request;
-    const head = accept.readHead((name) => joined(headers[name]), request.socket.remoteAddress ?? null);
+    const head = accept.readHead((name) => headerOf(request, name), request.socket.remoteAddress ?? null);
     let checked: Promise<void> | undefined;
     try {
       checked = accept.checkHead(head);
@@ -137,14 +140,8 @@ export function createInboundListener(
   };
 }
 
-/** The accept flow of the channel whose path a request URL names (the query ignored). */
-function channelOf(accepts: ReadonlyMap<string, AcceptMessage>, url: string): AcceptMessage | undefined {
-  const query = url.indexOf("?");
-  return accepts.get(query === -1 ? url : url.slice(0, query));
-}
-
-/** A header as one string: repeated headers joined as HTTP says they may be, absent as null. */
-function joined(value: string | string[] | undefined): string | null {
-  if (value === undefined) return null;
-  return Array.isArray(value) ? value.join(", ") : value;
+/** The accept flow of the channel whose path a request target names ({@link channelPathOf}). */
+function channelOf(accepts: ReadonlyMap<string, AcceptMessage>, target: string): AcceptMessage | undefined {
+  const path = channelPathOf(target, (candidate) => accepts.has(candidate));
+  return path === undefined ? undefined : accepts.get(path);
 }

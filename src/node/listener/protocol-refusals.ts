@@ -27,6 +27,8 @@ const MALFORMED = new ChannelError(
 interface AnsweringSocket {
   readonly _httpMessage?: {
     readonly headersSent: boolean;
+    /** The request it answers (Node's `response.req`). */
+    readonly req?: { readonly complete: boolean };
     once(event: "finish", listener: () => void): unknown;
   } | null;
 }
@@ -46,6 +48,12 @@ const ANSWER_GRACE_MS = 5_000;
 export function answerClientError(error: Error & { readonly code?: string }, socket: Socket): void {
   const answering = (socket as Socket & AnsweringSocket)._httpMessage ?? undefined;
   const timedOut = error.code === "ERR_HTTP_REQUEST_TIMEOUT";
+  // The request under way lost the rest of its body (the client reset or closed the
+  // connection): its answer waits for nothing but that read to end, which the close ends now.
+  if (answering?.req?.complete === false && !timedOut) {
+    socket.destroy();
+    return;
+  }
   if (answering !== undefined && !timedOut) {
     const cut = setTimeout(() => socket.destroy(), ANSWER_GRACE_MS);
     cut.unref();
@@ -75,6 +83,22 @@ const EXPECTATION_FAILED = new ChannelError(
 /** The `checkExpectation` listener: an `Expect` other than `100-continue`, refused as a problem. */
 export function answerExpectation(_request: IncomingMessage, response: ServerResponse): void {
   answerProblem(response, EXPECTATION_FAILED, { connection: "close" });
+}
+
+const NO_HOST = new ChannelError("bad_request", "An HTTP/1.1 request must carry a Host header.", { status: 400 });
+
+/**
+ * An HTTP/1.1 request without `Host`, which RFC 9112 has a server refuse with 400. The servers
+ * are made with `requireHostHeader: false` so that it is refused here, as a problem, rather
+ * than by Node with an empty body.
+ */
+export function lacksHost(request: IncomingMessage): boolean {
+  return request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 1;
+}
+
+/** The 400 `bad_request` of a request {@link lacksHost}. */
+export function missingHostError(): ChannelError {
+  return NO_HOST;
 }
 
 /** A refusal that belongs to no channel (nothing counts it), answered as the app would. */

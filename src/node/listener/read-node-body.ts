@@ -1,6 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { ChannelError } from "../../core/channel-error.js";
-import { BodyCollector, checkDeclaredLength, MAX_BODY_BYTES } from "../../core/http/body-limit.js";
+import { BodyCollector, bodyCutShortError, checkDeclaredLength, MAX_BODY_BYTES } from "../../core/http/body-limit.js";
 
 /**
  * Reads a `node:http` request body of at most `limit` bytes with the core's rules
@@ -39,12 +38,8 @@ export function readNodeBody(
   // A client that goes away mid-body ends the read; nothing was accepted. So does one that the
   // server drops at requestTimeout, which Node reports as an "aborted" error first: that is a
   // client's doing, not an internal error worth an error line per slow client.
-  request.on("error", () => finish(cutShort()));
+  request.on("error", () => finish(bodyCutShortError()));
   request.on("close", () => {
-    if (!request.complete) finish(cutShort());
+    if (!request.complete) finish(bodyCutShortError());
   });
-}
-
-function cutShort(): ChannelError {
-  return new ChannelError("invalid_json", "The request body was cut short.", { status: 400 });
 }

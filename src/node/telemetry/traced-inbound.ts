@@ -3,6 +3,7 @@ import type { Accepted, AcceptMessage } from "../../core/app/accept-message.js";
 import { isChannelError } from "../../core/channel-error.js";
 import type { RequestHead } from "../../core/http/request-head.js";
 import { parseTraceContext } from "../../core/http/trace-context.js";
+import { channelPathOf } from "../listener/channel-path.js";
 import type { InboundListener } from "../listener/inbound-listener.js";
 import { type Telemetry, type TelemetrySpan, traceparentOf } from "./telemetry.js";
 
@@ -66,9 +67,9 @@ export function tracedInbound(
   const wrap =
     (listener: RequestListener): RequestListener =>
     (request, response) => {
-      const path = pathOf(request.url ?? "/");
-      const channel = request.method === "POST" ? channels.get(path) : undefined;
-      if (channel === undefined) {
+      const path = request.method === "POST" ? channelPathOf(request.url ?? "/", (at) => channels.has(at)) : undefined;
+      const channel = path === undefined ? undefined : channels.get(path);
+      if (path === undefined || channel === undefined) {
         listener(request, response);
         return;
       }
@@ -106,11 +107,6 @@ function serverSpan(
     span.end(status === undefined || status >= 500);
   });
   return span;
-}
-
-function pathOf(url: string): string {
-  const query = url.indexOf("?");
-  return query === -1 ? url : url.slice(0, query);
 }
 
 function single(value: string | string[] | undefined): string | null {
