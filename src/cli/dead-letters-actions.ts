@@ -1,5 +1,6 @@
 import type { AdminDeadLetters } from "../core/admin/dead-letter-admin.js";
 import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
+import { isChannelError } from "../core/channel-error.js";
 import type { CliIo } from "./cli-io.js";
 import { formatDeadLetterTable } from "./dead-letters-table.js";
 
@@ -71,15 +72,24 @@ export async function runDeadLettersAction(
       }
       const unknown: string[] = [];
       let replayed = 0;
+      let left = 0;
       for (const id of request.ids) {
-        if ((await port.replay({ ids: [id] })) === 0) unknown.push(id);
+        const count = await port.replay({ ids: [id] }).catch((error: unknown) => {
+          // A letter of a channel the configuration no longer has stays listed: name it, go on.
+          if (!isChannelError(error) || error.code !== "channel_not_configured") throw error;
+          io.err(`dead letter ${id}: ${error.message}\n`);
+          left += 1;
+          return undefined;
+        });
+        if (count === undefined) continue;
+        if (count === 0) unknown.push(id);
         else {
           replayed += 1;
           if (!request.json) io.out(`replayed ${id}\n`);
         }
       }
       if (request.json) io.out(`${JSON.stringify({ replayed })}\n`);
-      return missing(io, unknown);
+      return Math.max(missing(io, unknown), left > 0 ? 1 : 0);
     }
   }
 }

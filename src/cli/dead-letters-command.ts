@@ -1,9 +1,10 @@
 import { parseArgs } from "node:util";
 import { errorMessage } from "../core/channel-error.js";
 import { formatProblem } from "../core/config/config-problem.js";
+import { channelName } from "../core/config/validate-config.js";
 import { createAdminDeadLetters } from "../core/dead-letters/create-admin-dead-letters.js";
+import { type ConfiguredReplay, replayConfigured } from "../core/dead-letters/replay-configured.js";
 import { recordReplays } from "../core/dead-letters/replay-timeline.js";
-import type { TimelineSubject } from "../core/timeline/timeline-store.js";
 import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { createPostgresDeadLetterStore } from "../node/state/postgres/postgres-dead-letter-store.js";
@@ -105,7 +106,11 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
         ? openCliReplayTimeline(result.config, () => createPostgresTimelineStore(pool), io)
         : NO_REPLAY_TIMELINE;
     try {
-      const port = createAdminDeadLetters(createPostgresDeadLetterStore(pool), replays.timeline);
+      const port = createAdminDeadLetters(
+        createPostgresDeadLetterStore(pool),
+        replays.timeline,
+        result.config.channels.map(channelName),
+      );
       return await runDeadLettersAction(port, request, io);
     } catch (error) {
       io.err(`${postgresVariable}: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -154,22 +159,29 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
       },
       io,
     );
-    let moved: readonly TimelineSubject[];
+    let done: ConfiguredReplay;
     try {
-      moved = await createSqliteDeadLetterStore(db).replay(values.all ? {} : { ids });
-      recordReplays(replays.timeline, moved);
+      const filter = values.all ? {} : { ids };
+      done = await replayConfigured(createSqliteDeadLetterStore(db), filter, result.config.channels.map(channelName));
+      recordReplays(replays.timeline, done.replayed);
     } finally {
       await replays.close();
       timelineDb?.close();
     }
-    const replayed = moved.map((subject) => subject.id);
-    const missing = ids.filter((id) => !replayed.includes(id));
+    const replayed = done.replayed.map((subject) => subject.id);
+    const left = done.unconfigured.map((letter) => letter.id);
+    const missing = ids.filter((id) => !replayed.includes(id) && !left.includes(id));
     for (const id of replayed) io.out(`replayed ${id}\n`);
+    for (const { id, channel } of done.unconfigured) {
+      io.err(
+        `dead letter ${id} is of channel ${JSON.stringify(channel)}, which ${file} does not configure; it stays listed\n`,
+      );
+    }
     for (const id of missing) io.err(`no dead letter with id ${id}\n`);
     io.err(
       `${replayed.length} re-queued; a running service picks them up within a second as far as the queue has room, a stopped one at its next start\n`,
     );
-    return missing.length > 0 || replayed.length === 0 ? 1 : 0;
+    return missing.length > 0 || left.length > 0 || replayed.length === 0 ? 1 : 0;
   } finally {
     db.close();
   }

@@ -10,6 +10,7 @@ export type ErrorCode =
   | "shutting_down"
   | "request_in_progress"
   | "idempotency_key_reused"
+  | "channel_not_configured"
   | "too_many_requests"
   | "not_found"
   | "method_not_allowed"

@@ -156,6 +156,7 @@ function adminOf(config: Config, env: WorkerEnv, timeline: DeferredTimeline | un
       deadLetters: createDurableAdminDeadLetters(
         env.DEAD_LETTER_STORE,
         timeline === undefined ? undefined : { recorder: timeline, now: () => Date.now() },
+        config.channels.map(channelName),
       ),
       timeline: timeline === undefined ? undefined : createTimelineAdmin(timeline.store, systemClock),
       status: createWorkersStatus(env, config.channels.map(channelName)),

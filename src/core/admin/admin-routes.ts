@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import { shuttingDownError } from "../app/refusals.js";
 import { ChannelError } from "../channel-error.js";
 import { isConsoleAsset } from "../console/console-paths.js";
 import { mountConsoleRoutes } from "../console/console-routes.js";
@@ -36,10 +37,16 @@ const STATUS = "/admin/status";
  * Mounts `/admin/status`, `/admin/dead-letters` and its sub-routes on `app`, all behind the
  * admin Bearer secret (checked before anything else, so an unauthenticated caller learns
  * nothing, not even which paths exist), and the operator console, whose page and files alone
- * are served without it: they hold no data, and the page asks for the secret.
+ * are served without it: they hold no data, and the page asks for the secret. While the
+ * service stops (`isShuttingDown`), replays are refused with 503 `shutting_down`.
  */
-export function mountAdminRoutes(app: Hono, deps: AdminDeps): void {
+export function mountAdminRoutes(app: Hono, deps: AdminDeps, isShuttingDown: () => boolean = () => false): void {
   const { deadLetters } = deps;
+  // A replay during a stop would be put on a queue that no longer runs: in memory it would be
+  // lost with the process, unnamed. It is refused; the next start takes it.
+  const notStopping = (): void => {
+    if (isShuttingDown()) throw shuttingDownError();
+  };
   app.use("/admin/*", async (c, next) => {
     if (isConsoleAsset(c.req.method, c.req.path)) {
       await next();
@@ -82,12 +89,14 @@ export function mountAdminRoutes(app: Hono, deps: AdminDeps): void {
   app.all(LIST, () => methodNotAllowed("GET, HEAD"));
 
   app.post(BULK_REPLAY, async (c) => {
+    notStopping();
     const filter = parseReplayBody(await readLimitedBody(c.req.raw, MAX_REPLAY_BODY));
     return c.json({ replayed: await deadLetters.replay(filter) }, 202);
   });
   app.all(BULK_REPLAY, () => methodNotAllowed("POST"));
 
   app.post(ONE_REPLAY, async (c) => {
+    notStopping();
     const id = c.req.param("id");
     if ((await deadLetters.replay({ ids: [id] })) === 0) return problemResponse(unknownLetter(id));
     return c.json({ replayed: 1 }, 202);

@@ -95,7 +95,7 @@ export function createApp(deps: AppDeps, accepts: ReadonlyMap<string, AcceptMess
     app.all(METRICS_PATH, () => methodNotAllowed("GET, HEAD"));
   }
 
-  if (deps.admin !== undefined) mountAdminRoutes(app, deps.admin);
+  if (deps.admin !== undefined) mountAdminRoutes(app, deps.admin, isShuttingDown);
 
   for (const channel of deps.channels) {
     const accept = accepts.get(channelName(channel));

@@ -11,6 +11,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   shutting_down: "Shutting Down",
   request_in_progress: "Request In Progress",
   idempotency_key_reused: "Idempotency Key Reused",
+  channel_not_configured: "Channel Not Configured",
   too_many_requests: "Too Many Requests",
   not_found: "Not Found",
   method_not_allowed: "Method Not Allowed",

@@ -1,6 +1,7 @@
 import type { AdminDeps } from "../../core/admin/admin-routes.js";
 import type { Clock } from "../../core/clock.js";
 import type { Config } from "../../core/config/config-schema.js";
+import { channelName } from "../../core/config/validate-config.js";
 import { conversationKey } from "../../core/conversation/conversation-store.js";
 import { createAdminDeadLetters } from "../../core/dead-letters/create-admin-dead-letters.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
@@ -71,7 +72,11 @@ export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
     tally,
     deps: {
       secret: options.secret,
-      deadLetters: createAdminDeadLetters(store, { recorder: timeline.recorder, now: () => timeline.clock.now() }),
+      deadLetters: createAdminDeadLetters(
+        store,
+        { recorder: timeline.recorder, now: () => timeline.clock.now() },
+        options.config.channels.map(channelName),
+      ),
       timeline: timeline.recorder.on
         ? createTimelineAdmin(timeline.store, timeline.clock, ({ channel, conversationId, id }) => {
             // Queues are by channel; with replicas this one knows only the runs it makes itself.

@@ -34,13 +34,14 @@ export function createDurableDeadLetterStore(namespace: DurableObjectNamespace<D
 
 /**
  * The admin API's dead letters on Workers, over {@link createDurableDeadLetterStore}; with a
- * timeline, each replay is recorded in its message's.
+ * timeline, each replay is recorded in its message's. Replays take letters of `channels` only.
  */
 export function createDurableAdminDeadLetters(
   namespace: DurableObjectNamespace<DeadLetterObject>,
-  timeline?: ReplayTimeline,
+  timeline: ReplayTimeline | undefined,
+  channels: readonly string[],
 ): AdminDeadLetters {
-  return createAdminDeadLetters(createDurableDeadLetterStore(namespace), timeline);
+  return createAdminDeadLetters(createDurableDeadLetterStore(namespace), timeline, channels);
 }
 
 /** Counts the listed dead letters, for `/readyz`: one call to one object. */

@@ -18,6 +18,7 @@ const CODES: Readonly<Record<ErrorCode, true>> = {
   shutting_down: true,
   request_in_progress: true,
   idempotency_key_reused: true,
+  channel_not_configured: true,
   too_many_requests: true,
   not_found: true,
   method_not_allowed: true,

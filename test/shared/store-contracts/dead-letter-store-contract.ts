@@ -76,6 +76,27 @@ export function deadLetterStoreContract(
       expect(after.letters.map((stored) => stored.id)).toEqual([tieB, late].map(idOf));
     });
 
+    it("replays through the admin only letters of configured channels: the others stay listed, and naming only them is a 409", async () => {
+      const { store } = await make();
+      const [kept, gone] = [freshChannel(), freshChannel()];
+      const base = pastBase();
+      const [first, second, orphan] = [deadLetter(kept, base), deadLetter(kept, base + 1), deadLetter(gone, base)];
+      for (const letter of [first, orphan]) await store.keep(letter, MANY);
+      const admin = createAdminDeadLetters(store, undefined, [kept]);
+
+      await expect(admin.replay({ ids: [idOf(orphan)] })).rejects.toMatchObject({
+        code: "channel_not_configured",
+        status: 409,
+      });
+      await expect(admin.replay({ channel: gone })).rejects.toMatchObject({ code: "channel_not_configured" });
+      expect(await admin.replay({ ids: [idOf(first), idOf(orphan)] })).toBe(1);
+      await store.keep(second, MANY);
+      expect(await admin.replay({})).toBe(1);
+      expect(await store.one(idOf(first))).toBeUndefined();
+      expect(await store.one(idOf(second))).toBeUndefined();
+      expect((await store.one(idOf(orphan)))?.channel).toBe(gone);
+    });
+
     it("gives a kept letter back whole, and nothing for an unknown id", async () => {
       const { store } = await make();
       const channel = freshChannel();
