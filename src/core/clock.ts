@@ -33,9 +33,17 @@ codes[23] = DASH;
 
 const hexCode = (nibble: number): number => HEX_CODES[nibble & 0x0f] ?? 0x30;
 
+/** The millisecond of the last id, and the counter of ids made in it (RFC 9562's rand_a). */
+let lastMs = 0;
+let counter = 0;
+/** The counter's largest value: 12 bits. Past it the next ids borrow the next millisecond. */
+const COUNTER_MAX = 0xfff;
+
 /**
- * UUIDv7 (RFC 9562): the time in ms, then random bits. Ids made later sort later (to the ms),
- * so the indexes that hold message ids grow at their end instead of everywhere at once, which
+ * UUIDv7 (RFC 9562): the time in ms, then a counter within the ms (the RFC's method 1, in
+ * rand_a, started at a random value in its lower half), then random bits. Ids one process
+ * makes sort in the order it made them, even within one millisecond (the timeline lists a
+ * conversation's messages in that order, which is the order they run in), so the indexes that hold message ids grow at their end instead of everywhere at once, which
  * is what an insert into a large B-tree costs; they stay opaque, unguessable UUIDs to clients.
  * The random bits come from a pool filled from the CSPRNG, as `crypto.randomUUID` does. The
  * id is written digit by digit into one flat string: an id is held as long as its message, its
@@ -46,7 +54,18 @@ export const timeOrderedId: IdGenerator = () => {
     pool = crypto.getRandomValues(new Uint8Array(POOL_BYTES));
     poolAt = 0;
   }
-  const ms = Date.now();
+  const byte = (index: number): number => pool[poolAt + index] ?? 0;
+  let ms = Date.now();
+  // The same ms (or a clock stepped back): the next count of the last one's.
+  if (ms <= lastMs) {
+    ms = lastMs;
+    counter += 1;
+    if (counter > COUNTER_MAX) {
+      ms += 1;
+      counter = ((byte(0) << 3) | (byte(1) >> 5)) & 0x7ff;
+    }
+  } else counter = ((byte(0) << 3) | (byte(1) >> 5)) & 0x7ff;
+  lastMs = ms;
   // 48 bits of ms, in two halves that bit operations can take.
   let high = Math.floor(ms / 0x1000000);
   let low = ms % 0x1000000;
@@ -58,13 +77,12 @@ export const timeOrderedId: IdGenerator = () => {
     codes[TIME_AT[digit] ?? 0] = hexCode(high);
     high >>>= 4;
   }
-  const byte = (index: number): number => pool[poolAt + index] ?? 0;
-  // rand_a: 12 bits after the version digit.
-  codes[15] = hexCode(byte(0));
-  codes[16] = hexCode(byte(1) >> 4);
-  codes[17] = hexCode(byte(1));
+  // rand_a: the counter's 12 bits after the version digit.
+  codes[15] = hexCode(counter >> 8);
+  codes[16] = hexCode(counter >> 4);
+  codes[17] = hexCode(counter);
   // The RFC 9562 variant (binary 10) and 2 random bits, then 60 more random bits.
-  codes[19] = hexCode(0x8 | (byte(0) >> 6));
+  codes[19] = hexCode(0x8 | (byte(1) & 0x3));
   codes[20] = hexCode(byte(2) >> 4);
   codes[21] = hexCode(byte(2));
   codes[22] = hexCode(byte(3) >> 4);

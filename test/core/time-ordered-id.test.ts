@@ -10,6 +10,11 @@ describe("message ids (UUIDv7)", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it("sort in the order they were made, many within one millisecond and past the counter's 4,096", () => {
+    const ids = Array.from({ length: 10_000 }, () => timeOrderedId());
+    expect([...ids].sort()).toEqual(ids);
+  });
+
   it("carry the time they were made in their first 48 bits, so later ids sort after earlier ones", async () => {
     const before = Date.now();
     const first = timeOrderedId();

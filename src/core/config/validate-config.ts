@@ -187,14 +187,25 @@ function mappingProblems(channel: ChannelConfig, index: number): ConfigProblem[]
 
 function warningsFor(config: Config): ConfigProblem[] {
   return config.channels.flatMap((channel, index) => {
+    const warnings: ConfigProblem[] = [];
     const parsed = parseBind(channel.webhook.bind);
-    if (parsed === undefined || isLoopbackHost(parsed.host)) return [];
-    return [
-      {
+    if (parsed !== undefined && !isLoopbackHost(parsed.host)) {
+      warnings.push({
         path: `channels[${index}].webhook.bind`,
         message: `${channel.webhook.bind} is not loopback: the Bearer secret would cross the network in cleartext`,
         fix: "bind to 127.0.0.1 and put a TLS-terminating proxy in front",
-      },
-    ];
+      });
+    }
+    const { max_attempts: attempts, circuit_failures: failures } = channel.webhook.delivery;
+    // The circuit opens after `failures` unanswered POSTs in a row: a message that spends its
+    // attempts first is dead-lettered for the receiver's outage.
+    if (failures > 0 && attempts < failures) {
+      warnings.push({
+        path: `channels[${index}].webhook.delivery.max_attempts`,
+        message: `${attempts} is below circuit_failures (${failures}): a receiver outage can dead-letter a message before the receiver circuit opens and holds the replies`,
+        fix: `raise max_attempts to ${failures} or more, or lower circuit_failures`,
+      });
+    }
+    return warnings;
   });
 }

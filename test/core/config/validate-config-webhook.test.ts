@@ -103,4 +103,20 @@ describe("validateConfig", () => {
     const result = validateConfig(configDocument({ bind: "0.0.0.0:8090" }));
     expect(result.ok && result.warnings[0]?.message).toContain("cleartext");
   });
+
+  it("warns, naming the key and the fix, when a receiver outage could dead-letter before the circuit opens", () => {
+    const result = validateConfig(configDocument({ delivery: { max_attempts: 4 } }));
+    expect(result.ok && result.warnings).toEqual([
+      {
+        path: "channels[0].webhook.delivery.max_attempts",
+        message:
+          "4 is below circuit_failures (5): a receiver outage can dead-letter a message before the receiver circuit opens and holds the replies",
+        fix: "raise max_attempts to 5 or more, or lower circuit_failures",
+      },
+    ]);
+    for (const delivery of [{ max_attempts: 5 }, { max_attempts: 2, circuit_failures: 0 }]) {
+      const fine = validateConfig(configDocument({ delivery }));
+      expect(fine.ok && fine.warnings).toEqual([]);
+    }
+  });
 });
