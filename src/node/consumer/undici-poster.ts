@@ -77,11 +77,18 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
           reject(postFailed(url, timeoutMs, timedOut ? undefined : describe(error), error));
         };
         const timer = setTimeout(() => {
-          const error = new Error(`no answer within ${timeoutMs} ms`);
-          fail(error, true);
-          // A request still waiting for a free connection is aborted when it gets one, and an
-          // answer whose body is still coming loses its connection (the answer stands).
-          controller?.abort(error);
+          // After this turn's I/O: a process that was stopped (SIGSTOP, a frozen VM) wakes with
+          // its timers due and the receiver's answer already waiting on the socket; timers run
+          // before sockets are read, and the answer, read first, is what counts (a false timeout
+          // would count towards the shared receiver circuit).
+          setImmediate(() => {
+            if (settled) return;
+            const error = new Error(`no answer within ${timeoutMs} ms`);
+            fail(error, true);
+            // A request still waiting for a free connection is aborted when it gets one, and an
+            // answer whose body is still coming loses its connection (the answer stands).
+            controller?.abort(error);
+          });
         }, timeoutMs);
         // dispatch() with a handler instead of request(): no response stream, no promise
         // chain and no AbortSignal per reply. The status is the answer, as fetch's is on

@@ -3,6 +3,7 @@ import { fromEventLines, toEventLines } from "../../../core/timeline/event-lines
 import { inTimeOrder, type TimelineStore } from "../../../core/timeline/timeline-store.js";
 import { summaryOf, TIMELINE_COLUMNS, type TimelineRow } from "../timeline-rows.js";
 import { documentsArray, documentsText } from "./group-sql.js";
+import { asStateError } from "./postgres-state-error.js";
 import { postgresTimelinePage } from "./postgres-timeline-page.js";
 import { pruneTimeline } from "./postgres-timeline-prune.js";
 
@@ -57,27 +58,37 @@ export function createPostgresTimelineStore(pool: pg.Pool): TimelineStore {
         ]);
       }
     },
+    // The reads answer the admin API: a database that cannot answer is its 503
+    // `state_unavailable`, as the dead letters' reads are, not an unexpected 500.
     async one(id) {
-      const { rows } = await pool.query<TimelineRow & { readonly events: string }>(
-        `SELECT ${COLUMNS}, events FROM webhook_channel.timeline WHERE message_id = $1`,
-        [id],
-      );
+      const { rows } = await pool
+        .query<TimelineRow & { readonly events: string }>(
+          `SELECT ${COLUMNS}, events FROM webhook_channel.timeline WHERE message_id = $1`,
+          [id],
+        )
+        .catch(unavailable);
       const row = rows[0];
       return row === undefined ? undefined : { ...summaryOf(row), events: inTimeOrder(fromEventLines(row.events)) };
     },
     async page(query) {
-      const { rows } = await pool.query<TimelineRow>(postgresTimelinePage(query));
+      const { rows } = await pool.query<TimelineRow>(postgresTimelinePage(query)).catch(unavailable);
       return rows.map(summaryOf);
     },
     async activity(since) {
-      const { rows } = await pool.query<{ minute: string; series: string; count: string }>(
-        "SELECT minute, series, count FROM webhook_channel.timeline_activity WHERE minute >= $1",
-        [since],
-      );
+      const { rows } = await pool
+        .query<{ minute: string; series: string; count: string }>(
+          "SELECT minute, series, count FROM webhook_channel.timeline_activity WHERE minute >= $1",
+          [since],
+        )
+        .catch(unavailable);
       return rows.map((row) => ({ minute: Number(row.minute), series: row.series, count: Number(row.count) }));
     },
     async prune(limits) {
       await pruneTimeline(pool, limits);
     },
   };
+}
+
+function unavailable(error: unknown): never {
+  throw asStateError(error);
 }
