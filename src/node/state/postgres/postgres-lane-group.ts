@@ -32,6 +32,8 @@ export interface LaneGroup {
   readonly deleted: readonly Fenced<string>[];
   /** Turns kept per conversation. */
   readonly maxTurns: number;
+  /** Epoch ms of the write: an `Idempotency-Key` expired before it may be taken by another message. */
+  readonly now: number;
 }
 
 /** The lanes a group writes under tickets, with the epochs of its tickets for each. */
@@ -93,9 +95,13 @@ const fenceOf =
 fence AS (SELECT conversation, epoch FROM lane_writes WHERE admitted)`;
   };
 
-/** Added jobs in acceptance order (`ORDINALITY`: `seq` is the lane's order); an id stored again keeps its place. */
+/**
+ * Added jobs in acceptance order (`ORDINALITY`: `seq` is the lane's order); an id stored again
+ * keeps its place. A job with an `Idempotency-Key` is stored only when {@link addKeys} took the
+ * key for it (`keys`, which comes first): one whose key another message holds is left out.
+ */
 const addJobs =
-  (jobs: readonly Job[], owner: string): Part =>
+  (jobs: readonly Job[], owner: string, keyed: boolean): Part =>
   (param) => {
     if (jobs.length === 0) return undefined;
     const rows = unnest(param, [
@@ -103,18 +109,28 @@ const addJobs =
       [jobs.map((job) => job.message.channel), "text[]"],
       [jobs.map((job) => laneOf(job)), "text[]"],
       [jobs.map((job) => JSON.stringify(job)), DOCUMENTS],
+      [jobs.map((job) => job.message.idempotencyKey !== undefined), "boolean[]"],
     ]);
+    const held = keyed ? "WHERE NOT a.keyed OR a.id IN (SELECT message_id FROM keys)\n  " : "";
     // stored_by: a replica that dies before it claims the job's conversation is found by it.
     return `added AS (INSERT INTO webhook_channel.jobs (id, channel, conversation, job, stored_by)
   SELECT id, channel, conversation, job, ${param(owner, "text")}
-  FROM ${rows} WITH ORDINALITY AS a(id, channel, conversation, job, n) ORDER BY n
+  FROM ${rows} WITH ORDINALITY AS a(id, channel, conversation, job, keyed, n)
+  ${held}ORDER BY n
   ON CONFLICT (id) DO UPDATE SET job = excluded.job
   RETURNING id, conversation, seq)`;
   };
 
-/** Their `Idempotency-Key`s, committed, for 24 h from receipt (the last add of a key wins). */
+/**
+ * Their `Idempotency-Key`s, committed, for 24 h from receipt (the last add of a key wins), each
+ * taken only where it is free, expired, or held for the same message: a statement that commits
+ * late (its request was already refused, its reservation released, and a retry took the key for
+ * another message) must not take the key over, nor store its message beside the retry's. The
+ * upsert waits for a concurrent claim of the key and judges the row it left; `keys` returns the
+ * messages whose key was taken.
+ */
 const addKeys =
-  (jobs: readonly Job[]): Part =>
+  (jobs: readonly Job[], now: number): Part =>
   (param) => {
     // One row per key: a multi-row upsert may not touch a row twice.
     const keyed = new Map<string, { message: Job["message"]; key: string }>();
@@ -132,12 +148,14 @@ const addKeys =
       [keys.map(({ message }) => message.receivedAt + IDEMPOTENCY_TTL_MS), "bigint[]"],
       [keys.map(({ message }) => message.idempotencyFingerprint ?? null), "text[]"],
     ]);
-    return `INSERT INTO webhook_channel.idempotency (channel, key, message_id, conversation_id, committed, expires_at, fingerprint)
+    return `keys AS (INSERT INTO webhook_channel.idempotency AS i (channel, key, message_id, conversation_id, committed, expires_at, fingerprint)
   SELECT channel, key, message_id, conversation_id, true, expires_at, fingerprint
   FROM ${rows} AS k(channel, key, message_id, conversation_id, expires_at, fingerprint)
   ON CONFLICT (channel, key) DO UPDATE SET message_id = excluded.message_id,
     conversation_id = excluded.conversation_id, committed = true, expires_at = excluded.expires_at,
-    fingerprint = excluded.fingerprint`;
+    fingerprint = coalesce(excluded.fingerprint, i.fingerprint)
+  WHERE i.message_id = excluded.message_id OR i.expires_at <= ${param(now, "bigint")}
+  RETURNING i.message_id)`;
   };
 
 /** The lanes (and epochs) a group's fence let through: every other fenced write was refused. */
@@ -176,17 +194,18 @@ export async function writeLaneGroup(pool: pg.Pool, group: LaneGroup): Promise<G
   const locks = laneLocks(new Set([...epochs.keys(), ...stored.map(laneOf)]))(param);
   const fence = locks === undefined ? undefined : fenceOf(group, epochs)(param);
   const fenced = epochs.size > 0;
-  const added = addJobs(stored, group.owner)(param);
-  const parts = [
-    // A message accepted and finished within one turn was still accepted: its key stays.
-    addKeys(group.added.map((entry) => entry.job)),
-    ...(fenced ? [updateJobs(group.updated), keepLetters(group.buried), deleteJobs(group.deleted)] : []),
-  ]
+  // A message accepted and finished within one turn was still accepted: its key stays.
+  const keys = addKeys(
+    group.added.map((entry) => entry.job),
+    group.now,
+  )(param);
+  const added = addJobs(stored, group.owner, keys !== undefined)(param);
+  const parts = [...(fenced ? [updateJobs(group.updated), keepLetters(group.buried), deleteJobs(group.deleted)] : [])]
     .map((part) => part(param))
     .filter((sql) => sql !== undefined)
     .map((sql, index) => `w${index} AS (${sql})`);
   const turns = fenced ? keepTurns(group.turns, group.maxTurns)(param) : undefined;
-  const ctes = [locks, fence, added, ...parts, turns, added === undefined ? undefined : ORDERED_ADDED];
+  const ctes = [locks, fence, keys, added, ...parts, turns, added === undefined ? undefined : ORDERED_ADDED];
   const queries = [
     fenced ? FENCE_QUERY : undefined,
     added === undefined ? undefined : positionsQuery(param(group.owner, "text")),

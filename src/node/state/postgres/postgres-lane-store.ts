@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { requestInProgressError } from "../../../core/app/refusals.js";
 import type { ConversationTurn } from "../../../core/conversation/conversation-store.js";
 import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
 import type { Job } from "../../../core/lifecycle/job.js";
@@ -118,6 +119,7 @@ export function createPostgresLaneStore(
       buried: [...taken.buried.values()].map(fencedOf),
       deleted: [...taken.deleted.values()].map(fencedOf),
       maxTurns,
+      now: Date.now(),
     };
     const fencedWrites = [
       ...taken.updated.values(),
@@ -129,7 +131,15 @@ export function createPostgresLaneStore(
     return writeLaneGroup(pool, group).then(
       ({ admitted, positions }) => {
         placed.keep(positions);
-        for (const waiter of addWaiters) waiter.resolve();
+        for (const [id, held] of taken.added) {
+          // A stored job with a key and no position was left out: another message holds its key.
+          const keyTaken =
+            held.job.message.idempotencyKey !== undefined && !taken.deleted.has(id) && !positions.has(id);
+          for (const waiter of held.waiters) {
+            if (keyTaken) waiter.reject(requestInProgressError());
+            else waiter.resolve();
+          }
+        }
         for (const held of fencedWrites) settle(held, admitted);
         for (const [key, highest] of taken.numbered) last.raised(key, highest);
       },
