@@ -1,5 +1,6 @@
 import type { AdminDeadLetters } from "../core/admin/dead-letter-admin.js";
 import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
+import { ChannelError } from "../core/channel-error.js";
 
 /** The environment variable the CLI reads the admin secret from when `--admin-token-env` is not given. */
 export const DEFAULT_ADMIN_TOKEN_ENV = "WEBHOOK_ADMIN_SECRET";
@@ -43,7 +44,12 @@ export function createAdminClient(baseUrl: string, secret: string): AdminDeadLet
     async replay(filter) {
       // One id at a time for --id, so that the CLI can name each unknown one.
       if (filter.ids !== undefined && filter.ids.length === 1 && filter.ids[0] !== undefined) {
-        const response = await expect(await call("POST", `${one(filter.ids[0])}/replay`), 202, 404);
+        const response = await expect(await call("POST", `${one(filter.ids[0])}/replay`), 202, 404, 409);
+        // A letter of a channel the service no longer has: the same refusal as offline, for the
+        // caller to name the letter and go on with the next.
+        if (response.status === 409) {
+          throw new ChannelError("channel_not_configured", await problemDetail(response), { status: 409 });
+        }
         return response.status === 404 ? 0 : 1;
       }
       const response = await expect(await call("POST", "/replay", filter), 202);

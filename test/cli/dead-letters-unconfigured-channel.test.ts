@@ -1,14 +1,21 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { DeadLetter } from "../../src/core/dead-letters/dead-letter.js";
 import { openStateDb } from "../../src/node/state/sqlite/sqlite-state.js";
 import { runCliCaptured } from "../support/run-cli-captured.js";
-import { writeTempConfig } from "../support/spawn-node.js";
+import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../support/spawn-node.js";
 import { buryIn, openSqliteLanes } from "../support/sqlite-lanes.js";
 
 const DIED_AT = Date.UTC(2026, 0, 2, 3, 4, 5);
+const ADMIN = "admin-secret-for-the-cli-0123456789";
+let spawned: Spawned | undefined;
+
+afterEach(() => {
+  spawned?.child.kill("SIGKILL");
+  spawned = undefined;
+});
 
 /** A letter of `channel` whose brain call died. */
 const letterOf = (id: string, channel: string): DeadLetter => ({
@@ -23,7 +30,7 @@ const letterOf = (id: string, channel: string): DeadLetter => ({
 });
 
 /** A state_dir holding a letter of "webhook" and one of "removed", and a configuration with "webhook" only. */
-async function stateWithRemovedChannel(): Promise<string> {
+async function stateWithRemovedChannel(extra: Record<string, unknown> = {}): Promise<string> {
   const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-state-"));
   const db = openStateDb(stateDir);
   const store = openSqliteLanes(db);
@@ -34,6 +41,7 @@ async function stateWithRemovedChannel(): Promise<string> {
     state_dir: stateDir,
     channels: [{ type: "webhook", token_env: "WEBHOOK_SECRET", webhook: { outbound_url: "http://127.0.0.1:9/x" } }],
     routes: [{ channel: "webhook", brain: "echo" }],
+    ...extra,
   });
 }
 
@@ -61,5 +69,21 @@ describe("dead-letters replay of a channel the configuration no longer has", () 
     expect(replay.out).toBe("replayed kept-1\n");
     expect(replay.code).toBe(0);
     expect(await listed(config)).toContain("orphan-1");
+  });
+
+  it("--url: names the letter the running service refused (409) and goes on with the next id", async () => {
+    const config = await stateWithRemovedChannel({ admin: { token_env: "ADMIN_SECRET" } });
+    spawned = spawnNode("dist/node.js", ["--config", config], {
+      WEBHOOK_SECRET: "a-webhook-secret-0123456789",
+      ADMIN_SECRET: ADMIN,
+    });
+    const url = new URL(await listeningUrl(spawned)).origin;
+    const replay = await runCliCaptured(
+      ["dead-letters", "replay", "--url", url, "--id", "orphan-1", "--id", "kept-1"],
+      { WEBHOOK_ADMIN_SECRET: ADMIN },
+    );
+    expect(replay.out).toBe("replayed kept-1\n");
+    expect(replay.err).toContain('dead letter orphan-1: No channel "removed" is configured');
+    expect(replay.code).toBe(1);
   });
 });

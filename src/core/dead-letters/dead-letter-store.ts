@@ -35,10 +35,14 @@ export interface StoredDeadLetterPage {
   readonly more: boolean;
 }
 
-/** Which letters a replay takes: all (of `channel`, when given), or only those in `ids`. */
+/**
+ * Which letters a replay takes: all (of `channel`, when given), or only those in `ids`; with
+ * `channels`, only letters of one of those channels among them.
+ */
 export interface ReplayFilter {
   readonly channel?: string;
   readonly ids?: readonly string[];
+  readonly channels?: readonly string[];
 }
 
 /**

@@ -73,7 +73,11 @@ export function createMemoryDeadLetterStore(restore: RestoreJob): ImmediateDeadL
     remove: (id) => take(id) !== undefined,
     replay(filter) {
       const ids = filter.ids === undefined ? undefined : new Set(filter.ids);
-      const chosen = listed(filter.channel ?? null).filter((stored) => ids === undefined || ids.has(stored.id));
+      const channels = filter.channels === undefined ? undefined : new Set(filter.channels);
+      const chosen = listed(filter.channel ?? null).filter(
+        (stored) =>
+          (ids === undefined || ids.has(stored.id)) && (channels === undefined || channels.has(stored.channel)),
+      );
       const replayed: ReplayedLetter[] = [];
       for (const stored of chosen) {
         // Off the list before the queue sees the job, so that the job dying again can only

@@ -1,4 +1,4 @@
-import { ChannelError, isChannelError } from "../channel-error.js";
+import { ChannelError } from "../channel-error.js";
 import type { DeadLetterStore, ReplayedLetter, ReplayFilter } from "./dead-letter-store.js";
 
 /** A listed letter a replay left where it is, since no configured channel would run it. */
@@ -15,14 +15,12 @@ export interface ConfiguredReplay {
 }
 
 /**
- * Replays the letters `filter` names, but only those of a channel in `channels`: a letter of a
- * channel the configuration no longer has would leave the list and wait for a queue that does
- * not exist, out of sight of every command that could show, replay or delete it. It stays
- * listed instead. `channels` undefined: every letter, as the store replays them.
- *
- * A replay of everything is made channel by channel; a channel whose queue is full (503
- * `buffer_full`) keeps its letters and the others go on, and the refusal is thrown only when
- * no letter at all was replayed, as a store's own replay of everything does.
+ * Replays the letters `filter` names, but only those of a channel in `channels` (the store
+ * filters them, in its one replay): a letter of a channel the configuration no longer has would
+ * leave the list and wait for a queue that does not exist, out of sight of every command that
+ * could show, replay or delete it. It stays listed instead. The ids the replay did not take are
+ * looked up, to tell a letter left listed from an id that names none. `channels` undefined:
+ * every letter, as the store replays them.
  */
 export async function replayConfigured(
   store: Pick<DeadLetterStore, "one" | "replay">,
@@ -32,30 +30,17 @@ export async function replayConfigured(
   if (channels === undefined) return { replayed: await store.replay(filter), unconfigured: [] };
   const known = new Set(channels);
   if (filter.channel !== undefined && !known.has(filter.channel)) throw channelNotConfiguredError([filter.channel]);
+  const replayed = await store.replay({ ...filter, channels });
+  const unconfigured: UnconfiguredLetter[] = [];
   if (filter.ids !== undefined) {
-    const unconfigured: UnconfiguredLetter[] = [];
-    const kept: string[] = [];
+    const taken = new Set(replayed.map((letter) => letter.id));
     for (const id of filter.ids) {
+      if (taken.has(id)) continue;
       const letter = await store.one(id);
       if (letter !== undefined && !known.has(letter.channel)) unconfigured.push({ id, channel: letter.channel });
-      else kept.push(id);
-    }
-    const replayed = kept.length === 0 ? [] : await store.replay({ ...filter, ids: kept });
-    return { replayed, unconfigured };
-  }
-  if (filter.channel !== undefined) return { replayed: await store.replay(filter), unconfigured: [] };
-  const replayed: ReplayedLetter[] = [];
-  let full: ChannelError | undefined;
-  for (const channel of known) {
-    try {
-      replayed.push(...(await store.replay({ channel })));
-    } catch (error) {
-      if (!isChannelError(error) || error.code !== "buffer_full") throw error;
-      full = error;
     }
   }
-  if (replayed.length === 0 && full !== undefined) throw full;
-  return { replayed, unconfigured: [] };
+  return { replayed, unconfigured };
 }
 
 /**

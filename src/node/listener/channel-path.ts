@@ -20,6 +20,10 @@ export function channelPathOf(target: string, isChannel: (path: string) => boole
 function routedPath(target: string): string | undefined {
   const absolute = target.startsWith("http://") || target.startsWith("https://");
   if (!absolute && !target.startsWith("/")) return undefined;
+  // The URL parser reads a backslash as `/`; @hono/node-server refuses a path with one (400),
+  // and so does the fallback here.
+  const query = target.indexOf("?");
+  if ((query === -1 ? target : target.slice(0, query)).includes("\\")) return undefined;
   try {
     return getPath(new Request(new URL(absolute ? target : `http://localhost${target}`)));
   } catch {

@@ -161,12 +161,14 @@ export class DeadLetterTable {
       `UPDATE dead_letters SET replay_at = ?1, marked_at = ?1, tries = 0 WHERE replay_at IS NULL
          AND (?2 IS NULL OR channel = ?2)
          AND (?3 IS NULL OR id IN (SELECT value FROM json_each(?3)))
+         AND (?4 IS NULL OR channel IN (SELECT value FROM json_each(?4)))
        RETURNING id, channel,
          CASE WHEN pieces <= 1 THEN json_extract(letter, '$.job.message.message.conversationId') END AS conversation_id,
          CASE WHEN pieces <= 1 THEN json_extract(letter, '$.job.message.receivedAt') END AS received_at`,
       now,
       filter.channel ?? null,
       filter.ids === undefined ? null : JSON.stringify(filter.ids),
+      filter.channels === undefined ? null : JSON.stringify(filter.channels),
     );
     if (marked.length > 0) this.listed = undefined;
     return marked.map((row) => this.replayedLetter(row));

@@ -107,6 +107,12 @@ describe("the Node listener, whatever the request's spelling", () => {
     },
   );
 
+  it("refuses a target with a backslash, which the router refuses, rather than take it as the channel's", async () => {
+    const answer = await exchange(request("POST /a\\..\\webhook HTTP/1.1", message(), BODY));
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(harness?.replies).toEqual([]);
+  });
+
   it.each(["resets", "closes"])(
     "answers a body cut short on a normalized path as the client's doing, at once, with no error line, when the client %s",
     async (how) => {

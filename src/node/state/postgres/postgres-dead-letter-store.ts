@@ -2,7 +2,11 @@ import type pg from "pg";
 import type { StoredDeadLetter } from "../../../core/admin/dead-letter-item.js";
 import { conversationKey } from "../../../core/conversation/conversation-store.js";
 import { type DeadLetter, replayableJob } from "../../../core/dead-letters/dead-letter.js";
-import type { DeadLetterPageQuery, DeadLetterStore } from "../../../core/dead-letters/dead-letter-store.js";
+import type {
+  DeadLetterPageQuery,
+  DeadLetterStore,
+  ReplayFilter,
+} from "../../../core/dead-letters/dead-letter-store.js";
 import { subjectOf } from "../../../core/timeline/timeline-recorder.js";
 import { inTransaction } from "./postgres-pool.js";
 import { asStateError } from "./postgres-state-error.js";
@@ -88,14 +92,19 @@ export function createPostgresDeadLetterStore(pool: pg.Pool): DeadLetterStore {
       const result = await pool.query("DELETE FROM webhook_channel.dead_letters WHERE id = $1", [id]);
       return (result.rowCount ?? 0) > 0;
     }),
-    replay: guarded(async (filter: { readonly channel?: string; readonly ids?: readonly string[] }) =>
+    replay: guarded(async (filter: ReplayFilter) =>
       inTransaction(pool, async (client) => {
         // The delete takes the letters: a replica replaying the same letter at once finds none.
         const taken = await client.query<Row & { died_at: string }>(
           `DELETE FROM webhook_channel.dead_letters
            WHERE ($1::text IS NULL OR channel = $1) AND ($2::text[] IS NULL OR id = ANY($2))
+             AND ($3::text[] IS NULL OR channel = ANY($3))
            RETURNING id, channel, letter, died_at`,
-          [filter.channel ?? null, filter.ids === undefined ? null : [...filter.ids]],
+          [
+            filter.channel ?? null,
+            filter.ids === undefined ? null : [...filter.ids],
+            filter.channels === undefined ? null : [...filter.channels],
+          ],
         );
         if (taken.rows.length === 0) return [];
         // The list's order (died_at, then id bytewise), which becomes the order in the lanes.

@@ -58,7 +58,7 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
         record.conversationId,
         now + PENDING_LEASE_MS,
         now,
-        record.fingerprint ?? null,
+        storedFingerprint(record.messageId, record.fingerprint),
       ]);
       if ((claimed.rowCount ?? 0) > 0) return undefined;
       // Read in a snapshot of its own (READ COMMITTED), so a row committed by the request that
@@ -72,7 +72,8 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
       const row = live.rows[0];
       if (row !== undefined) {
         const found = { messageId: row.message_id, conversationId: row.conversation_id };
-        const record = row.fingerprint === null ? found : { ...found, fingerprint: row.fingerprint };
+        const fingerprint = fingerprintOf(row.message_id, row.fingerprint);
+        const record = fingerprint === undefined ? found : { ...found, fingerprint };
         return { record, committed: row.committed };
       }
     }
@@ -120,4 +121,19 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
 export async function pruneIdempotencyKeys(pool: pg.Pool, now: number): Promise<number> {
   const result = await pool.query("DELETE FROM webhook_channel.idempotency WHERE expires_at <= $1", [now]);
   return result.rowCount ?? 0;
+}
+
+/**
+ * The `fingerprint` column's value: the message it was taken for, then the request's
+ * fingerprint. A replica of a version before fingerprints moves a key to another message without
+ * writing this column: the value then names another message than the row's, and is ignored.
+ */
+export function storedFingerprint(messageId: string, fingerprint: string | undefined): string | null {
+  return fingerprint === undefined ? null : `${messageId} ${fingerprint}`;
+}
+
+/** The fingerprint a row's `fingerprint` holds for its `message_id`; undefined when it holds none for it. */
+function fingerprintOf(messageId: string, stored: string | null): string | undefined {
+  const prefix = `${messageId} `;
+  return stored?.startsWith(prefix) === true ? stored.slice(prefix.length) : undefined;
 }

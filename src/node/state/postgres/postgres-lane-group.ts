@@ -16,6 +16,7 @@ import {
 import { deleteJobs, type Fenced, keepLetters, keepTurns, updateJobs } from "./fenced-parts.js";
 import { DOCUMENTS, opaque, type Part, unnest } from "./group-sql.js";
 import { namedStatement } from "./named-statements.js";
+import { storedFingerprint } from "./postgres-idempotency-store.js";
 
 /** What one group writes; the store fills it from what it took. */
 export interface LaneGroup {
@@ -146,7 +147,7 @@ const addKeys =
       [keys.map(({ message }) => message.id), "text[]"],
       [keys.map(({ message }) => message.message.conversationId), "text[]"],
       [keys.map(({ message }) => message.receivedAt + IDEMPOTENCY_TTL_MS), "bigint[]"],
-      [keys.map(({ message }) => message.idempotencyFingerprint ?? null), "text[]"],
+      [keys.map(({ message }) => storedFingerprint(message.id, message.idempotencyFingerprint)), "text[]"],
     ]);
     return `keys AS (INSERT INTO webhook_channel.idempotency AS i (channel, key, message_id, conversation_id, committed, expires_at, fingerprint)
   SELECT channel, key, message_id, conversation_id, true, expires_at, fingerprint

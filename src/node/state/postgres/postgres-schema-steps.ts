@@ -217,10 +217,12 @@ CREATE INDEX turns_at ON webhook_channel.turns (at);
     version: 8,
     description: "idempotency.fingerprint: each key's request body, to refuse a key reused for another",
     // A key reused for another body is refused (422) rather than answered with the first
-    // message. A replica of an older version writes keys without one, which answer any body,
-    // as they did: it runs beside this layout.
+    // message. The value names its message (see `storedFingerprint`): a replica of an older
+    // version, which runs beside this layout, moves a key to another message without touching
+    // it, and the key then answers any body, as it did. IF NOT EXISTS: a database taken back
+    // to the build before (this version's row deleted, the column left) is brought up again.
     sql: `
-ALTER TABLE webhook_channel.idempotency ADD COLUMN fingerprint text;
+ALTER TABLE webhook_channel.idempotency ADD COLUMN IF NOT EXISTS fingerprint text;
 `,
   },
 ];

@@ -32,6 +32,7 @@ export function replayDeadLetters(db: StateDb, filter: ReplayFilter): DeadLetter
     `SELECT id, channel, letter FROM dead_letters
      WHERE (@channel IS NULL OR channel = @channel)
        AND (@ids IS NULL OR id IN (SELECT value FROM json_each(@ids)))
+       AND (@channels IS NULL OR channel IN (SELECT value FROM json_each(@channels)))
      ORDER BY died_at, id`,
   );
   const insert = db.prepare("INSERT OR REPLACE INTO jobs (id, job, state) VALUES (?, ?, 'replay')");
@@ -40,6 +41,7 @@ export function replayDeadLetters(db: StateDb, filter: ReplayFilter): DeadLetter
     const rows = chosen.all({
       channel: filter.channel ?? null,
       ids: filter.ids === undefined ? null : JSON.stringify(filter.ids),
+      channels: filter.channels === undefined ? null : JSON.stringify(filter.channels),
     }) as { id: string; channel: string; letter: string }[];
     return rows.map((row) => {
       const letter = JSON.parse(row.letter) as DeadLetter;
