@@ -52,7 +52,7 @@ export function channelNotConfiguredError(channels: readonly string[]): ChannelE
   const names = [...new Set(channels)].map((channel) => JSON.stringify(channel)).join(", ");
   return new ChannelError(
     "channel_not_configured",
-    `No channel ${names} is configured, so its dead letters cannot be replayed; they stay listed. Configure the channel again, or delete the letters.`,
+    `No channel ${names} is configured here, so no dead letter of it is replayed; any stay listed. Configure the channel again, or delete its letters.`,
     { status: 409, retryable: false },
   );
 }

@@ -166,7 +166,9 @@ describe.each([
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ channel: "other" }),
     });
-    expect(await none.json()).toEqual({ replayed: 0 });
+    // A channel this service does not have (a typo, or one removed): said so, nothing replayed.
+    expect(none.status).toBe(409);
+    expect(await none.json()).toMatchObject({ code: "channel_not_configured" });
     const bulk = await admin("/admin/dead-letters/replay", {
       method: "POST",
       headers: { "content-type": "application/json" },
