@@ -92,8 +92,9 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
     const problem = stateDirProblem(stateDir);
     if (problem !== undefined) problems.push({ path: "state_dir", message: problem, fix: STATE_DIR_FIX });
   }
-  const overrideProblems =
-    devVars === undefined ? [] : await checkConfigJson(devVars.get(CONFIG_JSON), devVars, devVarsPath);
+  const override =
+    devVars === undefined ? NO_OVERRIDE : await checkConfigJson(devVars.get(CONFIG_JSON), devVars, devVarsPath);
+  const overrideProblems = override.problems;
   // With the URL confirmed set, preflight also connects: a wrong host or password shows here, not at start.
   const postgresVariable = result.config.postgres_url_env;
   const postgresUrl = postgresVariable === undefined ? undefined : fromEnv(postgresVariable);
@@ -118,6 +119,8 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
   ]) {
     io.err(`  warning ${formatProblem(warning)}\n`);
   }
+  for (const warning of override.warnings)
+    io.err(`  warning ${CONFIG_JSON} in ${devVarsPath}: ${formatProblem(warning)}\n`);
   for (const problem of problems) io.err(`  error   ${formatProblem(problem)}\n`);
   for (const problem of overrideProblems)
     io.err(`  error   ${CONFIG_JSON} in ${devVarsPath}: ${formatProblem(problem)}\n`);
@@ -193,16 +196,24 @@ function inDevVars(problem: ConfigProblem, variable: string, devVarsPath: string
  * Worker sees `.dev.vars`, not this shell's environment: the variables the value names are
  * confirmed there alone.
  */
+/** What the check of `CONFIG_JSON` in `.dev.vars` found. */
+interface OverrideCheck {
+  readonly problems: readonly ConfigProblem[];
+  readonly warnings: readonly ConfigProblem[];
+}
+
+const NO_OVERRIDE: OverrideCheck = { problems: [], warnings: [] };
+
 async function checkConfigJson(
   text: string | undefined,
   devVars: ReadonlyMap<string, string>,
   devVarsPath: string,
-): Promise<readonly ConfigProblem[]> {
-  if (!isSet(text)) return [];
+): Promise<OverrideCheck> {
+  if (!isSet(text)) return NO_OVERRIDE;
   const json = parseConfigJson(text, "it", "correct the JSON syntax");
-  if (!json.ok) return [json.problem];
+  if (!json.ok) return { problems: [json.problem], warnings: [] };
   const result = validateConfig(json.document);
-  if (!result.ok) return result.problems;
+  if (!result.ok) return { problems: result.problems, warnings: [] };
   const lookup = (name: string) => devVars.get(name);
   const variables = new Map(envReferences(result.config).map(({ path, variable }) => [path, variable]));
   const inFile = (problem: ConfigProblem): ConfigProblem => {
@@ -218,10 +229,12 @@ async function checkConfigJson(
   };
   // The Worker reads no `webhook.tls` PEM variable (its `mtls_binding` stands for them).
   const forWorker = (problem: ConfigProblem) => !isNodeTlsVariable(problem.path);
-  return [
+  const problems = [
     ...unboundTlsProblems(result.config),
     ...preflight(result.config, lookup).filter(forWorker).map(inFile),
     ...weakSecretProblems(result.config, lookup).filter(forWorker).map(inFile),
     ...(await signingProblems(result.config, lookup)),
   ];
+  // A Worker binds nothing: what a `bind` would expose is the Node service's concern.
+  return { problems, warnings: result.warnings.filter((warning) => !warning.path.endsWith(".webhook.bind")) };
 }

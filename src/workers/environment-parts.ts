@@ -80,6 +80,7 @@ async function buildParts(env: WorkerEnv): Promise<BuiltParts> {
   }
   const { config, secrets, source } = loaded;
   const logger = createJsonLogger(write, config.log_level);
+  for (const warning of loaded.warnings) logger.warn(`configuration (${source}): ${formatProblem(warning)}`);
   // `fetch` is looked up on each call, not captured, so the platform's (or a test's) is used.
   const lateFetch: typeof fetch = (input, init) => fetch(input, init);
   const lookup = (name: string) => envString(env, name);

@@ -18,6 +18,8 @@ export type WorkerConfig =
       readonly config: Config;
       /** Inbound secrets per channel name: one, or two while rotating. */
       readonly secrets: ReadonlyMap<string, readonly string[]>;
+      /** What the configuration allows but should not be (not a `bind`'s: a Worker binds nothing). */
+      readonly warnings: readonly ConfigProblem[];
     }
   | { readonly ok: false; readonly source: string; readonly problems: readonly ConfigProblem[] };
 
@@ -65,7 +67,8 @@ export function loadWorkerConfig(env: WorkerEnv): WorkerConfig {
   }
   problems.push(...adminSecretProblems(config, env));
   if (problems.length > 0) return { ok: false, source, problems };
-  return { ok: true, source, config, secrets };
+  const warnings = result.warnings.filter((warning) => !warning.path.endsWith(".webhook.bind"));
+  return { ok: true, source, config, secrets, warnings };
 }
 
 function parseOverride(value: unknown): { ok: true; document: unknown } | { ok: false; problem: ConfigProblem } {

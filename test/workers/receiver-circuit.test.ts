@@ -85,7 +85,7 @@ afterEach(async () => {
 });
 
 describe("the receiver circuit inside workerd", () => {
-  it("costs no request to the receiver object while the receiver answers", async () => {
+  it("costs no request to the receiver object while the receiver answers, past the isolate's first answer", async () => {
     captureLogs();
     const receiver = await scenario({ status: 200 });
     const { env, channel } = circuitEnv(`${receiver.url}/replies`, {});
@@ -94,7 +94,9 @@ describe("the receiver circuit inside workerd", () => {
     const requests = await receiver.requests();
     expect(requests.map((request) => [request.method, request.path])).toEqual(Array(3).fill(["POST", "/replies"]));
     expect(textsAnswered(requests, 200).sort()).toEqual(["healthy-0", "healthy-1", "healthy-2"]);
-    expect(await receiverRows(env, channel)).toBe(0);
+    // The isolate's first answer of the channel was told, which the object keeps as the channel's
+    // row: nothing else.
+    expect(await receiverRows(env, channel)).toBe(1);
     expect(await readyz(env)).not.toHaveProperty("receivers_down");
   });
 
@@ -134,6 +136,22 @@ describe("the receiver circuit inside workerd", () => {
       channel,
     });
     expect(lines.find((line) => String(line.msg).startsWith("receiver up"))).toMatchObject({ level: "info", channel });
+  });
+
+  it("brings a receiver the object held down from before this isolate back up at the isolate's first answer", async () => {
+    captureLogs();
+    const receiver = await scenario({ status: 200 });
+    const { env, channel } = circuitEnv(`${receiver.url}/replies`, { circuit_failures: 2 });
+    // The object took the receiver down before this isolate heard of the channel (as before a
+    // deploy or an eviction), and nothing waits for it.
+    const object = receiverOf(env, channel);
+    const unanswered = { answered: false } as const;
+    for (let failure = 0; failure < 2; failure += 1) await object.report(channel, unanswered, false, null);
+    expect(await readyz(env)).toHaveProperty("receivers_down");
+
+    await send(env, channel, "after-restart");
+    await eventually(async () => expect(textsAnswered(await receiver.requests(), 200)).toEqual(["after-restart"]));
+    await eventually(async () => expect(await readyz(env)).not.toHaveProperty("receivers_down"));
   });
 
   it("gives the probe to the next conversation when the one that waited longest has nothing left to post", async () => {

@@ -52,6 +52,20 @@ describe("the Worker's fetch handler", () => {
     );
   });
 
+  it("logs the configuration's warnings at warn, once, but not a bind's (a Worker binds nothing)", async () => {
+    const { lines } = captureLogs();
+    const config = channelConfig({
+      webhook: { bind: "0.0.0.0:8090" },
+      delivery: { max_attempts: 4, circuit_failures: 5 },
+    });
+    const env = testEnv(config, { WEBHOOK_SECRET: SECRET });
+    for (let request = 0; request < 2; request += 1) await worker.fetch(post({ sender_id: "u1", text: "hi" }), env);
+    const warnings = lines.filter((line) => line.level === "warn" && String(line.msg).startsWith("configuration"));
+    expect(warnings.map((line) => line.msg)).toEqual([
+      expect.stringContaining("channels[0].webhook.delivery.max_attempts: 4 is below circuit_failures (5)"),
+    ]);
+  });
+
   it("reads CONFIG_JSON given as an object (a [vars] table)", async () => {
     captureLogs();
     const env = { ...testEnv(channelConfig(), { WEBHOOK_SECRET: SECRET }), CONFIG_JSON: channelConfig() };

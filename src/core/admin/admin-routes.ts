@@ -127,6 +127,11 @@ function parseReplayBody(bytes: Uint8Array): { channel?: string; ids?: readonly 
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw invalid("", "must be a JSON object with optional channel and ids");
   }
+  // A misspelled key (`chanel`, `id`) would otherwise replay every letter of every channel.
+  const unknown = Object.keys(body).filter((key) => key !== "channel" && key !== "ids");
+  if (unknown.length > 0) {
+    throw invalid(unknown[0] ?? "", "is not a key of a replay: only channel and ids are (an empty body replays all)");
+  }
   const { channel, ids } = body as { channel?: unknown; ids?: unknown };
   if (channel !== undefined && typeof channel !== "string") throw invalid("channel", "must be a string");
   if (ids !== undefined && !(Array.isArray(ids) && ids.every((id) => typeof id === "string"))) {

@@ -20,14 +20,24 @@ export function channelPathOf(target: string, isChannel: (path: string) => boole
 function routedPath(target: string): string | undefined {
   const absolute = target.startsWith("http://") || target.startsWith("https://");
   if (!absolute && !target.startsWith("/")) return undefined;
-  // The URL parser reads a backslash as `/`; @hono/node-server refuses a path with one (400),
-  // and so does the fallback here.
-  const query = target.indexOf("?");
-  if ((query === -1 ? target : target.slice(0, query)).includes("\\")) return undefined;
   try {
     return getPath(new Request(new URL(absolute ? target : `http://localhost${target}`)));
   } catch {
     // A target the URL parser refuses is answered by the fallback, as any other it cannot read.
     return undefined;
   }
+}
+
+/**
+ * Reads a backslash in a request target's path as `/`, as the WHATWG URL parser does for `http:`
+ * (and so workerd, before a Worker sees the request): `@hono/node-server` would answer such a
+ * target with an empty 400 of its own instead. Rewrites `request.url` in place; a target without
+ * one is left as it is, and the query keeps its backslashes.
+ */
+export function slashBackslashes(request: { url?: string | undefined }): void {
+  const target = request.url;
+  if (target === undefined || !target.includes("\\")) return;
+  const query = target.indexOf("?");
+  const path = query === -1 ? target : target.slice(0, query);
+  request.url = path.replaceAll("\\", "/") + (query === -1 ? "" : target.slice(query));
 }

@@ -6,7 +6,7 @@ import { problemFor } from "../../core/http/problem-for.js";
 import { renderProblem } from "../../core/http/problem-response.js";
 import type { RequestHead } from "../../core/http/request-head.js";
 import type { Logger } from "../../core/log/logger.js";
-import { channelPathOf } from "./channel-path.js";
+import { channelPathOf, slashBackslashes } from "./channel-path.js";
 import { headerOf } from "./header-of.js";
 import { answerProblem, lacksHost, missingHostError } from "./protocol-refusals.js";
 import { readNodeBody } from "./read-node-body.js";
@@ -103,6 +103,7 @@ export function createInboundListener(
     // complete, so a request read while the answer before it is still to come stays taken: that
     // answer keeps the connection open.
     if (!request.socket.writable) return;
+    slashBackslashes(request);
     if (lacksHost(request)) {
       answerProblem(response, missingHostError(), { connection: "close" });
       return;

@@ -3,7 +3,7 @@ import type { Accepted, AcceptMessage } from "../../core/app/accept-message.js";
 import { isChannelError } from "../../core/channel-error.js";
 import type { RequestHead } from "../../core/http/request-head.js";
 import { parseTraceContext } from "../../core/http/trace-context.js";
-import { channelPathOf } from "../listener/channel-path.js";
+import { channelPathOf, slashBackslashes } from "../listener/channel-path.js";
 import type { InboundListener } from "../listener/inbound-listener.js";
 import { type Telemetry, type TelemetrySpan, traceparentOf } from "./telemetry.js";
 
@@ -67,6 +67,7 @@ export function tracedInbound(
   const wrap =
     (listener: RequestListener): RequestListener =>
     (request, response) => {
+      slashBackslashes(request);
       const path = request.method === "POST" ? channelPathOf(request.url ?? "/", (at) => channels.has(at)) : undefined;
       const channel = path === undefined ? undefined : channels.get(path);
       if (path === undefined || channel === undefined) {

@@ -107,10 +107,13 @@ describe("the Node listener, whatever the request's spelling", () => {
     },
   );
 
-  it("refuses a target with a backslash, which the router refuses, rather than take it as the channel's", async () => {
-    const answer = await exchange(request("POST /a\\..\\webhook HTTP/1.1", message(), BODY));
-    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
-    expect(harness?.replies).toEqual([]);
+  it.each([
+    ["POST /a\\..\\webhook HTTP/1.1", message(), BODY, 200],
+    // `//healthz`, which no route has: a 404 problem, as under workerd, not an empty 400.
+    ["GET /\\healthz HTTP/1.1", [["Host", "localhost"]] as const, "", 404],
+  ])("reads a backslash in %s as a slash, as a URL parser and Workers do", async (line, headers, body, status) => {
+    const answer = await exchange(request(line, headers, body));
+    expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
   });
 
   it.each(["resets", "closes"])(

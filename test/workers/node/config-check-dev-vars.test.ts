@@ -88,6 +88,21 @@ describe("config check --preflight with .dev.vars", () => {
     expect(passed.status).toBe(0);
     expect(passed.out).toContain("CONFIG_JSON in");
   });
+
+  it("prints the warnings of a CONFIG_JSON in .dev.vars, but not a bind's, which a Worker has none of", async () => {
+    const webhook = { ...CONFIG.channels[0]?.webhook, bind: "0.0.0.0:8090", delivery: { max_attempts: 4 } };
+    const warned = { ...CONFIG, channels: [{ ...CONFIG.channels[0], webhook }] };
+    await writeFile(
+      join(dir, ".dev.vars"),
+      `WEBHOOK_SECRET=${"x".repeat(32)}\nCONFIG_JSON='${JSON.stringify(warned)}'\n`,
+    );
+    const { status, err } = await check();
+    expect(status).toBe(0);
+    expect(err).toContain(
+      `warning CONFIG_JSON in ${join(dir, ".dev.vars")}: channels[0].webhook.delivery.max_attempts: 4 is below circuit_failures (5)`,
+    );
+    expect(err).not.toContain("channels[0].webhook.bind");
+  });
 });
 
 describe("config check --preflight of a CONFIG_JSON in .dev.vars", () => {
