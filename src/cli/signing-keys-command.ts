@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { errorMessage } from "../core/channel-error.js";
-import { splitValues } from "../core/outbound/reply-signer.js";
+import { signingValues } from "../core/outbound/reply-signer.js";
 import { generateSigningKeyPair, importSigningKey } from "../core/outbound/signing-key.js";
 import { createSecretEnv } from "../node/secret-env.js";
 import type { CliIo } from "./cli-io.js";
@@ -48,7 +48,13 @@ export async function runPublicKey(args: readonly string[], io: CliIo): Promise<
     );
     return 1;
   }
-  const keys = splitValues(value);
+  let keys: string[];
+  try {
+    keys = signingValues(value, variable);
+  } catch (error) {
+    io.err(`webhook-channel: ${errorMessage(error)}\n`);
+    return 1;
+  }
   const publicKeys: string[] = [];
   for (const [index, key] of keys.entries()) {
     try {

@@ -103,6 +103,8 @@ export function createStepFailures(deps: StepFailureDeps): StepFailures {
           ? judged
           : { kind: "dead", job: judged.job, error: judged.error, reason: judged.reason };
       logger.info(`receiver probe failed: ${error.message}`, logFields(route, job, error, job.attempts));
+      // A failed POST tried again later, as any reply retry: the counter counts every such POST.
+      if (judged.kind === "retry" && job.replies !== undefined) metrics.retry(job.message.channel);
     } else {
       verdict = failure(route, job, error, attemptAt);
     }

@@ -45,13 +45,13 @@ export async function createReplySigner(values: SigningValues): Promise<ReplySig
   const schemes: Scheme[] = [];
   if (values.secrets !== undefined) {
     const { value, variable } = values.secrets;
-    for (const secret of splitValues(value)) {
+    for (const secret of signingValues(value, variable)) {
       schemes.push({ prefix: "v1", key: await importSecret(secret, variable), algorithm: "HMAC" });
     }
   }
   if (values.keys !== undefined) {
     const { value, variable } = values.keys;
-    const parts = splitValues(value);
+    const parts = signingValues(value, variable);
     for (const [index, part] of parts.entries()) {
       try {
         schemes.push({ prefix: "v1a", key: (await importSigningKey(part)).key, algorithm: "Ed25519" });
@@ -74,9 +74,24 @@ export async function createReplySigner(values: SigningValues): Promise<ReplySig
   };
 }
 
-/** The secrets or keys of a variable: one, or two separated by whitespace while rotating. */
-export function splitValues(value: string): string[] {
-  return value.trim().split(/\s+/);
+/** The most values a signing variable holds: the new and the old while rotating. */
+export const MAX_SIGNING_VALUES = 2;
+
+/**
+ * The secrets or keys of a signing variable, split at whitespace: one, or two while rotating.
+ * Refused with `config_invalid` naming `variable` (never a value) when it holds more than two: a third is a mistake (a key left from the rotation before, a paste twice),
+ * and every one of them would sign every reply.
+ */
+export function signingValues(value: string, variable: string): string[] {
+  const parts = value.trim().split(/\s+/);
+  if (parts.length > MAX_SIGNING_VALUES) {
+    throw new ChannelError(
+      "config_invalid",
+      `${variable} holds ${parts.length} values: it must hold one, or two (the new and the old) separated by a space while rotating`,
+      { variable },
+    );
+  }
+  return parts;
 }
 
 function importSecret(secret: string, variable: string): Promise<ImportedKey> {

@@ -1,4 +1,6 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import { getRequestListener, type HttpBindings } from "@hono/node-server";
 import type { AcceptMessage } from "../../core/app/accept-message.js";
 import { type AppDeps, createAccepts, createApp } from "../../core/app/create-app.js";
@@ -9,7 +11,7 @@ import { channelName } from "../../core/config/validate-config.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import { tracedInbound } from "../telemetry/traced-inbound.js";
 import { capConnections } from "./connection-cap.js";
-import { createInboundListener } from "./inbound-listener.js";
+import { acceptOf, createInboundListener } from "./inbound-listener.js";
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "./listener-limits.js";
 import { answerClientError, answerExpectation } from "./protocol-refusals.js";
 
@@ -74,8 +76,15 @@ export function buildListeners(
     // `Expect: 100-continue` is answered by the fast path, after the checks that need no body.
     server.on("checkContinue", inbound.onCheckContinue);
     // What Node refuses itself is answered as a problem too, as every other refusal.
-    server.on("checkExpectation", answerExpectation);
-    server.on("clientError", answerClientError);
+    // Counted as the channel's answers, as every other on its path.
+    server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
+      acceptOf(byPath, request.method, request.url)?.answered(417);
+      answerExpectation(request, response);
+    });
+    server.on("clientError", (error: Error, socket: Duplex) => {
+      const answer = answerClientError(error, socket as Socket);
+      if (answer !== undefined) acceptOf(byPath, answer.method, answer.url)?.answered(answer.status);
+    });
     server.headersTimeout = limits.headersTimeoutMs;
     server.requestTimeout = limits.requestTimeoutMs;
     server.keepAliveTimeout = limits.keepAliveTimeoutMs;

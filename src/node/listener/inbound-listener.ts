@@ -41,6 +41,9 @@ export function createInboundListener(
 ): InboundListener {
   const fail = (request: IncomingMessage, response: ServerResponse, accept: AcceptMessage, error: unknown): void => {
     const problem = renderProblem(problemFor(error, logger, accept.channel));
+    // A client that went away, or one the server answered itself (a 408 at its time limit,
+    // counted there), gets nothing from here: nothing is counted.
+    if (!request.socket.writable) return;
     accept.answered(problem.status);
     // A refused body may still be arriving (or, after no 100 Continue, never will): close
     // the connection rather than read it. A stopping service closes every connection it answers.
@@ -104,11 +107,12 @@ export function createInboundListener(
     // answer keeps the connection open.
     if (!request.socket.writable) return;
     slashBackslashes(request);
+    const accept = acceptOf(accepts, request.method, request.url);
     if (lacksHost(request)) {
+      accept?.answered(400);
       answerProblem(response, missingHostError(), { connection: "close" });
       return;
     }
-    const accept = request.method === "POST" ? channelOf(accepts, request.url ?? "/") : undefined;
     if (accept === undefined) {
       // The fallback's answers (health, 404, 405) need no body, so none is asked for; the
       // connection closes after the answer, since the client may still send one.
@@ -141,8 +145,16 @@ export function createInboundListener(
   };
 }
 
-/** The accept flow of the channel whose path a request target names ({@link channelPathOf}). */
-function channelOf(accepts: ReadonlyMap<string, AcceptMessage>, target: string): AcceptMessage | undefined {
-  const path = channelPathOf(target, (candidate) => accepts.has(candidate));
+/**
+ * The accept flow of the channel a request is for: a `POST` whose target names a channel's path
+ * ({@link channelPathOf}); undefined for any other request.
+ */
+export function acceptOf(
+  accepts: ReadonlyMap<string, AcceptMessage>,
+  method: string | undefined,
+  target: string | undefined,
+): AcceptMessage | undefined {
+  if (method !== "POST") return undefined;
+  const path = channelPathOf(target ?? "/", (candidate) => accepts.has(candidate));
   return path === undefined ? undefined : accepts.get(path);
 }

@@ -28,13 +28,24 @@ interface AnsweringSocket {
   readonly _httpMessage?: {
     readonly headersSent: boolean;
     /** The request it answers (Node's `response.req`). */
-    readonly req?: { readonly complete: boolean };
+    readonly req?: {
+      readonly complete: boolean;
+      readonly method?: string | undefined;
+      readonly url?: string | undefined;
+    };
     once(event: "finish", listener: () => void): unknown;
   } | null;
 }
 
 /** How long an answer under way on a connection Node refused more of gets before the connection is cut. */
 const ANSWER_GRACE_MS = 5_000;
+
+/** A refusal {@link answerClientError} wrote, and the request under way it answered, if one was. */
+export interface ClientErrorAnswer {
+  readonly status: number;
+  readonly method: string | undefined;
+  readonly url: string | undefined;
+}
 
 /**
  * The `clientError` listener of a listener's server: what Node refuses before a request exists (a
@@ -43,16 +54,20 @@ const ANSWER_GRACE_MS = 5_000;
  * Behind an answer still under way on the connection (a 200 waiting for its commit), nothing is
  * written: that answer goes first, then the connection closes, so that a client never reads a
  * refusal as the answer to a request that was accepted. A request that took too long is the one
- * under way: it gets the 408 unless its answer has begun.
+ * under way: it gets the 408 unless its answer has begun. Returns what it wrote, for the
+ * channel's count of answers.
  */
-export function answerClientError(error: Error & { readonly code?: string }, socket: Socket): void {
+export function answerClientError(
+  error: Error & { readonly code?: string },
+  socket: Socket,
+): ClientErrorAnswer | undefined {
   const answering = (socket as Socket & AnsweringSocket)._httpMessage ?? undefined;
   const timedOut = error.code === "ERR_HTTP_REQUEST_TIMEOUT";
   // The request under way lost the rest of its body (the client reset or closed the
   // connection): its answer waits for nothing but that read to end, which the close ends now.
   if (answering?.req?.complete === false && !timedOut) {
     socket.destroy();
-    return;
+    return undefined;
   }
   if (answering !== undefined && !timedOut) {
     const cut = setTimeout(() => socket.destroy(), ANSWER_GRACE_MS);
@@ -61,7 +76,7 @@ export function answerClientError(error: Error & { readonly code?: string }, soc
       clearTimeout(cut);
       socket.destroySoon();
     });
-    return;
+    return undefined;
   }
   if (error.code !== "ECONNRESET" && socket.writable && answering?.headersSent !== true) {
     const refusal = (error.code === undefined ? undefined : CLIENT_ERRORS[error.code]) ?? MALFORMED;
@@ -70,8 +85,11 @@ export function answerClientError(error: Error & { readonly code?: string }, soc
     const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`];
     for (const [name, value] of Object.entries(fields)) head.push(`${name}: ${value}`);
     socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+    socket.destroySoon();
+    return { status, method: answering?.req?.method, url: answering?.req?.url };
   }
   socket.destroySoon();
+  return undefined;
 }
 
 const EXPECTATION_FAILED = new ChannelError(

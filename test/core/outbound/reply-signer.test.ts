@@ -61,6 +61,22 @@ describe("createReplySigner with an Ed25519 key (v1a)", () => {
     expect(verifiesV1a(attempt, previous.publicKey)).toBe(true);
   });
 
+  it.each([
+    ["secrets", () => `${secret} ${secret} ${secret}`, SECRET_VAR],
+    ["keys", () => [nodeKeyPair(), nodeKeyPair(), nodeKeyPair()].map((pair) => pair.secretKey).join(" "), KEY_VAR],
+  ] as const)(
+    "refuses three %s in one variable with config_invalid naming it, never a value",
+    async (kind, value, variable) => {
+      const values = value();
+      const made = createReplySigner(
+        kind === "secrets" ? { secrets: { value: values, variable } } : { keys: { value: values, variable } },
+      );
+      await expect(made).rejects.toMatchObject({ code: "config_invalid" });
+      await expect(made).rejects.toThrow(`${variable} holds 3 values: it must hold one, or two`);
+      await made.catch((error: unknown) => expect(String(error)).not.toContain(values.split(" ")[0]?.slice(6, 20)));
+    },
+  );
+
   it("signs with both schemes during a move from HMAC: v1 for standardwebhooks, v1a for the public key", async () => {
     const pair = nodeKeyPair();
     const signer = await createReplySigner({

@@ -13,6 +13,7 @@ import { createLogSink } from "../../support/log-sink.js";
 import { SECRET } from "../../support/node-service.js";
 import { openRawClient, type RawClient } from "../../support/raw-client.js";
 import { waitFor } from "../../support/wait-for.js";
+import { sample, scrape } from "../metrics/scrape.js";
 
 /** The service's limits, shortened so that each can be watched with real sockets in seconds. */
 const SHORT: ListenerLimits = {
@@ -92,6 +93,21 @@ describe("slow clients on the Node listener", () => {
     expect(lived).toBeLessThanOrEqual(SHORT.headersTimeoutMs + SHORT.checkIntervalMs + MARGIN_MS);
     expect(dripper.received()).toMatch(/^HTTP\/1\.1 408 /);
     expect(dripper.received()).toContain('"code":"request_timeout"');
+  });
+
+  it("counts a body that took too long as the channel's 408, and a client that went away as no answer", async () => {
+    const { port } = await startLimited();
+    const head = `POST /webhook HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${SECRET}\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n`;
+    const gone = await client(port);
+    gone.socket.write(`${head}{"sender`);
+    gone.socket.resetAndDestroy();
+    const slow = await client(port);
+    slow.socket.write(`${head}{"sender`);
+    await slow.closed;
+    expect(slow.received()).toMatch(/^HTTP\/1\.1 408 /);
+    const text = await scrape(`http://127.0.0.1:${port}`);
+    expect(sample(text, "webhook_channel_requests_total", { channel: "webhook", code: "408" })).toBe(1);
+    expect(sample(text, "webhook_channel_requests_total", { channel: "webhook", code: "400" })).toBeUndefined();
   });
 
   it("closes a client that sends no byte at all once headersTimeout is over", async () => {

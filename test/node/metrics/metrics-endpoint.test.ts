@@ -66,6 +66,23 @@ for (const deliveryThread of [false, true]) {
       // A histogram child shows once observed: nothing finished, so no end-to-end sample yet.
       expect(sample(text, "webhook_channel_end_to_end_seconds_count", CHANNEL) ?? 0).toBe(0);
     });
+
+    it("counts every failed reply POST tried again, the receiver circuit's probes among them", async () => {
+      const delivery = { ...FAST, max_attempts: 1000, circuit_failures: 2 };
+      harness = await startHarness({ delivery }, { status: () => 503 }, extra);
+      const running = harness;
+      expect((await running.post({ sender_id: "a", text: "x" })).status).toBe(200);
+      // Two failures take the receiver down; the POSTs after them are probes, one at a time.
+      await waitFor(() => (running.replies.length >= 6 ? true : undefined), 10_000, "four probes");
+      await waitFor(
+        async () => {
+          const text = await scrape(running.baseUrl);
+          return (sample(text, "webhook_channel_reply_retries_total", CHANNEL) ?? 0) >= 5 ? true : undefined;
+        },
+        5_000,
+        "a retry counted for each failed POST but the one under way",
+      );
+    });
   });
 }
 
