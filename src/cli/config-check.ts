@@ -191,11 +191,6 @@ function inDevVars(problem: ConfigProblem, variable: string, devVarsPath: string
   };
 }
 
-/**
- * Problems of a `CONFIG_JSON` value; none when it is absent or valid. Under wrangler dev the
- * Worker sees `.dev.vars`, not this shell's environment: the variables the value names are
- * confirmed there alone.
- */
 /** What the check of `CONFIG_JSON` in `.dev.vars` found. */
 interface OverrideCheck {
   readonly problems: readonly ConfigProblem[];
@@ -204,6 +199,11 @@ interface OverrideCheck {
 
 const NO_OVERRIDE: OverrideCheck = { problems: [], warnings: [] };
 
+/**
+ * Problems and warnings of a `CONFIG_JSON` value; none when it is absent or valid. Under wrangler
+ * dev the Worker sees `.dev.vars`, not this shell's environment: the variables the value names are
+ * confirmed there alone.
+ */
 async function checkConfigJson(
   text: string | undefined,
   devVars: ReadonlyMap<string, string>,

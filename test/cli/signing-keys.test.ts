@@ -42,6 +42,21 @@ describe("webhook-channel keypair and public-key", () => {
     expect(wrong.err).not.toContain(pair.publicKey.slice(5));
   });
 
+  it("public-key and config check --preflight refuse three keys in one variable, naming it, never a key", async () => {
+    const keys = [nodeKeyPair(), nodeKeyPair(), nodeKeyPair()].map((pair) => pair.secretKey).join(" ");
+    const shown = await runCliCaptured(["public-key"], { WEBHOOK_SIGNING_KEY: keys });
+    expect(shown).toMatchObject({ code: 1, out: "" });
+    expect(shown.err).toContain("WEBHOOK_SIGNING_KEY holds 3 values: it must hold one, or two");
+    const file = await writeTempConfig(configDocument({ signing_key_env: "SIGNING_KEY" }));
+    const checked = await runCliCaptured(["config", "check", "--preflight", file], {
+      WEBHOOK_SECRET: SECRET,
+      SIGNING_KEY: keys,
+    });
+    expect(checked.code).toBe(1);
+    expect(checked.err).toContain("channels[0].webhook.signing_key_env: SIGNING_KEY holds 3 values");
+    for (const key of keys.split(" ")) expect(shown.err + checked.err).not.toContain(key.slice(5, 30));
+  });
+
   it("config check --preflight refuses an unusable signing key with the command that makes one", async () => {
     const file = await writeTempConfig(configDocument({ signing_key_env: "SIGNING_KEY" }));
     const bad = await runCliCaptured(["config", "check", "--preflight", file], {

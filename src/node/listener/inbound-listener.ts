@@ -54,7 +54,8 @@ export function createInboundListener(
     response.end(problem.body);
   };
   const succeed = (response: ServerResponse, accept: AcceptMessage, accepted: Accepted): void => {
-    accept.answered(200);
+    // As `fail`: a client that left gets no answer, and none is counted (its message stays accepted).
+    if (response.socket?.writable === true) accept.answered(200);
     const body = JSON.stringify(accepted);
     const headers = { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
     response.writeHead(200, isShuttingDown() ? { ...headers, connection: "close" } : headers);

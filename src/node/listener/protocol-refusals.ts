@@ -69,7 +69,11 @@ export function answerClientError(
     socket.destroy();
     return undefined;
   }
-  if (answering !== undefined && !timedOut) {
+  // A time limit with a whole request under way ran out on one pipelined behind it: a 408 written
+  // now would be read as the earlier request's answer (one that may be accepted). That answer
+  // goes first, then the connection closes, as behind any answer under way.
+  const behindWhole = timedOut && answering?.req?.complete === true && answering.headersSent !== true;
+  if (answering !== undefined && (!timedOut || behindWhole)) {
     const cut = setTimeout(() => socket.destroy(), ANSWER_GRACE_MS);
     cut.unref();
     answering.once("finish", () => {

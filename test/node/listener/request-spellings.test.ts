@@ -4,6 +4,7 @@
  * the same message gets in its plain spelling, and a problem document when refused.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { slashBackslashes } from "../../../src/node/listener/channel-path.js";
 import { SECRET, type ServiceHarness, startHarness } from "../../support/node-service.js";
 import { openRawClient, type RawClient } from "../../support/raw-client.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -117,6 +118,14 @@ describe("the Node listener, whatever the request's spelling", () => {
       await waitFor(() => (replies.length === 1 ? true : undefined), 5_000, "the reply");
     },
   );
+
+  it("keeps a backslash in the query as it came, reading only the path's as a slash", () => {
+    const request = { url: "/a\\..\\webhook?next=\\x" };
+    slashBackslashes(request);
+    expect(request.url).toBe("/a/../webhook?next=\\x");
+    slashBackslashes(request);
+    expect(request.url).toBe("/a/../webhook?next=\\x");
+  });
 
   it.each([
     ["POST /a\\..\\webhook HTTP/1.1", message(), BODY, 200],

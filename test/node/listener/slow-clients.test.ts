@@ -240,4 +240,49 @@ describe("the listener's defaults", () => {
       [10_000, 30_000, 5_000, 1024],
     ]);
   });
+
+  it("lets the answer under way go first when a request pipelined behind it runs out of time, then closes", async () => {
+    const result = validateConfig(configDocument({ bind: "127.0.0.1:0", outbound_url: "http://127.0.0.1:9/r" }));
+    if (!result.ok) throw new Error(JSON.stringify(result.problems));
+    // The first message's queue holds its 200 until the test lets it go.
+    let release: () => void = () => undefined;
+    let holding = false;
+    const queue = {
+      enqueue: () =>
+        new Promise<void>((resolve) => {
+          holding = true;
+          release = resolve;
+        }),
+    };
+    const [listener] = buildListeners(
+      result.config.channels,
+      { secretsFor: () => [SECRET], queueFor: () => queue, clock: systemClock, newId: randomId, logger: silentLogger },
+      SHORT,
+    );
+    if (listener === undefined) throw new Error("no listener");
+    const { server } = listener;
+    let timedOut = false;
+    server.on("clientError", () => {
+      timedOut = true;
+    });
+    server.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    try {
+      const address = server.address();
+      const pipelined = await client(typeof address === "object" && address !== null ? address.port : 0);
+      const body = JSON.stringify({ sender_id: "a", text: "first" });
+      const head = (length: number) =>
+        `POST /webhook HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${SECRET}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+      pipelined.socket.write(`${head(body.length)}${body}${head(50)}{"sender`);
+      await waitFor(() => (holding ? true : undefined), 2_000, "the first message queued");
+      await waitFor(() => (timedOut ? true : undefined), SHORT.requestTimeoutMs * 3, "the second request's time limit");
+      release();
+      await pipelined.closed;
+      expect(pipelined.received()).toMatch(/^HTTP\/1\.1 200 /);
+      expect(pipelined.received()).not.toContain(" 408 ");
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
 });
