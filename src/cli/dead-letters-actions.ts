@@ -3,6 +3,7 @@ import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
 import { isChannelError } from "../core/channel-error.js";
 import type { CliIo } from "./cli-io.js";
 import { formatDeadLetterTable } from "./dead-letters-table.js";
+import { printableJson } from "./printable-text.js";
 
 /** What one `dead-letters` invocation asks, once its options are checked. */
 export interface DeadLettersRequest {
@@ -44,9 +45,7 @@ export async function runDeadLettersAction(
       const item = await port.get(id);
       if (item === undefined) return missing(io, [id]);
       io.out(
-        request.json
-          ? `${JSON.stringify(item)}\n`
-          : `${formatDeadLetterTable([item])}${JSON.stringify(item, null, 2)}\n`,
+        request.json ? `${JSON.stringify(item)}\n` : `${formatDeadLetterTable([item])}${printableJson(item, 2)}\n`,
       );
       return 0;
     }

@@ -1,5 +1,5 @@
 import type { MessageTimelineView, WaitingView } from "../core/timeline/timeline-views.js";
-import { printable, shorten } from "./printable-text.js";
+import { printable, printableJson, shorten } from "./printable-text.js";
 
 type EventView = MessageTimelineView["events"][number];
 
@@ -138,7 +138,7 @@ function labelled(label: string, value: unknown): string | undefined {
 /** Message and reply text as a JSON string, which escapes what a terminal would act on. */
 function quoted(value: unknown): string | undefined {
   const value_ = text(value);
-  return value_ === undefined ? undefined : `text ${JSON.stringify(shorten(value_, MAX_TEXT))}`;
+  return value_ === undefined ? undefined : `text ${printableJson(shorten(value_, MAX_TEXT))}`;
 }
 
 function join(parts: readonly (string | undefined)[]): string {

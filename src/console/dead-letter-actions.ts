@@ -38,6 +38,10 @@ async function act(action: Action): Promise<boolean> {
   state.letters = "";
   // A refresh that fails says so in its own line; the action's answer above stays what it was.
   await refreshNow();
+  // A refusal (a channel no longer configured, say) is read where it is written, above the
+  // tables, however far down the action was; otherwise the list's title takes the focus.
+  if (!answer.ok) byId("notice", HTMLParagraphElement).focus();
+  else if (byId("detail", HTMLElement).hidden) byId("dead-letters-title", HTMLHeadingElement).focus();
   return answer.ok;
 }
 
@@ -80,15 +84,16 @@ export async function replaySelected(): Promise<void> {
     notify("Select dead letters first, with the boxes in the table's first column.", true);
     return;
   }
-  const replayed = await act({
+  await act({
     question: `Replay the ${ids.length} selected dead letter${ids.length === 1 ? "" : "s"}?`,
     label: `Replay ${ids.length}`,
     method: "POST",
     path: "/admin/dead-letters/replay",
     body: { ids },
     what: `Replay of ${ids.length} selected`,
+    // Before the redraw, so that a letter the replay left listed is drawn unticked.
+    done: () => state.selected.clear(),
   });
-  if (replayed) state.selected.clear();
 }
 
 /** Replays every dead letter of the chosen channel, or of every channel. */

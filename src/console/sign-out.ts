@@ -27,6 +27,9 @@ export function signOut(message: string): void {
   state.timelineOff = null;
   byId("detail", HTMLElement).hidden = true;
   byId("found", HTMLElement).hidden = true;
+  // A question still open would sit over the sign-in form, and its answer go without a secret.
+  const question = byId("confirm", HTMLDialogElement);
+  if (question.open) question.close();
   notify("");
   showSignIn(message);
 }

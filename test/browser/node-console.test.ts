@@ -148,6 +148,7 @@ describe("the console on Node", () => {
     await page.locator("#replay-selected").click();
     await confirmWith("Confirm");
     await expect.poll(notice).toBe('Replay of 1 selected: the API answered 202 {"replayed":1}');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("dead-letters-title");
     await expect.poll(() => delivered("doomed first"), { timeout: 10_000 }).toBe(true);
 
     await page.locator("#dead-letter-channel").selectOption("webhook");
@@ -155,6 +156,7 @@ describe("the console on Node", () => {
     await page.locator("#replay-all").click();
     await confirmWith("Confirm");
     await expect.poll(notice).toBe('Replay of all of webhook: the API answered 202 {"replayed":1}');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("dead-letters-title");
     await expect.poll(() => delivered("doomed second"), { timeout: 10_000 }).toBe(true);
     await expect
       .poll(() => page.locator("#dead-letters-empty").textContent())
@@ -191,6 +193,27 @@ describe("the console on Node", () => {
       headers: { authorization: `Bearer ${ADMIN_SECRET}` },
     });
     expect(gone.status).toBe(404);
+  });
+
+  it("closes a question still open when a refresh finds its secret refused, and asks for the secret", async () => {
+    await page.locator("#replay-all").click();
+    await expect
+      .poll(() => page.locator("#confirm").evaluate((dialog) => (dialog as HTMLDialogElement).open))
+      .toBe(true);
+    // As after a reload that took another admin secret: the next refresh is answered 401.
+    await page.evaluate(() => sessionStorage.setItem("webhook-channel-admin-secret", "a-secret-taken-no-longer"));
+    await expect
+      .poll(() => page.locator("#confirm").evaluate((dialog) => (dialog as HTMLDialogElement).open), {
+        timeout: 10_000,
+      })
+      .toBe(false);
+    await page.locator("#sign-in-section").waitFor({ state: "visible" });
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("secret");
+    // Chromium logs the refused refresh; it was asked for.
+    expect(tab.errors.splice(0).every((line) => line.includes("401 (Unauthorized)"))).toBe(true);
+    await page.keyboard.type(ADMIN_SECRET);
+    await page.keyboard.press("Enter");
+    await page.locator("#console").waitFor({ state: "visible" });
   });
 
   it("reads at phone width and at 200% zoom without the page scrolling sideways", async () => {

@@ -49,7 +49,7 @@ export function consolePage(): HtmlEscapedString | Promise<HtmlEscapedString> {
         </p>
       </section>
       <div id="console" hidden>
-        <p id="notice" role="status" aria-live="polite"></p>
+        <p id="notice" role="status" aria-live="polite" tabindex="-1"></p>
         ${messageSections()}
         <section aria-labelledby="channels-title">
           <h2 id="channels-title" tabindex="-1">Channels</h2>

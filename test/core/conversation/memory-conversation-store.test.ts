@@ -71,4 +71,20 @@ describe("the in-memory conversation store's retention", () => {
     expect(await store.history("a", 10)).toEqual([]);
     expect(texts(await store.history("c", 10))).toEqual(["c"]);
   });
+
+  it("keeps its bound on the characters of every conversation: the least recently used go, then a lone one's oldest turns", async () => {
+    let now = START;
+    const store = createMemoryConversationStore({ now: () => now, maxCharacters: 10, retentionHours: 87_600 });
+    for (const key of ["a", "b", "c"]) {
+      await store.append(key, [turn(`${key}1234`, now)]);
+      now += 1;
+    }
+    // Three conversations of five characters each: the least recently used went.
+    expect(await store.history("a", 10)).toEqual([]);
+    expect(texts(await store.history("b", 10))).toEqual(["b1234"]);
+    await store.append("c", [turn("c5678", now), turn("c9012", now)]);
+    // Alone over the bound, the newest conversation keeps its newest turns within it.
+    expect(await store.history("b", 10)).toEqual([]);
+    expect(texts(await store.history("c", 10))).toEqual(["c5678", "c9012"]);
+  });
 });
