@@ -4,7 +4,7 @@ import { RETRY_AFTER_SECONDS } from "../app/refusals.js";
 import { ChannelError } from "../channel-error.js";
 import type { Job } from "../lifecycle/job.js";
 import { subjectOf } from "../timeline/timeline-recorder.js";
-import { replayableJob } from "./dead-letter.js";
+import { type DeadLetter, replayableJob } from "./dead-letter.js";
 import type { ImmediateDeadLetterStore, KeptWithin, ReplayedLetter } from "./dead-letter-store.js";
 
 /**
@@ -16,6 +16,21 @@ export type RestoreJob = (job: Job) => boolean;
 const NONE_DROPPED: KeptWithin = { dropped: 0, droppedTotal: 0 };
 
 /**
+ * The characters of dead letters one channel keeps in memory by default. The count alone
+ * (`admin.max_dead_letters`) let letters of the largest messages and replies fill the heap.
+ */
+export const DEFAULT_MAX_LETTER_CHARACTERS = 32 * 1024 * 1024;
+
+/** What a letter holds in characters, as the bound counts it: the message, its replies, the error. */
+function sizeOf(letter: DeadLetter): number {
+  const { job } = letter;
+  const { message } = job.message;
+  let size = (message.text?.length ?? 0) + (message.mediaUrl?.length ?? 0) + letter.error.message.length;
+  for (const reply of job.replies ?? []) size += reply.body.length;
+  return size;
+}
+
+/**
  * The dead letters of a Node service without `state_dir`, in memory, lost when the process
  * ends like everything else then. Each channel's letters are kept in the list's order, so that
  * the bound drops from the front and a page is a slice. A replay hands each job to `restore`
@@ -23,7 +38,10 @@ const NONE_DROPPED: KeptWithin = { dropped: 0, droppedTotal: 0 };
  * listed, for a later replay; a replay that had letters but room for none refuses with the 503
  * `buffer_full` a full channel gives, so that a script retries it.
  */
-export function createMemoryDeadLetterStore(restore: RestoreJob): ImmediateDeadLetterStore {
+export function createMemoryDeadLetterStore(
+  restore: RestoreJob,
+  maxCharacters: number = DEFAULT_MAX_LETTER_CHARACTERS,
+): ImmediateDeadLetterStore {
   const byId = new Map<string, StoredDeadLetter>();
   const byChannel = new Map<string, StoredDeadLetter[]>();
   let droppedTotal = 0;
@@ -58,7 +76,15 @@ export function createMemoryDeadLetterStore(restore: RestoreJob): ImmediateDeadL
       take(id);
       insert({ id, channel, letter });
       const list = byChannel.get(channel) ?? [];
-      const over = Math.max(0, list.length - max);
+      let over = Math.max(0, list.length - max);
+      // Then the characters: the oldest go while the channel's letters hold more, the newest kept.
+      let size = 0;
+      for (const stored of list.slice(over)) size += sizeOf(stored.letter);
+      while (size > maxCharacters && over < list.length - 1) {
+        const oldest = list[over];
+        if (oldest !== undefined) size -= sizeOf(oldest.letter);
+        over += 1;
+      }
       if (over === 0) return NONE_DROPPED;
       for (const gone of list.splice(0, over)) byId.delete(gone.id);
       droppedTotal += over;
