@@ -1,11 +1,26 @@
 import { errorMessage } from "../core/channel-error.js";
 import { isHttpUrl } from "../core/http/http-url.js";
+import { redactUrl } from "../core/log/redact-url.js";
 import { UsageError } from "./usage-error.js";
 
 /** `--url` as the admin commands take it: a service's absolute http(s) base URL, or a usage error. */
 export function checkServiceUrl(raw: string): string {
   if (isHttpUrl(raw)) return raw;
-  throw new UsageError(`--url must be the service's base URL, e.g. http://127.0.0.1:8090 (got '${raw}')`);
+  // What was given may hold a secret (credentials, a token in the query): only its shape is shown.
+  throw new UsageError(`--url must be the service's base URL, e.g. http://127.0.0.1:8090 (got ${shapeOf(raw)})`);
+}
+
+function shapeOf(raw: string): string {
+  if (URL.canParse(raw)) return `'${safeUrl(raw)}'`;
+  // Credentials or a query written without a scheme would still be secrets.
+  return /[@?#]/.test(raw) ? `a value of ${raw.length} characters that is not a URL` : `'${raw}'`;
+}
+
+/** `url` as given when it holds nothing secret-shaped, else without its credentials and query. */
+function safeUrl(url: string): string {
+  if (!URL.canParse(url)) return "(invalid url)";
+  const { username, password, search, hash } = new URL(url);
+  return username === "" && password === "" && search === "" && hash === "" ? url : redactUrl(url);
 }
 
 /**
@@ -14,5 +29,8 @@ export function checkServiceUrl(raw: string): string {
  */
 export function serviceCallError(url: string, error: unknown): string {
   const cause = error instanceof Error && error.cause !== undefined ? `: ${errorMessage(error.cause)}` : "";
-  return `${url}: ${errorMessage(error)}${cause}\n`;
+  // The URL's credentials and query are never printed: they may hold a secret.
+  const shown = safeUrl(url);
+  const said = `${errorMessage(error)}${cause}`.replaceAll(url, shown);
+  return `${shown}: ${said}\n`;
 }

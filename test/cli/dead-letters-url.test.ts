@@ -95,3 +95,20 @@ describe("dead-letters --url against a running service", () => {
     expect(notUrl).toMatchObject({ code: 2, err: expect.stringContaining("--url must be the service's base URL") });
   });
 });
+
+describe("dead-letters --url never prints the URL's credentials or query", () => {
+  it("says why the service cannot be reached with the URL's scheme, host and path only", async () => {
+    const { code, err } = await runCliCaptured(
+      ["dead-letters", "list", "--url", "http://user:CLIPASS@127.0.0.1:9/?token=CLIQUERY"],
+      { WEBHOOK_ADMIN_SECRET: ADMIN },
+    );
+    expect(code).toBe(1);
+    expect(err).toContain("http://127.0.0.1:9/");
+    expect(err).not.toMatch(/CLIPASS|CLIQUERY/);
+    const usage = await runCliCaptured(["dead-letters", "list", "--url", "ftp://user:CLIPASS@host/"], {
+      WEBHOOK_ADMIN_SECRET: ADMIN,
+    });
+    expect(usage.code).toBe(2);
+    expect(usage.err).not.toContain("CLIPASS");
+  });
+});
