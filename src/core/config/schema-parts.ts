@@ -7,10 +7,14 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * A value that reads as a secret rather than a variable's name: long, and mixing lower and upper
- * case letters with digits, as generated secrets and API keys do and variable names do not.
+ * case letters with digits, as generated secrets and API keys do and variable names do not; or
+ * long hex with letters and digits (`openssl rand -hex`), which no variable name is either.
  */
 export function looksLikeSecret(name: string): boolean {
-  return name.length >= 20 && /[a-z]/.test(name) && /[A-Z]/.test(name) && /\d/.test(name);
+  if (name.length < 20 || !/\d/.test(name)) return false;
+  const mixedCase = /[a-z]/.test(name) && /[A-Z]/.test(name);
+  const hex = /^[0-9a-fA-F]+$/.test(name) && /[a-fA-F]/.test(name);
+  return mixedCase || hex;
 }
 
 /** The name of an environment variable that holds a secret (`token_env`, `api_key_env`, …). */

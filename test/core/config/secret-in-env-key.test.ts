@@ -26,10 +26,18 @@ describe("a secret where a variable's name goes", () => {
     expect(JSON.stringify(result.problems)).not.toContain(SECRET);
   });
 
-  it.each(["WEBHOOK_SECRET", "OPENAI_API_KEY", "webhook_secret", "Bot2Token", "MY_SERVICE_V2_SIGNING_KEY_2026"])(
-    "takes %s as a variable's name",
-    (name) => {
-      expect(looksLikeSecret(name)).toBe(false);
-    },
-  );
+  it.each([SECRET, "d74c81dc5a0f4e6b9c3d2e1f0a9b8c7d", "D74C81DC5A0F4E6B9C3D2E1F"])("takes %s as a secret", (value) => {
+    expect(looksLikeSecret(value)).toBe(true);
+  });
+
+  it.each([
+    "WEBHOOK_SECRET",
+    "OPENAI_API_KEY",
+    "webhook_secret",
+    "Bot2Token",
+    "MY_SERVICE_V2_SIGNING_KEY_2026",
+    "DEADBEEF_CAFE_2026_KEY",
+  ])("takes %s as a variable's name", (name) => {
+    expect(looksLikeSecret(name)).toBe(false);
+  });
 });
