@@ -12,12 +12,17 @@ type Row = StoredTimeline;
  * The timeline in this process's memory (the memory mode, and tests): a map in the order rows
  * were created, which is acceptance order but for a run's write that lands first, close enough
  * for the bound, which drops the first created. Lost on exit, as everything in this mode is.
- * `maxMessages` bounds it at every write, not only at a prune, since memory is what it spends.
+ * `maxMessages` bounds it at every write, not only at a prune, since memory is what it spends;
+ * so does `maxCharacters`, the text the events hold together (`timeline.keep_text`), which the
+ * count alone would let the largest messages and replies spend without limit.
  */
 export class MemoryTimelineStore implements TimelineStore {
   readonly #rows = new Map<string, Row>();
   readonly #minutes = new Map<string, ActivityCount>();
   readonly #maxMessages: number;
+  readonly #maxCharacters: number;
+  /** The characters of text every row's events hold together. */
+  #characters = 0;
   /**
    * Row ids in the order they were created, from `#head` on: the bound drops from the front
    * here, since finding a map's first entry walks past every entry deleted before it.
@@ -25,13 +30,22 @@ export class MemoryTimelineStore implements TimelineStore {
   #order: string[] = [];
   #head = 0;
 
-  constructor(maxMessages = Number.POSITIVE_INFINITY) {
+  constructor(maxMessages = Number.POSITIVE_INFINITY, maxCharacters = DEFAULT_MAX_TIMELINE_CHARACTERS) {
     this.#maxMessages = maxMessages;
+    this.#maxCharacters = maxCharacters;
+  }
+
+  #forget(id: string): void {
+    const row = this.#rows.get(id);
+    if (row === undefined) return;
+    this.#characters -= textOf(row.events);
+    this.#rows.delete(id);
   }
 
   write(writes: readonly TimelineWrite[], activity: readonly ActivityCount[]): void {
     for (const write of writes) {
       const row = this.#rows.get(write.id);
+      this.#characters += textOf(write.events);
       if (row === undefined) {
         this.#order.push(write.id);
         this.#rows.set(write.id, setsStatus(write) ? write : { ...write, status: "accepted" });
@@ -48,10 +62,13 @@ export class MemoryTimelineStore implements TimelineStore {
         events: row.events.concat(write.events),
       });
     }
-    while (this.#rows.size > this.#maxMessages && this.#head < this.#order.length) {
+    while (
+      (this.#rows.size > this.#maxMessages || (this.#characters > this.#maxCharacters && this.#rows.size > 1)) &&
+      this.#head < this.#order.length
+    ) {
       const id = this.#order[this.#head];
       this.#head += 1;
-      if (id !== undefined) this.#rows.delete(id);
+      if (id !== undefined) this.#forget(id);
     }
     if (this.#head > 1_024 && this.#head * 2 > this.#order.length) {
       this.#order = this.#order.slice(this.#head);
@@ -91,7 +108,7 @@ export class MemoryTimelineStore implements TimelineStore {
     let over = this.#rows.size - keep;
     for (const [id, row] of this.#rows) {
       if (over <= 0 && row.acceptedAt >= before) break;
-      this.#rows.delete(id);
+      this.#forget(id);
       over -= 1;
     }
     for (const [key, count] of this.#minutes) if (count.minute < minutesBefore) this.#minutes.delete(key);
@@ -100,6 +117,16 @@ export class MemoryTimelineStore implements TimelineStore {
     this.#order = [...this.#rows.keys()];
     this.#head = 0;
   }
+}
+
+/** The characters of text a process keeps in its timeline by default (with `keep_text`). */
+export const DEFAULT_MAX_TIMELINE_CHARACTERS = 32 * 1024 * 1024;
+
+/** The text of events (a message's, a reply's), as the bound counts it. */
+function textOf(events: readonly Row["events"][number][]): number {
+  let size = 0;
+  for (const event of events) if ("text" in event && typeof event.text === "string") size += event.text.length;
+  return size;
 }
 
 function setsStatus(write: TimelineWrite): write is TimelineWrite & Pick<Row, "status"> {

@@ -35,6 +35,24 @@ describe("the in-memory timeline store", () => {
     expect(store.one("m000002")?.status).toBe("accepted");
   });
 
+  it("holds its bound on kept text at every write, dropping the oldest messages, the newest always kept", () => {
+    const store = new MemoryTimelineStore(Number.POSITIVE_INFINITY, 10);
+    const withText = (index: number, text: string): TimelineWrite => ({
+      ...accepted(index),
+      events: [{ type: "accepted", at: T0 + index, text }],
+    });
+    store.write([withText(0, "aaaa"), withText(1, "bbbb")], []);
+    expect(store.page({ limit: 10 })).toHaveLength(2);
+    store.write([withText(2, "cccc")], []);
+    expect(store.page({ limit: 10 }).map((row) => row.id)).toEqual(["m000002", "m000001"]);
+    store.write([withText(3, "d".repeat(50))], []);
+    expect(store.page({ limit: 10 }).map((row) => row.id)).toEqual(["m000003"]);
+    // Over the bound alone, it goes with the next message; text-less ones cost the bound nothing.
+    for (let index = 4; index < 20; index += 1) store.write([accepted(index)], []);
+    expect(store.page({ limit: 100 })).toHaveLength(16);
+    expect(store.one("m000003")).toBeUndefined();
+  });
+
   it("holds its bound at every write, one message at a time, dropping the oldest", () => {
     const store = new MemoryTimelineStore(100);
     for (let index = 0; index < 5_000; index += 1) store.write([accepted(index)], []);
