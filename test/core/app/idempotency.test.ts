@@ -73,7 +73,8 @@ describe("Idempotency-Key while the first request is still being queued", () => 
     const queue = gatedQueue();
     const app = appWith(queue);
     const first = app.request(post("k1"));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Once the first request holds its key and waits in the queue.
+    await until(() => queue.waiting);
     const duplicate = await app.request(post("k1"));
     expect(duplicate.status).toBe(409);
     expect(duplicate.headers.get("retry-after")).toBe("1");
@@ -84,7 +85,7 @@ describe("Idempotency-Key while the first request is still being queued", () => 
     expect(queue.queued).toEqual([]);
 
     const retried = app.request(post("k1"));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => queue.waiting);
     queue.settle(true);
     const accepted = await retried;
     expect(accepted.status).toBe(200);
