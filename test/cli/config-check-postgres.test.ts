@@ -39,6 +39,17 @@ describe("config check with postgres_url_env", () => {
     expect(err).not.toContain("s3cret-password");
   });
 
+  it("--preflight says how to write a password with a reserved character, without printing it", async () => {
+    const file = await configWith({});
+    const { code, err } = await runCliCaptured(["config", "check", "--preflight", file], {
+      WEBHOOK_SECRET: SECRET,
+      DATABASE_URL: "postgres://webhook:1234/hunter2@127.0.0.1:5432/webhook",
+    });
+    expect(code).toBe(1);
+    expect(err).toContain("percent-encode reserved characters in the user name and password");
+    expect(err).not.toContain("hunter2");
+  });
+
   it("--preflight tells how to set the variable when it is missing", async () => {
     const file = await configWith({});
     const { code, err } = await runCliCaptured(["config", "check", "--preflight", file], { WEBHOOK_SECRET: SECRET });

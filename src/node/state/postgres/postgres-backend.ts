@@ -11,10 +11,11 @@ import { createPostgresHealth } from "./postgres-health.js";
 import { createPostgresIdempotencyStore, pruneIdempotencyKeys } from "./postgres-idempotency-store.js";
 import { createPostgresLaneStore } from "./postgres-lane-store.js";
 import { migratePostgres } from "./postgres-migrations.js";
-import { APPLICATION_NAME, describePostgres, openPostgresPool } from "./postgres-pool.js";
+import { APPLICATION_NAME, openPostgresPool } from "./postgres-pool.js";
 import { postgresErrorMessage } from "./postgres-state-error.js";
 import { createPostgresTimelineStore } from "./postgres-timeline-store.js";
 import { prunePostgresTurns } from "./postgres-turn-prune.js";
+import { assertReadablePostgresUrl, describePostgres, postgresUrlProblem } from "./postgres-url.js";
 
 /** How often a replica holding lanes for a receiver that is down reads the shared circuit again. */
 const CIRCUIT_REFRESH_MS = 1_000;
@@ -39,6 +40,9 @@ export async function openPostgresBackend(
   replica: string = newReplicaId(),
   retentionHours: number = DEFAULT_CONVERSATION_RETENTION_HOURS,
 ): Promise<PostgresBackend> {
+  const unreadable = postgresUrlProblem(url);
+  if (unreadable !== undefined)
+    throw new Error(`cannot open the postgres state: the URL cannot be read: ${unreadable}`);
   const where = describePostgres(url);
   const pool = openPostgresPool(url, { logger });
   try {
@@ -109,6 +113,7 @@ export async function openPostgresBackend(
  * cannot connect.
  */
 export async function postgresServerVersion(url: string): Promise<string> {
+  assertReadablePostgresUrl(url);
   const client = new pg.Client({
     connectionString: url,
     application_name: APPLICATION_NAME,

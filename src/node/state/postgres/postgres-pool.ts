@@ -1,6 +1,7 @@
 import pg from "pg";
 import { type Logger, silentLogger } from "../../../core/log/logger.js";
 import { postgresErrorMessage } from "./postgres-state-error.js";
+import { describePostgres } from "./postgres-url.js";
 
 /**
  * How long the server runs one statement before it cancels it: shorter than the client's wait
@@ -82,30 +83,6 @@ export function openPostgresPool(url: string, options: PostgresPoolOptions = {})
 }
 
 /**
- * Where `url` points, safe to log: host, port, database and user, never the password (nor
- * the query string, whose TLS file paths say nothing an operator needs here). Read as
- * pg-connection-string reads it: `host`, `port`, `user` and `dbname` parameters win.
- */
-export function describePostgres(url: string): Readonly<Record<string, string | number>> {
-  if (!URL.canParse(url)) return { host: "(invalid url)" };
-  const parsed = new URL(url);
-  const param = (name: string): string | undefined => parsed.searchParams.get(name) ?? undefined;
-  const decode = (text: string): string => {
-    try {
-      return decodeURIComponent(text);
-    } catch {
-      return text;
-    }
-  };
-  return {
-    host: param("host") ?? (decode(parsed.hostname.replace(/^\[(.+)\]$/, "$1")) || "localhost"),
-    port: portOf(param("port") ?? (parsed.port || "5432")),
-    database: param("dbname") ?? (decode(parsed.pathname.slice(1)) || "(default)"),
-    user: param("user") ?? (decode(parsed.username) || "(default)"),
-  };
-}
-
-/**
  * Runs `work` in one transaction on one connection of `pool`: committed when it resolves,
  * rolled back when it throws. A connection whose rollback failed too is dropped, not reused.
  * While it is held, the connection's own `error` (the server ended it: a restart, a failover)
@@ -164,6 +141,3 @@ export function timedQuery(text: string, timeoutMs: number, values: unknown[] = 
 }
 
 /** A port as a number, as the other lines give one; a list of hosts' ports stays as written. */
-function portOf(text: string): string | number {
-  return /^\d{1,5}$/.test(text) ? Number(text) : text;
-}

@@ -11,7 +11,6 @@ import { systemClock } from "../../../../src/core/clock.js";
 import type { Job } from "../../../../src/core/lifecycle/job.js";
 import { openPostgresBackend } from "../../../../src/node/state/postgres/postgres-backend.js";
 import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
-import { describePostgres } from "../../../../src/node/state/postgres/postgres-pool.js";
 import { freePort } from "../../../support/free-port.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { waitFor } from "../../../support/wait-for.js";
@@ -151,22 +150,5 @@ describe("openPostgresPool", () => {
       "SELECT current_setting('application_name') AS name",
     );
     expect(named.rows[0]?.name).toBe("webhook-channel");
-  });
-});
-
-describe("describePostgres", () => {
-  it("names host, port, database and user, never the password", () => {
-    const url = "postgres://svc%40corp:p%40ss-w0rd@db.internal:6432/channel?sslmode=verify-full&sslrootcert=/ca.pem";
-    const described = describePostgres(url);
-    expect(described).toEqual({ host: "db.internal", port: 6432, database: "channel", user: "svc@corp" });
-    expect(JSON.stringify(described)).not.toContain("w0rd");
-    expect(describePostgres("postgresql://db")).toEqual({
-      host: "db",
-      port: 5432,
-      database: "(default)",
-      user: "(default)",
-    });
-    // Several hosts' ports, as libpq takes them, stay as written.
-    expect(describePostgres("postgres://db/x?host=a,b&port=5432,5433")).toMatchObject({ port: "5432,5433" });
   });
 });
