@@ -17,6 +17,7 @@ export type ErrorCode =
   | "bad_request"
   | "request_timeout"
   | "expectation_failed"
+  | "not_implemented"
   | "headers_too_large"
   | "internal_error"
   | "brain_failed"

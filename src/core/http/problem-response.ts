@@ -18,6 +18,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = {
   bad_request: "Bad Request",
   request_timeout: "Request Timeout",
   expectation_failed: "Expectation Failed",
+  not_implemented: "Not Implemented",
   headers_too_large: "Request Header Fields Too Large",
   internal_error: "Internal Server Error",
   brain_failed: "Brain Failed",

@@ -8,7 +8,7 @@ import type { RequestHead } from "../../core/http/request-head.js";
 import type { Logger } from "../../core/log/logger.js";
 import { channelPathOf, slashBackslashes } from "./channel-path.js";
 import { headerOf } from "./header-of.js";
-import { answerProblem, lacksHost, missingHostError } from "./protocol-refusals.js";
+import { answerProblem, lacksHost, missingHostError, transferCodingRefusal } from "./protocol-refusals.js";
 import { readNodeBody } from "./read-node-body.js";
 
 /** The two events of a `node:http` server that carry a request, and their listeners. */
@@ -112,6 +112,12 @@ export function createInboundListener(
     if (lacksHost(request)) {
       accept?.answered(400);
       answerProblem(response, missingHostError(), { connection: "close" });
+      return;
+    }
+    const coded = accept === undefined ? undefined : transferCodingRefusal(request);
+    if (accept !== undefined && coded !== undefined) {
+      accept.answered(coded.status);
+      answerProblem(response, coded, { connection: "close" });
       return;
     }
     if (accept === undefined) {

@@ -118,6 +118,28 @@ export function lacksHost(request: IncomingMessage): boolean {
   return request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 1;
 }
 
+const TRANSFER_CODED = new ChannelError(
+  "not_implemented",
+  "The body must be sent plain or chunked: other transfer codings (gzip, deflate, compress) are not read.",
+  { status: 501 },
+);
+
+/**
+ * The 501 of a request whose `Transfer-Encoding` names a coding other than `chunked`, or
+ * `undefined`. Node's parser frames such a body by its final `chunked` and hands over the coded
+ * bytes, which would otherwise be read as the message; RFC 9112 answers a transfer coding a
+ * server does not understand with 501.
+ */
+export function transferCodingRefusal(request: IncomingMessage): ChannelError | undefined {
+  const codings = request.headers["transfer-encoding"];
+  if (codings === undefined) return undefined;
+  for (const coding of codings.split(",")) {
+    const name = coding.trim().toLowerCase();
+    if (name !== "" && name !== "chunked") return TRANSFER_CODED;
+  }
+  return undefined;
+}
+
 /** The 400 `bad_request` of a request {@link lacksHost}. */
 export function missingHostError(): ChannelError {
   return NO_HOST;

@@ -25,6 +25,7 @@ const CODES: Readonly<Record<ErrorCode, true>> = {
   bad_request: true,
   request_timeout: true,
   expectation_failed: true,
+  not_implemented: true,
   headers_too_large: true,
   internal_error: true,
   brain_failed: true,

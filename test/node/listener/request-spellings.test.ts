@@ -78,6 +78,32 @@ describe("the Node listener, whatever the request's spelling", () => {
     expect(sample(text, "webhook_channel_requests_total", { channel: "webhook", code: "417" })).toBe(1);
   });
 
+  it.each(["gzip, chunked", "x-custom, chunked"])(
+    "refuses a body in Transfer-Encoding %s as a 501 not_implemented problem, counted as the channel's",
+    async (codings) => {
+      const headers = message().filter(([name]) => name !== "Content-Length");
+      const chunk = `${Buffer.byteLength(BODY).toString(16)}\r\n${BODY}\r\n0\r\n\r\n`;
+      const answer = await exchange(
+        request("POST /webhook HTTP/1.1", [...headers, ["Transfer-Encoding", codings]], chunk),
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 501 /);
+      expect(answer.toLowerCase()).toContain("connection: close");
+      expect(problemCode(answer)).toBe("not_implemented");
+      const text = await scrape(harness?.baseUrl ?? "");
+      expect(sample(text, "webhook_channel_requests_total", { channel: "webhook", code: "501" })).toBe(1);
+      expect(harness?.replies).toHaveLength(0);
+    },
+  );
+
+  it("accepts a body in Transfer-Encoding chunked alone", async () => {
+    const headers = message().filter(([name]) => name !== "Content-Length");
+    const chunk = `${Buffer.byteLength(BODY).toString(16)}\r\n${BODY}\r\n0\r\n\r\n`;
+    const answer = await exchange(
+      request("POST /webhook HTTP/1.1", [...headers, ["Transfer-Encoding", "Chunked"]], chunk),
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
   it("accepts an HTTP/1.0 message without Host, as HTTP/1.0 allows", async () => {
     const answer = await exchange(request("POST /webhook HTTP/1.0", message().slice(1), BODY));
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
