@@ -78,9 +78,20 @@ export function showConversation(id: string, answer: ApiAnswer): void {
   renderConversation(id, page, false);
 }
 
-/** A lookup that failed; a message's 404 in the words operators look for, with the API's own below. */
+/** What the found part says when the service keeps no timeline: `words` is the API's 404. */
+export function timelineOffSentence(words: string): string {
+  return `Not shown: this service keeps no message timeline; the API answered ${words}`;
+}
+
+/**
+ * A lookup that failed; a message's 404 in the words operators look for, with the API's own
+ * below. With the timeline off (a service restarted without it under an open timeline), a 404
+ * says that instead of "no message".
+ */
 export function showFailure(kind: FoundKind, id: string, answer: ApiAnswer): void {
-  if (answer.status === 404 && kind === "message") {
+  if (answer.status === 404 && state.timelineOff !== null) {
+    prepare(kind, id, timelineOffSentence(state.timelineOff), "error");
+  } else if (answer.status === 404 && kind === "message") {
     prepare(kind, id, NO_MESSAGE, "empty");
     showDetailLine(`The API answered ${describe(answer)}`);
   } else {

@@ -92,6 +92,8 @@ async function refresh(): Promise<void> {
   }
   if (!answer.ok) throw new Error(`the status endpoint answered ${describe(answer)}`);
   renderStatus(answer.data as StatusReport);
-  const failure = await refreshParts([refreshLetters(), refreshActivity(), refreshFound(), refreshDetail()]);
+  // The open timeline after the activity: a 404 of both means the timeline is off, not the message gone.
+  const activity = refreshActivity();
+  const failure = await refreshParts([refreshLetters(), activity, activity.then(refreshFound), refreshDetail()]);
   if (failure !== undefined) throw failure;
 }

@@ -14,6 +14,7 @@ import {
   showFailure,
   showTimeline,
   signedOut,
+  timelineOffSentence,
 } from "./found-view.js";
 import { type FoundKind, foundHash, parseFoundHash } from "./message-links.js";
 import type { MessagePage } from "./timeline-types.js";
@@ -90,12 +91,7 @@ function remember(kind: FoundKind, id: string): void {
 export async function openFound(kind: FoundKind, id: string): Promise<void> {
   const lookup = nextLookup();
   if (state.timelineOff !== null) {
-    prepare(
-      kind,
-      id,
-      `Not shown: this service keeps no message timeline; the API answered ${state.timelineOff}`,
-      "error",
-    );
+    prepare(kind, id, timelineOffSentence(state.timelineOff), "error");
   } else if (kind === "message" && !askable(id)) {
     prepare(kind, id, NO_MESSAGE, "empty");
   } else {

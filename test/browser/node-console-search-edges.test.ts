@@ -1,7 +1,7 @@
 /**
  * The console's search at its edges: ids the address cannot carry as they are (`.`, `..`), ids
  * with spaces or at their longest, searches that find nothing or answer late, a page of older
- * messages that fails, and a timeline whose message is gone. Failures are made on demand by
+ * messages that fails, a timeline whose message is gone, and one the service no longer keeps. Failures are made on demand by
  * routing the page's requests (Playwright's `page.route`).
  */
 import type { Browser, Page, Route } from "playwright-core";
@@ -182,5 +182,38 @@ describe("the console's search at its edges", () => {
       .toBe("No message with that id — past retention or never accepted.");
     expect(await page.locator("#timeline").isHidden()).toBe(true);
     await page.unroute(`**/admin/messages/${id}`);
+  });
+
+  // Last: the console then takes the timeline for off until the next sign-in.
+  it("says the timeline is off, not that the message is gone, when the service comes back without it", async () => {
+    const id = await send("switched-off");
+    await kept("switched-off", 1);
+    await searchFor(page, id);
+    await expect.poll(title).toBe(`Message ${id}`);
+    await page.locator("#timeline").waitFor({ state: "visible" });
+    // As after a restart with `timeline.retention_hours: 0`: every timeline route answers so.
+    const off = (route: Route) =>
+      route.fulfill({
+        status: 404,
+        contentType: "application/problem+json",
+        body: JSON.stringify({
+          status: 404,
+          code: "not_found",
+          title: "Not Found",
+          detail:
+            "The message timeline is off (timeline.retention_hours or timeline.max_messages is 0 in the configuration).",
+        }),
+      });
+    await page.route(`**/admin/messages/${id}`, off);
+    await page.route("**/admin/activity", off);
+    await expect
+      .poll(foundState, { timeout: 10_000 })
+      .toMatch(
+        /^Not shown: this service keeps no message timeline; the API answered 404 not_found: The message timeline is off/,
+      );
+    expect(await page.locator("#found-detail").isHidden()).toBe(true);
+    expect(await page.locator("#timeline").isHidden()).toBe(true);
+    await page.unroute(`**/admin/messages/${id}`);
+    await page.unroute("**/admin/activity");
   });
 });

@@ -216,6 +216,19 @@ describe("the console on Node", () => {
     await page.locator("#console").waitFor({ state: "visible" });
   });
 
+  it("names each landmark region once, so that a screen reader's list of them tells them apart", async () => {
+    const names = await page.evaluate(() =>
+      Array.from(document.querySelectorAll("section[aria-labelledby], [role=region]"), (node) => {
+        const label = node.getAttribute("aria-label");
+        if (label !== null) return label;
+        const ids: string[] = (node.getAttribute("aria-labelledby") ?? "").split(/\s+/);
+        return ids.map((id) => document.getElementById(id)?.textContent?.trim() ?? "").join(" ");
+      }),
+    );
+    expect(names.length).toBeGreaterThan(5);
+    expect(names.filter((name, index) => names.indexOf(name) !== index)).toEqual([]);
+  });
+
   it("reads at phone width and at 200% zoom without the page scrolling sideways", async () => {
     for (const width of [360, 640]) {
       await page.setViewportSize({ width, height: 800 });

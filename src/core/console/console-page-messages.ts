@@ -26,7 +26,7 @@ export function messageSections(): HtmlEscapedString | Promise<HtmlEscapedString
           <p id="found-state" role="status"></p>
           <p id="found-detail" class="meta" hidden></p>
           <div id="conversation" hidden>
-            <div class="scroll" tabindex="0" role="region" aria-labelledby="found-title">
+            <div class="scroll" tabindex="0" role="region" aria-label="Table of the conversation's messages">
               <table id="conversation-messages">
                 <thead>
                   <tr>

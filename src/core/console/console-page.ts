@@ -54,7 +54,7 @@ export function consolePage(): HtmlEscapedString | Promise<HtmlEscapedString> {
         <section aria-labelledby="channels-title">
           <h2 id="channels-title" tabindex="-1">Channels</h2>
           <p class="meta" id="refresh-state">Not loaded yet.</p>
-          <div class="scroll" tabindex="0" role="region" aria-labelledby="channels-title">
+          <div class="scroll" tabindex="0" role="region" aria-label="Table of channels">
             <table id="channels">
               <thead>
                 <tr>
@@ -77,7 +77,7 @@ export function consolePage(): HtmlEscapedString | Promise<HtmlEscapedString> {
         <section aria-labelledby="brains-title">
           <h2 id="brains-title">Brains</h2>
           <p id="brains-empty" class="empty" hidden></p>
-          <div class="scroll" tabindex="0" role="region" aria-labelledby="brains-title">
+          <div class="scroll" tabindex="0" role="region" aria-label="Table of brains">
             <table id="brains">
               <thead>
                 <tr>
@@ -105,7 +105,7 @@ export function consolePage(): HtmlEscapedString | Promise<HtmlEscapedString> {
             <button type="button" id="replay-all">Replay all</button>
           </div>
           <p id="dead-letters-empty" class="empty" hidden></p>
-          <div class="scroll" tabindex="0" role="region" aria-labelledby="dead-letters-title">
+          <div class="scroll" tabindex="0" role="region" aria-label="Table of dead letters">
             <table id="dead-letters">
               <thead>
                 <tr>
@@ -132,7 +132,7 @@ export function consolePage(): HtmlEscapedString | Promise<HtmlEscapedString> {
           <p id="detail-replies-empty" class="empty" hidden>
             None: the brain never answered (stage <code>brain</code>); a replay asks it again.
           </p>
-          <div class="scroll" tabindex="0" role="region" aria-label="Replies">
+          <div class="scroll" tabindex="0" role="region" aria-label="Table of the dead letter's replies">
             <table id="detail-replies">
               <thead>
                 <tr>
