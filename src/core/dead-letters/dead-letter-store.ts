@@ -13,6 +13,11 @@ export interface KeptWithin {
    * so that a store never reads its counter for the common keep.
    */
   readonly droppedTotal: number;
+  /**
+   * Set when the in-memory store dropped letters for the characters they hold rather than for
+   * their count: that bound, so that the warning names the bound that was reached.
+   */
+  readonly maxCharacters?: number;
 }
 
 /** Which listed letters one page holds, oldest first. */

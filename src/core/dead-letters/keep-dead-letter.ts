@@ -25,7 +25,14 @@ export function keepDeadLetter(
 
 /** Logs the warning of {@link keepDeadLetter} when keeping `letter` dropped older ones. */
 export function warnOverBound(kept: KeptWithin, letter: DeadLetter, bound: DeadLetterBound): KeptWithin {
-  if (kept.dropped > 0) {
+  if (kept.dropped > 0 && kept.maxCharacters !== undefined) {
+    bound.logger.warn("dead letters over the characters a channel keeps in memory: the oldest were dropped", {
+      channel: letter.job.message.channel,
+      max_characters: kept.maxCharacters,
+      dropped: kept.dropped,
+      dropped_total: kept.droppedTotal,
+    });
+  } else if (kept.dropped > 0) {
     bound.logger.warn("dead letters over admin.max_dead_letters: the oldest were dropped", {
       channel: letter.job.message.channel,
       max_dead_letters: bound.max,

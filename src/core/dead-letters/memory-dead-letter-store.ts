@@ -76,7 +76,8 @@ export function createMemoryDeadLetterStore(
       take(id);
       insert({ id, channel, letter });
       const list = byChannel.get(channel) ?? [];
-      let over = Math.max(0, list.length - max);
+      const overCount = Math.max(0, list.length - max);
+      let over = overCount;
       // Then the characters: the oldest go while the channel's letters hold more, the newest kept.
       let size = 0;
       for (const stored of list.slice(over)) size += sizeOf(stored.letter);
@@ -88,7 +89,7 @@ export function createMemoryDeadLetterStore(
       if (over === 0) return NONE_DROPPED;
       for (const gone of list.splice(0, over)) byId.delete(gone.id);
       droppedTotal += over;
-      return { dropped: over, droppedTotal };
+      return over > overCount ? { dropped: over, droppedTotal, maxCharacters } : { dropped: over, droppedTotal };
     },
     page(query) {
       const list = listed(query.channel);
