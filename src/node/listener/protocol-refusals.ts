@@ -40,6 +40,20 @@ interface AnsweringSocket {
 /** How long an answer under way on a connection Node refused more of gets before the connection is cut. */
 const ANSWER_GRACE_MS = 5_000;
 
+/**
+ * The refusals {@link answerClientError} wrote on the socket for a request under way, by that
+ * request's response object, which never sends them itself: read by {@link refusalWrittenFor}.
+ */
+const writtenOnSocket = new WeakMap<object, ChannelError>();
+
+/**
+ * The refusal written on the socket in place of `response`'s own answer (a 408 while its body
+ * was arriving), or `undefined`: the response then reports no status of its own.
+ */
+export function refusalWrittenFor(response: object): ChannelError | undefined {
+  return writtenOnSocket.get(response);
+}
+
 /** A refusal {@link answerClientError} wrote, and the request under way it answered, if one was. */
 export interface ClientErrorAnswer {
   readonly status: number;
@@ -90,6 +104,7 @@ export function answerClientError(
     for (const [name, value] of Object.entries(fields)) head.push(`${name}: ${value}`);
     socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
     socket.destroySoon();
+    if (answering !== undefined) writtenOnSocket.set(answering, refusal);
     return { status, method: answering?.req?.method, url: answering?.req?.url };
   }
   socket.destroySoon();

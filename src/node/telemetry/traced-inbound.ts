@@ -5,6 +5,7 @@ import type { RequestHead } from "../../core/http/request-head.js";
 import { parseTraceContext } from "../../core/http/trace-context.js";
 import { channelPathOf, slashBackslashes } from "../listener/channel-path.js";
 import type { InboundListener } from "../listener/inbound-listener.js";
+import { refusalWrittenFor } from "../listener/protocol-refusals.js";
 import { type Telemetry, type TelemetrySpan, traceparentOf } from "./telemetry.js";
 
 /**
@@ -85,6 +86,9 @@ export function tracedInbound(
   return { onRequest: wrap(inner.onRequest), onCheckContinue: wrap(inner.onCheckContinue) };
 }
 
+/** `error.type` of a request whose client left before it was answered. */
+const CLIENT_LEFT = "client_left";
+
 /** Starts the span of one request, puts it in the request's `traceparent`, and ends it with the answer. */
 function serverSpan(
   request: IncomingMessage,
@@ -100,10 +104,15 @@ function serverSpan(
   // A tracestate belongs to the traceparent it came with: without a valid one it was never kept.
   if (parent === undefined) delete headers.tracestate;
   response.once("close", () => {
-    const status = response.headersSent ? response.statusCode : undefined;
+    // A request that ran out of time is refused on its socket, past its response object.
+    const written = response.headersSent ? undefined : refusalWrittenFor(response);
+    const status = response.headersSent ? response.statusCode : written?.status;
     if (status !== undefined) span.set({ httpStatus: status });
     // The body's size limits refuse in the listener, before the accept flow sees the request.
     if (status === 413) span.set({ errorCode: "payload_too_large" });
+    if (written !== undefined) span.set({ errorCode: written.code });
+    // No answer at all: the client left (or reset) before one was sent.
+    if (status === undefined) span.set({ errorCode: CLIENT_LEFT });
     // A refusal (4xx) is the client's failure, not the server's, as the conventions say.
     span.end(status === undefined || status >= 500);
   });
