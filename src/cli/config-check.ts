@@ -4,6 +4,7 @@ import { parseConfigJson } from "../core/config/config-json/parse-config-json.js
 import { type ConfigProblem, formatProblem } from "../core/config/config-problem.js";
 import { envReferences, preflight, weakSecretProblems } from "../core/config/preflight/preflight.js";
 import { signingProblems } from "../core/config/preflight/signing-problems.js";
+import { urlReferences } from "../core/config/preflight/url-references.js";
 import { isNodeTlsVariable, unboundTlsProblems } from "../core/config/preflight/workers-tls.js";
 import { validateConfig } from "../core/config/validate-config.js";
 import { clientTlsProblems, workersOnlyTls } from "../node/client-tls-problems.js";
@@ -13,6 +14,10 @@ import { postgresServerVersion } from "../node/state/postgres/postgres-backend.j
 import { STATE_DIR_FIX, stateDirProblem } from "../node/state/sqlite/state-dir-folder.js";
 import type { CliIo } from "./cli-io.js";
 import { devVarsPathFor, readDevVars } from "./read-dev-vars.js";
+import { urlReachability } from "./url-reachability.js";
+
+/** What trying the configuration's URLs found, when nothing was tried. */
+const NO_PROBES = { notes: [], warnings: [] } as const;
 
 /** The Worker's variable that replaces the bundled config.json (see docs/workers.md). */
 const CONFIG_JSON = "CONFIG_JSON";
@@ -111,9 +116,14 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
     }
   }
 
+  // The addresses the service will call, tried from here: a wrong host or port shows now.
+  const reachable = withPreflight ? await urlReachability(urlReferences(result.config)) : NO_PROBES;
+  for (const note of reachable.notes) io.out(`  note    ${note}\n`);
+
   // A workers-ai brain is fine in a file meant for Workers, so on Node it is only a warning.
   for (const warning of [
     ...result.warnings,
+    ...reachable.warnings,
     ...nodeUnsupportedBrains(result.config),
     ...workersOnlyTls(result.config),
   ]) {

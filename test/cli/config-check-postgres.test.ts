@@ -21,7 +21,9 @@ describe("config check with postgres_url_env", () => {
       WEBHOOK_SECRET: SECRET,
       DATABASE_URL: inject("postgresUrl"),
     });
-    expect(err).toBe("");
+    // The only line on stderr is the preflight's warning that the receiver (port 9) takes no connection.
+    expect(err).toMatch(/^ {2}warning channels\[0\]\.webhook\.outbound_url: cannot connect to 127\.0\.0\.1:9 /);
+    expect(err.trim().split("\n")).toHaveLength(1);
     expect(code).toBe(0);
     expect(out).toMatch(/postgres_url_env: connected to PostgreSQL \d+/);
   });
