@@ -53,6 +53,7 @@ export function createBrains(config: Config, deps: BrainDeps): ReadonlyMap<strin
     if (brainLimits === undefined) brains.set(name, brain);
     else {
       const limiter = limiters.limiterFor(name, brainLimits.target, limiterOptions);
+      limiter.configure(brainLimits.call);
       brains.set(name, createLimitedBrain(brain, brainLimits.call, limiter));
     }
   }

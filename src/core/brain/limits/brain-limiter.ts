@@ -77,6 +77,12 @@ export interface BrainLimiter {
   pauseUntil(until: number, status: number): void;
   /** The share moved (a replica came or went): waiting calls are looked at again. */
   reshared(): void;
+  /**
+   * The brain's limits as configured now (at a start or a reload): its `maxConcurrency` then
+   * admits every call, those already waiting included, and a raised one admits more at once.
+   * Until it is set, each call is admitted under the limits it was run with.
+   */
+  configure(limits: CallLimits): void;
 }
 
 interface Waiter {
@@ -119,8 +125,10 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
     events: options.events,
   });
 
+  let configured: CallLimits | undefined;
   const reportInFlight = (): void => metrics.brainInFlight(name, leases.size);
-  const capacity = (limits: CallLimits): number => share(limits.maxConcurrency);
+  // A call waiting since before a reload meets the reload's limit, not the one it came with.
+  const capacity = (limits: CallLimits): number => share((configured ?? limits).maxConcurrency);
   const paused = (now: number): boolean => pause.active(now);
   const refusal = (now: number): ChannelError => pause.refusal(now);
 
@@ -261,6 +269,10 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
     pausedUntil: () => pause.end(clock.now()),
     pauseUntil: (until, status) => void pause.learned(until, status, leases.size, refuseWaiting),
     reshared: admitWaiting,
+    configure(limits) {
+      configured = limits;
+      admitWaiting();
+    },
   };
 }
 

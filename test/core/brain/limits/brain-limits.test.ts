@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createBrains } from "../../../../src/core/brain/create-brains.js";
+import { createBrainLimiters } from "../../../../src/core/brain/limits/brain-limits.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { waitFor } from "../../../support/wait-for.js";
 import { closeServers, completion, startModelServer, tooMany } from "./counting-model-server.js";
@@ -19,6 +20,35 @@ describe("brain limits: max_concurrency", () => {
     expect(server.calls()).toBe(30);
     expect(server.maxInFlight()).toBe(5);
   });
+
+  it.each([
+    [4, 1],
+    [1, 4],
+  ])(
+    "applies a reload's max_concurrency (%i to %i) to the calls already waiting, not only to later ones",
+    async (before, after) => {
+      const server = await startModelServer(() => completion("ok"), 150);
+      const limiters = createBrainLimiters();
+      const brainsWith = (max: number) =>
+        brainOf(
+          createBrains(configWith({ local: openai(server.baseUrl, { max_concurrency: max }) }), deps({ limiters })),
+          "local",
+        );
+      const asked = storm(brainsWith(before), 16);
+      await waitFor(() => (server.inFlight() === before ? true : undefined), 5_000, "the first calls in flight");
+      server.resetPeak();
+      // The reload builds the brains again over the same limiters, as the consumer's reload does.
+      brainsWith(after);
+      if (after > before) {
+        await waitFor(() => (server.inFlight() === after ? true : undefined), 5_000, "the raised limit at once");
+      }
+      const results = await asked;
+      expect(results.every((result) => result.status === "fulfilled")).toBe(true);
+      expect(server.calls()).toBe(16);
+      // Lowered: no call went out while more than the new limit were in flight.
+      expect(server.maxInFlight()).toBe(after);
+    },
+  );
 
   it("admits waiting calls in turn per conversation, so one busy conversation cannot starve another", async () => {
     const server = await startModelServer(() => ({ status: 200, body: { text: "ok" } }), 30);

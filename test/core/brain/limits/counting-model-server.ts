@@ -23,8 +23,12 @@ export interface ModelServer extends JsonTestServer {
   readonly baseUrl: string;
   /** Chat Completions requests received. */
   calls(): number;
-  /** The most requests it had in flight at once. */
+  /** The most requests it had in flight at once, as a request arrived (since {@link resetPeak}). */
   maxInFlight(): number;
+  /** Requests in flight now. */
+  inFlight(): number;
+  /** Forgets the peak: from now on {@link maxInFlight} counts what each later arrival found. */
+  resetPeak(): void;
   /** The `conversation_id` of each request, in arrival order (http brains send one). */
   conversations(): string[];
 }
@@ -61,6 +65,10 @@ export async function startModelServer(
     baseUrl: `${server.origin}/v1`,
     calls: () => calls,
     maxInFlight: () => maxInFlight,
+    inFlight: () => inFlight,
+    resetPeak: () => {
+      maxInFlight = 0;
+    },
     conversations: () => [...conversations],
   };
 }
