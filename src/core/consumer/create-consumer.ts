@@ -146,6 +146,7 @@ export function createJobRunner(
             calls,
             usage,
             ok,
+            ...(ok ? {} : { error }),
             seconds: (clock.now() - attemptAt) / 1000,
             fields: () => ({
               channel: job.message.channel,

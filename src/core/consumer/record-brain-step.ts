@@ -1,5 +1,6 @@
 import type { BrainCall } from "../brain/brain.js";
 import type { TokenUsage } from "../brain/token-usage.js";
+import { isChannelError } from "../channel-error.js";
 import type { LogFields, Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 
@@ -19,6 +20,8 @@ export interface BrainStep {
   readonly usage: readonly BrainTokens[];
   /** True when the step produced its replies. */
   readonly ok: boolean;
+  /** Why the step failed, when it did. */
+  readonly error?: unknown;
   /** The whole step: memory, the calls and rendering. */
   readonly seconds: number;
   /** The job's log fields (channel, message and conversation ids, trace), built only for a line. */
@@ -26,7 +29,8 @@ export interface BrainStep {
 }
 
 /**
- * Records a brain step: `brainCall` once per brain actually called, `brainTokens` once per call
+ * Records a brain step: `brainCall` once per brain actually called (a call refused because its
+ * brain was paused never reached it, so it is not counted), `brainTokens` once per call
  * that reported usage (and a `debug` line with the step's totals), and a `warn` line when a
  * chain's brain failed. A brain without fallbacks is one call taking the whole step, as before
  * chains existed. In a chain each failed call counts its own time and the last call (the one
@@ -37,15 +41,17 @@ export function recordBrainStep(step: BrainStep, metrics: Metrics, logger: Logge
   const { calls, channel } = step;
   const last = calls.at(-1);
   if (last === undefined) {
-    metrics.brainCall(channel, step.brainName, step.ok, step.seconds);
+    if (!notAsked(step.error)) metrics.brainCall(channel, step.brainName, step.ok, step.seconds);
     return;
   }
   let earlier = 0;
   for (const call of calls.slice(0, -1)) {
-    metrics.brainCall(channel, call.brain, call.error === undefined, call.seconds);
+    if (!notAsked(call.error)) metrics.brainCall(channel, call.brain, call.error === undefined, call.seconds);
     earlier += call.seconds;
   }
-  metrics.brainCall(channel, last.brain, step.ok && last.error === undefined, Math.max(0, step.seconds - earlier));
+  if (!notAsked(last.error)) {
+    metrics.brainCall(channel, last.brain, step.ok && last.error === undefined, Math.max(0, step.seconds - earlier));
+  }
 
   const failed = calls.flatMap((call) =>
     call.error === undefined ? [] : [{ ...call.error.logFields(), brain: call.brain, error: call.error.message }],
@@ -97,4 +103,9 @@ function recordTokens(step: BrainStep, metrics: Metrics, logger: Logger): void {
           })),
         }),
   });
+}
+
+/** True for the refusal of a paused brain's limiter: the brain was not asked. */
+function notAsked(error: unknown): boolean {
+  return isChannelError(error) && error.pausedUntil !== undefined;
 }
