@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { getRequestListener, type HttpBindings } from "@hono/node-server";
+import type { HttpBindings } from "@hono/node-server";
 import type { AcceptMessage } from "../../core/app/accept-message.js";
 import { type AppDeps, createAccepts, createApp } from "../../core/app/create-app.js";
 import { createMemoryAuthFailureLimiter } from "../../core/auth-limit/memory-auth-failure-limiter.js";
@@ -13,7 +13,7 @@ import { tracedInbound } from "../telemetry/traced-inbound.js";
 import { capConnections } from "./connection-cap.js";
 import { acceptOf, createInboundListener } from "./inbound-listener.js";
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "./listener-limits.js";
-import { answerClientError, answerExpectation } from "./protocol-refusals.js";
+import { answerClientError, answerExpectation, appListener } from "./protocol-refusals.js";
 
 /** One HTTP server, not yet listening, and the channels it serves. */
 export interface PlannedListener {
@@ -61,7 +61,7 @@ export function buildListeners(
       names.set(channel.webhook.path, channelName(channel));
     }
     const app = createApp(deps, accepts);
-    const fallback = getRequestListener(app.fetch);
+    const fallback = appListener(app.fetch);
     const build = (fast: ReadonlyMap<string, AcceptMessage>) =>
       createInboundListener(fast, fallback, deps.logger, deps.isShuttingDown);
     // Without telemetry the fast path is the plain one: nothing of tracing on the hot path.

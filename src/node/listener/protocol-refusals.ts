@@ -1,5 +1,6 @@
-import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
+import { type IncomingMessage, type RequestListener, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
+import { getRequestListener, RequestError } from "@hono/node-server";
 import { ChannelError } from "../../core/channel-error.js";
 import { renderProblem } from "../../core/http/problem-response.js";
 
@@ -169,4 +170,31 @@ export function answerProblem(
   const { status, headers, body } = renderProblem(error);
   response.writeHead(status, { ...headers, ...extra, "content-length": Buffer.byteLength(body) });
   response.end(body);
+}
+
+const UNREADABLE_FOR_APP = new ChannelError(
+  "bad_request",
+  "The request's Host header or target is not one the server can read.",
+  { status: 400 },
+);
+
+const FAILED_FOR_APP = new ChannelError("internal_error", "The request could not be handled.", { status: 500 });
+
+/**
+ * The app (health, readiness, metrics, admin) as a Node listener. A request without `Host`
+ * (HTTP/1.0 may leave it out; an HTTP/1.1 one is refused before) reaches the app as for
+ * `localhost`; one whose `Host` or target the adapter cannot make a URL of is a `bad_request`
+ * problem, where the adapter would answer an empty 400.
+ */
+export function appListener(fetch: (request: Request) => Response | Promise<Response>): RequestListener {
+  const listener = getRequestListener(fetch, {
+    hostname: "localhost",
+    errorHandler: (error) => {
+      const { status, headers, body } = renderProblem(
+        error instanceof RequestError ? UNREADABLE_FOR_APP : FAILED_FOR_APP,
+      );
+      return new Response(body, { status, headers });
+    },
+  });
+  return (request, response) => void listener(request, response);
 }

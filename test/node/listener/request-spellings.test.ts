@@ -104,6 +104,24 @@ describe("the Node listener, whatever the request's spelling", () => {
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
   });
 
+  it.each(["GET /healthz HTTP/1.0", "GET /readyz HTTP/1.0"])(
+    "answers %s without Host, as HTTP/1.0 allows (a health checker's default)",
+    async (line) => {
+      const answer = await exchange(request(line, []));
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    },
+  );
+
+  it.each(["GET /healthz HTTP/1.1", "GET /nowhere HTTP/1.1"])(
+    "refuses %s with a Host it cannot read as a 400 bad_request problem, not an empty 400",
+    async (line) => {
+      const answer = await exchange(request(line, [["Host", "a b"]]));
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer.toLowerCase()).toContain("content-type: application/problem+json");
+      expect(problemCode(answer)).toBe("bad_request");
+    },
+  );
+
   it("accepts an HTTP/1.0 message without Host, as HTTP/1.0 allows", async () => {
     const answer = await exchange(request("POST /webhook HTTP/1.0", message().slice(1), BODY));
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
