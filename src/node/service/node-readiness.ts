@@ -55,7 +55,7 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
         const at = queue.oldestAcceptedAt();
         if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
       }
-      let deadLetters = deadSinceStart;
+      let deadLetters: number | null = deadSinceStart;
       try {
         storeError ??= state.writeProblem();
         if (storeError === undefined) {
@@ -65,6 +65,9 @@ export function createNodeReadiness(deps: NodeReadinessDeps): Readiness {
       } catch (error) {
         storeError = errorMessage(error);
       }
+      // A store that cannot be read or written does not say how many it keeps: the count of
+      // this process since its start would stand for the whole store's (every replica's).
+      if (storeError !== undefined && state.mode !== "memory") deadLetters = null;
       const down = receiversDown(receivers, deps.now());
       let status: ReadinessStatus = "ready";
       if (deps.isShuttingDown()) status = "draining";
