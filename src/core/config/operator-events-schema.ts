@@ -23,7 +23,7 @@ export const operatorEventsSchema = z
     signing_secret_env: envName("OPERATOR_EVENTS_SIGNING_SECRET")
       .optional()
       .describe(
-        "Variable holding the whsec_ secret the events are signed with (v1, HMAC; two separated by a space while rotating).",
+        "Variable holding the whsec_ secret the events are signed with (v1, HMAC; two separated by a space while rotating). This or signing_key_env (or both) is required: events are always signed.",
       ),
     signing_key_env: envName("OPERATOR_EVENTS_SIGNING_KEY")
       .optional()

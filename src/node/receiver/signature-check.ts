@@ -1,5 +1,6 @@
 import { createPublicKey, type KeyObject, verify } from "node:crypto";
 import { errorMessage } from "../../core/channel-error.js";
+import { createReplySigner } from "../../core/outbound/reply-signer.js";
 
 /** Which scheme verified a reply, or why none did. */
 export type SignatureVerdict = { readonly ok: true; readonly scheme: "v1" | "v1a" } | { readonly ok: false };
@@ -26,6 +27,8 @@ export async function createSignatureCheck(
     const { Webhook } = await import("standardwebhooks");
     let webhook: InstanceType<typeof Webhook>;
     try {
+      // Read as the service reads it: the package would take bare base64 the service refuses.
+      await createReplySigner({ secrets: { value: secret, variable: "WEBHOOK_SIGNING_SECRET" } });
       webhook = new Webhook(secret);
     } catch (error) {
       throw new Error(`WEBHOOK_SIGNING_SECRET is not a usable whsec_ secret: ${errorMessage(error)}`);

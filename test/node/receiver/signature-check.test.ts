@@ -51,5 +51,9 @@ describe("the sample receiver's signature check", () => {
   it("checks nothing when given nothing, and refuses a public key that is not whpk_", async () => {
     expect(await createSignatureCheck(undefined, undefined)).toBeUndefined();
     await expect(createSignatureCheck(undefined, nodeKeyPair().secretKey)).rejects.toThrow(/whpk_<base64>/);
+    // A secret the service would refuse (no whsec_ prefix) is refused here too, not verified against.
+    await expect(createSignatureCheck("bm9wZQ==", undefined)).rejects.toThrow(
+      /^WEBHOOK_SIGNING_SECRET is not a usable whsec_ secret: WEBHOOK_SIGNING_SECRET must hold "whsec_<base64>"/,
+    );
   });
 });
