@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Entry of `node dist/node.js [--config <file>] [--bind <host:port>]`.
-import { holdHangUps } from "./held-hang-ups.js";
+import { holdHangUps, holdStops } from "./held-signals.js";
 import type { ServiceArgs } from "./parse-service-args.js";
 
-// SIGHUP first, the rest loaded after (a static import would load it all before this line runs).
+// The signals first, the rest loaded after (a static import would load it all before this line
+// runs): a reload or a stop asked for while the modules load must not end the process.
 const heldHangUps = holdHangUps();
+const heldStops = holdStops();
 const [{ VERSION }, { parseServiceArgs, serviceHelp }, { runService }] = await Promise.all([
   import("../core/version.js"),
   import("./parse-service-args.js"),
@@ -31,6 +33,7 @@ process.exitCode = await runService({
   configPath: args.configPath,
   bind: args.bind,
   heldHangUps,
+  heldStops,
   deliveryWorker: new URL("./delivery-worker.js", import.meta.url),
   timelineWriter: new URL("./timeline-writer.js", import.meta.url),
 });

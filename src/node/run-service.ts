@@ -4,7 +4,7 @@ import type { Config } from "../core/config/config-schema.js";
 import { findWeakSecrets } from "../core/config/preflight/weak-secret.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
 import { bindOverrideOf } from "./bind-override.js";
-import type { HeldHangUps } from "./held-hang-ups.js";
+import type { HeldHangUps, HeldStops } from "./held-signals.js";
 import { loadServiceInputs, type ServiceInputs } from "./load-service-inputs.js";
 import { startService } from "./service/start-service.js";
 import { watchStopSignals } from "./stop-signals.js";
@@ -29,6 +29,8 @@ export interface RunOptions {
   readonly write?: (line: string) => void;
   /** SIGHUP as the entry held it while the modules loaded: released once this function takes it. */
   readonly heldHangUps?: HeldHangUps;
+  /** SIGTERM and SIGINT as the entry held them while the modules loaded: released once this function takes them. */
+  readonly heldStops?: HeldStops;
   /**
    * The delivery thread's module (dist/delivery-worker.js). Without it the consumer runs on
    * the main thread, which is what tests of this function use.
@@ -59,7 +61,7 @@ export async function runService(options: RunOptions): Promise<number> {
   const hangUp = (): void => onReload();
   process.on("SIGHUP", hangUp);
   if ((options.heldHangUps?.release() ?? 0) > 0) onReload();
-  const signals = watchStopSignals();
+  const signals = watchStopSignals(options.heldStops?.release());
   /** Ends a run in which the service never started: nothing is left to stop or reload. */
   const ended = (code: number): number => {
     process.off("SIGHUP", hangUp);

@@ -17,8 +17,8 @@ export interface StopSignals {
   release(): void;
 }
 
-/** Takes over SIGTERM and SIGINT now; see {@link StopSignals}. */
-export function watchStopSignals(): StopSignals {
+/** Takes over SIGTERM and SIGINT now, counting `already` (held before) as come; see {@link StopSignals}. */
+export function watchStopSignals(already: readonly NodeJS.Signals[] = []): StopSignals {
   let count = 0;
   let firstSignal: NodeJS.Signals | undefined;
   let resolveFirst: (signal: NodeJS.Signals) => void = () => undefined;
@@ -39,6 +39,7 @@ export function watchStopSignals(): StopSignals {
     }
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  for (const signal of already) onSignal(signal);
   return {
     first,
     second,

@@ -1,9 +1,10 @@
 /**
  * SIGHUP's default action ends the process. A reload asked for while the service is still
  * loading its modules (a supervisor's reload, a log rotation, right after a restart) must not kill
- * it: the entry takes the signal over before it loads anything else.
+ * it: the entry takes the signal over before it loads anything else, as it takes SIGTERM and
+ * SIGINT, so that a stop asked for then is graceful too.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -87,5 +88,53 @@ describe("a SIGHUP while the service starts", () => {
     const said = started.lines.map((line) => JSON.parse(line) as { msg: string });
     expect(said.map((line) => line.msg)).toContain("SIGHUP received before the service started: not reloading");
     expect((await fetch(new URL("/healthz", url))).status).toBe(200);
+  });
+
+  it("SIGTERM while the modules load is held too: the start is abandoned, exit 0, not killed", async () => {
+    const folder = await mkdtemp(join(tmpdir(), "webhook-channel-hold-"));
+    const hooks = join(folder, "hooks.mjs");
+    const register = join(folder, "register.mjs");
+    const waiting = join(folder, "waiting");
+    const go = join(folder, "go");
+    // The service's own module waits, unresolved, until the test says go: the entry is then
+    // loading its modules, as it is for a while at every start.
+    await writeFile(
+      hooks,
+      `import { existsSync, writeFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+export async function resolve(specifier, context, next) {
+  if (specifier.includes("run-service")) {
+    writeFileSync(${JSON.stringify(waiting)}, "");
+    while (!existsSync(${JSON.stringify(go)})) await sleep(10);
+  }
+  return next(specifier, context);
+}
+`,
+    );
+    await writeFile(
+      register,
+      `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+    );
+    const config = await writeTempConfig({
+      channels: [
+        {
+          type: "webhook",
+          token_env: "WEBHOOK_SECRET",
+          webhook: { bind: "127.0.0.1:0", outbound_url: "http://127.0.0.1:9/replies" },
+        },
+      ],
+      routes: [{ channel: "webhook", brain: "echo" }],
+    });
+    const started = spawnNode("--import", [register, "dist/node.js", "--config", config], { WEBHOOK_SECRET: SECRET });
+    spawned = started;
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+      started.child.on("exit", (code, signal) => done({ code, signal })),
+    );
+    await waitFor(() => existsSync(waiting) || undefined, 10_000, "the modules loading");
+    started.child.kill("SIGTERM");
+    await writeFile(go, "");
+    expect(await exited).toEqual({ code: 0, signal: null });
+    const said = started.lines.map((line) => JSON.parse(line) as { msg: string });
+    expect(said.map((line) => line.msg)).toContain("start abandoned before anything was opened");
   });
 });
