@@ -30,6 +30,9 @@ const bind = z
   .refine((value) => parseBind(value) !== undefined, {
     error:
       'must be "host:port": a host name or an IP address (IPv6 in brackets) and a port from 0 to 65535, e.g. "127.0.0.1:8090" or "[::1]:8090"',
+    params: {
+      fix: 'write "127.0.0.1:8090" to listen on this machine only, or "0.0.0.0:8090" for every address (behind a proxy that terminates TLS)',
+    },
   });
 
 const jsonKey = z.string({ error: "must be the JSON key the client uses, a non-empty string" }).min(1, {

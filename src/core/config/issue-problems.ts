@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { type ConfigProblem, formatJsonPath } from "./config-problem.js";
+import { ENV_NAME } from "./schema-parts.js";
 
 /**
  * A zod issue as problems a person can act on: the JSON path, what is wrong (for a value of the
@@ -104,6 +105,10 @@ function fixFor(issue: z.core.$ZodIssue): string {
       return "change the value to fit the limit above";
     case "invalid_value":
       return `use one of ${issue.values.map((value) => JSON.stringify(value)).join(", ")}`;
+    case "invalid_format":
+      return issue.format === "regex" && issue.pattern === String(ENV_NAME)
+        ? 'write the name the variable is exported under: letters, digits and "_", not starting with a digit'
+        : "write the value in the form the message gives";
     default:
       return "change the value as described";
   }

@@ -3,7 +3,8 @@ import { fetchBadPort } from "../http/fetch-bad-ports.js";
 import { hasUserinfo, isHttpUrl } from "../http/http-url.js";
 import { MAX_TIMER_MS } from "../timer-limit.js";
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** What an environment variable's name may be. */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * A value that reads as a secret rather than a variable's name: long, and mixing lower and upper
@@ -42,6 +43,7 @@ export const httpUrl = (example: string) => {
         const why = typeof issue.input === "string" ? whyNotUrl(issue.input) : undefined;
         return why === undefined ? error : `${error}: ${why}`;
       },
+      params: { fix: `write the whole URL, its scheme included, e.g. "${example}"` },
     })
     .refine((value) => !hasUserinfo(value), {
       error: "must not contain a user name or password; secrets belong in the environment (use a *_env key)",

@@ -41,12 +41,15 @@ export const webhookPath = z
   })
   .refine((value) => value !== HEALTH_PATH, {
     error: '"/healthz" is reserved for the health check; pick another path',
+    params: { fix: 'pick a path of its own, e.g. "/webhook"' },
   })
   .refine((value) => value !== READY_PATH, {
     error: '"/readyz" is reserved for the readiness check; pick another path',
+    params: { fix: 'pick a path of its own, e.g. "/webhook"' },
   })
   .refine((value) => value !== METRICS_PATH, {
     error: '"/metrics" is reserved for the Prometheus metrics; pick another path',
+    params: { fix: 'pick a path of its own, e.g. "/webhook"' },
   })
   .refine((value) => !isAdminPath(value), {
     error: '"/admin" and every path under it are reserved for the admin API, even when admin is off',

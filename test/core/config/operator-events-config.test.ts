@@ -33,7 +33,7 @@ describe("operator_events in the configuration", () => {
       {
         path: "operator_events.url",
         message: 'must be an absolute http: or https: URL, e.g. "https://ops.example.com/webhook-channel/events"',
-        fix: "change the value as described",
+        fix: 'write the whole URL, its scheme included, e.g. "https://ops.example.com/webhook-channel/events"',
       },
     ]);
   });

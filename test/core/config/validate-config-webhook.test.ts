@@ -17,6 +17,25 @@ describe("validateConfig", () => {
     ]);
   });
 
+  it.each([
+    [{ bind: "nope" }, "channels[0].webhook.bind", 'write "127.0.0.1:8090" to listen on this machine only'],
+    [{ path: "/healthz" }, "channels[0].webhook.path", 'pick a path of its own, e.g. "/webhook"'],
+    [{ path: "/metrics" }, "channels[0].webhook.path", 'pick a path of its own, e.g. "/webhook"'],
+    [
+      { outbound_url: "example.com/replies" },
+      "channels[0].webhook.outbound_url",
+      "write the whole URL, its scheme included",
+    ],
+    [
+      { signing_secret_env: "bad name" },
+      "channels[0].webhook.signing_secret_env",
+      'letters, digits and "_", not starting with a digit',
+    ],
+  ])("says how to fix %j, not only that it is wrong", (webhook, path, fix) => {
+    const problem = problemsOf(configDocument(webhook)).find((found) => found.path === path);
+    expect(problem?.fix).toContain(fix);
+  });
+
   it.each(["ftp://example.com/x", "/relative", "not a url"])("rejects outbound_url %s", (url) => {
     expect(problemsOf(configDocument({ outbound_url: url }))[0]?.path).toBe("channels[0].webhook.outbound_url");
   });
