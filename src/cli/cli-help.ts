@@ -48,17 +48,19 @@ options:
 `;
 
 /** The options that point a dead-letters action at a running service instead of state_dir. */
-const REMOTE_OPTIONS = `      --url <base URL> a running service's admin API (e.g. http://127.0.0.1:8090) instead of
+const REMOTE_OPTIONS = `      --url <base URL>
+                       a running service's admin API (e.g. http://127.0.0.1:8090) instead of
                        state_dir; needs admin.token_env in its configuration
       --admin-token-env <NAME>
                        the variable holding the admin secret (default WEBHOOK_ADMIN_SECRET)`;
 
 const DEAD_LETTERS_LIST = `usage: ${CLI} dead-letters list [--json] [--config <file> | --url <base URL>]
 
-Shows the dead letters kept in state_dir (or, with --url, those of a running service), oldest
-first: a table for people (times in UTC), or with --json one JSON object per line (with --url:
-the admin API's {"items":[...],"next_cursor":null}). Exit 0, or 1 when the configuration has
-no state_dir or the service cannot be asked.
+Shows the dead letters kept in state_dir or Postgres (or, with --url, those of a running
+service), oldest first: a table for people (times in UTC), or with --json one JSON object per
+line from state_dir, the admin API's {"items":[...],"next_cursor":null} with --url or
+postgres_url_env. Exit 0, or 1 when the configuration names no state or the service cannot be
+asked.
 
 options:
   -c, --config <file>  configuration file naming state_dir (default ${DEFAULT_CONFIG_PATH})

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { errorMessage } from "../core/channel-error.js";
+import { ENV_NAME } from "../core/config/schema-parts.js";
 import { signingValues } from "../core/outbound/reply-signer.js";
 import { generateSigningKeyPair, importSigningKey } from "../core/outbound/signing-key.js";
 import { createSecretEnv } from "../node/secret-env.js";
@@ -35,6 +36,12 @@ export async function runPublicKey(args: readonly string[], io: CliIo): Promise<
     allowPositionals: false,
   });
   const variable = values.env;
+  if (!ENV_NAME.test(variable)) {
+    io.err(
+      `webhook-channel: --env ${JSON.stringify(variable)} is not a variable's name: letters, digits and "_", not starting with a digit\n`,
+    );
+    return 2;
+  }
   let value: string | undefined;
   try {
     value = createSecretEnv(io.env)(variable);

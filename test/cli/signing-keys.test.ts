@@ -42,6 +42,15 @@ describe("webhook-channel keypair and public-key", () => {
     expect(wrong.err).not.toContain(pair.publicKey.slice(5));
   });
 
+  it("public-key refuses an --env that is not a variable's name as a usage error (exit 2)", async () => {
+    const shown = await runCliCaptured(["public-key", "--env", "bad name"]);
+    expect(shown).toEqual({
+      code: 2,
+      out: "",
+      err: 'webhook-channel: --env "bad name" is not a variable\'s name: letters, digits and "_", not starting with a digit\n',
+    });
+  });
+
   it("public-key and config check --preflight refuse three keys in one variable, naming it, never a key", async () => {
     const keys = [nodeKeyPair(), nodeKeyPair(), nodeKeyPair()].map((pair) => pair.secretKey).join(" ");
     const shown = await runCliCaptured(["public-key"], { WEBHOOK_SIGNING_KEY: keys });
