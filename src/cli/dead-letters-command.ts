@@ -56,6 +56,7 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
   });
   const ids = values.id ?? [];
   if (action === "list" && (ids.length > 0 || values.all)) throw new UsageError("list takes no --id or --all");
+  if (ids.some((id) => id.trim() === "")) throw new UsageError("--id needs a dead letter's id, not an empty value");
   if (action === "replay" && values.json && values.url === undefined)
     throw new UsageError("replay takes --json only with --url");
   if (action === "replay" && (ids.length === 0) === !values.all) {
@@ -179,7 +180,9 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
     }
     for (const id of missing) io.err(`no dead letter with id ${id}\n`);
     io.err(
-      `${replayed.length} re-queued; a running service picks them up within a second as far as the queue has room, a stopped one at its next start\n`,
+      replayed.length === 0
+        ? "nothing re-queued\n"
+        : `${replayed.length} re-queued; a running service picks them up within a second as far as the queue has room, a stopped one at its next start\n`,
     );
     return missing.length > 0 || left.length > 0 || replayed.length === 0 ? 1 : 0;
   } finally {

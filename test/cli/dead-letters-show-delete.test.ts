@@ -49,6 +49,12 @@ describe("dead-letters show and delete on state_dir", () => {
       replies: [],
     });
     expect((await cli(["dead-letters", "show", "--config", config])).code).toBe(2);
+    for (const action of ["show", "delete", "replay"]) {
+      expect(await cli(["dead-letters", action, "--id", "", "--config", config])).toMatchObject({
+        code: 2,
+        err: expect.stringContaining("--id needs a dead letter's id, not an empty value"),
+      });
+    }
     expect(await cli(["dead-letters", "delete", "--id", "msg-1", "--config", config])).toMatchObject({
       code: 0,
       out: "deleted msg-1\n",
@@ -56,6 +62,11 @@ describe("dead-letters show and delete on state_dir", () => {
     expect(await cli(["dead-letters", "show", "--id", "msg-1", "--config", config])).toMatchObject({
       code: 1,
       err: "no dead letter with id msg-1\n",
+    });
+    // Nothing left to replay: said as such, not as letters a service would pick up.
+    expect(await cli(["dead-letters", "replay", "--all", "--config", config])).toMatchObject({
+      code: 1,
+      err: "nothing re-queued\n",
     });
   });
 });
