@@ -17,6 +17,7 @@ import { createSqliteLaneStore } from "./sqlite-lane-store.js";
 import { openStateDb } from "./sqlite-state.js";
 import { createSqliteTimelineStore } from "./sqlite-timeline-store.js";
 import { pruneSqliteTurns } from "./sqlite-turn-prune.js";
+import { STATE_FILE } from "./state-file.js";
 import { createThreadedTimelineStore } from "./threaded-timeline-store.js";
 import { openTimelineDb } from "./timeline-db.js";
 
@@ -36,10 +37,11 @@ export function openSqliteBackend(
   const db = openStateDb(stateDir, (change) => {
     // The service's connection says it; the delivery thread's, which may open the file too, not.
     if (role !== "service") return;
-    if (change.created) logger.info("state_dir file created", { path: resolve(stateDir), layout: change.to });
+    const path = resolve(stateDir, STATE_FILE);
+    if (change.created) logger.info("state_dir file created", { path, layout: change.to });
     else
       logger.info("state_dir file brought up to date", {
-        path: resolve(stateDir),
+        path,
         from_layout: change.from,
         layout: change.to,
       });
