@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { configDocument } from "../support/configs.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../support/spawn-node.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -66,16 +67,9 @@ describe("a SIGHUP while the service starts", () => {
   });
 
   it("is held and said, and the service starts", async () => {
-    const config = await writeTempConfig({
-      channels: [
-        {
-          type: "webhook",
-          token_env: "WEBHOOK_SECRET",
-          webhook: { bind: "127.0.0.1:0", outbound_url: "http://127.0.0.1:9/replies" },
-        },
-      ],
-      routes: [{ channel: "webhook", brain: "echo" }],
-    });
+    const config = await writeTempConfig(
+      configDocument({ bind: "127.0.0.1:0", outbound_url: "http://127.0.0.1:9/replies" }),
+    );
     const started = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: SECRET });
     spawned = started;
     const pid = started.child.pid ?? 0;
@@ -115,16 +109,9 @@ export async function resolve(specifier, context, next) {
       register,
       `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
     );
-    const config = await writeTempConfig({
-      channels: [
-        {
-          type: "webhook",
-          token_env: "WEBHOOK_SECRET",
-          webhook: { bind: "127.0.0.1:0", outbound_url: "http://127.0.0.1:9/replies" },
-        },
-      ],
-      routes: [{ channel: "webhook", brain: "echo" }],
-    });
+    const config = await writeTempConfig(
+      configDocument({ bind: "127.0.0.1:0", outbound_url: "http://127.0.0.1:9/replies" }),
+    );
     const started = spawnNode("--import", [register, "dist/node.js", "--config", config], { WEBHOOK_SECRET: SECRET });
     spawned = started;
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
