@@ -1,3 +1,5 @@
+import type { HeldHangUps, HeldStops } from "../node/held-signals.js";
+
 /** Where the CLI reads and writes; the real process by default. */
 export interface CliIo {
   readonly env: NodeJS.ProcessEnv;
@@ -7,4 +9,7 @@ export interface CliIo {
   readonly deliveryWorker?: URL;
   /** The SQLite timeline's writer thread's module for `serve` (see RunOptions); absent in tests. */
   readonly timelineWriter?: URL;
+  /** The signals the entry held for `serve` while the commands loaded (see RunOptions). */
+  readonly heldHangUps?: HeldHangUps;
+  readonly heldStops?: HeldStops;
 }

@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 // Entry of the `webhook-channel` command.
 import type { Writable } from "node:stream";
-import { runCli } from "./run-cli.js";
+import { holdHangUps, holdStops } from "../node/held-signals.js";
+
+// `serve` takes the signals over first, as `node dist/node.js` does: a reload or a stop asked
+// for while the commands load (loaded after, below) must not end the service.
+const held = process.argv[2] === "serve" ? { heldHangUps: holdHangUps(), heldStops: holdStops() } : {};
+const { runCli } = await import("./run-cli.js");
 
 /** Resolves once `stream` has handed on everything written to it before. */
 function flushed(stream: Writable): Promise<void> {
@@ -30,6 +35,7 @@ const code = await runCli(process.argv.slice(2), {
   // `serve` runs delivery, and writes the SQLite timeline, on the bundle's threads next to this file in dist/.
   deliveryWorker: new URL("./delivery-worker.js", import.meta.url),
   timelineWriter: new URL("./timeline-writer.js", import.meta.url),
+  ...held,
 });
 // A pipe takes a large write a piece at a time: an exit before it has taken the rest cuts the
 // output short. The exit itself stays, as open connections (a database's pool) must not hold it.

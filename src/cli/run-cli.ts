@@ -61,6 +61,8 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
           env: io.env,
           ...(io.deliveryWorker === undefined ? {} : { deliveryWorker: io.deliveryWorker }),
           ...(io.timelineWriter === undefined ? {} : { timelineWriter: io.timelineWriter }),
+          ...(io.heldHangUps === undefined ? {} : { heldHangUps: io.heldHangUps }),
+          ...(io.heldStops === undefined ? {} : { heldStops: io.heldStops }),
         });
       }
       case "config": {

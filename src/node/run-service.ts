@@ -61,7 +61,7 @@ export async function runService(options: RunOptions): Promise<number> {
   const hangUp = (): void => onReload();
   process.on("SIGHUP", hangUp);
   if ((options.heldHangUps?.release() ?? 0) > 0) onReload();
-  const signals = watchStopSignals(options.heldStops?.release());
+  const signals = watchStopSignals(() => options.heldStops?.release() ?? []);
   /** Ends a run in which the service never started: nothing is left to stop or reload. */
   const ended = (code: number): number => {
     process.off("SIGHUP", hangUp);

@@ -17,8 +17,12 @@ export interface StopSignals {
   release(): void;
 }
 
-/** Takes over SIGTERM and SIGINT now, counting `already` (held before) as come; see {@link StopSignals}. */
-export function watchStopSignals(already: readonly NodeJS.Signals[] = []): StopSignals {
+/**
+ * Takes over SIGTERM and SIGINT now; see {@link StopSignals}. `takeOver` hands back the signals
+ * held before (see `holdStops`), called once this function listens: a handle left with no
+ * listener for a moment would drop a signal that came while the event loop was busy.
+ */
+export function watchStopSignals(takeOver: () => readonly NodeJS.Signals[] = () => []): StopSignals {
   let count = 0;
   let firstSignal: NodeJS.Signals | undefined;
   let resolveFirst: (signal: NodeJS.Signals) => void = () => undefined;
@@ -39,7 +43,7 @@ export function watchStopSignals(already: readonly NodeJS.Signals[] = []): StopS
     }
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
-  for (const signal of already) onSignal(signal);
+  for (const signal of takeOver()) onSignal(signal);
   return {
     first,
     second,
