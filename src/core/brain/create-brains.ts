@@ -45,6 +45,8 @@ export function createBrains(config: Config, deps: BrainDeps): ReadonlyMap<strin
     waiterPollMs: deps.waiterPollMs,
     events: deps.operatorEvents,
   };
+  // Applied once every brain is built: a brain that cannot be (a reload refused) changes no limit.
+  const configured: (() => void)[] = [];
   for (const [name, definition] of Object.entries(definitions)) {
     if (!inUse.has(name)) continue;
     const brain = createBrain(name, definition, deps);
@@ -53,7 +55,7 @@ export function createBrains(config: Config, deps: BrainDeps): ReadonlyMap<strin
     if (brainLimits === undefined) brains.set(name, brain);
     else {
       const limiter = limiters.limiterFor(name, brainLimits.target, limiterOptions);
-      limiter.configure(brainLimits.call);
+      configured.push(() => limiter.configure(brainLimits.call));
       brains.set(name, createLimitedBrain(brain, brainLimits.call, limiter));
     }
   }
@@ -74,6 +76,7 @@ export function createBrains(config: Config, deps: BrainDeps): ReadonlyMap<strin
     );
   }
   for (const [name, chain] of chains) brains.set(name, chain);
+  for (const configure of configured) configure();
   return brains;
 }
 

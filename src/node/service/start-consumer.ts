@@ -94,7 +94,12 @@ export async function startConsumer(
   });
   return {
     run: (job, hooks, admission) => built.consumer.run(job, hooks, admission),
-    reload: (next, nextEnv) => built.reload(next, nextEnv),
+    async reload(next, nextEnv) {
+      // Built apart first: a configuration that cannot be built changes nothing of the running
+      // brains (their limits included), as on the delivery thread.
+      await tryBuild(next, nextEnv, options.clock ?? systemClock);
+      await built.reload(next, nextEnv);
+    },
     close: async () => built.close(),
   };
 }

@@ -50,6 +50,23 @@ describe("brain limits: max_concurrency", () => {
     },
   );
 
+  it("keeps the limits it had when a reload's brains cannot all be built", async () => {
+    const server = await startModelServer(() => completion("ok"), 100);
+    const limiters = createBrainLimiters();
+    const config = (max: number, fallbackKey: string) =>
+      configWith({
+        local: openai(server.baseUrl, { max_concurrency: max, fallback: ["spare"] }),
+        spare: openai(server.baseUrl, { model: "spare-model", api_key_env: fallbackKey }),
+      });
+    const env = (name: string) => (name === "SPARE_KEY" ? "sk-spare" : undefined);
+    const local = brainOf(createBrains(config(1, "SPARE_KEY"), deps({ limiters, env })), "local");
+    // The reload raises the limit but names a key that is not set: it is refused.
+    expect(() => createBrains(config(4, "UNSET_KEY"), deps({ limiters, env }))).toThrow(/UNSET_KEY/);
+    const results = await storm(local, 6);
+    expect(results.every((result) => result.status === "fulfilled")).toBe(true);
+    expect(server.maxInFlight()).toBe(1);
+  });
+
   it("admits waiting calls in turn per conversation, so one busy conversation cannot starve another", async () => {
     const server = await startModelServer(() => ({ status: 200, body: { text: "ok" } }), 30);
     const config = configWith({ bot: { type: "http", url: `${server.origin}/bot`, max_concurrency: 1 } }, "bot");
