@@ -10,6 +10,7 @@ import { readConfigFile } from "../node/read-config-file.js";
 import { createPostgresDeadLetterStore } from "../node/state/postgres/postgres-dead-letter-store.js";
 import { openPostgresPool } from "../node/state/postgres/postgres-pool.js";
 import { createPostgresTimelineStore } from "../node/state/postgres/postgres-timeline-store.js";
+import { postgresUrlProblem } from "../node/state/postgres/postgres-url.js";
 import { listDeadLetters } from "../node/state/sqlite/dead-letters.js";
 import { createSqliteDeadLetterStore } from "../node/state/sqlite/sqlite-dead-letter-store.js";
 import { openStateDb, STATE_FILE, type StateDb } from "../node/state/sqlite/sqlite-state.js";
@@ -98,6 +99,11 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
       io.err(
         `environment variable ${postgresVariable} is not set: it must hold the postgres:// URL (postgres_url_env)\n`,
       );
+      return 1;
+    }
+    const unreadable = postgresUrlProblem(url);
+    if (unreadable !== undefined) {
+      io.err(`${postgresVariable}: the postgres URL cannot be read: ${unreadable}\n`);
       return 1;
     }
     // The replica that runs a replayed conversation picks it up within a second, as from the admin API.

@@ -6,6 +6,7 @@ import { readConfigFile } from "../node/read-config-file.js";
 import { openPostgresPool } from "../node/state/postgres/postgres-pool.js";
 import { postgresErrorMessage } from "../node/state/postgres/postgres-state-error.js";
 import { createPostgresTimelineStore } from "../node/state/postgres/postgres-timeline-store.js";
+import { postgresUrlProblem } from "../node/state/postgres/postgres-url.js";
 import { createSqliteTimelineStore } from "../node/state/sqlite/sqlite-timeline-store.js";
 import { openTimelineDb, TIMELINE_FILE } from "../node/state/sqlite/timeline-db.js";
 import { DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
@@ -53,6 +54,11 @@ export async function openStateTimeline(
     const url = io.env[variable];
     if (url === undefined || url === "") {
       io.err(`environment variable ${variable} is not set: it must hold the postgres:// URL (postgres_url_env)\n`);
+      return undefined;
+    }
+    const unreadable = postgresUrlProblem(url);
+    if (unreadable !== undefined) {
+      io.err(`${variable}: the postgres URL cannot be read: ${unreadable}\n`);
       return undefined;
     }
     const pool = openPostgresPool(url, { max: 1 });

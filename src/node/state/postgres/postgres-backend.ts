@@ -49,7 +49,10 @@ export async function openPostgresBackend(
     await migratePostgres(pool);
   } catch (error) {
     await pool.end().catch(() => undefined);
-    const place = `${where.user}@${where.host}:${where.port}/${where.database}`;
+    const place =
+      where.user === undefined
+        ? "a connection string that is not a URL; meant as one, its password needs reserved characters percent-encoded"
+        : `${where.user}@${where.host}:${where.port}/${where.database}`;
     throw new Error(`cannot open the postgres state (${place}): ${postgresErrorMessage(error)}`, { cause: error });
   }
   const lanes = createPostgresLaneStore(pool, replica, logger);

@@ -1,15 +1,15 @@
 /**
- * Why `url` cannot be read as a Postgres connection URL, or `undefined` when it can. Never
- * echoes the URL: a password with a reserved character left unencoded ends the user part early,
- * so that part of the password would be read as a host, a port or the database name.
+ * Why `url` would be misread as a Postgres connection URL, or `undefined`. Never echoes the
+ * URL: a password with a `/` or `#` left unencoded ends the user part early, so that part of
+ * the password would be read as a host, a port or the database name, and printed as such.
+ * pg's own forms that are no URL (a socket path, `user@/db?host=/socket`) are pg's to read.
  */
 export function postgresUrlProblem(url: string): string | undefined {
-  const fix =
-    "percent-encode reserved characters in the user name and password (/ as %2F, # as %23, ? as %3F, @ as %40)";
-  if (!URL.canParse(url)) return `it is not a URL of the form postgres://user:password@host:port/database; ${fix}`;
+  if (!URL.canParse(url)) return undefined;
   const parsed = new URL(url);
-  if (parsed.username === "" && url.includes("@")) {
-    return `its user name and password end before the "@" that should close them; ${fix}`;
+  const credentials = parsed.username !== "" || parsed.password !== "";
+  if (!credentials && (parsed.pathname.includes("@") || parsed.hash.includes("@"))) {
+    return 'its user name and password end before the "@" that should close them: percent-encode reserved characters in the user name and password (/ as %2F, # as %23, ? as %3F, @ as %40)';
   }
   return undefined;
 }

@@ -8,10 +8,11 @@ import { describePostgres, postgresUrlProblem } from "../../../../src/node/state
 const MISENCODED = [
   "postgres://app:12/hunter@db.internal:5432/channel",
   "postgres://ap/p:hunter@db.internal/channel",
-  "postgres://app:hun#ter@db.internal/channel",
-  "postgres://app:hun?ter@db.internal/channel",
-  "not a url hunter",
+  "postgres://app:12#hunter@db.internal/channel",
 ];
+
+/** Forms pg reads that are no URL, or that a URL parser reads otherwise: never echoed either. */
+const UNREADABLE = ["postgres://app:hun#ter@db.internal/channel", "not a url hunter"];
 
 describe("describePostgres", () => {
   it("names host, port, database and user, never the password", () => {
@@ -36,6 +37,11 @@ describe("postgresUrlProblem", () => {
     "postgresql://db",
     "postgres:///channel?host=/var/run/postgresql",
     "postgres://app:sec@ret@db/channel",
+    // pg's own forms and URLs with an "@" where no credentials are: not for this check to refuse.
+    "postgresql://app@/channel?host=/var/run/postgresql&port=5432",
+    "/var/run/postgresql channel",
+    "postgresql://127.0.0.1:5432/channel?user=app&application_name=ops@h1",
+    "postgresql://:secret@db/channel?user=app",
   ])("reads %s", (url) => {
     expect(postgresUrlProblem(url)).toBeUndefined();
   });
@@ -54,5 +60,14 @@ describe("postgresUrlProblem", () => {
     const version = postgresServerVersion(url);
     await expect(version).rejects.toThrow(/percent-encode/);
     expect(await version.catch((error: unknown) => String(error))).not.toContain("hunter");
+  });
+
+  it.each(UNREADABLE)("a start on %s fails as pg fails, never naming the password", async (url) => {
+    const message = await openPostgresBackend(url, silentLogger, systemClock).then(
+      () => "started",
+      (error: unknown) => String(error),
+    );
+    expect(message).toMatch(/^Error: cannot open the postgres state \(a connection string that is not a URL/);
+    expect(message).not.toContain("hunter");
   });
 });

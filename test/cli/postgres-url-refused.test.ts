@@ -1,0 +1,22 @@
+import { describe, expect, it } from "vitest";
+import { runCliCaptured } from "../support/run-cli-captured.js";
+import { writeTempConfig } from "../support/spawn-node.js";
+
+describe("the CLI's offline commands on a misencoded Postgres URL", () => {
+  it.each([
+    ["dead-letters", "list"],
+    ["messages", "list"],
+  ])("%s %s says how to write the password, without printing it", async (command, action) => {
+    const file = await writeTempConfig({
+      postgres_url_env: "DATABASE_URL",
+      channels: [{ type: "webhook", token_env: "WEBHOOK_SECRET", webhook: { outbound_url: "http://127.0.0.1:9/x" } }],
+      routes: [{ channel: "webhook", brain: "echo" }],
+    });
+    const { code, err } = await runCliCaptured([command, action, "--config", file], {
+      DATABASE_URL: "postgres://webhook:1234/hunter2@127.0.0.1:5432/webhook",
+    });
+    expect(code).toBe(1);
+    expect(err).toContain("DATABASE_URL: the postgres URL cannot be read");
+    expect(err).not.toContain("hunter2");
+  });
+});
