@@ -54,8 +54,9 @@ export async function refreshFound(): Promise<void> {
   const answer = await api("GET", message ? messagePath(found.id) : conversationPath(found.id, null));
   // What is shown may have changed meanwhile: another search, or older messages added.
   if (state.found !== found || found.paged || signedOut(answer) || answer.text === found.text) return;
-  if (message && answer.status === 404) {
-    keepingFoundFocus(() => showFailure("message", found.id, answer));
+  // With the timeline off (a restart without it), a conversation's 404 says so too.
+  if (answer.status === 404 && (message || state.timelineOff !== null)) {
+    keepingFoundFocus(() => showFailure(found.kind, found.id, answer));
     return;
   }
   if (!answer.ok) throw new Error(`refreshing the ${found.kind} shown answered ${describe(answer)}`);

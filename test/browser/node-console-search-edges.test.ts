@@ -184,36 +184,45 @@ describe("the console's search at its edges", () => {
     await page.unroute(`**/admin/messages/${id}`);
   });
 
-  // Last: the console then takes the timeline for off until the next sign-in.
-  it("says the timeline is off, not that the message is gone, when the service comes back without it", async () => {
-    const id = await send("switched-off");
-    await kept("switched-off", 1);
-    await searchFor(page, id);
-    await expect.poll(title).toBe(`Message ${id}`);
-    await page.locator("#timeline").waitFor({ state: "visible" });
-    // As after a restart with `timeline.retention_hours: 0`: every timeline route answers so.
-    const off = (route: Route) =>
-      route.fulfill({
-        status: 404,
-        contentType: "application/problem+json",
-        body: JSON.stringify({
+  // Last: the console then takes the timeline for off until the next sign-in (each case reloads).
+  it.each(["message", "conversation"] as const)(
+    "says the timeline is off, not that the %s is gone, when the service comes back without it",
+    async (kind) => {
+      // A fresh page, signed in again with the secret the tab keeps: the timeline is on again.
+      await page.reload();
+      await page.locator("#console").waitFor({ state: "visible" });
+      const conversation = `switched-off-${kind}`;
+      const id = await send(conversation);
+      await kept(conversation, 1);
+      await searchFor(page, kind === "message" ? id : conversation);
+      await expect.poll(title).toBe(kind === "message" ? `Message ${id}` : `Conversation ${conversation}`);
+      await page.locator(kind === "message" ? "#timeline" : "#conversation").waitFor({ state: "visible" });
+      // As after a restart with `timeline.retention_hours: 0`: every timeline route answers so.
+      const off = (route: Route) =>
+        route.fulfill({
           status: 404,
-          code: "not_found",
-          title: "Not Found",
-          detail:
-            "The message timeline is off (timeline.retention_hours or timeline.max_messages is 0 in the configuration).",
-        }),
-      });
-    await page.route(`**/admin/messages/${id}`, off);
-    await page.route("**/admin/activity", off);
-    await expect
-      .poll(foundState, { timeout: 10_000 })
-      .toMatch(
-        /^Not shown: this service keeps no message timeline; the API answered 404 not_found: The message timeline is off/,
-      );
-    expect(await page.locator("#found-detail").isHidden()).toBe(true);
-    expect(await page.locator("#timeline").isHidden()).toBe(true);
-    await page.unroute(`**/admin/messages/${id}`);
-    await page.unroute("**/admin/activity");
-  });
+          contentType: "application/problem+json",
+          body: JSON.stringify({
+            status: 404,
+            code: "not_found",
+            title: "Not Found",
+            detail:
+              "The message timeline is off (timeline.retention_hours or timeline.max_messages is 0 in the configuration).",
+          }),
+        });
+      const timelineRoute = (url: URL) =>
+        url.pathname.startsWith("/admin/messages") || url.pathname === "/admin/activity";
+      await page.route(timelineRoute, off);
+      await expect
+        .poll(foundState, { timeout: 10_000 })
+        .toMatch(
+          /^Not shown: this service keeps no message timeline; the API answered 404 not_found: The message timeline is off/,
+        );
+      expect(await page.locator("#found-detail").isHidden()).toBe(true);
+      expect(await page.locator("#timeline").isHidden()).toBe(true);
+      expect(await page.locator("#conversation").isHidden()).toBe(true);
+      expect(await page.locator("#refresh-state").textContent()).not.toContain("Could not refresh");
+      await page.unroute(timelineRoute);
+    },
+  );
 });
