@@ -47,12 +47,18 @@ options:
   -h, --help           print this help
 `;
 
-/** The options that point a dead-letters action at a running service instead of state_dir. */
-const REMOTE_OPTIONS = `      --url <base URL>
-                       a running service's admin API (e.g. http://127.0.0.1:8090) instead of
-                       state_dir; needs admin.token_env in its configuration
+/** The options that point a command at a running service, their text from `column` on. */
+function remoteOptions(column: number): string {
+  const pad = " ".repeat(column);
+  return `      --url <base URL>
+${pad}a running service's admin API (e.g. http://127.0.0.1:8090) instead of
+${pad}state_dir; needs admin.token_env in its configuration
       --admin-token-env <NAME>
-                       the variable holding the admin secret (default WEBHOOK_ADMIN_SECRET)`;
+${pad}the variable holding the admin secret (default WEBHOOK_ADMIN_SECRET)`;
+}
+
+/** {@link remoteOptions} for the helps whose texts start at the usual column. */
+const REMOTE_OPTIONS = remoteOptions(23);
 
 const DEAD_LETTERS_LIST = `usage: ${CLI} dead-letters list [--json] [--config <file> | --url <base URL>]
 
@@ -63,7 +69,8 @@ postgres_url_env. Exit 0, or 1 when the configuration names no state or the serv
 asked.
 
 options:
-  -c, --config <file>  configuration file naming state_dir (default ${DEFAULT_CONFIG_PATH})
+  -c, --config <file>  configuration file naming state_dir or postgres_url_env
+                       (default ${DEFAULT_CONFIG_PATH})
       --json           one JSON object per dead letter and line: id, channel, conversation_id,
                        message_id, failed_at, attempts, stage, error, message, replies
 ${REMOTE_OPTIONS}
@@ -78,7 +85,8 @@ admin API's JSON). Exit 0, or 1 when there is no dead letter with this id.
 options:
       --id <id>        the dead letter's id, as dead-letters list shows it
       --json           the item only, on one line
-  -c, --config <file>  configuration file naming state_dir (default ${DEFAULT_CONFIG_PATH})
+  -c, --config <file>  configuration file naming state_dir or postgres_url_env
+                       (default ${DEFAULT_CONFIG_PATH})
 ${REMOTE_OPTIONS}
   -h, --help           print this help
 `;
@@ -89,7 +97,8 @@ Forgets dead letters for good. Exit 0, or 1 when an id was not found.
 
 options:
       --id <id>        a dead letter's id, as dead-letters list shows it; repeatable
-  -c, --config <file>  configuration file naming state_dir (default ${DEFAULT_CONFIG_PATH})
+  -c, --config <file>  configuration file naming state_dir or postgres_url_env
+                       (default ${DEFAULT_CONFIG_PATH})
 ${REMOTE_OPTIONS}
   -h, --help           print this help
 `;
@@ -105,7 +114,8 @@ options:
       --id <id>        a dead letter's id, as dead-letters list shows it; repeatable
       --all            every dead letter
       --json           with --url: print the admin API's {"replayed":n}
-  -c, --config <file>  configuration file naming state_dir (default ${DEFAULT_CONFIG_PATH})
+  -c, --config <file>  configuration file naming state_dir or postgres_url_env
+                       (default ${DEFAULT_CONFIG_PATH})
 ${REMOTE_OPTIONS}
   -h, --help           print this help
 `;
@@ -162,7 +172,7 @@ options:
       --json               the admin API's JSON, on one line
   -c, --config <file>      configuration file naming state_dir or postgres_url_env, read
                            without a running service (default ${DEFAULT_CONFIG_PATH})
-${REMOTE_OPTIONS}
+${remoteOptions(27)}
   -h, --help               print this help
 `;
 

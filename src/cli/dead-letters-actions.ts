@@ -66,7 +66,7 @@ export async function runDeadLettersAction(
       if (request.all) {
         const replayed = await port.replay({});
         if (request.json) io.out(`${JSON.stringify({ replayed })}\n`);
-        io.err(`${replayed} re-queued\n`);
+        io.err(replayed === 0 ? "nothing re-queued\n" : `${replayed} re-queued\n`);
         return replayed === 0 ? 1 : 0;
       }
       const unknown: string[] = [];
