@@ -114,9 +114,10 @@ export function createInboundListener(
       answerProblem(response, missingHostError(), { connection: "close" });
       return;
     }
-    const coded = accept === undefined ? undefined : transferCodingRefusal(request);
-    if (accept !== undefined && coded !== undefined) {
-      accept.answered(coded.status);
+    // Every route that reads a body (a channel's, the admin API's) reads it as sent.
+    const coded = transferCodingRefusal(request);
+    if (coded !== undefined) {
+      accept?.answered(coded.status);
       answerProblem(response, coded, { connection: "close" });
       return;
     }

@@ -193,7 +193,8 @@ export function appListener(fetch: (request: Request) => Response | Promise<Resp
       const { status, headers, body } = renderProblem(
         error instanceof RequestError ? UNREADABLE_FOR_APP : FAILED_FOR_APP,
       );
-      return new Response(body, { status, headers });
+      // As every refusal of a request Node could not read: nothing more is read on the connection.
+      return new Response(body, { status, headers: { ...headers, connection: "close" } });
     },
   });
   return (request, response) => void listener(request, response);

@@ -86,8 +86,8 @@ export function tracedInbound(
   return { onRequest: wrap(inner.onRequest), onCheckContinue: wrap(inner.onCheckContinue) };
 }
 
-/** `error.type` of a request whose client left before it was answered. */
-const CLIENT_LEFT = "client_left";
+/** `error.type` of a request whose connection closed before it was answered (the client left, or a stop cut it). */
+const CLOSED_UNANSWERED = "closed_unanswered";
 
 /** Starts the span of one request, puts it in the request's `traceparent`, and ends it with the answer. */
 function serverSpan(
@@ -111,8 +111,8 @@ function serverSpan(
     // The body's size limits refuse in the listener, before the accept flow sees the request.
     if (status === 413) span.set({ errorCode: "payload_too_large" });
     if (written !== undefined) span.set({ errorCode: written.code });
-    // No answer at all: the client left (or reset) before one was sent.
-    if (status === undefined) span.set({ errorCode: CLIENT_LEFT });
+    // No answer at all: the connection closed before one was sent.
+    if (status === undefined) span.set({ errorCode: CLOSED_UNANSWERED });
     // A refusal (4xx) is the client's failure, not the server's, as the conventions say.
     span.end(status === undefined || status >= 500);
   });

@@ -118,9 +118,27 @@ describe("the Node listener, whatever the request's spelling", () => {
       const answer = await exchange(request(line, [["Host", "a b"]]));
       expect(answer).toMatch(/^HTTP\/1\.1 400 /);
       expect(answer.toLowerCase()).toContain("content-type: application/problem+json");
+      expect(answer.toLowerCase()).toContain("connection: close");
       expect(problemCode(answer)).toBe("bad_request");
     },
   );
+
+  it("refuses a transfer coding other than chunked on the app's routes too (an admin request's body)", async () => {
+    const chunk = `2\r\n{}\r\n0\r\n\r\n`;
+    const answer = await exchange(
+      request(
+        "POST /admin/dead-letters/replay HTTP/1.1",
+        [
+          ["Host", "localhost"],
+          ["Authorization", "Bearer not-checked-before-the-coding"],
+          ["Transfer-Encoding", "gzip, chunked"],
+        ],
+        chunk,
+      ),
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 501 /);
+    expect(problemCode(answer)).toBe("not_implemented");
+  });
 
   it("accepts an HTTP/1.0 message without Host, as HTTP/1.0 allows", async () => {
     const answer = await exchange(request("POST /webhook HTTP/1.0", message().slice(1), BODY));

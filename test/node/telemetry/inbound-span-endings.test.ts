@@ -94,7 +94,7 @@ describe("the inbound server span without a response of its own", () => {
     });
   });
 
-  it("ends as failed with error type client_left, and no status, when the client left mid-body", async () => {
+  it("ends as failed with error type closed_unanswered, and no status, when the client left mid-body", async () => {
     const ended: EndedSpan[] = [];
     const started: string[] = [];
     raw = await openRawClient(await start(ended, started));
@@ -103,7 +103,7 @@ describe("the inbound server span without a response of its own", () => {
     raw.socket.destroy();
     const span = await waitFor(() => ended[0], 5_000, "the span's end");
     expect(span.failed).toBe(true);
-    expect(span.fields.errorCode).toBe("client_left");
+    expect(span.fields.errorCode).toBe("closed_unanswered");
     expect(span.fields.httpStatus).toBeUndefined();
   });
 });
