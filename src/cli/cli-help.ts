@@ -52,7 +52,7 @@ function remoteOptions(column: number): string {
   const pad = " ".repeat(column);
   return `      --url <base URL>
 ${pad}a running service's admin API (e.g. http://127.0.0.1:8090) instead of
-${pad}state_dir; needs admin.token_env in its configuration
+${pad}the state the file names; needs admin.token_env in its configuration
       --admin-token-env <NAME>
 ${pad}the variable holding the admin secret (default WEBHOOK_ADMIN_SECRET)`;
 }

@@ -48,7 +48,7 @@ describe("config check with postgres_url_env", () => {
       DATABASE_URL: "postgres://webhook:1234/hunter2@127.0.0.1:5432/webhook",
     });
     expect(code).toBe(1);
-    expect(err).toContain("percent-encode reserved characters in the user name and password");
+    expect(err).toContain("percent-encode reserved characters in the user name, the password and the database name");
     expect(err).not.toContain("hunter2");
   });
 

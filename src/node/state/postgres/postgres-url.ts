@@ -1,17 +1,27 @@
 /**
  * Why `url` would be misread as a Postgres connection URL, or `undefined`. Never echoes the
- * URL: a password with a `/` or `#` left unencoded ends the user part early, so that part of
- * the password would be read as a host, a port or the database name, and printed as such.
- * pg's own forms that are no URL (a socket path, `user@/db?host=/socket`) are pg's to read.
+ * URL: a password with a `/`, `?` or `#` left unencoded ends the user part early, so that the
+ * rest of the password is read as a host, a port, the database or the query, and printed as
+ * such. What shows it: an `@` in the path or the fragment (a database name holding one is
+ * written `%40`), or in a query parameter's name, or before a `/` in its value. pg's own forms
+ * that are no URL (a socket path, `user@/db?host=/socket`) are pg's to read.
  */
 export function postgresUrlProblem(url: string): string | undefined {
   if (!URL.canParse(url)) return undefined;
   const parsed = new URL(url);
-  const credentials = parsed.username !== "" || parsed.password !== "";
-  if (!credentials && (parsed.pathname.includes("@") || parsed.hash.includes("@"))) {
-    return 'its user name and password end before the "@" that should close them: percent-encode reserved characters in the user name and password (/ as %2F, # as %23, ? as %3F, @ as %40)';
-  }
-  return undefined;
+  const misread =
+    parsed.pathname.includes("@") ||
+    parsed.hash.includes("@") ||
+    parsed.search
+      .slice(1)
+      .split("&")
+      .some((pair) => {
+        const at = pair.indexOf("=");
+        const [name, value] = at === -1 ? [pair, ""] : [pair.slice(0, at), pair.slice(at + 1)];
+        return name.includes("@") || /@[^/]*\//.test(value);
+      });
+  if (!misread) return undefined;
+  return "an \"@\" stands where a password's or a database name's would: percent-encode reserved characters in the user name, the password and the database name (/ as %2F, # as %23, ? as %3F, @ as %40)";
 }
 
 /** Throws, without the URL, when {@link postgresUrlProblem} finds one. */

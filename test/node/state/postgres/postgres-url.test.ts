@@ -9,6 +9,12 @@ const MISENCODED = [
   "postgres://app:12/hunter@db.internal:5432/channel",
   "postgres://ap/p:hunter@db.internal/channel",
   "postgres://app:12#hunter@db.internal/channel",
+  // A user is read, and the rest of the password as host and database, port or query.
+  "postgres://app:x@hunter/more@db.internal:5432/channel",
+  "postgres://app:x@hunter#more@db.internal:5432/channel",
+  "postgres://app:12345?hunter@db.internal:5432/channel",
+  "postgres://app:?hunter@db.internal:5432/channel",
+  "postgres://app:12345?a=hunter@db.internal:5432/channel",
 ];
 
 /** Forms pg reads that are no URL, or that a URL parser reads otherwise: never echoed either. */
@@ -48,7 +54,9 @@ describe("postgresUrlProblem", () => {
 
   it.each(MISENCODED)("names how to fix %s without echoing it", (url) => {
     const problem = postgresUrlProblem(url);
-    expect(problem).toContain("percent-encode reserved characters in the user name and password");
+    expect(problem).toContain(
+      "percent-encode reserved characters in the user name, the password and the database name",
+    );
     expect(problem).not.toContain("hunter");
   });
 
@@ -67,7 +75,7 @@ describe("postgresUrlProblem", () => {
       () => "started",
       (error: unknown) => String(error),
     );
-    expect(message).toMatch(/^Error: cannot open the postgres state \(a connection string that is not a URL/);
+    expect(message).toMatch(/^Error: cannot open the postgres state \(a connection string the service cannot read as a URL/);
     expect(message).not.toContain("hunter");
   });
 });
