@@ -75,7 +75,9 @@ describe("postgresUrlProblem", () => {
       () => "started",
       (error: unknown) => String(error),
     );
-    expect(message).toMatch(/^Error: cannot open the postgres state \(a connection string the service cannot read as a URL/);
+    expect(message).toMatch(
+      /^Error: cannot open the postgres state \(a connection string the service cannot read as a URL/,
+    );
     expect(message).not.toContain("hunter");
   });
 });
