@@ -19,4 +19,25 @@ describe("the CLI's offline commands on a misencoded Postgres URL", () => {
     expect(err).toContain("DATABASE_URL: the postgres URL cannot be read");
     expect(err).not.toContain("hunter2");
   });
+
+  it.each([
+    ["dead-letters", "list"],
+    ["messages", "list"],
+  ])(
+    "%s %s says a connection string pg cannot read needs its password encoded, not to retry",
+    async (command, action) => {
+      const file = await writeTempConfig({
+        postgres_url_env: "DATABASE_URL",
+        channels: [{ type: "webhook", token_env: "WEBHOOK_SECRET", webhook: { outbound_url: "http://127.0.0.1:9/x" } }],
+        routes: [{ channel: "webhook", brain: "echo" }],
+      });
+      const { code, err } = await runCliCaptured([command, action, "--config", file], {
+        DATABASE_URL: "postgres://webhook:hun/ter2@127.0.0.1:5432/webhook",
+      });
+      expect(code).toBe(1);
+      expect(err).toBe(
+        "DATABASE_URL: the connection string is not a URL pg can read: percent-encode reserved characters in its password (/ as %2F, # as %23, ? as %3F, @ as %40)\n",
+      );
+    },
+  );
 });

@@ -51,7 +51,7 @@ export async function openPostgresBackend(
     await pool.end().catch(() => undefined);
     const place =
       where.user === undefined
-        ? "a connection string the service cannot read as a URL; as one, it needs reserved characters in its password percent-encoded"
+        ? "a connection string that is not a URL"
         : `${where.user}@${where.host}:${where.port}/${where.database}`;
     throw new Error(`cannot open the postgres state (${place}): ${postgresErrorMessage(error)}`, { cause: error });
   }

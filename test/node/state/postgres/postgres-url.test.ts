@@ -75,9 +75,7 @@ describe("postgresUrlProblem", () => {
       () => "started",
       (error: unknown) => String(error),
     );
-    expect(message).toMatch(
-      /^Error: cannot open the postgres state \(a connection string the service cannot read as a URL/,
-    );
+    expect(message).toMatch(/^Error: cannot open the postgres state \(a connection string that is not a URL/);
     expect(message).not.toContain("hunter");
   });
 });
