@@ -47,6 +47,12 @@ export interface ClaimRequest {
 // are read after the claim, by a statement of their own. The final SELECT reads the row as it
 // was before the claim, so `previous` is the owner before it. Rows are locked in conversation
 // order, the same order in every replica's statement, so that two claims never deadlock.
+// A new lane row's first epoch: the database's clock in milliseconds rather than 1, so that a
+// conversation forgotten while idle (its row deleted, see `postgres-idle-lanes.ts`) and claimed
+// again has epochs above every one of its old row: a run left from before is still fenced out,
+// and held claims still compare in order.
+const FIRST_EPOCH = "(extract(epoch FROM now()) * 1000)::bigint";
+
 const CLAIM = `
 WITH input AS (
   SELECT t.n, t.conversation, t.channel, t.job_id, t.reclaim
@@ -55,7 +61,7 @@ WITH input AS (
 ),
 claimed AS (
   INSERT INTO webhook_channel.lanes AS l (conversation, channel, owner, epoch)
-  SELECT DISTINCT ON (conversation) conversation, channel, $5, 1 FROM input ORDER BY conversation
+  SELECT DISTINCT ON (conversation) conversation, channel, $5, ${FIRST_EPOCH} FROM input ORDER BY conversation
   ON CONFLICT (conversation) DO UPDATE SET owner = EXCLUDED.owner, epoch = l.epoch + 1
   WHERE l.owner IS NULL
      OR (l.owner = EXCLUDED.owner AND EXISTS (SELECT 1 FROM input r WHERE r.conversation = l.conversation AND r.reclaim))
@@ -152,14 +158,15 @@ export type Release = "released" | "kept" | "gone";
  * UPDATE` in conversation order, as claims lock, so that the two never deadlock. A row written
  * after the statement's snapshot (it waited for the row's lock) is left as it is: an add that
  * held the lock wrote it, and its job, which the snapshot lacks, may have been told to the owner
- * (see `positionsQuery`). The rows stay: they keep each conversation's epoch and last reply
- * number. `locked` holds the locked rows, `released` the conversations given up.
+ * (see `positionsQuery`). The rows stay, stamped with the time they were let go: they keep each
+ * conversation's epoch and last reply number until it has been idle long enough to be
+ * forgotten. `locked` holds the locked rows, `released` the conversations given up.
  */
 export function releaseUnmoved(locking: string): string {
   return `locked AS MATERIALIZED (${locking}),
 seen AS (SELECT conversation, xmin::text AS version FROM webhook_channel.lanes
   WHERE conversation IN (SELECT conversation FROM locked)),
-released AS (UPDATE webhook_channel.lanes l SET owner = NULL FROM locked JOIN seen USING (conversation)
+released AS (UPDATE webhook_channel.lanes l SET owner = NULL, used_at = now() FROM locked JOIN seen USING (conversation)
   WHERE l.conversation = locked.conversation AND locked.version = seen.version
     AND NOT EXISTS (SELECT 1 FROM webhook_channel.jobs j WHERE j.conversation = l.conversation AND j.state = 'pending')
   RETURNING l.conversation)`;

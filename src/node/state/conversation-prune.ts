@@ -1,4 +1,5 @@
 import { errorMessage } from "../../core/channel-error.js";
+import { idleCutoff } from "../../core/conversation/idle-conversation.js";
 import { cutoffOf, type MemoryRetention } from "../../core/conversation/memory-retention.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { StateBackend } from "./state-backend.js";
@@ -18,36 +19,68 @@ export interface ConversationPrune {
   stop(): void;
 }
 
+/** One of the prune's jobs, with what its log lines say. */
+interface PruneTask {
+  readonly run: () => Promise<number>;
+  /** The count's field in the log lines. */
+  readonly field: string;
+  readonly done: string;
+  readonly failed: string;
+  readonly again: string;
+}
+
 /**
- * Deletes the conversation turns older than the retention from `state`, off the message path:
- * on an unref'd timer (it never keeps the process alive), each run after the previous one ended,
- * so two never overlap. A failed run is logged at warn, once until a run succeeds again (an
+ * Deletes the conversation turns older than the retention from `state`, then forgets the
+ * counters of conversations idle past `IDLE_CONVERSATION_MS`, off the message path: on an
+ * unref'd timer (it never keeps the process alive), each run after the previous one ended, so
+ * two never overlap. A failed job is logged at warn, once until it succeeds again (an
  * unreachable database would otherwise say the same every hour), and never thrown: the next
  * run tries again, and meanwhile the history still leaves the old turns out.
  */
 export function scheduleConversationPrune(
-  state: Pick<StateBackend, "pruneConversations">,
+  state: Pick<StateBackend, "pruneConversations" | "forgetIdleConversations">,
   retention: MemoryRetention,
   logger: Logger,
   timing: ConversationPruneTiming = CONVERSATION_PRUNE_TIMING,
 ): ConversationPrune {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
-  let failing = false;
+  const tasks: PruneTask[] = [
+    {
+      run: () => state.pruneConversations(cutoffOf(retention)),
+      field: "deleted_turns",
+      done: "pruned conversation memory",
+      failed: "cannot prune conversation memory; old turns stay stored until a prune succeeds",
+      again: "pruning conversation memory again",
+    },
+    {
+      run: () => state.forgetIdleConversations(idleCutoff(retention.now())),
+      field: "forgotten_conversations",
+      done: "forgot idle conversations' reply counters",
+      failed: "cannot forget idle conversations; their reply counters stay stored until a pass succeeds",
+      again: "forgetting idle conversations again",
+    },
+  ];
+  const failing = new Set<PruneTask>();
+
+  const runTask = async (task: PruneTask): Promise<void> => {
+    try {
+      const count = await task.run();
+      if (stopped) return;
+      if (failing.has(task)) logger.info(task.again, { [task.field]: count });
+      else if (count > 0) logger.debug(task.done, { [task.field]: count });
+      failing.delete(task);
+    } catch (error) {
+      if (stopped || failing.has(task)) return;
+      failing.add(task);
+      logger.warn(task.failed, { error: errorMessage(error) });
+    }
+  };
 
   const run = async (): Promise<void> => {
-    try {
-      const deleted = await state.pruneConversations(cutoffOf(retention));
+    for (const task of tasks) {
       if (stopped) return;
-      if (failing) logger.info("pruning conversation memory again", { deleted_turns: deleted });
-      else if (deleted > 0) logger.debug("pruned conversation memory", { deleted_turns: deleted });
-      failing = false;
-    } catch (error) {
-      if (stopped || failing) return;
-      failing = true;
-      logger.warn("cannot prune conversation memory; old turns stay stored until a prune succeeds", {
-        error: errorMessage(error),
-      });
+      await runTask(task);
     }
   };
 

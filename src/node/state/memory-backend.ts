@@ -52,6 +52,7 @@ export function createMemoryBackend(
     }),
     prune: () => undefined,
     pruneConversations: () => Promise.resolve(0),
+    forgetIdleConversations: () => Promise.resolve(0),
     close: () => undefined,
   };
 }

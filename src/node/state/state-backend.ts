@@ -87,6 +87,12 @@ export interface StateBackend {
    * them itself, and deletes none here.
    */
   pruneConversations(cutoff: number): Promise<number>;
+  /**
+   * Forgets the reply counter of each conversation last active before `cutoff` (epoch
+   * milliseconds, from `idleCutoff`) with no job waiting, in short batches; resolves with how
+   * many. The memory mode bounds its counters by count instead, and forgets none here.
+   */
+  forgetIdleConversations(cutoff: number): Promise<number>;
   close(): void | Promise<void>;
 }
 

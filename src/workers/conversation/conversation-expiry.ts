@@ -1,3 +1,4 @@
+import { IDLE_CONVERSATION_MS } from "../../core/conversation/idle-conversation.js";
 import type { ConversationCounters } from "./conversation-counters.js";
 import type { ConversationLane } from "./conversation-lane.js";
 import type { ConversationMemory } from "./conversation-memory.js";
@@ -6,10 +7,9 @@ import type { ParkedJobs } from "./parked-jobs.js";
 
 /**
  * A conversation untouched this long is deleted whole (history, sequence counter, stored
- * jobs), so storage stays bounded however many senders come and go. It is far longer than
- * any retry lasts (`max_age_ms` defaults to 24 h), and never applies while jobs wait.
+ * jobs): the rule every engine follows ({@link IDLE_CONVERSATION_MS}), here for the whole object.
  */
-export const CONVERSATION_TTL_MS = 30 * 86_400_000;
+export const CONVERSATION_TTL_MS = IDLE_CONVERSATION_MS;
 
 /** `touched_at` is rewritten at most this often: the expiry needs no finer clock, and rows written are billed. */
 const TOUCH_EVERY_MS = 3_600_000;

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Clock } from "../../../src/core/clock.js";
 import type { Config } from "../../../src/core/config/config-schema.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
+import { idleCutoff } from "../../../src/core/conversation/idle-conversation.js";
 import { retentionCutoff } from "../../../src/core/conversation/memory-retention.js";
 import { scheduleConversationPrune } from "../../../src/node/state/conversation-prune.js";
 import { openStateBackend } from "../../../src/node/state/open-state-backend.js";
@@ -21,6 +22,9 @@ afterEach(async () => {
   await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
 });
 
+/** A state whose idle conversations' pass finds nothing. */
+const NONE = () => Promise.resolve(0);
+
 /** Lets the prune's promise chain settle under fake timers. */
 const settle = () => vi.advanceTimersByTimeAsync(0);
 
@@ -29,7 +33,10 @@ describe("the conversation memory's prune schedule", () => {
     vi.useFakeTimers();
     let now = NOW;
     const cutoffs: number[] = [];
-    const state = { pruneConversations: (cutoff: number) => Promise.resolve(cutoffs.push(cutoff)) };
+    const state = {
+      pruneConversations: (cutoff: number) => Promise.resolve(cutoffs.push(cutoff)),
+      forgetIdleConversations: NONE,
+    };
     const prune = scheduleConversationPrune(state, { hours: 24, now: () => now }, createLogSink().logger, TIMING);
     await vi.advanceTimersByTimeAsync(TIMING.firstMs - 1);
     expect(cutoffs).toEqual([]);
@@ -55,6 +62,7 @@ describe("the conversation memory's prune schedule", () => {
         running -= 1;
         return 0;
       },
+      forgetIdleConversations: NONE,
     };
     const prune = scheduleConversationPrune(state, { hours: 1, now: () => NOW }, createLogSink().logger, TIMING);
     await vi.advanceTimersByTimeAsync(10 * HOUR);
@@ -68,6 +76,7 @@ describe("the conversation memory's prune schedule", () => {
     let failing = true;
     const state = {
       pruneConversations: () => (failing ? Promise.reject(new Error("disk I/O error")) : Promise.resolve(3)),
+      forgetIdleConversations: NONE,
     };
     const prune = scheduleConversationPrune(state, { hours: 1, now: () => NOW }, logger, TIMING);
     await vi.advanceTimersByTimeAsync(TIMING.firstMs + 2 * HOUR);
@@ -84,6 +93,43 @@ describe("the conversation memory's prune schedule", () => {
     prune.stop();
   });
 
+  it("forgets idle conversations after each prune, from the idle cutoff then, and says its own failures", async () => {
+    vi.useFakeTimers();
+    const { logger, lines } = createLogSink();
+    let now = NOW;
+    const order: string[] = [];
+    let failing = true;
+    const state = {
+      pruneConversations: () => {
+        order.push("turns");
+        return Promise.resolve(0);
+      },
+      forgetIdleConversations: (cutoff: number) => {
+        order.push(`idle ${cutoff}`);
+        return failing ? Promise.reject(new Error("database is locked")) : Promise.resolve(2);
+      },
+    };
+    const prune = scheduleConversationPrune(state, { hours: 24, now: () => now }, logger, TIMING);
+    await vi.advanceTimersByTimeAsync(TIMING.firstMs);
+    expect(order).toEqual(["turns", `idle ${idleCutoff(NOW)}`]);
+    expect(lines.filter((line) => line.level === "warn")).toEqual([
+      expect.objectContaining({
+        msg: "cannot forget idle conversations; their reply counters stay stored until a pass succeeds",
+        error: "database is locked",
+      }),
+    ]);
+    failing = false;
+    now += HOUR;
+    await vi.advanceTimersByTimeAsync(HOUR);
+    expect(order.at(-1)).toBe(`idle ${idleCutoff(NOW + HOUR)}`);
+    expect(lines.at(-1)).toMatchObject({
+      level: "info",
+      msg: "forgetting idle conversations again",
+      forgotten_conversations: 2,
+    });
+    prune.stop();
+  });
+
   it("logs nothing of a prune that ends after the stop", async () => {
     vi.useFakeTimers();
     const { logger, lines } = createLogSink();
@@ -93,6 +139,7 @@ describe("the conversation memory's prune schedule", () => {
         new Promise<number>((_resolve, reject) => {
           fail = reject;
         }),
+      forgetIdleConversations: NONE,
     };
     const prune = scheduleConversationPrune(state, { hours: 1, now: () => NOW }, logger, TIMING);
     await vi.advanceTimersByTimeAsync(TIMING.firstMs);

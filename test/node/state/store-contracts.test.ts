@@ -6,6 +6,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
+import { conversationKey } from "../../../src/core/conversation/conversation-store.js";
+import type { Job } from "../../../src/core/lifecycle/job.js";
 import { openSqliteBackend } from "../../../src/node/state/sqlite/sqlite-backend.js";
 import { createSqliteConversationStore } from "../../../src/node/state/sqlite/sqlite-conversation-store.js";
 import { createSqliteDeadLetterStore } from "../../../src/node/state/sqlite/sqlite-dead-letter-store.js";
@@ -22,6 +24,7 @@ import {
   idempotencyStoreContract,
   queuedThroughJobStore,
 } from "../../shared/store-contracts/idempotency-store-contract.js";
+import { idleLaneContract } from "../../shared/store-contracts/idle-lane-contract.js";
 import { laneStoreContract } from "../../shared/store-contracts/lane-store-contract.js";
 import { timelineStoreContract } from "../../shared/store-contracts/timeline-store-contract.js";
 import { timelineWriterEntry } from "../../support/delivery-worker-entry.js";
@@ -113,6 +116,31 @@ laneStoreContract(
   },
   { keepsJobs: true },
 );
+idleLaneContract("SQLite", async () => {
+  const dir = await freshDir();
+  const backend = openSqliteBackend(dir, createLogSink().logger);
+  closing.push(() => backend.close());
+  const db = backendDb(backend);
+  const lanes = backend.sqlite?.lanes;
+  if (lanes === undefined) throw new Error("no SQLite lanes");
+  const last = db.prepare<[string], { last: number }>("SELECT last FROM sequences WHERE conversation = ?");
+  const stored = db.prepare<[], { job: string }>("SELECT job FROM jobs");
+  return {
+    store: lanes,
+    ticket: (key) => Promise.resolve({ key, epoch: lanes.epoch }),
+    lastSequenceElsewhere: (key) => Promise.resolve(last.get(key)?.last ?? 0),
+    jobs: (key) =>
+      Promise.resolve(
+        stored
+          .all()
+          .map((row) => JSON.parse(row.job) as Job)
+          .filter((job) => conversationKey(job.message.channel, job.message.message.conversationId) === key),
+      ),
+    // One process runs every lane of the file: there is nothing to let go.
+    letGo: () => Promise.resolve(),
+    forgetIdle: (cutoff) => backend.forgetIdleConversations(cutoff),
+  };
+});
 deadLetterStoreContract("SQLite", async () => keptThroughCore(createSqliteDeadLetterStore(await freshDb())));
 timelineStoreContract("SQLite", async () => {
   const dir = await mkdtemp(join(tmpdir(), "webhook-channel-contract-"));

@@ -32,7 +32,7 @@ export interface LaneStoreHarness {
 }
 
 /** A job of a conversation no other test uses. */
-function freshJob(channel = "webhook", conversationId = `c-${crypto.randomUUID()}`): Job {
+export function freshJob(channel = "webhook", conversationId = `c-${crypto.randomUUID()}`): Job {
   return newJob({
     id: crypto.randomUUID(),
     channel,
@@ -41,12 +41,13 @@ function freshJob(channel = "webhook", conversationId = `c-${crypto.randomUUID()
   });
 }
 
-function keyOf(job: Job): string {
+/** The lane (conversation key) of `job`. */
+export function keyOf(job: Job): string {
   return conversationKey(job.message.channel, job.message.message.conversationId);
 }
 
 /** The job once its brain answered with `count` replies numbered from `first`. */
-function answered(job: Job, first: number, count = 2): Job {
+export function answered(job: Job, first: number, count = 2): Job {
   const replies = Array.from({ length: count }, (_, index) => ({
     id: crypto.randomUUID(),
     sequence: first + index,
@@ -193,7 +194,7 @@ export function laneStoreContract(
 }
 
 /** Polls `check` until it holds: a finish may ride on a later write. */
-async function waitUntil(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+export async function waitUntil(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error("timed out waiting for the store");

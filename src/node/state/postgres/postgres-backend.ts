@@ -9,6 +9,7 @@ import { createPostgresConversationStore } from "./postgres-conversation-store.j
 import { createPostgresDeadLetterStore } from "./postgres-dead-letter-store.js";
 import { createPostgresHealth } from "./postgres-health.js";
 import { createPostgresIdempotencyStore, pruneIdempotencyKeys } from "./postgres-idempotency-store.js";
+import { forgetIdlePostgresLanes } from "./postgres-idle-lanes.js";
 import { createPostgresLaneStore } from "./postgres-lane-store.js";
 import { migratePostgres } from "./postgres-migrations.js";
 import { APPLICATION_NAME, openPostgresPool } from "./postgres-pool.js";
@@ -98,6 +99,7 @@ export async function openPostgresBackend(
       });
     },
     pruneConversations: (cutoff) => prunePostgresTurns(pool, cutoff),
+    forgetIdleConversations: (cutoff) => forgetIdlePostgresLanes(pool, cutoff),
     close() {
       closed ??= (async () => {
         health.stop();

@@ -225,6 +225,20 @@ CREATE INDEX turns_at ON webhook_channel.turns (at);
 ALTER TABLE webhook_channel.idempotency ADD COLUMN IF NOT EXISTS fingerprint text;
 `,
   },
+  {
+    version: 9,
+    description: "lanes.used_at: when each lane was last let go, to forget idle conversations",
+    // A conversation idle past IDLE_CONVERSATION_MS with nothing waiting is forgotten, as on
+    // Workers, so that a lane row per conversation ever seen does not stay for good. A row
+    // nobody runs says when it was let go; the rows of older layouts count as let go when the
+    // layout was applied (a default evaluated once: no row is rewritten). Only rows nobody runs
+    // are indexed: a claim leaves the index, and the write of a reply, which changes neither
+    // column, stays a heap-only update. Older code runs beside it and never reads the column.
+    sql: `
+ALTER TABLE webhook_channel.lanes ADD COLUMN IF NOT EXISTS used_at timestamptz NOT NULL DEFAULT now();
+CREATE INDEX IF NOT EXISTS lanes_idle ON webhook_channel.lanes (used_at) WHERE owner IS NULL;
+`,
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

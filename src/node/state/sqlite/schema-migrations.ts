@@ -95,6 +95,17 @@ CREATE INDEX IF NOT EXISTS turns_conversation ON turns (conversation, seq);
       db.exec("ALTER TABLE idempotency ADD COLUMN fingerprint TEXT");
     },
   },
+  {
+    version: 6,
+    // A conversation idle past IDLE_CONVERSATION_MS with nothing waiting is forgotten, as on
+    // Workers, so that one row per conversation ever seen does not stay for good: each counter
+    // says when it was last written. Counters of older files count as written when the file
+    // was brought up to date (a constant default: no row is rewritten).
+    description: "sequences.used_at: when each conversation's counter was last written, to forget idle ones",
+    up: (db) => {
+      db.exec(`ALTER TABLE sequences ADD COLUMN used_at INTEGER NOT NULL DEFAULT ${Date.now()}`);
+    },
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

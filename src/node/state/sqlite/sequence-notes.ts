@@ -12,6 +12,8 @@ export interface SequenceNotes {
   note(job: Job, into: Map<string, number>): void;
   /** The numbers noted are committed: later jobs with the same numbers need no write. */
   committed(noted: ReadonlyMap<string, number>): void;
+  /** The conversations' counters were deleted: their next numbers are written again, whatever they are. */
+  forget(keys: Iterable<string>): void;
 }
 
 /** The {@link SequenceNotes} of one store. */
@@ -37,6 +39,9 @@ export function createSequenceNotes(maxConversations = 100_000): SequenceNotes {
         if (oldest.done === true) break;
         written.delete(oldest.value);
       }
+    },
+    forget(keys) {
+      for (const key of keys) written.delete(key);
     },
   };
 }

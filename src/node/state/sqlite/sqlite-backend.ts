@@ -13,6 +13,7 @@ import { createSqliteDeadLetterStore } from "./sqlite-dead-letter-store.js";
 import { claimSqliteEpoch, type SqliteEpoch } from "./sqlite-epoch.js";
 import { createGroupCommit } from "./sqlite-group-commit.js";
 import { createSqliteIdempotencyStore, pruneIdempotencyKeys } from "./sqlite-idempotency-store.js";
+import { forgetIdleSqliteLanes } from "./sqlite-idle-lanes.js";
 import { createSqliteLaneStore } from "./sqlite-lane-store.js";
 import { openStateDb } from "./sqlite-state.js";
 import { createSqliteTimelineStore } from "./sqlite-timeline-store.js";
@@ -78,6 +79,8 @@ export function openSqliteBackend(
     describe: () => ({ mode: "sqlite", path: resolve(db.name), timeline: timelineWhere(role, timeline) }),
     prune: (now) => pruneIdempotencyKeys(db, now),
     pruneConversations: (cutoff) => pruneSqliteTurns(db, cutoff, epoch.check),
+    forgetIdleConversations: (cutoff) =>
+      forgetIdleSqliteLanes(db, cutoff, { fence: epoch.check, forgotten: (keys) => lanes.forgetNumbers(keys) }),
     close: async () => {
       // What waits for its group (finished jobs' deletes above all) is committed first.
       if (db.open) group.flush();

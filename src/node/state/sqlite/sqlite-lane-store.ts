@@ -16,13 +16,14 @@ import type { StateDb } from "./sqlite-state.js";
 export interface SqliteLaneStore extends LaneStore {
   /** The epoch of this process's claim on the file. */
   readonly epoch: number;
-  /** Every unfinished job, oldest first; replayed dead letters are left to `takeReplayed`. */
   /**
    * Up to `limit` unfinished jobs of the last run stored after position `after` (0: from the
    * first), in acceptance order, each with its position: a resume reads them in slices.
    */
   readPending(after: number, limit: number): { readonly seq: number; readonly job: Job }[];
   takeReplayed(room: (channel: string) => number): readonly Job[];
+  /** The lanes' counters were deleted (idle conversations): their next numbers are read and written anew. */
+  forgetNumbers(keys: readonly string[]): void;
 }
 
 /** Lanes whose last number is remembered; one forgotten is read again. */
@@ -269,6 +270,10 @@ export function createSqliteLaneStore(
     },
     restore(job) {
       insertReplay.run(job.message.id, JSON.stringify(job));
+    },
+    forgetNumbers(keys) {
+      sequences.forget(keys);
+      for (const key of keys) last.delete(key);
     },
     readPending: (after, limit) =>
       (selectPending.all(after, limit) as { seq: number; job: string }[]).map((row) => ({

@@ -10,6 +10,8 @@ export interface SequenceRecord {
   write(noted: ReadonlyMap<string, number>): void;
   /** The numbers noted are committed: later jobs with the same numbers need no write. */
   committed(noted: ReadonlyMap<string, number>): void;
+  /** The conversations' rows were deleted (they were idle): their next numbers are written again. */
+  forget(keys: Iterable<string>): void;
 }
 
 /**
@@ -18,20 +20,22 @@ export interface SequenceRecord {
  * the job. A job's progress after its replies
  * (a delivered reply, a failed attempt) carries numbers already written: the record skips
  * them without a statement, as far as it remembers (`maxConversations`; beyond that one
- * upsert too many, never one too few).
+ * upsert too many, never one too few). Each write stamps `used_at`, which the forgetting of
+ * idle conversations reads.
  */
 export function createSequenceRecord(db: StateDb, maxConversations = 100_000): SequenceRecord {
   // One statement for the whole group; max() so that an older job's numbers never lower it.
-  const upsert = db.prepare<[string]>(
-    `INSERT INTO sequences (conversation, last) SELECT key, value FROM json_each(?) WHERE true
-     ON CONFLICT (conversation) DO UPDATE SET last = max(last, excluded.last)`,
+  const upsert = db.prepare<[number, string]>(
+    `INSERT INTO sequences (conversation, last, used_at) SELECT key, value, ? FROM json_each(?) WHERE true
+     ON CONFLICT (conversation) DO UPDATE SET last = max(last, excluded.last), used_at = excluded.used_at`,
   );
   const notes = createSequenceNotes(maxConversations);
   return {
     note: notes.note,
     write(noted) {
-      if (noted.size > 0) upsert.run(JSON.stringify(Object.fromEntries(noted)));
+      if (noted.size > 0) upsert.run(Date.now(), JSON.stringify(Object.fromEntries(noted)));
     },
     committed: notes.committed,
+    forget: notes.forget,
   };
 }

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import { systemClock } from "../../../../src/core/clock.js";
 import { openPostgresBackend } from "../../../../src/node/state/postgres/postgres-backend.js";
+import { forgetIdlePostgresLanes } from "../../../../src/node/state/postgres/postgres-idle-lanes.js";
 import { migratePostgres } from "../../../../src/node/state/postgres/postgres-migrations.js";
 import {
   POSTGRES_MIGRATIONS,
@@ -129,6 +130,16 @@ describe("Postgres schema migrations", () => {
     expect((await turnIndexes(pool)).turns_at).toBe("CREATE INDEX turns_at ON webhook_channel.turns USING btree (at)");
     const turns = await pool.query("SELECT conversation, at FROM webhook_channel.turns");
     expect(turns.rows).toEqual([{ conversation: "7:webhook:a", at: "1500" }]);
+  });
+
+  it("stamp the lanes nobody runs as let go at version 9, so that none is forgotten at once", async () => {
+    const pool = await versionSixDatabase();
+    await pool.query(`INSERT INTO webhook_channel.lanes (conversation, channel, owner, last_seq) VALUES ('7:webhook:a', 'webhook', NULL, 4);
+      INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ('older', now() + interval '1 hour');`);
+    const before = Date.now();
+    expect(await migratePostgres(pool)).toBe(POSTGRES_SCHEMA_VERSION);
+    expect(await forgetIdlePostgresLanes(pool, before - 1_000)).toBe(0);
+    expect(await forgetIdlePostgresLanes(pool, Date.now() + 1_000)).toBe(1);
   });
 
   it("refuse to leave version 1 while a replica of the older code holds a live lease, naming the fix", async () => {

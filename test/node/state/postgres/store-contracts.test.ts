@@ -6,10 +6,11 @@
 import type pg from "pg";
 import { beforeAll } from "vitest";
 import { channelOfKey } from "../../../../src/core/conversation/conversation-store.js";
-import { claimLanes } from "../../../../src/node/replicas/lane-statements.js";
+import { claimLanes, releaseLanes } from "../../../../src/node/replicas/lane-statements.js";
 import { createPostgresConversationStore } from "../../../../src/node/state/postgres/postgres-conversation-store.js";
 import { createPostgresDeadLetterStore } from "../../../../src/node/state/postgres/postgres-dead-letter-store.js";
 import { createPostgresIdempotencyStore } from "../../../../src/node/state/postgres/postgres-idempotency-store.js";
+import { forgetIdlePostgresLanes } from "../../../../src/node/state/postgres/postgres-idle-lanes.js";
 import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
 import { createPostgresTimelineStore } from "../../../../src/node/state/postgres/postgres-timeline-store.js";
 import { conversationStoreContract } from "../../../shared/store-contracts/conversation-store-contract.js";
@@ -21,6 +22,7 @@ import {
   idempotencyStoreContract,
   queuedThroughJobStore,
 } from "../../../shared/store-contracts/idempotency-store-contract.js";
+import { idleLaneContract } from "../../../shared/store-contracts/idle-lane-contract.js";
 import { laneStoreContract } from "../../../shared/store-contracts/lane-store-contract.js";
 import { timelineStoreContract } from "../../../shared/store-contracts/timeline-store-contract.js";
 import { createLogSink } from "../../../support/log-sink.js";
@@ -85,5 +87,37 @@ laneStoreContract(
   },
   { keepsJobs: true },
 );
+idleLaneContract("Postgres", async () => {
+  const replica = `r${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const store = createPostgresLaneStore(pool, replica, createLogSink().logger);
+  return {
+    store,
+    ticket: async (key) => {
+      await store.flush();
+      const [answer] = await claimLanes(pool, replica, true, [
+        { conversation: key, channel: channelOfKey(key) ?? "", jobId: "", reclaim: false },
+      ]);
+      if (answer === undefined || !answer.mine) throw new Error(`${replica} could not claim ${key}`);
+      return { key, epoch: answer.epoch };
+    },
+    lastSequenceElsewhere: async (key) =>
+      Number(
+        (
+          await pool.query<{ last_seq: string }>("SELECT last_seq FROM webhook_channel.lanes WHERE conversation = $1", [
+            key,
+          ])
+        ).rows[0]?.last_seq ?? 0,
+      ),
+    jobs: async (key) => {
+      await store.flush();
+      return (await pool.query("SELECT id FROM webhook_channel.jobs WHERE conversation = $1", [key])).rows;
+    },
+    letGo: async (key) => {
+      await store.flush();
+      await releaseLanes(pool, replica, [key]);
+    },
+    forgetIdle: (cutoff) => forgetIdlePostgresLanes(pool, cutoff),
+  };
+});
 deadLetterStoreContract("Postgres", () => keptThroughCoreAsync(createPostgresDeadLetterStore(pool)));
 timelineStoreContract("Postgres", () => createPostgresTimelineStore(pool));

@@ -7,6 +7,7 @@ import type { DeadLetter } from "../../../../src/core/dead-letters/dead-letter.j
 import type { Job } from "../../../../src/core/lifecycle/job.js";
 import { listDeadLetters } from "../../../../src/node/state/sqlite/dead-letters.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../../../src/node/state/sqlite/schema-migrations.js";
+import { openSqliteBackend } from "../../../../src/node/state/sqlite/sqlite-backend.js";
 import { createSqliteConversationStore } from "../../../../src/node/state/sqlite/sqlite-conversation-store.js";
 import { createSqliteIdempotencyStore } from "../../../../src/node/state/sqlite/sqlite-idempotency-store.js";
 import {
@@ -15,6 +16,7 @@ import {
   type StateDb,
   type StateLayoutChange,
 } from "../../../../src/node/state/sqlite/sqlite-state.js";
+import { createLogSink } from "../../../support/log-sink.js";
 import { openSqliteLanes } from "../../../support/sqlite-lanes.js";
 
 const newStateDir = () => mkdtemp(join(tmpdir(), "webhook-channel-schema-"));
@@ -162,6 +164,28 @@ describe("state schema versions", () => {
       { role: "user", text: "hello", at: 1_500 },
     ]);
     db.close();
+  });
+
+  it("stamps the counters of a file of the previous layout (version 5) as used when it is brought up to date", async () => {
+    const stateDir = await newStateDir();
+    const old = openRaw(stateDir);
+    for (const migration of MIGRATIONS.filter((entry) => entry.version <= 5)) migration.up(old);
+    old.pragma("user_version = 5");
+    old.prepare("INSERT INTO sequences (conversation, last) VALUES (?, ?)").run("7:webhook:c1", 4);
+    old.close();
+
+    const before = Date.now();
+    const backend = openSqliteBackend(stateDir, createLogSink().logger);
+    try {
+      // Not idle yet: a counter kept before the layout counts from the upgrade, not from never.
+      expect(await backend.forgetIdleConversations(before - 1)).toBe(0);
+      const row = backend.sqlite?.db.prepare("SELECT last, used_at FROM sequences").get() as { used_at: number };
+      expect(row).toEqual({ last: 4, used_at: expect.any(Number) });
+      expect(row.used_at).toBeGreaterThanOrEqual(before);
+      expect(await backend.forgetIdleConversations(Date.now() + 1)).toBe(1);
+    } finally {
+      await backend.close();
+    }
   });
 
   it("says what opening a file changed of its layout: created, brought up from 0.1.0's, or nothing", async () => {
