@@ -1,4 +1,4 @@
-import { IDLE_CONVERSATION_MS } from "../../core/conversation/idle-conversation.js";
+import { ACTIVITY_NOTED_EVERY_MS, IDLE_CONVERSATION_MS } from "../../core/conversation/idle-conversation.js";
 import type { ConversationCounters } from "./conversation-counters.js";
 import type { ConversationLane } from "./conversation-lane.js";
 import type { ConversationMemory } from "./conversation-memory.js";
@@ -12,7 +12,7 @@ import type { ParkedJobs } from "./parked-jobs.js";
 export const CONVERSATION_TTL_MS = IDLE_CONVERSATION_MS;
 
 /** `touched_at` is rewritten at most this often: the expiry needs no finer clock, and rows written are billed. */
-const TOUCH_EVERY_MS = 3_600_000;
+const TOUCH_EVERY_MS = ACTIVITY_NOTED_EVERY_MS;
 
 /** The parts of a conversation that its expiry notes activity in, or clears. */
 export interface ExpiringParts {

@@ -139,6 +139,10 @@ idleLaneContract("SQLite", async () => {
     // One process runs every lane of the file: there is nothing to let go.
     letGo: () => Promise.resolve(),
     forgetIdle: (cutoff) => backend.forgetIdleConversations(cutoff),
+    age: (key, ms) => {
+      db.prepare("UPDATE sequences SET used_at = used_at - ? WHERE conversation = ?").run(ms, key);
+      return Promise.resolve();
+    },
   };
 });
 deadLetterStoreContract("SQLite", async () => keptThroughCore(createSqliteDeadLetterStore(await freshDb())));

@@ -17,7 +17,11 @@ export interface IdleLaneHarness extends Pick<LaneStoreHarness, "store" | "ticke
   letGo(key: string): Promise<void>;
   /** The backend's pass over idle conversations (`forgetIdleConversations`). */
   forgetIdle(cutoff: number): Promise<number>;
+  /** Moves lane `key`'s last noted activity `ms` back, as if it had been noted that long ago. */
+  age(key: string, ms: number): Promise<void>;
 }
+
+const DAY = 86_400_000;
 
 // Later than every write of the test: everything the test wrote is idle at it.
 const AFTER_THE_TEST = () => Date.now() + 60_000;
@@ -58,6 +62,26 @@ export function idleLaneContract(name: string, make: () => Promise<IdleLaneHarne
       const { key } = await numberedAndQuiet(h, 3);
       await h.forgetIdle(Date.now() - 60_000);
       expect(await h.lastSequenceElsewhere(key)).toBe(3);
+    });
+
+    it("counts the idle time from the end of a job that lasted long (a receiver down), not from its numbering", async () => {
+      const h = await make();
+      const fresh = freshJob();
+      // Accepted two hours ago, held since by a receiver that was down.
+      const job = { ...fresh, message: { ...fresh.message, receivedAt: Date.now() - 2 * 3_600_000 } };
+      const key = keyOf(job);
+      await h.store.add(job);
+      const ticket = await h.ticket(key);
+      await h.store.save(ticket, answered(job, 1, 2), { turns: [] });
+      await h.store.hold(ticket, { ...answered(job, 1, 2), attempts: 1 }, Date.now() + 60_000);
+      // As far as the store knows, the replies were numbered 40 days ago.
+      await h.age(key, 40 * DAY);
+      // Delivered now: the receiver has just seen sequence 2.
+      await h.store.finish(ticket, { ...answered(job, 1, 2), delivered: 2 });
+      await waitUntil(async () => (await h.jobs(key)).length === 0);
+      await h.letGo(key);
+      await h.forgetIdle(Date.now() - 30 * DAY);
+      expect(await h.lastSequenceElsewhere(key)).toBe(2);
     });
 
     it("keeps the counter of a conversation with a job stored, however long ago it was numbered", async () => {

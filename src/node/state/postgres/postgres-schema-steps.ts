@@ -230,13 +230,16 @@ ALTER TABLE webhook_channel.idempotency ADD COLUMN IF NOT EXISTS fingerprint tex
     description: "lanes.used_at: when each lane was last let go, to forget idle conversations",
     // A conversation idle past IDLE_CONVERSATION_MS with nothing waiting is forgotten, as on
     // Workers, so that a lane row per conversation ever seen does not stay for good. A row
-    // nobody runs says when it was let go; the rows of older layouts count as let go when the
-    // layout was applied (a default evaluated once: no row is rewritten). Only rows nobody runs
-    // are indexed: a claim leaves the index, and the write of a reply, which changes neither
-    // column, stays a heap-only update. Older code runs beside it and never reads the column.
+    // nobody runs says when it was let go; the rows already there count as let go when the
+    // layout is applied (a default evaluated once: no row is rewritten, and the table is locked
+    // only for the catalog's change). Dropped first: a database taken back to the build before
+    // (this version's row deleted) kept stamps that build never moved, and the step applied
+    // again starts them afresh. No index: the pass walks the table by its key, so that neither
+    // this step nor a lane's claim or release builds or moves an entry for it. Older code runs
+    // beside it and never reads the column.
     sql: `
-ALTER TABLE webhook_channel.lanes ADD COLUMN IF NOT EXISTS used_at timestamptz NOT NULL DEFAULT now();
-CREATE INDEX IF NOT EXISTS lanes_idle ON webhook_channel.lanes (used_at) WHERE owner IS NULL;
+ALTER TABLE webhook_channel.lanes DROP COLUMN IF EXISTS used_at;
+ALTER TABLE webhook_channel.lanes ADD COLUMN used_at timestamptz NOT NULL DEFAULT now();
 `,
   },
 ];

@@ -19,17 +19,18 @@ export interface IdleLanePass {
 
 /**
  * Deletes the reply counter (`sequences`) of every conversation last numbered before `cutoff`
- * (epoch milliseconds, from `idleCutoff`) that has no job stored (waiting, held or replayed):
- * its next reply is numbered 1 again. The conversations with stored jobs are read once, at the
- * start: a message of an idle conversation accepted during the pass may find its counter gone,
+ * (epoch milliseconds, from `idleCutoff`; a job that ended long after its numbering stamped its
+ * end) that has no job stored (waiting, held or replayed): its next reply is numbered 1 again.
+ * The conversations with stored jobs are read once, at the start: a message of an idle conversation accepted during the pass may find its counter gone,
  * which is what its idleness called for anyway. Stops early, without an error, once the
  * database is closed. Resolves with the number of counters deleted.
  */
 export async function forgetIdleSqliteLanes(db: StateDb, cutoff: number, pass: IdleLanePass): Promise<number> {
   const batch = pass.batch ?? SQLITE_IDLE_LANE_BATCH;
-  const stored = db.prepare<[], { channel: unknown; conversation: unknown }>(
-    `SELECT json_extract(job, '$.message.channel') AS channel,
-            json_extract(job, '$.message.message.conversationId') AS conversation FROM jobs`,
+  const stored = db.prepare<[number, number], { seq: number; channel: unknown; conversation: unknown }>(
+    `SELECT seq, json_extract(job, '$.message.channel') AS channel,
+            json_extract(job, '$.message.message.conversationId') AS conversation
+     FROM jobs WHERE seq > ? ORDER BY seq LIMIT ?`,
   );
   // By rowid rather than through an index on the time: a message's commit then pays for no
   // second index, and the pass reads each counter once.
@@ -37,11 +38,18 @@ export async function forgetIdleSqliteLanes(db: StateDb, cutoff: number, pass: I
     "SELECT rowid AS id, conversation, used_at FROM sequences WHERE rowid > ? ORDER BY rowid LIMIT ?",
   );
   const remove = db.prepare<[number]>("DELETE FROM sequences WHERE rowid = ?");
+  // Read in slices too: a receiver's outage may hold a large backlog.
   const waiting = new Set<string>();
-  for (const row of stored.all()) {
-    if (typeof row.channel === "string" && typeof row.conversation === "string") {
-      waiting.add(conversationKey(row.channel, row.conversation));
+  for (let seq = 0; db.open; await yieldTurn()) {
+    const rows = stored.all(seq, batch);
+    for (const row of rows) {
+      if (typeof row.channel === "string" && typeof row.conversation === "string") {
+        waiting.add(conversationKey(row.channel, row.conversation));
+      }
     }
+    const last = rows.at(-1);
+    if (last === undefined || rows.length < batch) break;
+    seq = last.seq;
   }
   const slice = db.transaction((after: number) => {
     pass.fence();
@@ -63,7 +71,10 @@ export async function forgetIdleSqliteLanes(db: StateDb, cutoff: number, pass: I
     // A slice short of full was the last.
     if (next === undefined || read < batch) break;
     after = next;
-    await new Promise((resolve) => setImmediate(resolve));
+    await yieldTurn();
   }
   return deleted;
 }
+
+/** Lets the event loop run what waits (messages, commits) before the next slice. */
+const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

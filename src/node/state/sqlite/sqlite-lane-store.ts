@@ -8,6 +8,7 @@ import { LruMap } from "../../../core/lru-map.js";
 import type { SqliteEpoch } from "./sqlite-epoch.js";
 import type { GroupBatch, GroupCommit, GroupPart } from "./sqlite-group-commit.js";
 import { type IdempotencyRow, idempotencyRow } from "./sqlite-idempotency-store.js";
+import { createSqliteReplayPickup } from "./sqlite-replay-pickup.js";
 import { createRowBatch } from "./sqlite-row-batch.js";
 import { createSequenceRecord } from "./sqlite-sequence-record.js";
 import type { StateDb } from "./sqlite-state.js";
@@ -90,37 +91,14 @@ export function createSqliteLaneStore(
   const selectPending = db.prepare(
     "SELECT seq, job FROM jobs WHERE state = 'pending' AND seq > ? ORDER BY seq LIMIT ?",
   );
-  const anyReplay = db.prepare("SELECT 1 FROM jobs WHERE state = 'replay' LIMIT 1");
-  // The channel without parsing each job: the pickup looks at waiting replays every second.
-  const selectReplay = db.prepare(
-    "SELECT id, json_extract(job, '$.message.channel') AS channel FROM jobs WHERE state = 'replay' ORDER BY seq",
-  );
-  // A replay taken is stored anew, at the end: a restart resumes stored jobs in `seq` order,
-  // and the job now joins the end of its lane, behind what was accepted before it was taken.
-  const takeReplay = db.prepare("DELETE FROM jobs WHERE id = ? AND state = 'replay' RETURNING job");
-  const storeTaken = db.prepare("INSERT INTO jobs (id, job, state) VALUES (?, ?, 'pending')");
-  const takeReplays = db.transaction((room: (channel: string) => number): Job[] => {
-    // A process that no longer holds the file takes nothing: its lanes run nothing more.
-    epoch.check();
-    const left = new Map<string, number>();
-    const taken: Job[] = [];
-    for (const row of selectReplay.all() as { id: string; channel: string }[]) {
-      const free = left.get(row.channel) ?? room(row.channel);
-      left.set(row.channel, Math.max(0, free - 1));
-      if (free < 1) continue;
-      const job = takeReplay.get(row.id) as { job: string } | undefined;
-      if (job === undefined) continue;
-      storeTaken.run(row.id, job.job);
-      taken.push(JSON.parse(job.job) as Job);
-    }
-    return taken;
-  });
+  const replays = createSqliteReplayPickup(db, epoch);
+  const sequences = createSequenceRecord(db);
   const buryJob = db.transaction((letter: DeadLetter) => {
     epoch.check();
     insertDead.run(letter.job.message.id, letter.job.message.channel, JSON.stringify(letter), letter.diedAt);
     deleteJob.run(letter.job.message.id);
+    sequences.stamp();
   });
-  const sequences = createSequenceRecord(db);
 
   // What the group now forming will write. An id is in at most one of `added` and `updated`:
   // an update of a job whose add has not committed replaces the add's copy.
@@ -254,6 +232,7 @@ export function createSqliteLaneStore(
     },
     finish(ticket, job) {
       mine(ticket);
+      sequences.ended(ticket.key, job);
       // Its commit may wait (see the store's note): nothing depends on it but the restart's count.
       return new Promise<void>((resolve, reject) => {
         const waiters = finished.get(job.message.id) ?? [];
@@ -266,7 +245,9 @@ export function createSqliteLaneStore(
     hold: (ticket, job) => update(ticket, job),
     bury(ticket, letter) {
       mine(ticket);
+      sequences.ended(ticket.key, letter.job);
       buryJob(letter);
+      sequences.committed(new Map());
     },
     restore(job) {
       insertReplay.run(job.message.id, JSON.stringify(job));
@@ -280,14 +261,7 @@ export function createSqliteLaneStore(
         seq: row.seq,
         job: JSON.parse(row.job) as Job,
       })),
-    takeReplayed(room) {
-      // Most polls find nothing: they take no write lock then.
-      if (anyReplay.get() === undefined) return [];
-      // IMMEDIATE: the write lock first, so that a commit of another connection (the delivery
-      // thread, the CLI) between the read and the update cannot fail the poll; a replay
-      // committed after the read is taken by the next poll.
-      return takeReplays.immediate(room);
-    },
+    takeReplayed: (room) => replays.take(room),
   };
 }
 

@@ -1,3 +1,4 @@
+import { endNotesActivity } from "../../../core/conversation/idle-conversation.js";
 import type { Job } from "../../../core/lifecycle/job.js";
 import { createSequenceNotes } from "./sequence-notes.js";
 import type { StateDb } from "./sqlite-state.js";
@@ -12,6 +13,13 @@ export interface SequenceRecord {
   committed(noted: ReadonlyMap<string, number>): void;
   /** The conversations' rows were deleted (they were idle): their next numbers are written again. */
   forget(keys: Iterable<string>): void;
+  /**
+   * `job` of lane `key` ended (delivered or buried): a job that lasted long notes its end as the
+   * conversation's activity, written by the next {@link write} (or by {@link stamp} at once).
+   */
+  ended(key: string, job: Job): void;
+  /** Writes the activity noted by {@link ended} now; call inside a transaction of its own. */
+  stamp(): void;
 }
 
 /**
@@ -29,13 +37,32 @@ export function createSequenceRecord(db: StateDb, maxConversations = 100_000): S
     `INSERT INTO sequences (conversation, last, used_at) SELECT key, value, ? FROM json_each(?) WHERE true
      ON CONFLICT (conversation) DO UPDATE SET last = max(last, excluded.last), used_at = excluded.used_at`,
   );
+  const touch = db.prepare<[number, string]>(
+    "UPDATE sequences SET used_at = ? WHERE conversation IN (SELECT value FROM json_each(?))",
+  );
   const notes = createSequenceNotes(maxConversations);
+  // Lanes whose jobs ended long after they were numbered; kept until a commit wrote them.
+  const ends = new Set<string>();
+  let writing: string[] = [];
+  const stamp = (): void => {
+    writing = [...ends];
+    if (writing.length > 0) touch.run(Date.now(), JSON.stringify(writing));
+  };
   return {
     note: notes.note,
     write(noted) {
       if (noted.size > 0) upsert.run(Date.now(), JSON.stringify(Object.fromEntries(noted)));
+      stamp();
     },
-    committed: notes.committed,
+    committed(noted) {
+      notes.committed(noted);
+      for (const key of writing) ends.delete(key);
+      writing = [];
+    },
     forget: notes.forget,
+    ended(key, job) {
+      if (endNotesActivity(job.message.receivedAt, Date.now())) ends.add(key);
+    },
+    stamp,
   };
 }

@@ -142,6 +142,16 @@ describe("Postgres schema migrations", () => {
     expect(await forgetIdlePostgresLanes(pool, Date.now() + 1_000)).toBe(1);
   });
 
+  it("start the lanes' stamps afresh when version 9 is applied again after going back to the build before", async () => {
+    const { pool } = await migratedDatabase();
+    await pool.query(`INSERT INTO webhook_channel.lanes (conversation, channel, owner, last_seq, used_at)
+      VALUES ('7:webhook:a', 'webhook', NULL, 4, now() - interval '40 days')`);
+    // Back to the build before (deployment.md): its row deleted, the column left, never stamped.
+    await pool.query("DELETE FROM webhook_channel.schema_migrations WHERE version = 9");
+    expect(await migratePostgres(pool)).toBe(POSTGRES_SCHEMA_VERSION);
+    expect(await forgetIdlePostgresLanes(pool, Date.now() - 30 * 86_400_000)).toBe(0);
+  });
+
   it("refuse to leave version 1 while a replica of the older code holds a live lease, naming the fix", async () => {
     const { url, pool } = await versionOneDatabase();
     await pool.query(

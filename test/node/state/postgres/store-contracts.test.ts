@@ -117,6 +117,12 @@ idleLaneContract("Postgres", async () => {
       await releaseLanes(pool, replica, [key]);
     },
     forgetIdle: (cutoff) => forgetIdlePostgresLanes(pool, cutoff),
+    age: async (key, ms) => {
+      await pool.query(
+        "UPDATE webhook_channel.lanes SET used_at = used_at - $2 * interval '1 millisecond' WHERE conversation = $1",
+        [key, ms],
+      );
+    },
   };
 });
 deadLetterStoreContract("Postgres", () => keptThroughCoreAsync(createPostgresDeadLetterStore(pool)));
