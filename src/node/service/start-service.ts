@@ -115,7 +115,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       });
       logger.info("replica", { id: replica, lease_ms: options.replicaLeaseMs ?? DEFAULT_LEASE_MS });
     }
-    state.prune(clock.now());
     const timeline = startTimeline(config, state, clock, logger);
     parts.timeline = timeline;
     parts.metrics = createServiceMetrics(config, parts.queues, state, clock, parts.replicas);

@@ -50,7 +50,7 @@ export function createMemoryBackend(
       mode: "memory",
       note: "no state_dir: messages accepted but not yet finished are lost when the process ends",
     }),
-    prune: () => undefined,
+    pruneExpired: () => Promise.resolve(0),
     pruneConversations: () => Promise.resolve(0),
     forgetIdleConversations: () => Promise.resolve(0),
     close: () => undefined,

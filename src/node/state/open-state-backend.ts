@@ -3,9 +3,9 @@ import type { Config } from "../../core/config/config-schema.js";
 import type { MemoryRetention } from "../../core/conversation/memory-retention.js";
 import type { Logger } from "../../core/log/logger.js";
 import { timelineIsOn, timelineRetention } from "../../core/timeline/timeline-recorder.js";
-import { withConversationPrune } from "./conversation-prune.js";
 import { createMemoryBackend } from "./memory-backend.js";
 import type { StateBackend, StateRole } from "./state-backend.js";
+import { withStateUpkeep } from "./state-upkeep.js";
 
 /**
  * Opens the state backend the configuration names: Postgres with `postgres_url_env` (the URL
@@ -19,8 +19,9 @@ import type { StateBackend, StateRole } from "./state-backend.js";
  * since each loaded module costs every thread that loads it memory for as long as it runs.
  *
  * Conversation memory is kept for `conversation_memory.retention_hours` by every backend; the
- * service's SQLite or Postgres state also deletes older turns on a schedule (a reader never
- * does: the service's copy of the same state prunes).
+ * service's SQLite or Postgres state also deletes older turns, idle conversations' counters and
+ * expired idempotency keys on a schedule (a reader never does: the service's copy of the same
+ * state keeps it up).
  */
 export async function openStateBackend(
   config: Config,
@@ -32,7 +33,7 @@ export async function openStateBackend(
 ): Promise<StateBackend> {
   const retention: MemoryRetention = { hours: config.conversation_memory.retention_hours, now: () => clock.now() };
   const state = await openBackend(config, clock, logger, env, role, timelineWriter, retention);
-  return role === "service" && state.mode !== "memory" ? withConversationPrune(state, retention, logger) : state;
+  return role === "service" && state.mode !== "memory" ? withStateUpkeep(state, retention, logger) : state;
 }
 
 async function openBackend(

@@ -79,8 +79,12 @@ export interface StateBackend {
   writesConfirmedAt(): number | undefined;
   /** Where it is, for the start's log line. */
   describe(): Readonly<Record<string, string | number>>;
-  /** Forgets what expired (idempotency keys) while nothing runs yet. */
-  prune(now: number): void;
+  /**
+   * Deletes what expired at `now` (idempotency keys; on Postgres also the failed-authentication
+   * windows), in short batches; resolves with how many rows. The memory mode's stores bound
+   * themselves, and delete none here.
+   */
+  pruneExpired(now: number): Promise<number>;
   /**
    * Deletes the conversation turns older than `cutoff` (epoch milliseconds, from
    * `retentionCutoff`), in short batches; resolves with how many. The memory mode's store drops

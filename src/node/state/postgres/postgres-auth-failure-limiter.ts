@@ -7,6 +7,7 @@ import {
 } from "../../../core/auth-limit/auth-failure-limiter.js";
 import { blockOf } from "../../../core/auth-limit/failure-window.js";
 import type { Clock } from "../../../core/clock.js";
+import { deleteInBatches } from "./postgres-batched-delete.js";
 import { asStateError } from "./postgres-state-error.js";
 
 /** The shared limiter, with the upkeep the backend runs on its timer. */
@@ -98,9 +99,12 @@ export function createPostgresAuthFailureLimiter(pool: pg.Pool, clock: Clock): P
       // A failure counted here while the read ran is newer than its answer.
       if (recorded === before) counting = result.rows[0]?.counting === true;
     },
-    async prune(now) {
-      const result = await pool.query("DELETE FROM webhook_channel.auth_failures WHERE expires_at <= $1", [now]);
-      return result.rowCount ?? 0;
-    },
+    prune: (now) =>
+      deleteInBatches(
+        pool,
+        `DELETE FROM webhook_channel.auth_failures WHERE key IN (
+           SELECT key FROM webhook_channel.auth_failures WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [now],
+      ),
   };
 }

@@ -67,11 +67,6 @@ export async function openPostgresBackend(
   await health.probe();
   let closed: Promise<void> | undefined;
 
-  const prune = async (now: number): Promise<void> => {
-    const [keys, windows] = await Promise.all([pruneIdempotencyKeys(pool, now), authFailures.prune(now)]);
-    if (keys + windows > 0) logger.debug("pruned postgres state", { idempotency_keys: keys, auth_failures: windows });
-  };
-
   return {
     mode: "postgres",
     lanes,
@@ -93,10 +88,9 @@ export async function openPostgresBackend(
     knownWriteProblem: () => health.writeCheckProblem(),
     writesConfirmedAt: () => health.writeCheckedAt(),
     describe: () => ({ mode: "postgres", ...where }),
-    prune(now) {
-      prune(now).catch((error: unknown) => {
-        logger.error("cannot prune the postgres state", { error: postgresErrorMessage(error) });
-      });
+    async pruneExpired(now) {
+      const [keys, windows] = await Promise.all([pruneIdempotencyKeys(pool, now), authFailures.prune(now)]);
+      return keys + windows;
     },
     pruneConversations: (cutoff) => prunePostgresTurns(pool, cutoff),
     forgetIdleConversations: (cutoff) => forgetIdlePostgresLanes(pool, cutoff),

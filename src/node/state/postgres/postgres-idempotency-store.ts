@@ -6,6 +6,7 @@ import {
   PENDING_LEASE_MS,
   type Reservation,
 } from "../../../core/idempotency/idempotency-store.js";
+import { deleteInBatches } from "./postgres-batched-delete.js";
 import { asStateError, mayHaveCommitted } from "./postgres-state-error.js";
 import { createUnsettledReservations } from "./unsettled-reservations.js";
 
@@ -117,10 +118,18 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
   };
 }
 
-/** Drops idempotency keys past their time (pending past the lease, committed past 24 h); returns how many. */
-export async function pruneIdempotencyKeys(pool: pg.Pool, now: number): Promise<number> {
-  const result = await pool.query("DELETE FROM webhook_channel.idempotency WHERE expires_at <= $1", [now]);
-  return result.rowCount ?? 0;
+/**
+ * Deletes the idempotency keys past their time at `now` (pending past the lease, committed past
+ * 24 h), in batches through the `expires_at` index; resolves with how many.
+ */
+export function pruneIdempotencyKeys(pool: pg.Pool, now: number, batch?: number): Promise<number> {
+  return deleteInBatches(
+    pool,
+    `DELETE FROM webhook_channel.idempotency WHERE (channel, key) IN (
+       SELECT channel, key FROM webhook_channel.idempotency WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [now],
+    batch,
+  );
 }
 
 /**

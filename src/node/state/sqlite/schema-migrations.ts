@@ -106,6 +106,15 @@ CREATE INDEX IF NOT EXISTS turns_conversation ON turns (conversation, seq);
       db.exec(`ALTER TABLE sequences ADD COLUMN used_at INTEGER NOT NULL DEFAULT ${Date.now()}`);
     },
   },
+  {
+    version: 7,
+    // Expired keys are deleted hourly while the service runs (they were only at its start, so a
+    // service that ran for weeks kept every key it had seen): the prune finds them by their time.
+    description: "idempotency_expires: idempotency keys by expiry, for the hourly prune",
+    up: (db) => {
+      db.exec("CREATE INDEX IF NOT EXISTS idempotency_expires ON idempotency (expires_at)");
+    },
+  },
 ];
 
 /** The schema version this code writes: the version of the last migration. */

@@ -77,7 +77,7 @@ export function openSqliteBackend(
     writesConfirmedAt: () => (role === "service" ? confirmWrite(db, epoch.check) : undefined),
     // Absolute, so that an operator can tell which file holds the work, whatever the cwd was.
     describe: () => ({ mode: "sqlite", path: resolve(db.name), timeline: timelineWhere(role, timeline) }),
-    prune: (now) => pruneIdempotencyKeys(db, now),
+    pruneExpired: (now) => pruneIdempotencyKeys(db, now, epoch.check),
     pruneConversations: (cutoff) => pruneSqliteTurns(db, cutoff, epoch.check),
     forgetIdleConversations: (cutoff) =>
       forgetIdleSqliteLanes(db, cutoff, { fence: epoch.check, forgotten: (keys) => lanes.forgetNumbers(keys) }),

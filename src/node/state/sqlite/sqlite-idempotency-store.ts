@@ -1,6 +1,7 @@
 import { IDEMPOTENCY_TTL_MS, type IdempotencyStore } from "../../../core/idempotency/idempotency-store.js";
 import { createMemoryIdempotencyStore } from "../../../core/idempotency/memory-idempotency-store.js";
 import type { QueuedMessage } from "../../../core/message/inbound-message.js";
+import { deleteInSlices } from "./sqlite-sliced-delete.js";
 import type { StateDb } from "./sqlite-state.js";
 
 /**
@@ -34,9 +35,18 @@ export function createSqliteIdempotencyStore(db: StateDb): IdempotencyStore {
   };
 }
 
-/** Drops idempotency keys past their 24 h. */
-export function pruneIdempotencyKeys(db: StateDb, now: number): number {
-  return db.prepare("DELETE FROM idempotency WHERE expires_at <= ?").run(now).changes;
+/**
+ * Deletes the idempotency keys past their 24 h at `now`, slice after slice through the
+ * `expires_at` index, behind `fence`; resolves with how many.
+ */
+export function pruneIdempotencyKeys(db: StateDb, now: number, fence: () => void, slice?: number): Promise<number> {
+  return deleteInSlices(
+    db,
+    "DELETE FROM idempotency WHERE rowid IN (SELECT rowid FROM idempotency WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)",
+    [now],
+    fence,
+    slice,
+  );
 }
 
 /** An `idempotency` row: channel, key, message id, conversation id, expiry, fingerprint. */

@@ -7,8 +7,8 @@ import type { Config } from "../../../src/core/config/config-schema.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
 import { idleCutoff } from "../../../src/core/conversation/idle-conversation.js";
 import { retentionCutoff } from "../../../src/core/conversation/memory-retention.js";
-import { scheduleConversationPrune } from "../../../src/node/state/conversation-prune.js";
 import { openStateBackend } from "../../../src/node/state/open-state-backend.js";
+import { scheduleStateUpkeep } from "../../../src/node/state/state-upkeep.js";
 import { configDocument } from "../../support/configs.js";
 import { createLogSink } from "../../support/log-sink.js";
 
@@ -36,8 +36,9 @@ describe("the conversation memory's prune schedule", () => {
     const state = {
       pruneConversations: (cutoff: number) => Promise.resolve(cutoffs.push(cutoff)),
       forgetIdleConversations: NONE,
+      pruneExpired: NONE,
     };
-    const prune = scheduleConversationPrune(state, { hours: 24, now: () => now }, createLogSink().logger, TIMING);
+    const prune = scheduleStateUpkeep(state, { hours: 24, now: () => now }, createLogSink().logger, TIMING);
     await vi.advanceTimersByTimeAsync(TIMING.firstMs - 1);
     expect(cutoffs).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
@@ -63,8 +64,9 @@ describe("the conversation memory's prune schedule", () => {
         return 0;
       },
       forgetIdleConversations: NONE,
+      pruneExpired: NONE,
     };
-    const prune = scheduleConversationPrune(state, { hours: 1, now: () => NOW }, createLogSink().logger, TIMING);
+    const prune = scheduleStateUpkeep(state, { hours: 1, now: () => NOW }, createLogSink().logger, TIMING);
     await vi.advanceTimersByTimeAsync(10 * HOUR);
     prune.stop();
     expect(most).toBe(1);
@@ -77,8 +79,9 @@ describe("the conversation memory's prune schedule", () => {
     const state = {
       pruneConversations: () => (failing ? Promise.reject(new Error("disk I/O error")) : Promise.resolve(3)),
       forgetIdleConversations: NONE,
+      pruneExpired: NONE,
     };
-    const prune = scheduleConversationPrune(state, { hours: 1, now: () => NOW }, logger, TIMING);
+    const prune = scheduleStateUpkeep(state, { hours: 1, now: () => NOW }, logger, TIMING);
     await vi.advanceTimersByTimeAsync(TIMING.firstMs + 2 * HOUR);
     const warnings = lines.filter((line) => line.level === "warn");
     expect(warnings).toEqual([
@@ -108,10 +111,14 @@ describe("the conversation memory's prune schedule", () => {
         order.push(`idle ${cutoff}`);
         return failing ? Promise.reject(new Error("database is locked")) : Promise.resolve(2);
       },
+      pruneExpired: (now: number) => {
+        order.push(`expired ${now}`);
+        return Promise.resolve(0);
+      },
     };
-    const prune = scheduleConversationPrune(state, { hours: 24, now: () => now }, logger, TIMING);
+    const prune = scheduleStateUpkeep(state, { hours: 24, now: () => now }, logger, TIMING);
     await vi.advanceTimersByTimeAsync(TIMING.firstMs);
-    expect(order).toEqual(["turns", `idle ${idleCutoff(NOW)}`]);
+    expect(order).toEqual(["turns", `idle ${idleCutoff(NOW)}`, `expired ${NOW}`]);
     expect(lines.filter((line) => line.level === "warn")).toEqual([
       expect.objectContaining({
         msg: "cannot forget idle conversations; their reply counters stay stored until a pass succeeds",
@@ -121,7 +128,7 @@ describe("the conversation memory's prune schedule", () => {
     failing = false;
     now += HOUR;
     await vi.advanceTimersByTimeAsync(HOUR);
-    expect(order.at(-1)).toBe(`idle ${idleCutoff(NOW + HOUR)}`);
+    expect(order.slice(-2)).toEqual([`idle ${idleCutoff(NOW + HOUR)}`, `expired ${NOW + HOUR}`]);
     expect(lines.at(-1)).toMatchObject({
       level: "info",
       msg: "forgetting idle conversations again",
@@ -140,8 +147,9 @@ describe("the conversation memory's prune schedule", () => {
           fail = reject;
         }),
       forgetIdleConversations: NONE,
+      pruneExpired: NONE,
     };
-    const prune = scheduleConversationPrune(state, { hours: 1, now: () => NOW }, logger, TIMING);
+    const prune = scheduleStateUpkeep(state, { hours: 1, now: () => NOW }, logger, TIMING);
     await vi.advanceTimersByTimeAsync(TIMING.firstMs);
     prune.stop();
     fail(new Error("pool ended"));
@@ -190,6 +198,35 @@ describe("the service's state", () => {
     } finally {
       vi.useRealTimers();
       await reader.close();
+      await state.close();
+    }
+  });
+
+  it("with state_dir, deletes expired idempotency keys while it runs, not only at its start", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "webhook-channel-prune-"));
+    folders.push(stateDir);
+    let now = NOW;
+    const clock: Clock = { now: () => now };
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const state = await openStateBackend(stateConfig(stateDir, 2), clock, createLogSink().logger, () => undefined);
+    try {
+      const db = state.sqlite?.db;
+      if (db === undefined) throw new Error("no state file");
+      const insert = db.prepare(
+        "INSERT INTO idempotency (channel, key, message_id, conversation_id, expires_at) VALUES ('webhook', ?, ?, 'c', ?)",
+      );
+      const keys = () => db.prepare("SELECT key FROM idempotency ORDER BY key").pluck().all();
+      // A day in: one key taken at the start has expired, one taken an hour ago has not.
+      now += 24 * HOUR;
+      insert.run("early", "m1", NOW + 24 * HOUR - 1);
+      insert.run("recent", "m2", now + 23 * HOUR);
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(keys()).toEqual(["recent"]);
+      now += 24 * HOUR;
+      await vi.advanceTimersByTimeAsync(HOUR);
+      expect(keys()).toEqual([]);
+    } finally {
+      vi.useRealTimers();
       await state.close();
     }
   });

@@ -4,22 +4,22 @@ import { cutoffOf, type MemoryRetention } from "../../core/conversation/memory-r
 import type { Logger } from "../../core/log/logger.js";
 import type { StateBackend } from "./state-backend.js";
 
-/** When the prune runs: once shortly after the start, then about hourly. */
-export interface ConversationPruneTiming {
+/** When the upkeep runs: once shortly after the start, then about hourly. */
+export interface StateUpkeepTiming {
   readonly firstMs: number;
   readonly everyMs: number;
 }
 
 /** Shortly after a start, when the start's own work is done; then hourly, as the retention counts in hours. */
-export const CONVERSATION_PRUNE_TIMING: ConversationPruneTiming = { firstMs: 60_000, everyMs: 3_600_000 };
+export const STATE_UPKEEP_TIMING: StateUpkeepTiming = { firstMs: 60_000, everyMs: 3_600_000 };
 
-/** A running prune schedule. */
-export interface ConversationPrune {
-  /** Clears the timer; a prune under way finishes its batch, and its outcome is not logged. */
+/** A running upkeep schedule. */
+export interface StateUpkeep {
+  /** Clears the timer; a job under way finishes its batch, and its outcome is not logged. */
   stop(): void;
 }
 
-/** One of the prune's jobs, with what its log lines say. */
+/** One of the upkeep's jobs, with what its log lines say. */
 interface PruneTask {
   readonly run: () => Promise<number>;
   /** The count's field in the log lines. */
@@ -30,19 +30,20 @@ interface PruneTask {
 }
 
 /**
- * Deletes the conversation turns older than the retention from `state`, then forgets the
- * counters of conversations idle past `IDLE_CONVERSATION_MS`, off the message path: on an
- * unref'd timer (it never keeps the process alive), each run after the previous one ended, so
- * two never overlap. A failed job is logged at warn, once until it succeeds again (an
- * unreachable database would otherwise say the same every hour), and never thrown: the next
- * run tries again, and meanwhile the history still leaves the old turns out.
+ * The durable state's hourly upkeep, off the message path: deletes the conversation turns older
+ * than the retention from `state`, forgets the counters of conversations idle past
+ * `IDLE_CONVERSATION_MS`, and deletes what expired (idempotency keys). On an unref'd timer (it
+ * never keeps the process alive), each run after the previous one ended, so two never overlap.
+ * A failed job is logged at warn, once until it succeeds again (an unreachable database would
+ * otherwise say the same every hour), and never thrown: the next run tries again, and meanwhile
+ * the reads still leave out what is past its time.
  */
-export function scheduleConversationPrune(
-  state: Pick<StateBackend, "pruneConversations" | "forgetIdleConversations">,
+export function scheduleStateUpkeep(
+  state: Pick<StateBackend, "pruneConversations" | "forgetIdleConversations" | "pruneExpired">,
   retention: MemoryRetention,
   logger: Logger,
-  timing: ConversationPruneTiming = CONVERSATION_PRUNE_TIMING,
-): ConversationPrune {
+  timing: StateUpkeepTiming = STATE_UPKEEP_TIMING,
+): StateUpkeep {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
   const tasks: PruneTask[] = [
@@ -59,6 +60,13 @@ export function scheduleConversationPrune(
       done: "forgot idle conversations' reply counters",
       failed: "cannot forget idle conversations; their reply counters stay stored until a pass succeeds",
       again: "forgetting idle conversations again",
+    },
+    {
+      run: () => state.pruneExpired(retention.now()),
+      field: "deleted_rows",
+      done: "pruned expired idempotency keys",
+      failed: "cannot prune expired idempotency keys; they stay stored until a prune succeeds",
+      again: "pruning expired idempotency keys again",
     },
   ];
   const failing = new Set<PruneTask>();
@@ -104,20 +112,20 @@ export function scheduleConversationPrune(
 }
 
 /**
- * `state`, pruning its conversation memory on the schedule of {@link scheduleConversationPrune}
- * until it is closed (the schedule stops before the state does).
+ * `state`, kept up on the schedule of {@link scheduleStateUpkeep} until it is closed (the
+ * schedule stops before the state does).
  */
-export function withConversationPrune(
+export function withStateUpkeep(
   state: StateBackend,
   retention: MemoryRetention,
   logger: Logger,
-  timing?: ConversationPruneTiming,
+  timing?: StateUpkeepTiming,
 ): StateBackend {
-  const prune = scheduleConversationPrune(state, retention, logger, timing);
+  const upkeep = scheduleStateUpkeep(state, retention, logger, timing);
   return {
     ...state,
     close() {
-      prune.stop();
+      upkeep.stop();
       return state.close();
     },
   };
