@@ -64,9 +64,10 @@ export function scheduleStateUpkeep(
     {
       run: () => state.pruneExpired(retention.now()),
       field: "deleted_rows",
-      done: "pruned expired idempotency keys",
-      failed: "cannot prune expired idempotency keys; they stay stored until a prune succeeds",
-      again: "pruning expired idempotency keys again",
+      done: "pruned expired idempotency keys and failed-authentication windows",
+      failed:
+        "cannot prune expired idempotency keys and failed-authentication windows; they stay stored until a prune succeeds",
+      again: "pruning expired idempotency keys and failed-authentication windows again",
     },
   ];
   const failing = new Set<PruneTask>();

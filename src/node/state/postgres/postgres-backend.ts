@@ -88,10 +88,8 @@ export async function openPostgresBackend(
     knownWriteProblem: () => health.writeCheckProblem(),
     writesConfirmedAt: () => health.writeCheckedAt(),
     describe: () => ({ mode: "postgres", ...where }),
-    async pruneExpired(now) {
-      const [keys, windows] = await Promise.all([pruneIdempotencyKeys(pool, now), authFailures.prune(now)]);
-      return keys + windows;
-    },
+    // One after the other: the upkeep's jobs never overlap, and one that fails leaves nothing running.
+    pruneExpired: async (now) => (await pruneIdempotencyKeys(pool, now)) + (await authFailures.prune(now)),
     pruneConversations: (cutoff) => prunePostgresTurns(pool, cutoff),
     forgetIdleConversations: (cutoff) => forgetIdlePostgresLanes(pool, cutoff),
     close() {

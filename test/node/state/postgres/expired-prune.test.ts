@@ -25,6 +25,27 @@ describe("the Postgres state's expired rows", () => {
     expect(left.rows).toEqual([{ key: "live" }]);
   });
 
+  it("skips a key another session holds (a claim taking it again) rather than wait for it", async () => {
+    const { pool } = await migratedDatabase();
+    await pool.query(
+      `INSERT INTO webhook_channel.idempotency (channel, key, message_id, conversation_id, committed, expires_at)
+       SELECT 'webhook', 'old-' || n, 'm-' || n, 'c', true, $1::bigint - n FROM generate_series(1, 3) n`,
+      [NOW],
+    );
+    const claim = await pool.connect();
+    try {
+      await claim.query("BEGIN");
+      await claim.query("SELECT 1 FROM webhook_channel.idempotency WHERE key = 'old-2' FOR UPDATE");
+      // Answers while the row is held: the other two go, the held one stays for the next run.
+      expect(await pruneIdempotencyKeys(pool, NOW, 10)).toBe(2);
+      await claim.query("ROLLBACK");
+    } finally {
+      claim.release();
+    }
+    const left = await pool.query("SELECT key FROM webhook_channel.idempotency");
+    expect(left.rows).toEqual([{ key: "old-2" }]);
+  });
+
   it("is what the backend's pruneExpired runs, with the failed-authentication windows", async () => {
     const { url, pool } = await migratedDatabase();
     await pool.query(

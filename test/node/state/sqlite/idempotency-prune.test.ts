@@ -36,7 +36,9 @@ describe("the SQLite idempotency keys' prune", () => {
       if (db === undefined) throw new Error("no state file");
       keysIn(db, 2_500, 3);
       const plan = db
-        .prepare("EXPLAIN QUERY PLAN SELECT rowid FROM idempotency WHERE expires_at <= ? ORDER BY expires_at LIMIT ?")
+        .prepare(
+          "EXPLAIN QUERY PLAN DELETE FROM idempotency WHERE rowid IN (SELECT rowid FROM idempotency WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)",
+        )
         .all(NOW, 10) as { detail: string }[];
       expect(plan.map((row) => row.detail).join(" ")).toContain("idempotency_expires");
       expect(await pruneIdempotencyKeys(db, NOW, () => undefined, 1_000)).toBe(2_500);
