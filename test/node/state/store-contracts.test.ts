@@ -70,6 +70,17 @@ afterEach(async () => {
   }
 });
 
+/** A SQLite backend of its own for one test, its lanes, and a read of a lane's stored last number. */
+async function sqliteLanes() {
+  const backend = openSqliteBackend(await freshDir(), createLogSink().logger);
+  closing.push(() => backend.close());
+  const db = backendDb(backend);
+  const lanes = backend.sqlite?.lanes;
+  if (lanes === undefined) throw new Error("no SQLite lanes");
+  const last = db.prepare<[string], { last: number }>("SELECT last FROM sequences WHERE conversation = ?");
+  return { backend, db, lanes, last };
+}
+
 conversationStoreContract("SQLite", async () => createSqliteConversationStore(await freshDb()));
 idempotencyStoreContract("SQLite", async () => {
   const dir = await freshDir();
@@ -84,13 +95,7 @@ idempotencyStoreContract("SQLite", async () => {
 laneStoreContract(
   "SQLite",
   async () => {
-    const dir = await freshDir();
-    const backend = openSqliteBackend(dir, createLogSink().logger);
-    closing.push(() => backend.close());
-    const db = backendDb(backend);
-    const lanes = backend.sqlite?.lanes;
-    if (lanes === undefined) throw new Error("no SQLite lanes");
-    const last = db.prepare<[string], { last: number }>("SELECT last FROM sequences WHERE conversation = ?");
+    const { db, lanes, last } = await sqliteLanes();
     return {
       store: lanes,
       ticket: (key) => Promise.resolve({ key, epoch: lanes.epoch }),
@@ -117,13 +122,7 @@ laneStoreContract(
   { keepsJobs: true },
 );
 idleLaneContract("SQLite", async () => {
-  const dir = await freshDir();
-  const backend = openSqliteBackend(dir, createLogSink().logger);
-  closing.push(() => backend.close());
-  const db = backendDb(backend);
-  const lanes = backend.sqlite?.lanes;
-  if (lanes === undefined) throw new Error("no SQLite lanes");
-  const last = db.prepare<[string], { last: number }>("SELECT last FROM sequences WHERE conversation = ?");
+  const { backend, db, lanes, last } = await sqliteLanes();
   const stored = db.prepare<[], { job: string }>("SELECT job FROM jobs");
   return {
     store: lanes,
