@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { lockPendingTables } from "./postgres-migration-locks.js";
 import { inTransaction, timedQuery } from "./postgres-pool.js";
 import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION } from "./postgres-schema-steps.js";
 
@@ -40,7 +41,9 @@ export async function migratePostgres(pool: pg.Pool): Promise<number> {
     )`);
     const locked = (await schemaVersion(client)) ?? 0;
     assertSupported(locked);
-    for (const migration of POSTGRES_MIGRATIONS.filter((entry) => entry.version > locked)) {
+    const pending = POSTGRES_MIGRATIONS.filter((entry) => entry.version > locked);
+    if (locked > 0) await lockPendingTables(client, pending);
+    for (const migration of pending) {
       if (migration.exclusive === true && locked > 0) await assertNoLiveReplicas(client, locked, migration.version);
       await client.query(timedQuery(migration.sql, MIGRATION_TIMEOUT_MS));
       await client.query(`INSERT INTO ${POSTGRES_SCHEMA}.schema_migrations (version, description) VALUES ($1, $2)`, [

@@ -12,6 +12,14 @@ export interface PostgresMigration {
    * longer reads): the migration is refused while any replica's lease is live.
    */
   readonly exclusive?: boolean;
+  /** The locks its statements take on tables that exist before it (see `lockPendingTables`). */
+  readonly locks?: readonly TableLock[];
+}
+
+/** A lock a step's statements take on one of the service's busy tables. */
+export interface TableLock {
+  readonly table: "lanes" | "idempotency" | "replicas" | "jobs" | "turns";
+  readonly mode: "ACCESS EXCLUSIVE" | "SHARE" | "SHARE UPDATE EXCLUSIVE";
 }
 
 /** The schema every table lives in, so that the service shares a database with anything else. */
@@ -187,6 +195,7 @@ CREATE TABLE webhook_channel.write_checks (
     // update that touches no index. The table holds only unfinished jobs, so the space left free
     // is large only while a backlog lasts. Only pages written from now on are filled this way, by
     // this code and older code alike, which reads and writes the table as before.
+    locks: [{ table: "jobs", mode: "SHARE UPDATE EXCLUSIVE" }],
     sql: `
 ALTER TABLE webhook_channel.jobs SET (fillfactor = 30);
 `,
@@ -197,6 +206,7 @@ ALTER TABLE webhook_channel.jobs SET (fillfactor = 30);
     // A replica whose share of a brain's max_concurrency shrank (another joined) may still hold
     // calls begun under the larger one; the others read them here and wait for those slots.
     // A replica of an older version writes none, and is read as holding none, as before.
+    locks: [{ table: "replicas", mode: "ACCESS EXCLUSIVE" }],
     sql: `
 ALTER TABLE webhook_channel.replicas ADD COLUMN brain_calls jsonb;
 `,
@@ -209,6 +219,7 @@ ALTER TABLE webhook_channel.replicas ADD COLUMN brain_calls jsonb;
     // table. Built in the migration's transaction, as every index here is (CONCURRENTLY cannot
     // run in one): writes to the table wait while it builds. Older code neither reads nor
     // needs it, and runs beside it.
+    locks: [{ table: "turns", mode: "SHARE" }],
     sql: `
 CREATE INDEX turns_at ON webhook_channel.turns (at);
 `,
@@ -221,6 +232,7 @@ CREATE INDEX turns_at ON webhook_channel.turns (at);
     // version, which runs beside this layout, moves a key to another message without touching
     // it, and the key then answers any body, as it did. IF NOT EXISTS: a database taken back
     // to the build before (this version's row deleted, the column left) is brought up again.
+    locks: [{ table: "idempotency", mode: "ACCESS EXCLUSIVE" }],
     sql: `
 ALTER TABLE webhook_channel.idempotency ADD COLUMN IF NOT EXISTS fingerprint text;
 `,
@@ -237,6 +249,7 @@ ALTER TABLE webhook_channel.idempotency ADD COLUMN IF NOT EXISTS fingerprint tex
     // again starts them afresh. No index: the pass walks the table by its key, so that neither
     // this step nor a lane's claim or release builds or moves an entry for it. Older code runs
     // beside it and never reads the column.
+    locks: [{ table: "lanes", mode: "ACCESS EXCLUSIVE" }],
     sql: `
 ALTER TABLE webhook_channel.lanes DROP COLUMN IF EXISTS used_at;
 ALTER TABLE webhook_channel.lanes ADD COLUMN used_at timestamptz NOT NULL DEFAULT now();

@@ -9,6 +9,7 @@ import {
   POSTGRES_SCHEMA_VERSION,
 } from "../../../../src/node/state/postgres/postgres-schema-steps.js";
 import { createLogSink } from "../../../support/log-sink.js";
+import { waitFor } from "../../../support/wait-for.js";
 import { emptyDatabase, migratedDatabase, poolOn } from "./fresh-postgres.js";
 
 /** A database as webhook-channel with schema version 1 left it: its URL and a pool on it. */
@@ -24,13 +25,13 @@ async function versionOneDatabase(): Promise<{ url: string; pool: pg.Pool }> {
   return { url, pool };
 }
 
-/** A database as webhook-channel with schema version 6 (the layout before the turns' time index) left it. */
-async function versionSixDatabase(): Promise<pg.Pool> {
+/** A database as webhook-channel with schema version `version` left it. */
+async function databaseAt(version: number): Promise<pg.Pool> {
   const pool = poolOn(await emptyDatabase());
   await pool.query(`CREATE SCHEMA webhook_channel;
     CREATE TABLE webhook_channel.schema_migrations (version int PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());`);
-  // Released steps never change: running those up to version 6 writes that layout.
-  for (const step of POSTGRES_MIGRATIONS.filter((entry) => entry.version <= 6)) {
+  // Released steps never change: running those up to `version` writes that layout.
+  for (const step of POSTGRES_MIGRATIONS.filter((entry) => entry.version <= version)) {
     await pool.query(step.sql);
     await pool.query("INSERT INTO webhook_channel.schema_migrations (version, description) VALUES ($1, $2)", [
       step.version,
@@ -122,7 +123,7 @@ describe("Postgres schema migrations", () => {
   });
 
   it("index the turns by time from version 6, keeping them, while a replica of the older code runs", async () => {
-    const pool = await versionSixDatabase();
+    const pool = await databaseAt(6);
     await pool.query(`INSERT INTO webhook_channel.turns (conversation, turn, at) VALUES ('7:webhook:a', '{}', 1500);
       INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ('older', now() + interval '1 hour');`);
     expect(Object.keys(await turnIndexes(pool))).not.toContain("turns_at");
@@ -133,7 +134,7 @@ describe("Postgres schema migrations", () => {
   });
 
   it("stamp the lanes nobody runs as let go at version 9, so that none is forgotten at once", async () => {
-    const pool = await versionSixDatabase();
+    const pool = await databaseAt(6);
     await pool.query(`INSERT INTO webhook_channel.lanes (conversation, channel, owner, last_seq) VALUES ('7:webhook:a', 'webhook', NULL, 4);
       INSERT INTO webhook_channel.replicas (id, lease_until) VALUES ('older', now() + interval '1 hour');`);
     const before = Date.now();
@@ -150,6 +151,34 @@ describe("Postgres schema migrations", () => {
     await pool.query("DELETE FROM webhook_channel.schema_migrations WHERE version = 9");
     expect(await migratePostgres(pool)).toBe(POSTGRES_SCHEMA_VERSION);
     expect(await forgetIdlePostgresLanes(pool, Date.now() - 30 * 86_400_000)).toBe(0);
+  });
+
+  it("take their tables in the order a replica's statements do, so that one of the older code writing meanwhile is not deadlocked", async () => {
+    const pool = await databaseAt(7);
+    const older = await pool.connect();
+    try {
+      // An older replica's grouped statement: the lanes first, then the idempotency keys.
+      await older.query("BEGIN");
+      await older.query("LOCK TABLE webhook_channel.lanes IN ROW EXCLUSIVE MODE");
+      const migrating = migratePostgres(pool);
+      migrating.catch(() => undefined);
+      await waitFor(
+        async () => {
+          const waiting = await pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_locks
+             WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+          );
+          return (waiting.rows[0]?.n ?? 0) > 0 ? true : undefined;
+        },
+        10_000,
+        "the migration to wait for the replica's statement",
+      );
+      await older.query("LOCK TABLE webhook_channel.idempotency IN ROW EXCLUSIVE MODE");
+      await older.query("COMMIT");
+      expect(await migrating).toBe(POSTGRES_SCHEMA_VERSION);
+    } finally {
+      older.release();
+    }
   });
 
   it("refuse to leave version 1 while a replica of the older code holds a live lease, naming the fix", async () => {
