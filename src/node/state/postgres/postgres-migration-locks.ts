@@ -6,7 +6,10 @@ import { POSTGRES_SCHEMA, type PostgresMigration, type TableLock } from "./postg
  * then `idempotency`, then `jobs` (its CTEs' order); a claim `lanes`, then `replicas`, then
  * `jobs`; turns come last. A migration that takes two of them in another order while a replica
  * of the older code runs a statement could deadlock with it: the one aborted is a replica's
- * write (an attempt retried, a message refused) or the start itself.
+ * write (an attempt retried, a message refused) or the start itself. One statement disagrees,
+ * the sweep's `markSwept` (the replicas, then the lanes), so a database brought up across version
+ * 6 and version 9 at once may still see it or the migration aborted once (the next sweep runs it
+ * again; a start that failed is started again).
  */
 const LOCK_ORDER: readonly TableLock["table"][] = ["lanes", "idempotency", "replicas", "jobs", "turns"];
 
