@@ -3,6 +3,7 @@ import { errorMessage } from "../core/channel-error.js";
 import type { Config } from "../core/config/config-schema.js";
 import { findWeakSecrets } from "../core/config/preflight/weak-secret.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
+import { MAX_TIMER_MS } from "../core/timer-limit.js";
 import { bindOverrideOf } from "./bind-override.js";
 import type { HeldHangUps, HeldStops } from "./held-signals.js";
 import { loadServiceInputs, type ServiceInputs } from "./load-service-inputs.js";
@@ -189,7 +190,10 @@ export async function runService(options: RunOptions): Promise<number> {
       // retry, a bound of its own); without this the process would end mid-stop, with an error
       // code and without the stop's last lines. Held for as long as a stop may take, not longer.
       const hold = setInterval(() => undefined, HOLD_TICK_MS);
-      setTimeout(() => clearInterval(hold), config.shutdown_timeout_ms + STOP_HOLD_GRACE_MS).unref();
+      setTimeout(
+        () => clearInterval(hold),
+        Math.min(MAX_TIMER_MS, config.shutdown_timeout_ms + STOP_HOLD_GRACE_MS),
+      ).unref();
       service
         .stop(timeoutMs)
         .then(({ left, fate }) => {

@@ -238,7 +238,9 @@ export const configSchema = z
           .int({ error: "must be a whole number" })
           .min(1, { error: "must be 1 or more" })
           .default(DEFAULT_MAX_DEAD_LETTERS)
-          .describe("Dead letters kept per channel; beyond that the oldest is dropped, with a warning."),
+          .describe(
+            "Dead letters kept per channel; beyond that the oldest is dropped, with a warning. Without admin, state_dir and Postgres keep 10000 per channel.",
+          ),
       })
       .optional()
       .describe(

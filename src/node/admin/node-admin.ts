@@ -1,6 +1,6 @@
 import type { AdminDeps } from "../../core/admin/admin-routes.js";
 import type { Clock } from "../../core/clock.js";
-import type { Config } from "../../core/config/config-schema.js";
+import { type Config, DEFAULT_MAX_DEAD_LETTERS } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
 import { conversationKey } from "../../core/conversation/conversation-store.js";
 import { createAdminDeadLetters } from "../../core/dead-letters/create-admin-dead-letters.js";
@@ -34,6 +34,11 @@ export interface NodeAdminOptions {
    */
   readonly deadLetterStore: () => DeadLetterStore;
   /**
+   * The state keeps dead letters without `admin` too (SQLite, Postgres: the job queue's store
+   * writes them, and `dead-letters` reads them): they are then bounded by the default.
+   */
+  readonly lettersStored: boolean;
+  /**
    * The admin secret in force, asked per request so that a reload's is the one checked (see
    * `readAdminSecret`, which the start and every reload check it with).
    */
@@ -59,12 +64,18 @@ export interface NodeAdminOptions {
  * Builds the Node side of the admin API: over SQLite with `state_dir`, else over a list in
  * memory (the only place such letters are kept). Each channel keeps at most
  * `admin.max_dead_letters`: beyond that the oldest go, with a warning that counts them.
- * Without `admin` nothing is kept beyond the job queue's own store and log line.
+ * Without `admin` the memory mode keeps nothing beyond the log line, and a durable state, which
+ * keeps every letter its job queue buries, is bounded by {@link DEFAULT_MAX_DEAD_LETTERS}, as the
+ * Worker's store is.
  */
 export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
   const { admin } = options.config;
   const { tally } = options.status;
-  if (admin === undefined) return { deps: undefined, onDeadLetter: () => undefined, tally };
+  if (admin === undefined) {
+    const stored = options.lettersStored ? options.deadLetterStore() : undefined;
+    const bound = { max: DEFAULT_MAX_DEAD_LETTERS, logger: options.logger };
+    return { deps: undefined, onDeadLetter: (letter) => stored && keepWithin(stored, letter, bound), tally };
+  }
   const store = options.deadLetterStore();
   const bound = { max: admin.max_dead_letters, logger: options.logger };
   const { timeline } = options;
@@ -90,11 +101,14 @@ export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
         brainsVisible: !options.config.delivery_thread || options.config.observability.metrics,
       }),
     },
-    onDeadLetter: (letter) => {
-      const kept = store.keep(letter, bound.max);
-      if (kept instanceof Promise) return kept.then((answer) => warnOverBound(answer, letter, bound));
-      warnOverBound(kept, letter, bound);
-      return undefined;
-    },
+    onDeadLetter: (letter) => keepWithin(store, letter, bound),
   };
+}
+
+/** Keeps `letter` in `store` within the bound of its channel, warning when older ones went. */
+function keepWithin(store: DeadLetterStore, letter: DeadLetter, bound: { max: number; logger: Logger }): unknown {
+  const kept = store.keep(letter, bound.max);
+  if (kept instanceof Promise) return kept.then((answer) => warnOverBound(answer, letter, bound));
+  warnOverBound(kept, letter, bound);
+  return undefined;
 }

@@ -9,6 +9,7 @@ import type { CircuitStore, StoredCircuit } from "../../core/receiver/circuit-st
 import { createMemoryHeldLanes } from "../../core/receiver/memory-circuit-store.js";
 import { type CircuitPolicy, type CircuitState, underPolicy } from "../../core/receiver/receiver-circuit.js";
 import { type ReceiverStanding, standingOf } from "../../core/receiver/receiver-standing.js";
+import { MAX_TIMER_MS } from "../../core/timer-limit.js";
 import type { LaneSchedule } from "./lane-schedule.js";
 
 /** Wait before the keeper's timer is tried again when its store did not answer. */
@@ -146,7 +147,9 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
           arm(now() + (options.refreshMs ?? RETRY_MS));
         });
       },
-      Math.max(0, at - now()),
+      // A probe's deadline (twice the POST's timeout) may lie past what a timer takes: woken
+      // early, the keeper looks again and arms anew.
+      Math.min(MAX_TIMER_MS, Math.max(0, at - now())),
     );
   }
   // A receiver the last run left down under another outbound_url (or with the circuit now off)

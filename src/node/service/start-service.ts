@@ -146,6 +146,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       config,
       timeline: { store: state.timeline, recorder: timeline, clock },
       deadLetterStore: () => pokingAfterReplay(state.deadLetterStore(restore), () => parts.pickup?.poke()),
+      lettersStored: state.mode !== "memory",
       secret,
       logger,
       status: { tally, queues: parts.queues, now: () => clock.now(), replica: state.postgres?.replica },

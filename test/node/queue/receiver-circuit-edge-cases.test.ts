@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { type Job, type JobOutcome, newJob } from "../../../src/core/lifecycle/job.js";
+import { MAX_TIMER_MS } from "../../../src/core/timer-limit.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -90,6 +91,38 @@ describe("the receiver gate's edge cases, with runs written by hand", () => {
       await realWait(200);
       expect(heldRuns).toBe(1);
     } finally {
+      await queue.drain(0);
+    }
+  });
+
+  it("waits for a probe whose time limit lies beyond the longest timer without a timer that overflows", async () => {
+    const { logger } = createLogSink("error");
+    const overflows: string[] = [];
+    const onWarning = (warning: Error): void => {
+      if (warning.name === "TimeoutOverflowWarning") overflows.push(warning.message);
+    };
+    process.on("warning", onWarning);
+    let probes = 0;
+    const queue = createJobQueue({
+      capacity: 10,
+      logger,
+      // The longest POST timeout the configuration takes makes a probe's limit twice as long.
+      receiver: { channel: "webhook", policy: () => ({ ...POLICY, probeTimeoutMs: 2 * MAX_TIMER_MS + 5_000 }) },
+      run: async (job, _progress, admission) => {
+        const withReplies: Job = { ...job, replies: [reply] };
+        if (admission === "send") return unanswered(withReplies);
+        probes += 1;
+        // The probe's POST hangs for the rest of the test.
+        return new Promise<JobOutcome>(() => undefined);
+      },
+    });
+    try {
+      await queue.enqueue(message("down", "down"));
+      await waitFor(() => (probes > 0 ? true : undefined), 5_000, "the probe");
+      await realWait(200);
+      expect(overflows).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
       await queue.drain(0);
     }
   });
