@@ -103,6 +103,8 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
   let writing: Promise<void> = Promise.resolve();
   let lastPrune = clock.now();
   let dropped = 0;
+  /** Messages whose events the store refused since its writes began to fail; undefined while they succeed. */
+  let lost: number | undefined;
 
   const scheduleFlush = (): void => {
     if (scheduled || closed) return;
@@ -116,11 +118,17 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     const now = clock.now();
     try {
       if (writes.length > 0 || counts.length > 0) await store.write(writes, counts);
+      if (lost !== undefined) logger.info("the message timeline is written again", { lost_messages: lost });
+      lost = undefined;
     } catch (error) {
-      logger.warn("cannot write the message timeline; these events are not kept", {
-        messages: writes.length,
-        error: errorMessage(error),
-      });
+      // Said once while it fails: an unreachable store would otherwise say it ten times a second.
+      if (lost === undefined) {
+        logger.warn("cannot write the message timeline; its events are not kept until a write succeeds", {
+          messages: writes.length,
+          error: errorMessage(error),
+        });
+      }
+      lost = (lost ?? 0) + writes.length;
     }
     if (now - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = now;

@@ -66,7 +66,7 @@ describe("the timeline recorder", () => {
     expect(series.sort()).toEqual(["accepted=1", "delivered=1", "latency:21=1", "retrying=1"]);
   });
 
-  it("drops a batch the store refuses with a warning, and goes on with the next", async () => {
+  it("drops the batches the store refuses, says so once, and says when it writes again", async () => {
     const store = new MemoryTimelineStore();
     let refuse = true;
     const flaky: TimelineStore = {
@@ -77,14 +77,19 @@ describe("the timeline recorder", () => {
       },
     };
     const { recorder, sink } = recorderOver(flaky);
-    recorder.record(SUBJECT, [{ type: "accepted", at: T0 }], "accepted");
-    await recorder.flush();
-    expect(sink.lines.some((line) => String(line.msg).includes("cannot write the message timeline"))).toBe(true);
+    for (const id of ["m1", "m0", "m00"]) {
+      recorder.record({ ...SUBJECT, id }, [{ type: "accepted", at: T0 }], "accepted");
+      await recorder.flush();
+    }
+    const said = () =>
+      sink.lines.filter((line) => String(line.msg).includes("message timeline")).map((line) => line.msg);
+    expect(said()).toEqual(["cannot write the message timeline; its events are not kept until a write succeeds"]);
     refuse = false;
     recorder.record({ ...SUBJECT, id: "m2" }, [{ type: "accepted", at: T0 }], "accepted");
     await recorder.flush();
     expect(store.one("m1")).toBeUndefined();
     expect(store.one("m2")?.status).toBe("accepted");
+    expect(sink.lines.at(-1)).toMatchObject({ msg: "the message timeline is written again", lost_messages: 3 });
   });
 
   it("forgets what the retention no longer keeps, at most once a minute", async () => {
