@@ -2,6 +2,13 @@ import type { Logger } from "../log/logger.js";
 import type { DeadLetter } from "./dead-letter.js";
 import type { KeptWithin } from "./dead-letter-store.js";
 
+/**
+ * Letters one keep deletes at most past its channel's bound: a table that grew past it (an older
+ * version kept every letter without `admin`, a bound lowered) shrinks by that much per letter
+ * kept, in statements that stay short, rather than in one that holds the store for seconds.
+ */
+export const MAX_TRIMMED_PER_KEEP = 1_000;
+
 /** The per-channel bound of dead letters (`admin.max_dead_letters`) and where its warning goes. */
 export interface DeadLetterBound {
   readonly max: number;

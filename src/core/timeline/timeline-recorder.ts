@@ -103,7 +103,10 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
   let writing: Promise<void> = Promise.resolve();
   let lastPrune = clock.now();
   let dropped = 0;
-  /** Messages whose events the store refused since its writes began to fail; undefined while they succeed. */
+  /**
+   * The messages' writes the store refused since its writes began to fail (a message whose events
+   * fell in several batches counts once per batch); undefined while they succeed.
+   */
   let lost: number | undefined;
 
   const scheduleFlush = (): void => {
@@ -117,9 +120,11 @@ export function createTimelineRecorder(deps: RecorderDeps): TimelineRecorder {
     const { writes, counts } = batch.take();
     const now = clock.now();
     try {
-      if (writes.length > 0 || counts.length > 0) await store.write(writes, counts);
-      if (lost !== undefined) logger.info("the message timeline is written again", { lost_messages: lost });
-      lost = undefined;
+      if (writes.length > 0 || counts.length > 0) {
+        await store.write(writes, counts);
+        if (lost !== undefined) logger.info("the message timeline is written again", { dropped_writes: lost });
+        lost = undefined;
+      }
     } catch (error) {
       // Said once while it fails: an unreachable store would otherwise say it ten times a second.
       if (lost === undefined) {

@@ -134,7 +134,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
     options.metrics.deadLetter(letter.job.message.channel);
     // The letter is stored (or, in memory, logged): a hook that fails must not put the job back.
     const cannotKeep = (error: unknown): void => {
-      logger.error(`cannot keep a dead letter for the admin API: ${errorMessage(error)}`, {
+      logger.error(`cannot keep a dead letter within its channel's bound: ${errorMessage(error)}`, {
         message_id: letter.job.message.id,
       });
     };

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_MAX_DEAD_LETTERS } from "../../../src/core/config/config-schema.js";
 import { validateConfig } from "../../../src/core/config/validate-config.js";
 import type { DeadLetter } from "../../../src/core/dead-letters/dead-letter.js";
+import { MAX_TRIMMED_PER_KEEP } from "../../../src/core/dead-letters/keep-dead-letter.js";
 import { newJob } from "../../../src/core/lifecycle/job.js";
 import { MemoryTimelineStore } from "../../../src/core/timeline/memory-timeline-store.js";
 import { noTimeline } from "../../../src/core/timeline/timeline-recorder.js";
@@ -89,6 +90,26 @@ describe("dead letters without admin", () => {
       )
       .all("webhook", 10) as { detail: string }[];
     expect(plan.map((row) => row.detail).join(" ")).toContain("dead_letters_channel");
+  });
+
+  it("brings a table that grew past the bound down by at most a thousand letters per letter kept", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "webhook-channel-letters-"));
+    dirs.push(dir);
+    const db = openStateDb(dir);
+    dbs.push(db);
+    const insert = db.prepare("INSERT INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)");
+    const excess = MAX_TRIMMED_PER_KEEP + 500;
+    db.transaction(() => {
+      for (let n = 1; n <= DEFAULT_MAX_DEAD_LETTERS + excess; n += 1) {
+        insert.run(`old-${n}`, "webhook", JSON.stringify(letterOf(`old-${n}`, "webhook", n)), n);
+      }
+    })();
+    const { admin } = adminWithout(true, () => createSqliteDeadLetterStore(db));
+    const count = () => db.prepare("SELECT count(*) FROM dead_letters").pluck().get();
+    await admin.onDeadLetter(letterOf("old-1", "webhook", 1));
+    expect(count()).toBe(DEFAULT_MAX_DEAD_LETTERS + excess - MAX_TRIMMED_PER_KEEP);
+    await admin.onDeadLetter(letterOf("old-2", "webhook", 2));
+    expect(count()).toBe(DEFAULT_MAX_DEAD_LETTERS);
   });
 
   it("in memory, keeps none: the store is not even built", async () => {

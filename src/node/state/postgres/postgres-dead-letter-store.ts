@@ -7,6 +7,7 @@ import type {
   DeadLetterStore,
   ReplayFilter,
 } from "../../../core/dead-letters/dead-letter-store.js";
+import { MAX_TRIMMED_PER_KEEP } from "../../../core/dead-letters/keep-dead-letter.js";
 import { subjectOf } from "../../../core/timeline/timeline-recorder.js";
 import { inTransaction } from "./postgres-pool.js";
 import { asStateError } from "./postgres-state-error.js";
@@ -23,7 +24,8 @@ ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, letter = excluded.let
 WHERE excluded.died_at > d.died_at`;
 
 const TRIM = `DELETE FROM webhook_channel.dead_letters WHERE id IN (
-  SELECT id FROM webhook_channel.dead_letters WHERE channel = $1 ORDER BY died_at DESC, id DESC OFFSET $2)`;
+  SELECT id FROM webhook_channel.dead_letters WHERE channel = $1 ORDER BY died_at DESC, id DESC
+  OFFSET $2 LIMIT ${MAX_TRIMMED_PER_KEEP})`;
 
 /**
  * The four shapes of a page (with or without a channel, with or without a cursor): each a

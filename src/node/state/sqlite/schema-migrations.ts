@@ -118,8 +118,8 @@ CREATE INDEX IF NOT EXISTS turns_conversation ON turns (conversation, seq);
   {
     version: 8,
     // Each dead letter kept trims its channel to its bound, newest first: through this index a
-    // trim reads the channel's letters in order instead of sorting the whole table, and a page
-    // of one channel's letters (the admin API's, the CLI's) is a search.
+    // trim reads the channel's letters in order instead of sorting the whole table, and the
+    // per-channel counts (`/readyz`, `/metrics`) read the index rather than the rows.
     description: "dead_letters_channel: dead letters by channel and time, for the bound's trim and the pages",
     up: (db) => {
       db.exec("CREATE INDEX IF NOT EXISTS dead_letters_channel ON dead_letters (channel, died_at, id)");

@@ -1,6 +1,7 @@
 import type { StoredDeadLetter } from "../../../core/admin/dead-letter-item.js";
 import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
 import type { ImmediateDeadLetterStore } from "../../../core/dead-letters/dead-letter-store.js";
+import { MAX_TRIMMED_PER_KEEP } from "../../../core/dead-letters/keep-dead-letter.js";
 import { subjectOf } from "../../../core/timeline/timeline-recorder.js";
 import { replayDeadLetters } from "./dead-letters.js";
 import type { StateDb } from "./sqlite-state.js";
@@ -27,7 +28,7 @@ export function createSqliteDeadLetterStore(db: StateDb): ImmediateDeadLetterSto
   );
   const trim = db.prepare(
     `DELETE FROM dead_letters WHERE id IN (
-       SELECT id FROM dead_letters WHERE channel = ? ORDER BY died_at DESC, id DESC LIMIT -1 OFFSET ?)`,
+       SELECT id FROM dead_letters WHERE channel = ? ORDER BY died_at DESC, id DESC LIMIT ${MAX_TRIMMED_PER_KEEP} OFFSET ?)`,
   );
   const page = db.prepare(
     `SELECT id, channel, letter FROM dead_letters
