@@ -33,6 +33,22 @@ function letterOf(id: string, channel: string, diedAt: number): DeadLetter {
   return { job, error: { code: "delivery_failed", message: "400", retryable: false }, attempts: 1, diedAt };
 }
 
+/** A state file of its own for one test. */
+async function freshStateDb(): Promise<StateDb> {
+  const dir = await mkdtemp(join(tmpdir(), "webhook-channel-letters-"));
+  dirs.push(dir);
+  const db = openStateDb(dir);
+  dbs.push(db);
+  return db;
+}
+
+/** Writes a letter as the job queue's store buries it: `insert.run(id, channel, letter, diedAt)`. */
+function letterInsert(db: StateDb) {
+  return db.prepare<[string, string, string, number]>(
+    "INSERT INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)",
+  );
+}
+
 /** The Node admin of a configuration without `admin`, over `store`. */
 function adminWithout(lettersStored: boolean, deadLetterStore: () => ReturnType<typeof createSqliteDeadLetterStore>) {
   const validated = validateConfig(configDocument());
@@ -52,11 +68,8 @@ function adminWithout(lettersStored: boolean, deadLetterStore: () => ReturnType<
 
 describe("dead letters without admin", () => {
   it("with state_dir, are bounded per channel by the default, the oldest dropped with a warning", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "webhook-channel-letters-"));
-    dirs.push(dir);
-    const db = openStateDb(dir);
-    dbs.push(db);
-    const insert = db.prepare("INSERT INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)");
+    const db = await freshStateDb();
+    const insert = letterInsert(db);
     // As the job queue's store buries them: every letter written, one channel over its bound.
     db.transaction(() => {
       for (let n = 1; n <= DEFAULT_MAX_DEAD_LETTERS + 2; n += 1) {
@@ -93,11 +106,8 @@ describe("dead letters without admin", () => {
   });
 
   it("brings a table that grew past the bound down by at most a thousand letters per letter kept", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "webhook-channel-letters-"));
-    dirs.push(dir);
-    const db = openStateDb(dir);
-    dbs.push(db);
-    const insert = db.prepare("INSERT INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)");
+    const db = await freshStateDb();
+    const insert = letterInsert(db);
     const excess = MAX_TRIMMED_PER_KEEP + 500;
     db.transaction(() => {
       for (let n = 1; n <= DEFAULT_MAX_DEAD_LETTERS + excess; n += 1) {

@@ -15,6 +15,13 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
+/** A SQLite backend on a state_dir of its own. */
+async function freshBackend() {
+  const dir = await mkdtemp(join(tmpdir(), "webhook-channel-keys-"));
+  dirs.push(dir);
+  return openSqliteBackend(dir, createLogSink().logger);
+}
+
 /** `count` keys expired at `NOW` and `live` keys that expire later. */
 function keysIn(db: StateDb, count: number, live: number): void {
   const insert = db.prepare(
@@ -28,9 +35,7 @@ function keysIn(db: StateDb, count: number, live: number): void {
 
 describe("the SQLite idempotency keys' prune", () => {
   it("deletes every expired key in slices, through the expiry index, and keeps the live ones", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "webhook-channel-keys-"));
-    dirs.push(dir);
-    const backend = openSqliteBackend(dir, createLogSink().logger);
+    const backend = await freshBackend();
     try {
       const db = backend.sqlite?.db;
       if (db === undefined) throw new Error("no state file");
@@ -54,9 +59,7 @@ describe("the SQLite idempotency keys' prune", () => {
   });
 
   it("deletes nothing in a file another process has claimed since", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "webhook-channel-keys-"));
-    dirs.push(dir);
-    const first = openSqliteBackend(dir, createLogSink().logger);
+    const first = await freshBackend();
     try {
       const db = first.sqlite?.db;
       if (db === undefined) throw new Error("no state file");
