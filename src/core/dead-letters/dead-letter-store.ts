@@ -69,6 +69,9 @@ export interface DeadLetterStore {
    * Keeps a letter and bounds its channel to `max` listed letters, dropping the oldest. A later
    * death of the same message (a replay that failed again) replaces its letter; a copy that died
    * no later than the kept one (the dead-letter queue delivers at least once) changes nothing.
+   * A store whose job queue writes the letter as the job dies (Node's SQLite and Postgres, in
+   * the transaction that ends the job) only bounds the channel here: a write after the job's
+   * would bring back a letter that a replay took in between.
    */
   keep(letter: DeadLetter, max: number): KeptWithin | Promise<KeptWithin>;
   /** One page of listed letters, strictly after `query.after` in the order of the list. */

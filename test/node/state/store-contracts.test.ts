@@ -144,7 +144,19 @@ idleLaneContract("SQLite", async () => {
     },
   };
 });
-deadLetterStoreContract("SQLite", async () => keptThroughCore(createSqliteDeadLetterStore(await freshDb())));
+// The job queue writes each letter as its job dies, in the lane store's `bury`; the keep after it bounds.
+deadLetterStoreContract(
+  "SQLite",
+  async () => {
+    const { db, lanes } = await sqliteLanes();
+    return keptThroughCore(createSqliteDeadLetterStore(db), (letter) => {
+      const { channel, message } = letter.job.message;
+      const written = lanes.bury({ key: conversationKey(channel, message.conversationId), epoch: lanes.epoch }, letter);
+      if (written instanceof Promise) throw new Error("SQLite's bury commits at once");
+    });
+  },
+  { buriedByJobs: true },
+);
 timelineStoreContract("SQLite", async () => {
   const dir = await mkdtemp(join(tmpdir(), "webhook-channel-contract-"));
   const db = openTimelineDb(dir);

@@ -20,37 +20,75 @@ export interface DeadLetterStoreUnderTest {
    * the JSON log lines written meanwhile.
    */
   readonly keepLogged: (letter: DeadLetter, max: number) => Promise<readonly Record<string, unknown>[]>;
+  /**
+   * For a store whose job queue writes each letter as its job dies (Node's SQLite and Postgres):
+   * that write alone. `store.keep` makes it first, as the runtime does before it keeps.
+   */
+  readonly bury?: (letter: DeadLetter) => Promise<void>;
+  /** The store itself, whose `keep` only bounds the channel of a letter written by `bury`. */
+  readonly unkept?: DeadLetterStore;
 }
 
 /**
  * A store that answers at once (Node's, and any that keeps letters where the job queue runs),
  * kept through the core's `keepDeadLetter` as Node's admin does, with a logger of its own.
+ * `bury`, for a store whose job queue writes each letter as the job dies (SQLite), is that
+ * write: made before each keep, as the runtime makes it.
  */
-export function keptThroughCore(store: ImmediateDeadLetterStore): DeadLetterStoreUnderTest {
+export function keptThroughCore(
+  store: ImmediateDeadLetterStore,
+  bury?: (letter: DeadLetter) => void,
+): DeadLetterStoreUnderTest {
+  const kept: ImmediateDeadLetterStore =
+    bury === undefined
+      ? store
+      : {
+          ...store,
+          keep(letter, max) {
+            bury(letter);
+            return store.keep(letter, max);
+          },
+        };
   return {
-    store,
+    store: kept,
     async keepLogged(letter, max) {
       const lines: Record<string, unknown>[] = [];
       const logger = createJsonLogger((line) => lines.push(JSON.parse(line) as Record<string, unknown>), "debug");
-      keepDeadLetter(store, letter, { max, logger });
+      keepDeadLetter(kept, letter, { max, logger });
       return lines;
     },
+    ...(bury === undefined ? {} : { bury: (letter: DeadLetter) => Promise.resolve(bury(letter)), unkept: store }),
   };
 }
 
 /**
  * A store that answers with a promise (Postgres), kept as Node's admin keeps such a store: the
- * core's `warnOverBound` on the answer, with a logger of its own.
+ * core's `warnOverBound` on the answer, with a logger of its own. `bury` as for
+ * {@link keptThroughCore}.
  */
-export function keptThroughCoreAsync(store: DeadLetterStore): DeadLetterStoreUnderTest {
+export function keptThroughCoreAsync(
+  store: DeadLetterStore,
+  bury?: (letter: DeadLetter) => Promise<void>,
+): DeadLetterStoreUnderTest {
+  const kept: DeadLetterStore =
+    bury === undefined
+      ? store
+      : {
+          ...store,
+          async keep(letter, max) {
+            await bury(letter);
+            return store.keep(letter, max);
+          },
+        };
   return {
-    store,
+    store: kept,
     async keepLogged(letter, max) {
       const lines: Record<string, unknown>[] = [];
       const logger = createJsonLogger((line) => lines.push(JSON.parse(line) as Record<string, unknown>), "debug");
-      warnOverBound(await store.keep(letter, max), letter, { max, logger });
+      warnOverBound(await kept.keep(letter, max), letter, { max, logger });
       return lines;
     },
+    ...(bury === undefined ? {} : { bury, unkept: store }),
   };
 }
 

@@ -18,8 +18,33 @@ import {
   subjectOf,
 } from "./dead-letter-contract-letters.js";
 
-/** Registers the replay and delete cases against the store `make` gives. */
-export function deadLetterRemovalCases(make: () => Promise<DeadLetterStoreUnderTest> | DeadLetterStoreUnderTest): void {
+/**
+ * Registers the replay and delete cases against the store `make` gives; with `buriedByJobs`,
+ * also what a replay between a job's death and its letter's keep leaves.
+ */
+export function deadLetterRemovalCases(
+  make: () => Promise<DeadLetterStoreUnderTest> | DeadLetterStoreUnderTest,
+  buriedByJobs: boolean,
+): void {
+  if (buriedByJobs) {
+    it("a letter replayed between its job's death and its keep stays off the list: the keep only bounds the channel", async () => {
+      const { store, bury, unkept } = await make();
+      if (bury === undefined || unkept === undefined) throw new Error("the store's job queue writes no letter");
+      const channel = freshChannel();
+      const base = pastBase();
+      const [early, letter] = [deadLetter(channel, base), deadLetter(channel, base + 1)];
+      await bury(early);
+      await bury(letter);
+      // Another replica, or the CLI, replays the letter before this one's keep runs.
+      expect(await store.replay({ ids: [idOf(letter)] })).toEqual([subjectOf(letter)]);
+
+      expect(await unkept.keep(letter, 1)).toEqual(expect.objectContaining({ dropped: 0 }));
+      expect(await store.one(idOf(letter))).toBeUndefined();
+      expect(await listedIds(store, channel)).toEqual([idOf(early)]);
+      expect(await store.replay({ ids: [idOf(letter)] })).toEqual([]);
+    });
+  }
+
   it("replays chosen letters: they leave the list and the count, unknown ids are skipped, and it answers exactly the letters it took", async () => {
     const { store } = await make();
     const [channel, other] = [freshChannel(), freshChannel()];

@@ -52,7 +52,7 @@ export const keepTurns =
     ) AS ranked WHERE newest > ${param(maxTurns, "bigint")} - appended))`;
   };
 
-/** Buried jobs' dead letters: a later death of the message replaces its letter. */
+/** Buried jobs' dead letters: a later death of the message replaces its letter, an earlier one changes nothing. */
 export const keepLetters =
   (letters: readonly Fenced<DeadLetter>[]): Part =>
   (param) => {
@@ -65,9 +65,10 @@ export const keepLetters =
       [letters.map(({ ticket }) => ticket.key), "text[]"],
       [letters.map(({ ticket }) => ticket.epoch), "bigint[]"],
     ]);
-    return `INSERT INTO webhook_channel.dead_letters (id, channel, letter, died_at)
+    return `INSERT INTO webhook_channel.dead_letters AS kept (id, channel, letter, died_at)
   SELECT id, channel, letter, died_at FROM ${rows} AS d(id, channel, letter, died_at, conversation, epoch) WHERE ${fenced("d")}
-  ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, letter = excluded.letter, died_at = excluded.died_at`;
+  ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, letter = excluded.letter, died_at = excluded.died_at
+  WHERE excluded.died_at > kept.died_at`;
   };
 
 /** Finished jobs, behind the fence. */

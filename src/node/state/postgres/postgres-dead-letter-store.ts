@@ -18,11 +18,6 @@ interface Row {
   readonly letter: string;
 }
 
-// A copy that died no later than the stored letter changes nothing (the WHERE of the upsert).
-const UPSERT = `INSERT INTO webhook_channel.dead_letters AS d (id, channel, letter, died_at) VALUES ($1, $2, $3, $4)
-ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, letter = excluded.letter, died_at = excluded.died_at
-WHERE excluded.died_at > d.died_at`;
-
 const TRIM = `DELETE FROM webhook_channel.dead_letters WHERE id IN (
   SELECT id FROM webhook_channel.dead_letters WHERE channel = $1 ORDER BY died_at DESC, id DESC
   OFFSET $2 LIMIT ${MAX_TRIMMED_PER_KEEP})`;
@@ -53,7 +48,8 @@ function pageStatement(query: DeadLetterPageQuery): { text: string; values: unkn
 /**
  * The dead letters of `postgres_url_env`: the `dead_letters` table every replica lists and
  * replays. The job store writes each letter as its job dies (in the statement that deletes the
- * job); `keep` then finds it and only bounds the channel. A replay moves the letter back to
+ * job); `keep` then only bounds the channel: writing the letter again would bring it back if a
+ * replay took it in between (another replica, the CLI). A replay moves the letter back to
  * `jobs` in state `replay`, in one transaction, where any replica's `takeReplayed` picks it up
  * (so it survives the death of the replica that replayed it). The dropped total counts since
  * this process started.
@@ -71,11 +67,7 @@ export function createPostgresDeadLetterStore(pool: pg.Pool): DeadLetterStore {
     };
   return {
     keep: guarded(async (letter: DeadLetter, max: number) => {
-      const { id, channel } = letter.job.message;
-      const dropped = await inTransaction(pool, async (client) => {
-        await client.query(UPSERT, [id, channel, JSON.stringify(letter), letter.diedAt]);
-        return (await client.query(TRIM, [channel, max])).rowCount ?? 0;
-      });
+      const dropped = (await pool.query(TRIM, [letter.job.message.channel, max])).rowCount ?? 0;
       if (dropped === 0) return { dropped: 0, droppedTotal: 0 };
       droppedTotal += dropped;
       return { dropped, droppedTotal };

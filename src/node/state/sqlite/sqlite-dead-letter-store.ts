@@ -14,18 +14,12 @@ interface Row {
 
 /**
  * The dead letters of `state_dir`: the `dead_letters` table. The job queue's store writes each
- * letter there as the job dies (in the transaction that removes the job); `keep` then finds it
- * and only bounds the channel. A replay goes the way of `dead-letters replay` (the job stored in
+ * letter there as the job dies (in the transaction that removes the job); `keep` then only bounds
+ * the channel: writing the letter again would bring it back if a replay took it in between. A replay goes the way of `dead-letters replay` (the job stored in
  * state `replay`, which the running service's one-second poll puts back on its queue), so it
  * survives a crash in between. The dropped total counts since this process started.
  */
 export function createSqliteDeadLetterStore(db: StateDb): ImmediateDeadLetterStore {
-  // A copy that died no later than the stored letter changes nothing (the WHERE of the upsert).
-  const upsert = db.prepare(
-    `INSERT INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)
-     ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, letter = excluded.letter, died_at = excluded.died_at
-     WHERE excluded.died_at > dead_letters.died_at`,
-  );
   const trim = db.prepare(
     `DELETE FROM dead_letters WHERE id IN (
        SELECT id FROM dead_letters WHERE channel = ? ORDER BY died_at DESC, id DESC LIMIT ${MAX_TRIMMED_PER_KEEP} OFFSET ?)`,
@@ -39,15 +33,10 @@ export function createSqliteDeadLetterStore(db: StateDb): ImmediateDeadLetterSto
   const one = db.prepare("SELECT id, channel, letter FROM dead_letters WHERE id = ?");
   const remove = db.prepare("DELETE FROM dead_letters WHERE id = ?");
   const count = db.prepare("SELECT count(*) AS n FROM dead_letters");
-  const keep = db.transaction((letter: DeadLetter, max: number): number => {
-    const { id, channel } = letter.job.message;
-    upsert.run(id, channel, JSON.stringify(letter), letter.diedAt);
-    return trim.run(channel, max).changes;
-  });
   let droppedTotal = 0;
   return {
     keep(letter, max) {
-      const dropped = keep(letter, max);
+      const dropped = trim.run(letter.job.message.channel, max).changes;
       if (dropped === 0) return { dropped: 0, droppedTotal: 0 };
       droppedTotal += dropped;
       return { dropped, droppedTotal };

@@ -83,8 +83,11 @@ export function createSqliteLaneStore(
   // The finished jobs of a group in one statement.
   const deleteJobs = db.prepare("DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?))");
   const deleteJob = db.prepare("DELETE FROM jobs WHERE id = ?");
+  // A letter that died no later than the stored one changes nothing, as the store contract says.
   const insertDead = db.prepare(
-    "INSERT OR REPLACE INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)",
+    `INSERT INTO dead_letters (id, channel, letter, died_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, letter = excluded.letter, died_at = excluded.died_at
+     WHERE excluded.died_at > dead_letters.died_at`,
   );
   const insertReplay = db.prepare("INSERT OR REPLACE INTO jobs (id, job, state) VALUES (?, ?, 'replay')");
   const selectLast = db.prepare<[string], { last: number }>("SELECT last FROM sequences WHERE conversation = ?");

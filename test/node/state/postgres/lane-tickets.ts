@@ -1,10 +1,13 @@
 /** Lanes of a Postgres test: a replica's claim of one, and what the database holds of it. */
 import pg from "pg";
 import { conversationKey } from "../../../../src/core/conversation/conversation-store.js";
+import type { DeadLetter } from "../../../../src/core/dead-letters/dead-letter.js";
 import type { Job } from "../../../../src/core/lifecycle/job.js";
 import type { LaneTicket } from "../../../../src/core/lifecycle/lane-store.js";
 import { claimLanes } from "../../../../src/node/replicas/lane-statements.js";
 import { notifyChannel } from "../../../../src/node/state/postgres/job-notices.js";
+import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
+import { createLogSink } from "../../../support/log-sink.js";
 import { waitFor } from "../../../support/wait-for.js";
 
 /** A new job of conversation `conversationId` on the channel "webhook", as a replica accepts it. */
@@ -34,6 +37,15 @@ export async function claimTicket(pool: pg.Pool, replica: string, job: Job): Pro
   ]);
   if (answer === undefined || !answer.mine) throw new Error(`${replica} could not claim ${key}`);
   return { key, epoch: answer.epoch };
+}
+
+/**
+ * A buried job's letter, written as a replica's job queue writes it when the job dies: through
+ * the lane store's `bury`, under a claim of its conversation by `replica`.
+ */
+export async function buryLetter(pool: pg.Pool, replica: string, letter: DeadLetter): Promise<void> {
+  const lanes = createPostgresLaneStore(pool, replica, createLogSink().logger);
+  await lanes.bury(await claimTicket(pool, replica, letter.job), letter);
 }
 
 /** The stored (pending) job of id `id`, as any replica reads it. */

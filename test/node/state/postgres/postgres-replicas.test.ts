@@ -13,7 +13,7 @@ import { createPostgresIdempotencyStore } from "../../../../src/node/state/postg
 import { createPostgresLaneStore } from "../../../../src/node/state/postgres/postgres-lane-store.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { migratedDatabase, poolOn } from "./fresh-postgres.js";
-import { claimTicket, storedJob } from "./lane-tickets.js";
+import { buryLetter, claimTicket, storedJob } from "./lane-tickets.js";
 
 /** Two "replicas": two pools on one migrated database. */
 async function twoReplicas() {
@@ -120,7 +120,7 @@ describe("Postgres stores across replicas", () => {
     const channel = `channel-${crypto.randomUUID()}`;
     const letters = Array.from({ length: 40 }, (_, index) => letterOf(job(channel), 1_000 + index));
     const dead = createPostgresDeadLetterStore(first);
-    for (const letter of letters) await dead.keep(letter, 1_000);
+    for (const letter of letters) await buryLetter(first, "r-buried", letter);
     expect(await dead.replay({ channel })).toHaveLength(40);
 
     const stores = [first, second].map((pool, index) =>
@@ -147,7 +147,7 @@ describe("Postgres stores across replicas", () => {
     const letters = Array.from({ length: 30 }, (_, index) => letterOf(job(channel), 1_000 + index));
     const [one, other] = [first, second].map((pool) => createPostgresDeadLetterStore(pool));
     if (one === undefined || other === undefined) throw new Error("no stores");
-    for (const letter of letters) await one.keep(letter, 1_000);
+    for (const letter of letters) await buryLetter(first, "r-buried", letter);
     const ids = letters.map((letter) => letter.job.message.id);
     const answers = await Promise.all([
       one.replay({ channel }),

@@ -27,6 +27,7 @@ import { laneStoreContract } from "../../../shared/store-contracts/lane-store-co
 import { timelineStoreContract } from "../../../shared/store-contracts/timeline-store-contract.js";
 import { createLogSink } from "../../../support/log-sink.js";
 import { migratedDatabase } from "./fresh-postgres.js";
+import { buryLetter } from "./lane-tickets.js";
 
 let pool: pg.Pool;
 
@@ -125,5 +126,13 @@ idleLaneContract("Postgres", async () => {
     },
   };
 });
-deadLetterStoreContract("Postgres", () => keptThroughCoreAsync(createPostgresDeadLetterStore(pool)));
+// The job queue writes each letter as its job dies, in the lane store's `bury`; the keep after it bounds.
+deadLetterStoreContract(
+  "Postgres",
+  () => {
+    const replica = `r${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    return keptThroughCoreAsync(createPostgresDeadLetterStore(pool), (letter) => buryLetter(pool, replica, letter));
+  },
+  { buriedByJobs: true },
+);
 timelineStoreContract("Postgres", () => createPostgresTimelineStore(pool));
