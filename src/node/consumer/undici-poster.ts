@@ -7,17 +7,36 @@ import { type Poster, type PostResult, postFailed, tlsUnsupported } from "../../
 export interface UndiciPosterOptions {
   /** Connections per origin. Default 128. */
   readonly connections?: number;
+  /** The clock that says how long a pool went unused; `Date.now` unless a test sets its own. */
+  readonly now?: () => number;
 }
 
 /** A Poster that also closes its connection pools. */
 export interface ClosablePoster extends Poster {
   /** Closes the pools, aborting requests still in flight (called after shutdown's wait). */
   close(): Promise<void>;
+  /** The pools open now, one per origin and TLS identity in recent use. */
+  openPools(): number;
 }
 
+/**
+ * How long a pool may go unused before a new pool closes it. Its connections closed long
+ * before (the keep-alive timeout), so a pool this old holds only its TLS context: a reload that
+ * renews a certificate or moves `outbound_url` would otherwise leave one behind each time.
+ */
+export const IDLE_POOL_MS = 60_000;
+
 interface Target {
-  readonly pool: Pool;
+  /** The pool's key: the origin, and the PEM texts of its TLS identity. */
+  readonly key: string;
+  readonly origin: string;
   readonly path: string;
+  readonly connect: TlsMaterial | undefined;
+}
+
+interface HeldPool {
+  readonly pool: Pool;
+  usedAt: number;
 }
 
 /**
@@ -29,11 +48,13 @@ interface Target {
  * A channel's `webhook.tls` (a client certificate, a CA) is a connection option, so it gets
  * pools of its own: connections that presented one certificate are never reused for another
  * channel's, or for none. Its targets are cached per `ClientTls` object, which a channel's route
- * keeps until a reload builds a new one (a renewed certificate then gets new pools).
+ * keeps until a reload builds a new one (a renewed certificate then gets new pools). A pool left
+ * unused for {@link IDLE_POOL_MS} is closed when a new one opens, so reloads do not pile them up.
  */
 export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosablePoster {
   const connections = options.connections ?? 128;
-  const pools = new Map<string, Pool>();
+  const now = options.now ?? Date.now;
+  const pools = new Map<string, HeldPool>();
   const targets = new Map<string, Target>();
   const tlsTargets = new WeakMap<ClientTls, Map<string, Target>>();
 
@@ -48,18 +69,35 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
       connect === undefined
         ? parsed.origin
         : [parsed.origin, connect.cert ?? "", connect.key ?? "", connect.ca ?? ""].join("\n");
-    let pool = pools.get(key);
-    if (pool === undefined) {
-      pool = new Pool(parsed.origin, {
-        connections,
-        keepAliveTimeout: 4_000,
-        ...(connect === undefined ? {} : { connect }),
-      });
-      pools.set(key, pool);
-    }
-    const target = { pool, path: `${parsed.pathname}${parsed.search}` };
+    const target = { key, origin: parsed.origin, path: `${parsed.pathname}${parsed.search}`, connect };
     cache.set(url, target);
     return target;
+  };
+
+  /** Closes the pools unused for {@link IDLE_POOL_MS} with no request in flight. */
+  const closeIdle = (at: number): void => {
+    for (const [key, held] of pools) {
+      if (at - held.usedAt < IDLE_POOL_MS || held.pool.stats.size > 0) continue;
+      pools.delete(key);
+      held.pool.close().catch(() => undefined);
+    }
+  };
+
+  const poolOf = (target: Target): Pool => {
+    const at = now();
+    let held = pools.get(target.key);
+    if (held === undefined) {
+      closeIdle(at);
+      const pool = new Pool(target.origin, {
+        connections,
+        keepAliveTimeout: 4_000,
+        ...(target.connect === undefined ? {} : { connect: target.connect }),
+      });
+      held = { pool, usedAt: at };
+      pools.set(target.key, held);
+    }
+    held.usedAt = at;
+    return held.pool;
   };
 
   return {
@@ -96,9 +134,9 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
         // read and dropped, which lets the connection go back to the pool, within the attempt's
         // time and a size bound; past either the connection is closed instead.
         try {
-          const { pool, path } = targetOf(url, tls);
-          pool.dispatch(
-            { method: "POST", path, body, headers },
+          const target = targetOf(url, tls);
+          poolOf(target).dispatch(
+            { method: "POST", path: target.path, body, headers },
             {
               onRequestStart(started) {
                 controller = started;
@@ -140,8 +178,9 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
       });
     },
     async close() {
-      await Promise.all([...pools.values()].map((pool) => pool.destroy()));
+      await Promise.all([...pools.values()].map((held) => held.pool.destroy()));
     },
+    openPools: () => pools.size,
   };
 }
 

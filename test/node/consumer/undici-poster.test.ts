@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ClosablePoster, createUndiciPoster } from "../../../src/node/consumer/undici-poster.js";
+import { type ClosablePoster, createUndiciPoster, IDLE_POOL_MS } from "../../../src/node/consumer/undici-poster.js";
 import { failure } from "../../support/failure.js";
 import { freePort } from "../../support/free-port.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -95,5 +95,60 @@ describe("the undici poster", () => {
     expect(error.retryable).toBe(true);
     expect(error.timedOut).toBe(false);
     expect(error.message).toMatch(/ECONNREFUSED/);
+  });
+});
+
+describe("the undici poster's pools over reloads", () => {
+  /** A receiver of its own (the file's `server` is another origin), answered by `handle`. */
+  async function origin(handle: Handler, opened: Server[]): Promise<string> {
+    const other = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => handle(request, "", response));
+    });
+    opened.push(other);
+    other.listen(0, "127.0.0.1");
+    await once(other, "listening");
+    return `http://127.0.0.1:${(other.address() as AddressInfo).port}/replies`;
+  }
+
+  it("closes a pool unused for a while when a new one opens, never one with a post in flight, and opens it again when needed", async () => {
+    const opened: Server[] = [];
+    let clock = 1_000_000;
+    let answerHeld: (() => void) | undefined;
+    try {
+      const ok: Handler = (_request, _body, response) => response.end("ok");
+      const [first, second, third] = [await origin(ok, opened), await origin(ok, opened), await origin(ok, opened)];
+      const slow = await origin((_request, _body, response) => {
+        answerHeld = () => response.end("late");
+      }, opened);
+      poster = createUndiciPoster({ now: () => clock });
+      const post = (url: string) => poster?.post(url, "{}", {}, 30_000);
+
+      expect(await post(first)).toMatchObject({ status: 200 });
+      const inFlight = post(slow);
+      await waitFor(() => answerHeld, 5_000, "the slow receiver's request");
+      expect(poster.openPools()).toBe(2);
+
+      // A reload moved outbound_url: the first origin's pool is left unused.
+      clock += IDLE_POOL_MS - 1;
+      expect(await post(second)).toMatchObject({ status: 200 });
+      expect(poster.openPools()).toBe(3);
+      clock += 1;
+      expect(await post(third)).toMatchObject({ status: 200 });
+      // The first closed; the slow one, as old, still waits for its answer and stays.
+      expect(poster.openPools()).toBe(3);
+      answerHeld?.();
+      expect(await inFlight).toMatchObject({ status: 200 });
+
+      // Moved back: a pool opens again for the first origin, and posts; the slow one, done, closes.
+      expect(await post(first)).toMatchObject({ status: 200 });
+      expect(poster.openPools()).toBe(3);
+    } finally {
+      answerHeld?.();
+      for (const other of opened) {
+        other.closeAllConnections();
+        other.close();
+      }
+    }
   });
 });
