@@ -11,35 +11,65 @@ export interface ThreadedTimelineStore extends TimelineStore {
 }
 
 /**
+ * The first wait before a writer thread that ended on its own is started again; each start that
+ * ends again doubles it, up to {@link MAX_RESTART_WAIT_MS}, and an answered write resets it.
+ */
+export const FIRST_RESTART_WAIT_MS = 1_000;
+/** The longest wait between two starts of a writer thread that keeps ending. */
+export const MAX_RESTART_WAIT_MS = 60_000;
+
+/**
  * The timeline of `state_dir` with its writes on the timeline writer thread (`entry`,
  * dist/timeline-writer.js), which holds its own connection to the timeline file: a batch costs
  * the event loop only its copy to the thread. Reads (the admin API's, now and then) go through
- * `reader`, this thread's connection to the same file.
+ * `reader`, this thread's connection to the same file. A thread that ends on its own (an
+ * uncaught error, out of memory) fails the writes in flight, and the first write asked after a
+ * wait starts a new one, so the timeline resumes without a restart of the service.
  */
-export function createThreadedTimelineStore(stateDir: string, entry: URL, reader: StateDb): ThreadedTimelineStore {
+export function createThreadedTimelineStore(
+  stateDir: string,
+  entry: URL,
+  reader: StateDb,
+  now: () => number = Date.now,
+): ThreadedTimelineStore {
   const reads = createSqliteTimelineStore(reader);
   const data: TimelineWriterData = { stateDir };
-  const worker = new Worker(entry, { workerData: data });
-  // The thread never keeps the process alive: a stop closes it, and a crash loses a record only.
-  worker.unref();
   const pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
   let nextId = 1;
-  let failure: Error | undefined;
-  const failAll = (error: Error): void => {
-    failure = error;
-    for (const waiting of pending.values()) waiting.reject(error);
-    pending.clear();
+  let failure: { readonly error: Error; readonly at: number } | undefined;
+  let wait = FIRST_RESTART_WAIT_MS;
+  let closing = false;
+
+  const start = (): Worker => {
+    const started = new Worker(entry, { workerData: data });
+    // The thread never keeps the process alive: a stop closes it, and a crash loses a record only.
+    started.unref();
+    const failAll = (error: Error): void => {
+      if (started !== worker || failure !== undefined) return;
+      failure = { error, at: now() };
+      for (const waiting of pending.values()) waiting.reject(error);
+      pending.clear();
+    };
+    started.on("message", (message: FromTimelineWriter) => {
+      const waiting = pending.get(message.id);
+      pending.delete(message.id);
+      wait = FIRST_RESTART_WAIT_MS;
+      if (message.error === undefined) waiting?.resolve();
+      else waiting?.reject(new Error(message.error));
+    });
+    started.on("error", (error) => failAll(error));
+    started.on("exit", () => failAll(new Error("the timeline writer thread ended")));
+    return started;
   };
-  worker.on("message", (message: FromTimelineWriter) => {
-    const waiting = pending.get(message.id);
-    pending.delete(message.id);
-    if (message.error === undefined) waiting?.resolve();
-    else waiting?.reject(new Error(message.error));
-  });
-  worker.on("error", (error) => failAll(error));
-  worker.on("exit", () => failAll(new Error("the timeline writer thread ended")));
+  let worker = start();
+
   const ask = (message: ToTimelineWriter & { readonly id: number }): Promise<void> => {
-    if (failure !== undefined) return Promise.reject(failure);
+    if (failure !== undefined) {
+      if (closing || now() - failure.at < wait) return Promise.reject(failure.error);
+      failure = undefined;
+      wait = Math.min(wait * 2, MAX_RESTART_WAIT_MS);
+      worker = start();
+    }
     return new Promise((resolve, reject) => {
       pending.set(message.id, { resolve, reject });
       worker.postMessage(message);
@@ -52,6 +82,7 @@ export function createThreadedTimelineStore(stateDir: string, entry: URL, reader
     page: (query) => reads.page(query),
     activity: (since) => reads.activity(since),
     async close() {
+      closing = true;
       if (failure !== undefined) return;
       // The thread answers in order: the writes asked before the close are made first.
       const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));

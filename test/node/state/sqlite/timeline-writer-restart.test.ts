@@ -1,0 +1,96 @@
+/**
+ * A timeline writer thread that ends on its own (an uncaught error, out of memory) is started
+ * again by the next write asked after a wait, so the timeline resumes without a restart of the
+ * service. The thread here is the real one (dist/timeline-writer.js), behind an entry that ends
+ * its first start at once, as a thread that died would.
+ */
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, expect, it } from "vitest";
+import {
+  createThreadedTimelineStore,
+  FIRST_RESTART_WAIT_MS,
+  type ThreadedTimelineStore,
+} from "../../../../src/node/state/sqlite/threaded-timeline-store.js";
+import { openTimelineDb } from "../../../../src/node/state/sqlite/timeline-db.js";
+import { accepted, freshChannel, subject } from "../../../shared/store-contracts/timeline-contract-writes.js";
+import { timelineWriterEntry } from "../../../support/delivery-worker-entry.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/**
+ * An entry that runs the real writer thread, except on its first start in `dir` (or every start,
+ * with `always`): that one ends at once.
+ */
+async function dyingEntry(dir: string, always = false): Promise<URL> {
+  const entry = join(dir, "dying-writer.mjs");
+  const starts = join(dir, "starts");
+  await writeFile(
+    entry,
+    `import { appendFileSync, existsSync } from "node:fs";
+const first = !existsSync(${JSON.stringify(starts)});
+appendFileSync(${JSON.stringify(starts)}, "start\\n");
+if (${always} || first) process.exit(1);
+await import(${JSON.stringify(timelineWriterEntry().href)});
+`,
+  );
+  return pathToFileURL(entry);
+}
+
+async function storeWith(
+  always: boolean,
+  now: () => number,
+): Promise<{ store: ThreadedTimelineStore; starts: () => Promise<number> }> {
+  const dir = await mkdtemp(join(tmpdir(), "webhook-channel-timeline-restart-"));
+  const db = openTimelineDb(dir);
+  const store = createThreadedTimelineStore(dir, await dyingEntry(dir, always), db, now);
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  cleanups.push(() => {
+    db.close();
+  });
+  cleanups.push(() => store.close());
+  const starts = async () => (await readFile(join(dir, "starts"), "utf8")).split("\n").length - 1;
+  return { store, starts };
+}
+
+it("starts a writer thread that ended again at the first write after a wait, and the timeline is written again", async () => {
+  let clock = 1_000_000;
+  const { store } = await storeWith(false, () => clock);
+  const channel = freshChannel();
+  const lost = subject(channel, clock);
+  await expect(store.write([accepted(lost)], [])).rejects.toThrow("the timeline writer thread ended");
+
+  // Within the wait, writes fail at once: the thread is not started in a loop.
+  clock += FIRST_RESTART_WAIT_MS - 1;
+  await expect(store.write([accepted(subject(channel, clock))], [])).rejects.toThrow("ended");
+
+  clock += 1;
+  const kept = subject(channel, clock);
+  await store.write([accepted(kept)], []);
+  expect((await store.one(kept.id))?.status).toBe("accepted");
+  expect(await store.one(lost.id)).toBeUndefined();
+});
+
+it("waits twice as long after each start that ended again", async () => {
+  let clock = 1_000_000;
+  const { store, starts } = await storeWith(true, () => clock);
+  const attempt = () => store.write([accepted(subject(freshChannel(), clock))], []);
+  await expect(attempt()).rejects.toThrow("ended");
+  expect(await starts()).toBe(1);
+  clock += FIRST_RESTART_WAIT_MS;
+  await expect(attempt()).rejects.toThrow("ended");
+  expect(await starts()).toBe(2);
+  // It ended again: the next start waits twice as long.
+  clock += FIRST_RESTART_WAIT_MS;
+  await expect(attempt()).rejects.toThrow("ended");
+  expect(await starts()).toBe(2);
+  clock += FIRST_RESTART_WAIT_MS;
+  await expect(attempt()).rejects.toThrow("ended");
+  expect(await starts()).toBe(3);
+});
