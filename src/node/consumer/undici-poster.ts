@@ -7,7 +7,7 @@ import { type Poster, type PostResult, postFailed, tlsUnsupported } from "../../
 export interface UndiciPosterOptions {
   /** Connections per origin. Default 128. */
   readonly connections?: number;
-  /** The clock that says how long a pool went unused; `Date.now` unless a test sets its own. */
+  /** The clock that says how long a pool went unused: monotonic (`performance.now`) unless a test sets its own. */
   readonly now?: () => number;
 }
 
@@ -20,9 +20,9 @@ export interface ClosablePoster extends Poster {
 }
 
 /**
- * How long a pool may go unused before a new pool closes it. Its connections closed long
- * before (the keep-alive timeout), so a pool this old holds only its TLS context: a reload that
- * renews a certificate or moves `outbound_url` would otherwise leave one behind each time.
+ * How long a pool may go unused before a new pool opening closes it. Its connections have most
+ * likely closed already (the keep-alive timeout), and a close ends any left cleanly: a reload
+ * that renews a certificate or moves `outbound_url` would otherwise leave one behind each time.
  */
 export const IDLE_POOL_MS = 60_000;
 
@@ -53,7 +53,7 @@ interface HeldPool {
  */
 export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosablePoster {
   const connections = options.connections ?? 128;
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => performance.now());
   const pools = new Map<string, HeldPool>();
   const targets = new Map<string, Target>();
   const tlsTargets = new WeakMap<ClientTls, Map<string, Target>>();

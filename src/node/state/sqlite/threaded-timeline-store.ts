@@ -23,14 +23,14 @@ export const MAX_RESTART_WAIT_MS = 60_000;
  * dist/timeline-writer.js), which holds its own connection to the timeline file: a batch costs
  * the event loop only its copy to the thread. Reads (the admin API's, now and then) go through
  * `reader`, this thread's connection to the same file. A thread that ends on its own (an
- * uncaught error, out of memory) fails the writes in flight, and the first write asked after a
- * wait starts a new one, so the timeline resumes without a restart of the service.
+ * uncaught error, out of memory) fails the writes in flight, and the first write or prune asked
+ * after a wait starts a new one, so the timeline resumes without a restart of the service.
  */
 export function createThreadedTimelineStore(
   stateDir: string,
   entry: URL,
   reader: StateDb,
-  now: () => number = Date.now,
+  now: () => number = () => performance.now(),
 ): ThreadedTimelineStore {
   const reads = createSqliteTimelineStore(reader);
   const data: TimelineWriterData = { stateDir };
@@ -66,9 +66,17 @@ export function createThreadedTimelineStore(
   const ask = (message: ToTimelineWriter & { readonly id: number }): Promise<void> => {
     if (failure !== undefined) {
       if (closing || now() - failure.at < wait) return Promise.reject(failure.error);
-      failure = undefined;
       wait = Math.min(wait * 2, MAX_RESTART_WAIT_MS);
-      worker = start();
+      // A thread that cannot be made (no memory for it) is a failure like one that ended: the
+      // dead one stays in place, and the next try waits longer.
+      try {
+        const next = start();
+        worker = next;
+        failure = undefined;
+      } catch (error) {
+        failure = { error: error instanceof Error ? error : new Error(String(error)), at: now() };
+        return Promise.reject(failure.error);
+      }
     }
     return new Promise((resolve, reject) => {
       pending.set(message.id, { resolve, reject });

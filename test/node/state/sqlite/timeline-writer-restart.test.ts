@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterEach, expect, it } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import {
   createThreadedTimelineStore,
   FIRST_RESTART_WAIT_MS,
@@ -19,6 +19,23 @@ import { accepted, freshChannel, subject } from "../../../shared/store-contracts
 import { timelineWriterEntry } from "../../../support/delivery-worker-entry.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
+
+/** Set by a test: the next thread cannot be made, as when the process has no memory for one. */
+const threads = vi.hoisted(() => ({ refuseNext: false }));
+
+vi.mock("node:worker_threads", async (importOriginal) => {
+  const real = await importOriginal<typeof import("node:worker_threads")>();
+  class RefusableWorker extends real.Worker {
+    constructor(...args: ConstructorParameters<typeof real.Worker>) {
+      if (threads.refuseNext) {
+        threads.refuseNext = false;
+        throw Object.assign(new Error("cannot create a thread"), { code: "ERR_WORKER_INIT_FAILED" });
+      }
+      super(...args);
+    }
+  }
+  return { ...real, Worker: RefusableWorker };
+});
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -93,4 +110,23 @@ it("waits twice as long after each start that ended again", async () => {
   clock += FIRST_RESTART_WAIT_MS;
   await expect(attempt()).rejects.toThrow("ended");
   expect(await starts()).toBe(3);
+});
+
+it("takes a thread that cannot be made for a failed start: writes fail at once, a later one starts it, and a stop ends", async () => {
+  let clock = 1_000_000;
+  const { store, starts } = await storeWith(false, () => clock);
+  await expect(store.write([accepted(subject(freshChannel(), clock))], [])).rejects.toThrow("ended");
+  clock += FIRST_RESTART_WAIT_MS;
+  threads.refuseNext = true;
+  await expect(store.write([accepted(subject(freshChannel(), clock))], [])).rejects.toThrow("cannot create a thread");
+  // Not taken for a live thread: the next write fails at once rather than waiting for ever.
+  await expect(store.write([accepted(subject(freshChannel(), clock))], [])).rejects.toThrow("cannot create a thread");
+  expect(await starts()).toBe(1);
+
+  clock += 2 * FIRST_RESTART_WAIT_MS;
+  const kept = subject(freshChannel(), clock);
+  await store.write([accepted(kept)], []);
+  expect((await store.one(kept.id))?.status).toBe("accepted");
+  expect(await starts()).toBe(2);
+  await store.close();
 });
