@@ -1,0 +1,157 @@
+import type { StatusReport } from "../../../../src/core/admin/status-report.js";
+import { createApp } from "../../../../src/core/app/create-app.js";
+import type { InboundQueue } from "../../../../src/core/app/inbound-queue.js";
+import { bufferFullError, commitsBehindError, stateDownError } from "../../../../src/core/app/refusals.js";
+import { createMemoryAuthFailureLimiter } from "../../../../src/core/auth-limit/memory-auth-failure-limiter.js";
+import type { ConfigInput } from "../../../../src/core/config/config-schema.js";
+import { validateConfig } from "../../../../src/core/config/validate-config.js";
+import { createAdminDeadLetters } from "../../../../src/core/dead-letters/create-admin-dead-letters.js";
+import { createMemoryDeadLetterStore } from "../../../../src/core/dead-letters/memory-dead-letter-store.js";
+import { createMemoryIdempotencyStore } from "../../../../src/core/idempotency/memory-idempotency-store.js";
+import { MemoryTimelineStore } from "../../../../src/core/timeline/memory-timeline-store.js";
+import { createTimelineAdmin } from "../../../../src/core/timeline/timeline-admin.js";
+import { createTimelineRecorder } from "../../../../src/core/timeline/timeline-recorder.js";
+import { createPrometheusMetrics } from "../../../../src/node/metrics/prometheus-metrics.js";
+import { deadLetter, MANY } from "../../../shared/store-contracts/dead-letter-contract-letters.js";
+import { createLogSink } from "../../../support/log-sink.js";
+import type { World } from "./fuzz-case.js";
+import { ADMIN_SECRET, HOOKS_SECRET, WEBHOOK_PREVIOUS_SECRET, WEBHOOK_SECRET } from "./fuzz-secrets.js";
+
+// The app under test: the real core over in-memory stores, as the tests of test/core/app and
+// test/core/admin build it.
+
+/** When the fuzz's clock starts. */
+export const T0 = Date.UTC(2026, 10, 27, 4, 0, 0);
+
+const REPORT: StatusReport = {
+  runtime: "node",
+  generated_at: "2026-11-27T04:00:00.000Z",
+  counting_since: "2026-11-27T03:00:00.000Z",
+  channels: [],
+  brains: [],
+  dead_letters: 0,
+  not_available: [],
+};
+
+function fuzzConfig(): ConfigInput {
+  return {
+    channels: [
+      {
+        type: "webhook",
+        token_env: "WEBHOOK_SECRET",
+        webhook: { outbound_url: "http://127.0.0.1:8091/replies", auth_failure_limit: { max: 5, window_s: 30 } },
+      },
+      {
+        type: "webhook",
+        name: "hooks",
+        token_env: "HOOKS_SECRET",
+        webhook: {
+          path: "/hooks/in",
+          outbound_url: "http://127.0.0.1:8091/replies",
+          mapping: { sender_id: "from", text: "body", conversation_id: "thread" },
+          trusted_proxies: ["10.0.0.0/8", "::1/128"],
+          auth_failure_limit: { max: 3, window_s: 10 },
+        },
+      },
+    ],
+    routes: [
+      { channel: "webhook", brain: "echo" },
+      { channel: "hooks", brain: "echo" },
+    ],
+  } as ConfigInput;
+}
+
+/**
+ * The app with two webhook channels, the admin API and 30 dead letters, whose queue, shutdown
+ * and dead-letter restore follow the returned `world`, and whose clock moves only by `advance`.
+ */
+export function fuzzApp() {
+  const result = validateConfig(fuzzConfig());
+  if (!result.ok) throw new Error(`the fuzz configuration is invalid: ${JSON.stringify(result.problems)}`);
+  const world: World = { shuttingDown: false, queueMode: "sync", restoreOk: true };
+  let now = T0;
+  const clock = { now: () => now };
+  const sink = createLogSink();
+  const acceptedIds: string[] = [];
+  const queue: InboundQueue = {
+    enqueue(message) {
+      switch (world.queueMode) {
+        case "throw":
+          throw new Error("disk I/O error");
+        case "reject":
+          return Promise.reject(new Error("connection reset by the store"));
+        case "reject-full":
+          return Promise.reject(bufferFullError());
+        case "async":
+          acceptedIds.push(message.id);
+          return Promise.resolve();
+        default:
+          acceptedIds.push(message.id);
+          return undefined;
+      }
+    },
+    hasRoom: () => world.queueMode !== "full",
+    refusal: () => {
+      if (world.queueMode === "state-down") return stateDownError();
+      if (world.queueMode === "commits-behind") return commitsBehindError();
+      return undefined;
+    },
+  };
+  const timelineStore = new MemoryTimelineStore();
+  const recorder = createTimelineRecorder({
+    store: timelineStore,
+    retention: { windowMs: 3_600_000, maxMessages: 2_000, keepText: true },
+    clock,
+    logger: sink.logger,
+    // Written by hand (flush) between requests: no timer outlives the test.
+    schedule: () => undefined,
+  });
+  const letters = createMemoryDeadLetterStore(() => world.restoreOk);
+  const letterIds: string[] = [];
+  for (let index = 0; index < 30; index += 1) {
+    const id = `dl-${index}`;
+    letterIds.push(id);
+    letters.keep(deadLetter(index % 5 === 4 ? "removed-channel" : "webhook", T0 - 60_000 + index, { id }), MANY);
+  }
+  const metrics = createPrometheusMetrics({
+    channels: ["webhook", "hooks"],
+    queues: () => new Map(),
+    now: clock.now,
+  });
+  let next = 0;
+  const app = createApp({
+    channels: result.config.channels,
+    secretsFor: (channel) => (channel === "hooks" ? [HOOKS_SECRET] : [WEBHOOK_SECRET, WEBHOOK_PREVIOUS_SECRET]),
+    queueFor: () => queue,
+    clock,
+    newId: () => `m-${++next}`,
+    logger: sink.logger,
+    idempotency: createMemoryIdempotencyStore(),
+    isShuttingDown: () => world.shuttingDown,
+    authFailures: createMemoryAuthFailureLimiter(clock),
+    peerAddress: (request) => request.headers.get("x-fuzz-peer"),
+    metrics,
+    metricsEndpoint: () => metrics.respond(),
+    admin: {
+      secret: () => ADMIN_SECRET,
+      deadLetters: createAdminDeadLetters(letters, undefined, ["webhook", "hooks"]),
+      status: { report: () => Promise.resolve(REPORT) },
+      timeline: createTimelineAdmin(timelineStore, clock),
+    },
+    timeline: recorder,
+  });
+  return {
+    app,
+    world,
+    acceptedIds,
+    letterIds,
+    lines: sink.lines,
+    recorder,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+/** The app under test with its handles, as `fuzzApp` returns it. */
+export type Fuzz = ReturnType<typeof fuzzApp>;
