@@ -64,7 +64,10 @@ export interface NodeCircuit {
 export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
   const { channel, lanes, logger, metrics, now } = options;
   const held = createMemoryHeldLanes();
-  const probes = new Set<string>();
+  // The lane granted the probe and not started yet. The keeper grants one at a time, and a new
+  // grant means the last one ran out: a lane granted earlier that starts only now (it waited
+  // for a run slot, or was let go and claimed again) runs as a waiting one.
+  let probe: string | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
   // With a shared store, what /readyz and the console show is the row as read every refresh: a
@@ -96,7 +99,7 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
     wake(keys, asProbe) {
       const results: WakeResult[] = keys.map((key) => {
         if (lanes.head(key) === undefined) return "idle";
-        if (asProbe) probes.add(key);
+        if (asProbe) probe = key;
         return asProbe ? "probing" : "woken";
       });
       lanes.wakeNow(keys);
@@ -171,7 +174,11 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
   const client = new CircuitClient({
     view: () => keeper.view(),
     record: (_channel, report, wasProbe, holdAs) => keeper.record(report, wasProbe, holdAs),
-    takeProbe: (key) => probes.delete(key),
+    takeProbe: (key) => {
+      if (probe !== key) return false;
+      probe = undefined;
+      return true;
+    },
     logger: () => logger,
   });
   return {

@@ -1,7 +1,8 @@
 /**
  * The receiver gate of the Node job queue at its edges, with runs written by hand: a job told to
  * wait while the receiver came back up, a hold beyond the longest timer, a channel whose
- * outbound_url names another receiver, and a failed probe while a lane began to wait.
+ * outbound_url names another receiver, a failed probe while a lane began to wait, and a probe
+ * that ran out before its lane could start.
  */
 import { describe, expect, it } from "vitest";
 import { type Job, type JobOutcome, newJob } from "../../../src/core/lifecycle/job.js";
@@ -190,6 +191,50 @@ describe("the receiver gate's edge cases, with runs written by hand", () => {
       // ran out would bring the third at 10 s.
       await waitFor(() => (probes >= 3 ? true : undefined), 3_000, "two more probes");
     } finally {
+      await queue.drain(0);
+    }
+  });
+
+  it("runs a lane whose probe ran out before it could start as a waiting one: the probe went to the next lane", async () => {
+    const { logger } = createLogSink("error");
+    const runs: string[] = [];
+    let releaseX: (() => void) | undefined;
+    const queue = createJobQueue({
+      capacity: 10,
+      // One run at a time: X holds the slot while the probes are granted.
+      concurrency: 1,
+      logger,
+      receiver: { channel: "webhook", policy: () => ({ ...POLICY, probeTimeoutMs: 50 }) },
+      run: async (job, _progress, admission) => {
+        const id = job.message.id;
+        runs.push(`${id}:${admission}`);
+        const withReplies: Job = { ...job, replies: [reply] };
+        if (id === "X" && releaseX === undefined) await new Promise<void>((resolve) => (releaseX = resolve));
+        if (admission === "wait") return { kind: "wait", job: withReplies, until: Date.now() + 86_400_000 };
+        // The receiver is back from the first probe on.
+        if (admission === "probe" || runs.some((run) => run.endsWith(":probe"))) {
+          return { kind: "done", job: withReplies, answered: true };
+        }
+        return unanswered(withReplies);
+      },
+    });
+    try {
+      await queue.enqueue(message("A", "a"));
+      await waitFor(() => (queue.receiver()?.up === false ? true : undefined), 5_000, "the receiver down");
+      await queue.enqueue(message("B", "b"));
+      await waitFor(() => (runs.includes("B:wait") ? true : undefined), 5_000, "B waiting");
+      await queue.enqueue(message("X", "x"));
+      await waitFor(() => (releaseX === undefined ? undefined : true), 5_000, "X running");
+      // A is granted the probe (50 ms after the receiver went down) but cannot start; once its
+      // probe ran out (50 ms later), B is granted it. Nothing outside the keeper shows a grant:
+      // time passes, and a slow machine that granted only A's by then passes as well.
+      await realWait(400);
+      releaseX?.();
+      await waitFor(() => (queue.size === 0 ? true : undefined), 5_000, "every job done");
+      expect(runs.filter((run) => run.endsWith(":probe"))).toEqual(["B:probe"]);
+      expect(runs).toContain("A:wait");
+    } finally {
+      releaseX?.();
       await queue.drain(0);
     }
   });
