@@ -1,6 +1,7 @@
 import { systemClock } from "../core/clock.js";
 import { formatProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
+import { DEFAULT_TIMELINE_HOURS } from "../core/config/timeline-schema.js";
 import { createTimelineAdmin, type TimelineAdmin } from "../core/timeline/timeline-admin.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { openPostgresPool } from "../node/state/postgres/postgres-pool.js";
@@ -45,7 +46,7 @@ export async function openStateTimeline(
   const { config } = result;
   if (config.timeline.retention_hours === 0 || config.timeline.max_messages === 0) {
     io.err(
-      `${file} turns the message timeline off (timeline.retention_hours or timeline.max_messages is 0), so no timeline is kept to read. Remove that setting (by default a timeline is kept 24 hours) to keep the next messages'.\n`,
+      `${file} turns the message timeline off (timeline.retention_hours or timeline.max_messages is 0), so no timeline is kept to read. Remove that setting (by default a timeline is kept ${DEFAULT_TIMELINE_HOURS} hours) to keep the next messages'.\n`,
     );
     return undefined;
   }

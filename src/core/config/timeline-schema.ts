@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /** Hours a message's timeline is kept when `timeline.retention_hours` is not set. */
-export const DEFAULT_TIMELINE_HOURS = 24;
+export const DEFAULT_TIMELINE_HOURS = 72;
 /** Messages whose timelines are kept in memory when `timeline.max_messages` is not set. */
 export const DEFAULT_TIMELINE_MESSAGES_IN_MEMORY = 10_000;
 /** Messages whose timelines are kept in SQLite, Postgres or a Durable Object when `timeline.max_messages` is not set. */
@@ -15,7 +15,9 @@ export const timelineSchema = z
       .min(0, { error: "must be 0 (off) or more" })
       .max(8_760, { error: "must be at most 8760 (a year)" })
       .default(DEFAULT_TIMELINE_HOURS)
-      .describe("Hours a message's timeline is kept after it was accepted; 0 turns the timeline off."),
+      .describe(
+        "Hours a message's timeline is kept after it was accepted; 0 turns the timeline off. Keep it above every channel's delivery.max_age_ms, so that a message waiting out a receiver's outage stays in view until it is delivered or dead-lettered (config check warns otherwise).",
+      ),
     max_messages: z
       .int({ error: "must be a whole number" })
       .min(0, { error: "must be 0 (off) or more" })

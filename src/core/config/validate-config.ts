@@ -9,6 +9,7 @@ import { issueToProblems } from "./issue-problems.js";
 import { FIXED_REPLY_KEYS, MESSAGE_FIELDS, resolveMapping } from "./message-fields.js";
 import { joinMisspelledKeys } from "./misspelled-keys.js";
 import { nestingProblem } from "./nesting-depth.js";
+import { timelineWarnings } from "./timeline-warnings.js";
 import { tlsProblems } from "./tls-problems.js";
 
 /** Result of validating a configuration document. */
@@ -44,7 +45,7 @@ export function validateConfig(document: unknown): ConfigResult {
   }
   const problems = [...early, ...crossCheck(parsed.data)];
   if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, config: parsed.data, warnings: warningsFor(parsed.data) };
+  return { ok: true, config: parsed.data, warnings: [...warningsFor(parsed.data), ...timelineWarnings(parsed.data)] };
 }
 
 function findSecretKeys(value: unknown, path: PropertyKey[]): ConfigProblem[] {
