@@ -115,6 +115,7 @@ describe("the inbound queue consumer", () => {
     expect((await handOver(env, [delivered(queued, 1, id), delivered(queued, 1, id)])).explicitAcks).toHaveLength(2);
     await eventually(() => expect(deliveries).toHaveLength(1));
     expect((await handOver(env, [delivered(queued, 2, id)])).explicitAcks).toEqual([id]);
+    // A window for a second answer that should not come.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(deliveries).toHaveLength(1);
   });
@@ -139,6 +140,7 @@ describe("the inbound queue consumer", () => {
     // A duplicate of the reference is acked without a reply.
     const duplicate = delivered({ stored: key });
     expect((await handOver(env, [duplicate])).explicitAcks).toEqual([duplicate.id]);
+    // A window for a second reply that should not come.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(deliveries).toHaveLength(1);
   });

@@ -164,6 +164,7 @@ describe("the delivery thread", () => {
     );
     expect(outcome.kind).toBe("retry");
     expect(outcome.job.lastError?.message).toContain("database is locked");
+    // A window for a POST that should not come: nothing reaches the receiver.
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(replies).toHaveLength(0);
 
@@ -204,7 +205,10 @@ describe("the delivery thread", () => {
 
   it("stops a thread still waiting on a brain when the close timeout is up", async () => {
     // A bot that never answers: a brain call cannot be aborted, so only stopping the thread ends it.
-    silent = createServer(() => undefined);
+    let asked = 0;
+    silent = createServer(() => {
+      asked += 1;
+    });
     await new Promise<void>((resolve) => silent?.listen(0, "127.0.0.1", resolve));
     const botUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/bot`;
     receiver = await startReceiver({ port: 0 });
@@ -218,7 +222,7 @@ describe("the delivery thread", () => {
       jobFor("m-1", "hello?"),
       hooks(() => undefined),
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(() => (asked === 1 ? true : undefined), 5_000, "the brain call to reach the bot");
     const startedAt = Date.now();
     await thread.close(300);
     expect(Date.now() - startedAt).toBeLessThan(2_000);

@@ -108,6 +108,7 @@ describe("GET /metrics on Node", () => {
     harness = await startHarness({ buffer_capacity: 7 }, { status: () => "hang" });
     expect((await harness.post({ sender_id: "a", text: "x" })).status).toBe(200);
     expect((await harness.post({ sender_id: "b", text: "y" })).status).toBe(200);
+    // Not a wait for an event: 50 ms of age for the oldest message, asserted below.
     await new Promise((resolve) => setTimeout(resolve, 50));
     const text = await scrape(harness.baseUrl);
     expect(sample(text, "webhook_channel_queue_depth", CHANNEL)).toBe(2);

@@ -12,6 +12,7 @@ import type { Job } from "../../../src/core/lifecycle/job.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
 import { openSqliteBackend } from "../../../src/node/state/sqlite/sqlite-backend.js";
 import { createLogSink } from "../../support/log-sink.js";
+import { waitFor } from "../../support/wait-for.js";
 import { done, gate, message, queueWith } from "./job-queue-harness.js";
 
 describe("createJobQueue", () => {
@@ -62,7 +63,8 @@ describe("createJobQueue", () => {
     await queue.enqueue(message("a1", "a"));
     await queue.enqueue(message("a2", "a"));
     await queue.enqueue(message("b1", "b"));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // b1 runs while a1 waits its 60 ms to retry; a2 stays behind a1.
+    await waitFor(() => (order.includes("b1") ? true : undefined), 1_000, "b1 to run");
     expect(order).toEqual(["b1"]);
     expect(await queue.drain(1_000)).toEqual([]);
     expect(order).toEqual(["b1", "a1", "a2"]);

@@ -95,6 +95,7 @@ describe("two replicas on one Postgres", () => {
     const again = await accept(second, { sender_id: "alice", text: "once" }, { "idempotency-key": "order-42" });
     expect(again).toBe(id);
     await waitFor(() => (first.replies.length + second.replies.length >= 1 ? true : undefined), 5_000);
+    // A window for a second reply that should not come, from either replica.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(first.replies.length + second.replies.length).toBe(1);
   });
@@ -160,6 +161,7 @@ describe("two replicas on one Postgres", () => {
       10_000,
       "every message delivered",
     );
+    // A window for late or duplicate POSTs to land: the checks below are that none is wrong.
     await new Promise((resolve) => setTimeout(resolve, 500));
     // A POST the first replica had on the wire when it was cut off may still land after the
     // other one posted the same reply (docs/deployment.md, "Limits to know"): the same webhook-id

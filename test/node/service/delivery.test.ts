@@ -32,6 +32,7 @@ describe("reply delivery on Node", () => {
     expect((await harness.post({ sender_id: "a", text: "x" })).status).toBe(200);
     const replies = harness.replies;
     await waitFor(() => (replies.length >= 3 ? true : undefined), 5_000, "three attempts");
+    // A window for a fourth attempt that should not come.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(replies).toHaveLength(3);
     const ids = new Set(replies.map((reply) => headerOf(reply, "webhook-id")));
@@ -66,6 +67,7 @@ describe("reply delivery on Node", () => {
     );
     expect(dead).toMatchObject({ level: "error", status: 400, attempts: 1, code: "delivery_failed" });
     expect(JSON.stringify(dead)).not.toContain('"x"');
+    // A window for a retry that should not come.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(harness.replies).toHaveLength(1);
   });
@@ -248,6 +250,7 @@ describe("reply delivery on Node", () => {
     expect(((await other.json()) as { message_id: string }).message_id).not.toBe(firstBody.message_id);
     const replies = harness.replies;
     await waitFor(() => (replies.length >= 2 ? true : undefined), 5_000, "two replies");
+    // A window for a third reply that should not come.
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(replies.map((reply) => bodyOf(reply).text).sort()).toEqual(["once", "twice"]);
   });

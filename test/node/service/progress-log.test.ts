@@ -113,6 +113,7 @@ describe("the progress log", () => {
       );
       expect(progress()[0]).toMatchObject({ level: "info", retrying: 0, dead_lettered: 0 });
       const written = progress().length;
+      // A window of four intervals: no progress line comes while nothing happens.
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(progress()).toHaveLength(written);
     } finally {

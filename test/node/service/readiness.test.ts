@@ -50,6 +50,7 @@ describe("GET /readyz on Node", () => {
     expect((await harness.post({ sender_id: "a", text: "stuck" })).status).toBe(200);
     const replies = harness.replies;
     await waitFor(() => replies[0], 5_000, "the first attempt");
+    // Not a wait for an event: some age for the oldest message, asserted below.
     await new Promise((resolve) => setTimeout(resolve, 20));
     const { status, body } = await readyz();
     expect(status).toBe(503);
