@@ -64,10 +64,11 @@ export interface NodeCircuit {
 export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
   const { channel, lanes, logger, metrics, now } = options;
   const held = createMemoryHeldLanes();
-  // The lane granted the probe and not started yet. The keeper grants one at a time, and a new
-  // grant means the last one ran out: a lane granted earlier that starts only now (it waited
-  // for a run slot, or was let go and claimed again) runs as a waiting one.
-  let probe: string | undefined;
+  // The lane granted the probe and not started yet, until the probe's time runs out. The keeper
+  // grants one at a time, again once that time ran out: a lane granted earlier that starts only
+  // later (it waited for a run slot, or was let go and claimed again) runs as a waiting one, so
+  // that it never posts beside the next probe.
+  let probe: { readonly key: string; readonly until: number } | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
   // With a shared store, what /readyz and the console show is the row as read every refresh: a
@@ -99,7 +100,7 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
     wake(keys, asProbe) {
       const results: WakeResult[] = keys.map((key) => {
         if (lanes.head(key) === undefined) return "idle";
-        if (asProbe) probe = key;
+        if (asProbe) probe = { key, until: now() + options.policy().probeTimeoutMs };
         return asProbe ? "probing" : "woken";
       });
       lanes.wakeNow(keys);
@@ -175,9 +176,10 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
     view: () => keeper.view(),
     record: (_channel, report, wasProbe, holdAs) => keeper.record(report, wasProbe, holdAs),
     takeProbe: (key) => {
-      if (probe !== key) return false;
+      if (probe?.key !== key) return false;
+      const live = now() < probe.until;
       probe = undefined;
-      return true;
+      return live;
     },
     logger: () => logger,
   });

@@ -195,46 +195,58 @@ describe("the receiver gate's edge cases, with runs written by hand", () => {
     }
   });
 
-  it("runs a lane whose probe ran out before it could start as a waiting one: the probe went to the next lane", async () => {
+  it("runs a lane whose probe ran out before it could start as a waiting one: never two probes at once", async () => {
     const { logger } = createLogSink("error");
     const runs: string[] = [];
-    let releaseX: (() => void) | undefined;
+    const blocked = new Map<string, () => void>();
+    let probing = 0;
+    let mostProbing = 0;
     const queue = createJobQueue({
       capacity: 10,
-      // One run at a time: X holds the slot while the probes are granted.
-      concurrency: 1,
+      // Two runs at a time: X1 and X2 hold both slots while A's probe is granted and runs out.
+      concurrency: 2,
       logger,
-      receiver: { channel: "webhook", policy: () => ({ ...POLICY, probeTimeoutMs: 50 }) },
+      receiver: {
+        channel: "webhook",
+        policy: () => ({ ...POLICY, initialDelayMs: 300, maxDelayMs: 300, probeTimeoutMs: 200 }),
+      },
       run: async (job, _progress, admission) => {
         const id = job.message.id;
         runs.push(`${id}:${admission}`);
         const withReplies: Job = { ...job, replies: [reply] };
-        if (id === "X" && releaseX === undefined) await new Promise<void>((resolve) => (releaseX = resolve));
-        if (admission === "wait") return { kind: "wait", job: withReplies, until: Date.now() + 86_400_000 };
-        // The receiver is back from the first probe on.
-        if (admission === "probe" || runs.some((run) => run.endsWith(":probe"))) {
+        if (id.startsWith("X") && !blocked.has(id)) await new Promise<void>((resolve) => blocked.set(id, resolve));
+        if (admission === "probe") {
+          probing += 1;
+          mostProbing = Math.max(mostProbing, probing);
+          // Out long enough for a second probe, were one granted, to run beside it (and within
+          // its own time, after which the keeper may grant the next).
+          await realWait(100);
+          probing -= 1;
           return { kind: "done", job: withReplies, answered: true };
         }
+        if (admission === "wait") return { kind: "wait", job: withReplies, until: Date.now() + 86_400_000 };
+        // The receiver is back from the first probe on.
+        if (runs.some((run) => run.endsWith(":probe"))) return { kind: "done", job: withReplies, answered: true };
         return unanswered(withReplies);
       },
     });
     try {
       await queue.enqueue(message("A", "a"));
       await waitFor(() => (queue.receiver()?.up === false ? true : undefined), 5_000, "the receiver down");
-      await queue.enqueue(message("B", "b"));
-      await waitFor(() => (runs.includes("B:wait") ? true : undefined), 5_000, "B waiting");
-      await queue.enqueue(message("X", "x"));
-      await waitFor(() => (releaseX === undefined ? undefined : true), 5_000, "X running");
-      // A is granted the probe (50 ms after the receiver went down) but cannot start; once its
-      // probe ran out (50 ms later), B is granted it. Nothing outside the keeper shows a grant:
-      // time passes, and a slow machine that granted only A's by then passes as well.
-      await realWait(400);
-      releaseX?.();
+      await queue.enqueue(message("X1", "x1"));
+      await queue.enqueue(message("X2", "x2"));
+      await waitFor(() => (blocked.size === 2 ? true : undefined), 5_000, "X1 and X2 running");
+      // A is granted the probe 300 ms after the receiver went down, and cannot start; its probe
+      // runs out 200 ms later. Nothing outside the keeper shows a grant: time passes.
+      await realWait(800);
+      blocked.get("X1")?.();
+      await waitFor(() => (runs.includes("A:wait") || runs.includes("A:probe") ? true : undefined), 5_000, "A's run");
+      blocked.get("X2")?.();
       await waitFor(() => (queue.size === 0 ? true : undefined), 5_000, "every job done");
-      expect(runs.filter((run) => run.endsWith(":probe"))).toEqual(["B:probe"]);
       expect(runs).toContain("A:wait");
+      expect(mostProbing).toBe(1);
     } finally {
-      releaseX?.();
+      for (const release of blocked.values()) release();
       await queue.drain(0);
     }
   });
