@@ -52,13 +52,15 @@ describe("the Worker's fetch handler", () => {
     );
   });
 
-  it("logs the configuration's warnings at warn, once, but not a bind's (a Worker binds nothing)", async () => {
+  it("logs the configuration's warnings at warn, once, but not a bind's or a buffer's (a Worker has neither)", async () => {
     const { lines } = captureLogs();
     const config = channelConfig({
-      webhook: { bind: "0.0.0.0:8090" },
+      // With the timeline recorded (admin), a buffer above its bound is a warning on Node.
+      webhook: { bind: "0.0.0.0:8090", buffer_capacity: 20_000 },
       delivery: { max_attempts: 4, circuit_failures: 5 },
+      top: { admin: { token_env: "ADMIN_SECRET" } },
     });
-    const env = testEnv(config, { WEBHOOK_SECRET: SECRET });
+    const env = testEnv(config, { WEBHOOK_SECRET: SECRET, ADMIN_SECRET: "worker-fetch-admin-secret-0123456789" });
     for (let request = 0; request < 2; request += 1) await worker.fetch(post({ sender_id: "u1", text: "hi" }), env);
     const warnings = lines.filter((line) => line.level === "warn" && String(line.msg).startsWith("configuration"));
     expect(warnings.map((line) => line.msg)).toEqual([

@@ -8,7 +8,8 @@ const HOUR_MS = 3_600_000;
  * Warnings about a message timeline that would drop messages still under way, so that "where is
  * message X?" has no answer when it matters most, during a receiver's outage: a window no longer
  * than the time a message may wait (a held message is dead-lettered at its channel's
- * `delivery.max_age_ms`), and, on Node, a size bound below what the channels' buffers hold.
+ * `delivery.max_age_ms`), and, on Node, a size bound below what the channels' buffers hold (on
+ * Postgres, what one replica's hold).
  * None while nothing is recorded: the timeline is off, or in memory without `admin`.
  */
 export function timelineWarnings(config: Config): ConfigProblem[] {
@@ -21,11 +22,13 @@ export function timelineWarnings(config: Config): ConfigProblem[] {
     const ms = channel.webhook.delivery.max_age_ms;
     if (longest === undefined || ms > longest.ms) longest = { index, ms };
   });
-  if (longest !== undefined && hours * HOUR_MS <= longest.ms) {
-    const needed = Math.floor(longest.ms / HOUR_MS) + 1;
+  // An hour of room at least: the age counts from a step's first attempt, and a message may wait
+  // before it (its turn in its conversation, the brain's answer).
+  const needed = longest === undefined ? 0 : Math.ceil(longest.ms / HOUR_MS) + 1;
+  if (longest !== undefined && hours < needed) {
     warnings.push({
       path: "timeline.retention_hours",
-      message: `${hours} hours is no longer than channels[${longest.index}].webhook.delivery.max_age_ms (${longest.ms} ms): a message that waits that long (a receiver down) leaves the timeline before it is delivered or dead-lettered`,
+      message: `${hours} hours leaves less than an hour past channels[${longest.index}].webhook.delivery.max_age_ms (${longest.ms} ms): a message that waits that long (a receiver down) leaves the timeline before it is delivered or dead-lettered`,
       fix: `raise timeline.retention_hours to ${needed} or more`,
     });
   }

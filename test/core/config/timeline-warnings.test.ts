@@ -20,19 +20,21 @@ describe("the timeline's warnings", () => {
     expect(timelineWarningsOf({}, { state_dir: "/var/lib/webhook-channel" })).toEqual([]);
   });
 
-  it("warns of a window no longer than a channel's max age, naming the hours that outlast it", () => {
+  it("warns of a window that leaves less than an hour past a channel's max age, naming the hours that do", () => {
     expect(
       timelineWarningsOf({ delivery: { max_age_ms: 90_000_000 } }, { ...ADMIN, timeline: { retention_hours: 24 } }),
     ).toEqual([
       {
         path: "timeline.retention_hours",
         message:
-          "24 hours is no longer than channels[0].webhook.delivery.max_age_ms (90000000 ms): a message that waits that long (a receiver down) leaves the timeline before it is delivered or dead-lettered",
+          "24 hours leaves less than an hour past channels[0].webhook.delivery.max_age_ms (90000000 ms): a message that waits that long (a receiver down) leaves the timeline before it is delivered or dead-lettered",
         fix: "raise timeline.retention_hours to 26 or more",
       },
     ]);
-    // Exactly as long is no longer.
+    // Exactly as long, or a millisecond longer, leaves no room.
     expect(timelineWarningsOf({}, { ...ADMIN, timeline: { retention_hours: 24 } })).toHaveLength(1);
+    const justUnder = { delivery: { max_age_ms: 86_399_999 } };
+    expect(timelineWarningsOf(justUnder, { ...ADMIN, timeline: { retention_hours: 24 } })).toHaveLength(1);
     expect(timelineWarningsOf({}, { ...ADMIN, timeline: { retention_hours: 25 } })).toEqual([]);
   });
 

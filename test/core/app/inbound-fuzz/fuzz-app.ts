@@ -73,6 +73,20 @@ export function fuzzApp() {
   const clock = { now: () => now };
   const sink = createLogSink();
   const acceptedIds: string[] = [];
+  // While held, an "async" enqueue answers only when released: a burst's first request is still
+  // storing its message when the others with its Idempotency-Key arrive.
+  let held: Promise<void> | undefined;
+  let waiting = 0;
+  const holdEnqueues = (): (() => void) => {
+    let release = (): void => undefined;
+    held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return () => {
+      held = undefined;
+      release();
+    };
+  };
   const queue: InboundQueue = {
     enqueue(message) {
       switch (world.queueMode) {
@@ -84,7 +98,11 @@ export function fuzzApp() {
           return Promise.reject(bufferFullError());
         case "async":
           acceptedIds.push(message.id);
-          return Promise.resolve();
+          if (held === undefined) return Promise.resolve();
+          waiting += 1;
+          return held.finally(() => {
+            waiting -= 1;
+          });
         default:
           acceptedIds.push(message.id);
           return undefined;
@@ -147,6 +165,9 @@ export function fuzzApp() {
     letterIds,
     lines: sink.lines,
     recorder,
+    holdEnqueues,
+    /** Enqueues waiting for the release of {@link holdEnqueues}. */
+    heldEnqueues: () => waiting,
     advance: (ms: number) => {
       now += ms;
     },

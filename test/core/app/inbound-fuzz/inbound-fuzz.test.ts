@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { waitFor } from "../../../support/wait-for.js";
 import { fuzzApp } from "./fuzz-app.js";
 import type { FuzzCase, World } from "./fuzz-case.js";
 import { WEBHOOK_SECRET } from "./fuzz-secrets.js";
@@ -40,16 +41,41 @@ describe("the inbound HTTP surface under seeded fuzzing", () => {
     // world per burst so that the cases still replay from the seed alone.
     for (let burst = 0; burst < BURSTS; burst += 1) {
       const world: World = { ...genWorld(random), queueMode: random.chance(0.7) ? "async" : "sync" };
-      const key = `burst-${burst % 4}`;
+      // A key of its own per burst, but every fourth burst takes an earlier one again (a 422).
+      const key = burst % 4 === 3 ? `burst-${burst - 3}` : `burst-${burst}`;
+      // Mostly the same well-formed message, so that its copies meet while the first is stored.
+      const text = `burst ${burst}`;
       const cases = Array.from({ length: BURST_SIZE }, (_, index): FuzzCase => {
         const c = genCase(random, f, SEQUENTIAL_REQUESTS + burst * BURST_SIZE + index);
+        if (random.chance(0.8)) {
+          const headers: [string, string][] = [
+            ["authorization", `Bearer ${WEBHOOK_SECRET}`],
+            ["content-type", "application/json"],
+            ["idempotency-key", key],
+          ];
+          const body = JSON.stringify({ sender_id: "burst", text });
+          return { ...c, method: "POST", path: "/webhook", headers, body, kind: "burst", world };
+        }
         const headers = c.headers.filter(([name]) => name !== "idempotency-key" && name !== "x-fuzz-peer");
         headers.push(["idempotency-key", key]);
         return { ...c, method: "POST", path: random.chance(0.8) ? "/webhook" : "/hooks/in", headers, world };
       });
       Object.assign(f.world, world);
       f.advance(random.int(3_000));
-      for (const outcome of await Promise.all(cases.map((c) => send(f, c)))) count(outcome);
+      const release = f.holdEnqueues();
+      let answered = 0;
+      const outcomes = Promise.all(
+        cases.map((c) =>
+          send(f, c).finally(() => {
+            answered += 1;
+          }),
+        ),
+      );
+      // Released once every request of the burst has answered but those whose message is being
+      // stored: the copies of a message met its key while the first was still in flight.
+      await waitFor(() => (answered + f.heldEnqueues() === cases.length ? true : undefined), 5_000, "the burst");
+      release();
+      for (const outcome of await outcomes) count(outcome);
     }
     await f.recorder.close();
 
@@ -62,7 +88,7 @@ describe("the inbound HTTP surface under seeded fuzzing", () => {
     expect(unexpected, `seed ${SEED}: unexpected errors were logged`).toEqual([]);
 
     // The fuzz reached the answers it is about (a seed that does not is too weak to keep).
-    for (const status of [200, 400, 401, 404, 405, 413, 415, 422, 429, 503]) {
+    for (const status of [200, 400, 401, 404, 405, 409, 413, 415, 422, 429, 503]) {
       expect(statuses.get(status) ?? 0, `seed ${SEED}: no ${status} among ${JSON.stringify(summary)}`).toBeGreaterThan(
         0,
       );
