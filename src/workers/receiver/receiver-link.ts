@@ -11,7 +11,8 @@ import { learnReceiver, receiverView } from "./receiver-views.js";
  * one that object granted this conversation when it woke it.
  */
 export class ReceiverLink {
-  private probeGranted = false;
+  /** Until when the probe this conversation was granted may start; undefined: none granted. */
+  private probeUntil: number | undefined;
   readonly client: CircuitClient;
 
   /** `receivers` is asked at each report: the object answers from the environment it is handed. */
@@ -25,17 +26,22 @@ export class ReceiverLink {
         return answer;
       },
       takeProbe: () => {
-        const granted = this.probeGranted;
-        this.probeGranted = false;
-        return granted;
+        // A grant whose time ran out (a run of this conversation held it past it) is not a
+        // probe any more: the receiver object may have granted the next one meanwhile.
+        const live = this.probeUntil !== undefined && Date.now() < this.probeUntil;
+        this.probeUntil = undefined;
+        return live;
       },
       logger,
     });
   }
 
-  /** The receiver object woke this conversation as its probe: the next run posts. */
-  grantProbe(): void {
-    this.probeGranted = true;
+  /**
+   * The receiver object woke this conversation as its probe: the next run posts, if it starts
+   * before `until` (none from an object of an earlier version, which sends no time).
+   */
+  grantProbe(until = Number.POSITIVE_INFINITY): void {
+    this.probeUntil = until;
   }
 
   /** The receiver is up again (the receiver object says so): the isolate's view follows. */

@@ -154,7 +154,9 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     const channel = this.store.channel() ?? "";
     const stub = this.env.CONVERSATIONS.get(this.env.CONVERSATIONS.idFromName(conversation));
     try {
-      const waits = await stub.receiverWake(channel, asProbe);
+      // The probe's time, as the keeper set it when it granted it: a run that starts later waits.
+      const probeUntil = asProbe ? Date.now() + (await this.policy()).probeTimeoutMs : undefined;
+      const waits = await stub.receiverWake(channel, asProbe, probeUntil);
       if (!waits) return "idle";
       return asProbe ? "probing" : "woken";
     } catch (error) {
