@@ -191,11 +191,10 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
 
   /**
    * The channel's receiver object wakes this conversation, whose replies wait for the receiver:
-   * it is up again, or (`asProbe`) this conversation's next POST is to be its probe. Answers
-   * whether anything of the conversation waits (false: its job left the lane meanwhile, and a
-   * probe goes to another conversation). A probe is this conversation's until `probeUntil`. A
-   * wake-up that comes while the lane runs is kept for when the run ends, so that the run's own
-   * settlement (a hold) cannot undo it.
+   * it is up again, or (`asProbe`, until `probeUntil`) its next POST is to be the probe. Answers
+   * whether anything of it waits (false: its job left the lane, and a probe goes elsewhere). A
+   * wake-up while the lane runs is kept for when the run ends, so that the run's own settlement
+   * (a hold) cannot undo it.
    */
   async receiverWake(channel: string, asProbe: boolean, probeUntil?: number): Promise<boolean> {
     const head = this.lane.head();
