@@ -11,8 +11,8 @@ export function checkServiceUrl(raw: string): string {
 }
 
 function shapeOf(raw: string): string {
-  if (URL.canParse(raw)) return `'${safeUrl(raw)}'`;
-  // Credentials or a query written without a scheme would still be secrets.
+  // Credentials or a query are secrets whatever the rest: without "//" a URL parser reads
+  // "admin:secret@host" as a scheme and a path, so what it would redact is no guide.
   return /[@?#]/.test(raw) ? `a value of ${raw.length} characters that is not a URL` : `'${raw}'`;
 }
 

@@ -15,9 +15,11 @@ export function issueToProblems(issue: z.core.$ZodIssue): ConfigProblem[] {
     }));
   }
   const path = formatJsonPath(issue.path);
-  // JSON has no undefined, so with reportInput an undefined input is a key that is absent.
-  if (issue.code === "invalid_type" && issue.input === undefined) {
-    const rule = schemaRule(issue) ?? expectedType(issue.expected);
+  // JSON has no undefined, so with reportInput an undefined input is a key that is absent (a
+  // missing literal, such as a channel's "type", is an invalid value rather than type).
+  if ((issue.code === "invalid_type" || issue.code === "invalid_value") && issue.input === undefined) {
+    const rule =
+      schemaRule(issue) ?? (issue.code === "invalid_type" ? expectedType(issue.expected) : "see config.schema.json");
     return [{ path, message: "is required", fix: `add "${String(issue.path.at(-1) ?? "")}" (${rule})` }];
   }
   if (issue.code === "invalid_type") {

@@ -1,0 +1,68 @@
+/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
+function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** The fuzz's only source of chance: every draw comes from the seed, so a run replays exactly. */
+export class Random {
+  private readonly next: () => number;
+
+  constructor(seed: number) {
+    this.next = mulberry32(seed);
+  }
+
+  /** A whole number in [0, n). */
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+
+  /** A whole number in [min, max]. */
+  between(min: number, max: number): number {
+    return min + this.int(max - min + 1);
+  }
+
+  /** True with probability `p`. */
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+
+  /** One of `items`, uniformly. */
+  pick<T>(items: readonly T[]): T {
+    if (items.length === 0) throw new Error("pick from an empty list");
+    // In range, so an element of `items` (which may itself be undefined).
+    return items[this.int(items.length)] as T;
+  }
+
+  /** Some of `items` (each kept with probability `p`), in their order. */
+  some<T>(items: readonly T[], p = 0.5): T[] {
+    return items.filter(() => this.chance(p));
+  }
+
+  /** Runs one of `choices`, each weighted by its first element. */
+  weighted<T>(choices: readonly (readonly [number, () => T])[]): T {
+    const total = choices.reduce((sum, [weight]) => sum + weight, 0);
+    let at = this.next() * total;
+    for (const [weight, make] of choices) {
+      at -= weight;
+      if (at < 0) return make();
+    }
+    const last = choices.at(-1);
+    if (last === undefined) throw new Error("no choices");
+    return last[1]();
+  }
+
+  /** `length` characters drawn from `alphabet` (by code point, so emoji stay whole). */
+  string(length: number, alphabet: string): string {
+    const chars = [...alphabet];
+    let out = "";
+    for (let index = 0; index < length; index += 1) out += this.pick(chars);
+    return out;
+  }
+}
