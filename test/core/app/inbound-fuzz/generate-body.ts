@@ -1,6 +1,6 @@
+import type { Random } from "../../../support/seeded-random.js";
 import type { Fuzz } from "./fuzz-app.js";
 import { deepNesting, genJsonValue, genObjectSource, type Keys } from "./generate-json.js";
-import type { Random } from "./seeded-random.js";
 
 const MIB = 1_048_576;
 

@@ -1,3 +1,4 @@
+import type { Random } from "../../../support/seeded-random.js";
 import { TOKEN_CHARS } from "./alphabets.js";
 import type { Fuzz } from "./fuzz-app.js";
 import type { FuzzCase, QueueMode, World } from "./fuzz-case.js";
@@ -12,7 +13,6 @@ import {
 } from "./generate-headers.js";
 import { HOOKS_KEYS, WEBHOOK_KEYS } from "./generate-json.js";
 import { genPath } from "./generate-path.js";
-import type { Random } from "./seeded-random.js";
 
 function genMethod(r: Random): string {
   return r.weighted<string>([

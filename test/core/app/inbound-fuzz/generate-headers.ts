@@ -1,6 +1,6 @@
+import type { Random } from "../../../support/seeded-random.js";
 import { PRINTABLE } from "./alphabets.js";
 import { ADMIN_SECRET, HOOKS_SECRET, SECRETS, WEBHOOK_PREVIOUS_SECRET, WEBHOOK_SECRET } from "./fuzz-secrets.js";
-import type { Random } from "./seeded-random.js";
 
 /** An Authorization header for `path`: mostly its right secret, else near misses, other schemes, none. */
 export function genAuthorization(r: Random, path: string): string | undefined {

@@ -1,5 +1,5 @@
+import type { Random } from "../../../support/seeded-random.js";
 import { PRINTABLE } from "./alphabets.js";
-import type { Random } from "./seeded-random.js";
 
 /** A JSON value of any type, at most `depth` deep. */
 export function genJsonValue(r: Random, depth: number): unknown {

@@ -1,7 +1,7 @@
 import { encodeCursor } from "../../../../src/core/admin/dead-letter-cursor.js";
+import type { Random } from "../../../support/seeded-random.js";
 import { PATH_CHARS, PRINTABLE } from "./alphabets.js";
 import { type Fuzz, T0 } from "./fuzz-app.js";
-import type { Random } from "./seeded-random.js";
 
 function genCursor(r: Random, f: Fuzz): string {
   return r.weighted<string>([

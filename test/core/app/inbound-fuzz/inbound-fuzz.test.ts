@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { Random } from "../../../support/seeded-random.js";
 import { waitFor } from "../../../support/wait-for.js";
 import { fuzzApp } from "./fuzz-app.js";
 import type { FuzzCase, World } from "./fuzz-case.js";
 import { WEBHOOK_SECRET } from "./fuzz-secrets.js";
 import { SEED } from "./fuzz-seed.js";
 import { genCase, genWorld } from "./generate-case.js";
-import { Random } from "./seeded-random.js";
 import { type Outcome, send } from "./send-case.js";
 
 /**

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { Random } from "../../../support/seeded-random.js";
 import { Coverage, TOP_LEVEL_KEYS } from "./coverage.js";
 import { describeDocument } from "./describe-document.js";
 import { SEED } from "./fuzz-seed.js";
 import { genDocument } from "./generate-document.js";
 import { outcomeFaults, validate } from "./result-checks.js";
-import { Random } from "./seeded-random.js";
 
 /**
  * A seeded fuzz of `validateConfig`: valid configurations of every shape, mutated (keys deleted,

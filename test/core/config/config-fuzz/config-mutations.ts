@@ -1,7 +1,7 @@
 import { isRecord } from "../../../../src/core/is-record.js";
+import type { Random } from "../../../support/seeded-random.js";
 import { misspell } from "./generic-mutations.js";
 import { putOwn, withOwnKey } from "./json-places.js";
-import type { Random } from "./seeded-random.js";
 import type { Json } from "./valid-config.js";
 
 // Mutations that know the configuration's shape: they break the rules between keys (names,

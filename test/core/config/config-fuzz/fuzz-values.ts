@@ -1,4 +1,4 @@
-import type { Random } from "./seeded-random.js";
+import type { Random } from "../../../support/seeded-random.js";
 
 /**
  * The secret the fuzz plants under keys named like secrets (`token`, `password`, …) and in

@@ -1,8 +1,8 @@
 import { isRecord } from "../../../../src/core/is-record.js";
+import type { Random } from "../../../support/seeded-random.js";
 import { configMutation } from "./config-mutations.js";
 import { genJson } from "./fuzz-values.js";
 import { genericMutation } from "./generic-mutations.js";
-import type { Random } from "./seeded-random.js";
 import { genValidConfig } from "./valid-config.js";
 
 /** One generated document, with how it was made (to read in a failure; the seed and index replay it). */

@@ -1,7 +1,7 @@
 import { isRecord } from "../../../../src/core/is-record.js";
+import type { Random } from "../../../support/seeded-random.js";
 import { deepNesting, genJson, genKey, genString, SECRET_KEYS, SECRET_MARKER } from "./fuzz-values.js";
 import { type Place, placesOf, putOwn, removeAt, setAt, valueAt, withOwnKey } from "./json-places.js";
-import type { Random } from "./seeded-random.js";
 
 // Mutations that know nothing of the schema: they delete, replace, add and rename anywhere in
 // the document. Each returns a short label, for the failure message of the document it made.

@@ -10,7 +10,7 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-/** The fuzz's only source of chance: every draw comes from the seed, so a run replays exactly. */
+/** A seeded fuzz test's only source of chance: every draw comes from the seed, so a run replays exactly. */
 export class Random {
   private readonly next: () => number;
 
@@ -63,6 +63,41 @@ export class Random {
     const chars = [...alphabet];
     let out = "";
     for (let index = 0; index < length; index += 1) out += this.pick(chars);
+    return out;
+  }
+
+  /** Any UTF-16 code units, lone surrogates and controls included. */
+  units(length: number): string {
+    let out = "";
+    for (let index = 0; index < length; index += 1) {
+      out += String.fromCharCode(
+        this.pick([
+          this.int(0x80),
+          this.int(0x80),
+          0x80 + this.int(0x780),
+          0xd800 + this.int(0x800),
+          this.int(0x10000),
+        ]),
+      );
+    }
+    return out;
+  }
+
+  /** Characters a header value may carry (Latin-1, no NUL, CR or LF). */
+  latin1(length: number): string {
+    let out = "";
+    for (let index = 0; index < length; index += 1) {
+      let code = this.chance(0.8) ? 0x20 + this.int(0x5f) : 1 + this.int(0xff);
+      if (code === 0x0a || code === 0x0d) code = 0x2d;
+      out += String.fromCharCode(code);
+    }
+    return out;
+  }
+
+  /** `length` bytes, any values. */
+  bytes(length: number): Uint8Array {
+    const out = new Uint8Array(length);
+    for (let index = 0; index < length; index += 1) out[index] = this.int(256);
     return out;
   }
 }
