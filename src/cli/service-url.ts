@@ -11,6 +11,8 @@ export function checkServiceUrl(raw: string): string {
 }
 
 function shapeOf(raw: string): string {
+  // A URL of another scheme: shown without its credentials and query.
+  if (raw.includes("//") && URL.canParse(raw)) return `'${safeUrl(raw)}', not an http(s) URL`;
   // Credentials or a query are secrets whatever the rest: without "//" a URL parser reads
   // "admin:secret@host" as a scheme and a path, so what it would redact is no guide.
   return /[@?#]/.test(raw) ? `a value of ${raw.length} characters that is not a URL` : `'${raw}'`;

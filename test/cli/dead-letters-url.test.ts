@@ -110,6 +110,7 @@ describe("dead-letters --url never prints the URL's credentials or query", () =>
     });
     expect(usage.code).toBe(2);
     expect(usage.err).not.toContain("CLIPASS");
+    expect(usage.err).toContain("'ftp://host/', not an http(s) URL");
     // Without "//", a parser reads "admin:" as a scheme and the rest as a path: still not shown.
     for (const given of ["admin:CLIPASS@127.0.0.1:8090", "u:CLIPASS@h?x", "127.0.0.1:8090/?token=CLIQUERY"]) {
       const shown = await runCliCaptured(["dead-letters", "list", "--url", given], { WEBHOOK_ADMIN_SECRET: ADMIN });

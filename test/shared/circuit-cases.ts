@@ -42,6 +42,8 @@ function keeperOver(
   } = {},
 ) {
   const woken: string[] = [];
+  // The time each probe was granted until, as the wake hands it to the lane.
+  const probeDeadlines: number[] = [];
   const changes: string[] = [];
   const origins: ChangeOrigin[] = [];
   const scheduled: (number | undefined)[] = [];
@@ -52,10 +54,11 @@ function keeperOver(
     now: () => clock.now,
     store,
     held,
-    wake: (keys, asProbe) =>
+    wake: (keys, probeUntil) =>
       keys.map((key) => {
-        woken.push(asProbe ? `probe ${key}` : key);
-        return options.answers?.(key) ?? (asProbe ? "probing" : "woken");
+        woken.push(probeUntil !== undefined ? `probe ${key}` : key);
+        if (probeUntil !== undefined) probeDeadlines.push(probeUntil);
+        return options.answers?.(key) ?? (probeUntil !== undefined ? "probing" : "woken");
       }),
     schedule: (at) => void scheduled.push(at),
     changed: (change, _state, waiting, origin) => {
@@ -63,7 +66,7 @@ function keeperOver(
       origins.push(origin);
     },
   });
-  return { keeper, woken, changes, origins, scheduled, held };
+  return { keeper, woken, probeDeadlines, changes, origins, scheduled, held };
 }
 
 /** Reports `count` unanswered POSTs in a row. */
@@ -88,7 +91,9 @@ export function circuitCases(name: string, harness: CircuitCasesHarness): void {
     it("holds lanes while down, wakes the one that waited longest as the only probe, and all of them once it answers", async () => {
       const { channel, open } = await harness.stores();
       const clock = { now: 2_000_000 };
-      const { keeper, woken, changes, scheduled } = keeperOver(open(), channel, clock, { held: harness.held?.() });
+      const { keeper, woken, probeDeadlines, changes, scheduled } = keeperOver(open(), channel, clock, {
+        held: harness.held?.(),
+      });
       await fail(keeper, 3, "lane-a");
       await keeper.record(UNANSWERED, false, "lane-b");
       await keeper.record(null, false, "lane-c");
@@ -97,6 +102,8 @@ export function circuitCases(name: string, harness: CircuitCasesHarness): void {
       clock.now += POLICY.initialDelayMs;
       await keeper.due();
       expect(woken).toEqual(["probe lane-a"]);
+      // The lane is the probe until the probe's time, the keeper's own, runs out.
+      expect(probeDeadlines).toEqual([clock.now + POLICY.probeTimeoutMs]);
       // While it is out, nobody else probes.
       await keeper.due();
       expect(woken).toEqual(["probe lane-a"]);

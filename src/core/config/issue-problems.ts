@@ -19,7 +19,10 @@ export function issueToProblems(issue: z.core.$ZodIssue): ConfigProblem[] {
   // missing literal, such as a channel's "type", is an invalid value rather than type).
   if ((issue.code === "invalid_type" || issue.code === "invalid_value") && issue.input === undefined) {
     const rule =
-      schemaRule(issue) ?? (issue.code === "invalid_type" ? expectedType(issue.expected) : "see config.schema.json");
+      schemaRule(issue) ??
+      (issue.code === "invalid_type"
+        ? expectedType(issue.expected)
+        : `one of ${issue.values.map((value) => JSON.stringify(value)).join(", ")}`);
     return [{ path, message: "is required", fix: `add "${String(issue.path.at(-1) ?? "")}" (${rule})` }];
   }
   if (issue.code === "invalid_type") {

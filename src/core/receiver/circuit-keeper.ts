@@ -52,8 +52,14 @@ export interface CircuitKeeperDeps {
   readonly now: () => number;
   readonly store: CircuitStore;
   readonly held: HeldLanes;
-  /** Wakes held lanes: every one once the receiver is up, or the first in line as the probe. */
-  readonly wake: (keys: readonly string[], asProbe: boolean) => readonly WakeResult[] | Promise<readonly WakeResult[]>;
+  /**
+   * Wakes held lanes: every one once the receiver is up, or, with `probeUntil`, the first in line
+   * as the probe, which is its own until then (a run that starts later posts as a waiting one).
+   */
+  readonly wake: (
+    keys: readonly string[],
+    probeUntil?: number,
+  ) => readonly WakeResult[] | Promise<readonly WakeResult[]>;
   /** Asks for {@link CircuitKeeper.due} at `at` (epoch ms), replacing the call asked for before; undefined: none. */
   readonly schedule: (at: number | undefined) => void | Promise<void>;
   /** A change of state: the log line, the metrics and the operator event (`waiting`: lanes held here). */
@@ -177,7 +183,7 @@ export class CircuitKeeper {
   private async wakeHeld(): Promise<void> {
     const keys = await this.deps.held.take(this.wakeBatch);
     if (keys.length === 0) return;
-    const results = await this.deps.wake(keys, false);
+    const results = await this.deps.wake(keys);
     // One that could not be woken waits on (its own timer runs it at its max age meanwhile).
     for (const [index, key] of keys.entries()) {
       if (results[index] === "unreachable") await this.deps.held.add(key);
@@ -188,15 +194,15 @@ export class CircuitKeeper {
     for (let tries = 0; tries < this.wakeBatch; tries += 1) {
       if ((await this.deps.held.count()) === 0) return;
       const now = this.deps.now();
-      let admitted = false;
+      let until: number | undefined;
       await this.update((stored) => {
         const step = admitPost(stored, now, policy);
-        admitted = step.admission === "probe";
+        until = step.admission === "probe" ? step.state.down?.probingUntil : undefined;
         return { state: step.state };
       });
-      if (!admitted) return;
+      if (until === undefined) return;
       const [first] = await this.deps.held.take(1);
-      const result = first === undefined ? "idle" : (await this.deps.wake([first], true))[0];
+      const result = first === undefined ? "idle" : (await this.deps.wake([first], until))[0];
       if (result === "probing") return;
       // Not probing after all: the probe is free again for the next in line.
       await this.update((stored) => ({ state: releaseProbe(stored) }));

@@ -97,11 +97,12 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
     now,
     store: options.store,
     held,
-    wake(keys, asProbe) {
+    wake(keys, probeUntil) {
       const results: WakeResult[] = keys.map((key) => {
         if (lanes.head(key) === undefined) return "idle";
-        if (asProbe) probe = { key, until: now() + options.policy().probeTimeoutMs };
-        return asProbe ? "probing" : "woken";
+        if (probeUntil === undefined) return "woken";
+        probe = { key, until: probeUntil };
+        return "probing";
       });
       lanes.wakeNow(keys);
       return results;

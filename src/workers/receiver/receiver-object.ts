@@ -47,7 +47,7 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
       now: () => Date.now(),
       store: this.store,
       held: this.store,
-      wake: (keys, asProbe) => Promise.all(keys.map((key) => this.wake(key, asProbe))),
+      wake: (keys, probeUntil) => Promise.all(keys.map((key) => this.wake(key, probeUntil))),
       schedule: (at) => this.schedule(at),
       changed: (change, state, waiting, origin) => this.changed(change, state, waiting, origin),
       wakeBatch: WAKE_BATCH,
@@ -149,13 +149,12 @@ export class ReceiverObject extends DurableObject<WorkerEnv> {
     await this.ctx.storage.setAlarm(at);
   }
 
-  /** Wakes a waiting conversation (`asProbe`: to post as the probe); see {@link WakeResult}. */
-  private async wake(conversation: string, asProbe: boolean): Promise<WakeResult> {
+  /** Wakes a waiting conversation (with `probeUntil`: to post as the probe until then); see {@link WakeResult}. */
+  private async wake(conversation: string, probeUntil: number | undefined): Promise<WakeResult> {
     const channel = this.store.channel() ?? "";
     const stub = this.env.CONVERSATIONS.get(this.env.CONVERSATIONS.idFromName(conversation));
     try {
-      // The probe's time, as the keeper set it when it granted it: a run that starts later waits.
-      const probeUntil = asProbe ? Date.now() + (await this.policy()).probeTimeoutMs : undefined;
+      const asProbe = probeUntil !== undefined;
       const waits = await stub.receiverWake(channel, asProbe, probeUntil);
       if (!waits) return "idle";
       return asProbe ? "probing" : "woken";
