@@ -101,3 +101,16 @@ export class Random {
     return out;
   }
 }
+
+/**
+ * The seed a fuzz test runs: the environment variable `variable` (a whole number, taken as an
+ * unsigned 32-bit seed) replays another one, else `fallback`. A value that is not a whole number
+ * is refused rather than ignored, so that a replay never runs the default seed unnoticed.
+ */
+export function seedFrom(variable: string, fallback: number): number {
+  const raw = process.env[variable];
+  if (raw === undefined || raw === "") return fallback;
+  const seed = Number(raw);
+  if (!Number.isSafeInteger(seed)) throw new Error(`${variable} must be a whole number, not ${JSON.stringify(raw)}`);
+  return seed >>> 0;
+}
