@@ -50,7 +50,12 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
   try {
     switch (command) {
       case "serve": {
-        const { configPath, bind, version } = parseServiceArgs(rest);
+        const { configPath, bind, help, version } = parseServiceArgs(rest);
+        // "-hc file" holds -h as well: help, as `node dist/node.js -hc file` answers.
+        if (help) {
+          io.out(COMMAND_HELP.serve ?? USAGE);
+          return 0;
+        }
         if (version) {
           io.out(`${VERSION}\n`);
           return 0;

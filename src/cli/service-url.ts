@@ -11,8 +11,8 @@ export function checkServiceUrl(raw: string): string {
 }
 
 function shapeOf(raw: string): string {
-  // A URL of another scheme: shown without its credentials and query.
-  if (raw.includes("//") && URL.canParse(raw)) return `'${safeUrl(raw)}', not an http(s) URL`;
+  // A URL of another scheme ("ws://", "ftp://"): shown without its credentials and query.
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/]/i.test(raw) && URL.canParse(raw)) return `'${safeUrl(raw)}', not an http(s) URL`;
   // Credentials or a query are secrets whatever the rest: without "//" a URL parser reads
   // "admin:secret@host" as a scheme and a path, so what it would redact is no guide.
   return /[@?#]/.test(raw) ? `a value of ${raw.length} characters that is not a URL` : `'${raw}'`;
@@ -33,6 +33,31 @@ export function serviceCallError(url: string, error: unknown): string {
   const cause = error instanceof Error && error.cause !== undefined ? `: ${errorMessage(error.cause)}` : "";
   // The URL's credentials and query are never printed: they may hold a secret.
   const shown = safeUrl(url);
-  const said = `${errorMessage(error)}${cause}`.replaceAll(url, shown);
-  return `${shown}: ${said}\n`;
+  return `${shown}: ${scrubbed(`${errorMessage(error)}${cause}`, url, shown)}\n`;
+}
+
+/**
+ * `text` with `url` shown as `shown`, and its credentials and query taken out wherever else they
+ * appear: what was fetched may be spelled otherwise (its trailing slashes trimmed, say), and an
+ * error that quotes it would quote the secret with it.
+ */
+function scrubbed(text: string, url: string, shown: string): string {
+  let out = text.replaceAll(url, shown);
+  if (!URL.canParse(url)) return out;
+  const { username, password, search, hash } = new URL(url);
+  for (const secret of [password, username, search.slice(1), hash.slice(1)]) {
+    if (secret === "") continue;
+    out = out.replaceAll(secret, "***");
+    const decoded = safeDecode(secret);
+    if (decoded !== secret && decoded !== "") out = out.replaceAll(decoded, "***");
+  }
+  return out;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

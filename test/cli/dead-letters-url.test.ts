@@ -97,6 +97,16 @@ describe("dead-letters --url against a running service", () => {
 });
 
 describe("dead-letters --url never prints the URL's credentials or query", () => {
+  it("keeps them out of a fetch's error that quotes the URL as it was fetched (its trailing slashes trimmed)", async () => {
+    // Fetch refuses a URL with credentials and quotes it whole: the one fetched, not the one given.
+    const { code, err } = await runCliCaptured(
+      ["dead-letters", "list", "--url", "http://fuzz:CLIPASS@127.0.0.1:9///"],
+      { WEBHOOK_ADMIN_SECRET: ADMIN },
+    );
+    expect(code).toBe(1);
+    expect(err).not.toContain("CLIPASS");
+  });
+
   it("says why the service cannot be reached with the URL's scheme, host and path only", async () => {
     const { code, err } = await runCliCaptured(
       ["dead-letters", "list", "--url", "http://user:CLIPASS@127.0.0.1:9/?token=CLIQUERY"],
@@ -111,8 +121,14 @@ describe("dead-letters --url never prints the URL's credentials or query", () =>
     expect(usage.code).toBe(2);
     expect(usage.err).not.toContain("CLIPASS");
     expect(usage.err).toContain("'ftp://host/', not an http(s) URL");
-    // Without "//", a parser reads "admin:" as a scheme and the rest as a path: still not shown.
-    for (const given of ["admin:CLIPASS@127.0.0.1:8090", "u:CLIPASS@h?x", "127.0.0.1:8090/?token=CLIQUERY"]) {
+    // Without "//" after the scheme, a parser reads "admin:" as one and the rest as a path: still
+    // not shown, nor with slashes that end it.
+    for (const given of [
+      "admin:CLIPASS@127.0.0.1:8090",
+      "u:CLIPASS@h?x",
+      "127.0.0.1:8090/?token=CLIQUERY",
+      "fuzz:CLIPASS@127.0.0.1:9///",
+    ]) {
       const shown = await runCliCaptured(["dead-letters", "list", "--url", given], { WEBHOOK_ADMIN_SECRET: ADMIN });
       expect(shown.code).toBe(2);
       expect(shown.err).toContain("--url must be the service's base URL");

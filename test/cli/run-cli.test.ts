@@ -116,6 +116,8 @@ describe("help and version", () => {
     [["help"], "<command>"],
     [["serve", "--help"], "serve [--config <file>]"],
     [["serve", "-h", "--config", "missing.json"], "serve [--config <file>]"],
+    // -h among other short options, as `node dist/node.js -hc file` reads it.
+    [["serve", "-hc", "missing.json"], "serve [--config <file>]"],
     [["config", "--help"], "config check"],
     [["config", "check", "--help"], "config check [--preflight]"],
     [["config", "check", "--preflight", "-h"], "config check [--preflight]"],
