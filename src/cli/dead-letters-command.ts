@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { errorMessage, isChannelError } from "../core/channel-error.js";
+import { errorMessage } from "../core/channel-error.js";
 import { formatProblem } from "../core/config/config-problem.js";
 import { channelName } from "../core/config/validate-config.js";
 import { createAdminDeadLetters } from "../core/dead-letters/create-admin-dead-letters.js";
@@ -9,7 +9,7 @@ import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { createPostgresDeadLetterStore } from "../node/state/postgres/postgres-dead-letter-store.js";
 import { openPostgresPool } from "../node/state/postgres/postgres-pool.js";
-import { postgresErrorMessage } from "../node/state/postgres/postgres-state-error.js";
+import { postgresReason } from "../node/state/postgres/postgres-state-error.js";
 import { createPostgresTimelineStore } from "../node/state/postgres/postgres-timeline-store.js";
 import { postgresUrlProblem } from "../node/state/postgres/postgres-url.js";
 import { listDeadLetters } from "../node/state/sqlite/dead-letters.js";
@@ -121,10 +121,7 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
       );
       return await runDeadLettersAction(port, request, io);
     } catch (error) {
-      // The stores answer a failure as the service would (503 "retry shortly"); a person at the
-      // command line needs what pg said (a URL it cannot read, a refused connection).
-      const said = isChannelError(error) && error.code === "state_unavailable" ? error.cause : error;
-      io.err(`${postgresVariable}: ${postgresErrorMessage(said ?? error)}\n`);
+      io.err(`${postgresVariable}: ${postgresReason(error)}\n`);
       return 1;
     } finally {
       await replays.close();

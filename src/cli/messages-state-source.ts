@@ -5,7 +5,7 @@ import { DEFAULT_TIMELINE_HOURS } from "../core/config/timeline-schema.js";
 import { createTimelineAdmin, type TimelineAdmin } from "../core/timeline/timeline-admin.js";
 import { readConfigFile } from "../node/read-config-file.js";
 import { openPostgresPool } from "../node/state/postgres/postgres-pool.js";
-import { postgresErrorMessage } from "../node/state/postgres/postgres-state-error.js";
+import { postgresReason } from "../node/state/postgres/postgres-state-error.js";
 import { createPostgresTimelineStore } from "../node/state/postgres/postgres-timeline-store.js";
 import { postgresUrlProblem } from "../node/state/postgres/postgres-url.js";
 import { createSqliteTimelineStore } from "../node/state/sqlite/sqlite-timeline-store.js";
@@ -66,7 +66,7 @@ export async function openStateTimeline(
     return {
       admin: createTimelineAdmin(createPostgresTimelineStore(pool), systemClock),
       where: variable,
-      describe: postgresErrorMessage,
+      describe: postgresReason,
       close: () => pool.end(),
     };
   }

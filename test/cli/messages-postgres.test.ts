@@ -61,6 +61,8 @@ describe("messages --config with postgres_url_env", () => {
     });
     expect(unreachable.code).toBe(1);
     expect(unreachable.err).toMatch(/^DATABASE_URL: /);
+    // What pg said (as the dead-letters command says it), not the service's "retry shortly".
+    expect(unreachable.err).toContain("ECONNREFUSED");
     expect(unreachable.err).not.toContain("secret-password");
   });
 });

@@ -33,6 +33,16 @@ export function postgresErrorMessage(error: unknown): string {
 }
 
 /**
+ * What pg said behind a store's failure, for a person at the command line: the stores answer a
+ * failure as the service would (503 `state_unavailable`, "retry shortly"), and the reason (a
+ * refused connection, a URL pg cannot read) is its cause.
+ */
+export function postgresReason(error: unknown): string {
+  const said = isChannelError(error) && error.code === "state_unavailable" ? error.cause : error;
+  return postgresErrorMessage(said ?? error);
+}
+
+/**
  * SQLSTATE classes (and codes) of errors a statement meets before its commit, which end its
  * transaction: a feature not supported, such as a named statement's plan whose result changed
  * type under a migration (0A), data (22), constraints (23), transaction state, read-only included
