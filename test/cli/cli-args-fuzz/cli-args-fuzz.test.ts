@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Random } from "../../shared/seeded-random.js";
 import { runCliCaptured } from "../../support/run-cli-captured.js";
-import { Random } from "../../support/seeded-random.js";
 import { commandKey } from "./command-grammar.js";
 import { Coverage } from "./coverage.js";
 import { describeCase, firstLine } from "./describe-case.js";

@@ -1,5 +1,5 @@
 import { MESSAGE_STATUSES } from "../../../src/core/timeline/timeline-event.js";
-import type { Random } from "../../support/seeded-random.js";
+import type { Random } from "../../shared/seeded-random.js";
 import type { World } from "./fuzz-world.js";
 
 /** Characters of made-up words: plain, shell-special, flag-like and non-ASCII ones. */

@@ -1,4 +1,4 @@
-import type { Random } from "../../support/seeded-random.js";
+import type { Random } from "../../shared/seeded-random.js";
 import {
   COMMANDS,
   type CommandSpec,

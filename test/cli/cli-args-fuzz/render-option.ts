@@ -1,4 +1,4 @@
-import type { Random } from "../../support/seeded-random.js";
+import type { Random } from "../../shared/seeded-random.js";
 import type { OptionSpec, ValueKind } from "./command-grammar.js";
 import { SECRET_MARK } from "./fuzz-secrets.js";
 import { genUrl } from "./fuzz-urls.js";

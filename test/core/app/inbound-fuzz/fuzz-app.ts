@@ -3,7 +3,6 @@ import { createApp } from "../../../../src/core/app/create-app.js";
 import type { InboundQueue } from "../../../../src/core/app/inbound-queue.js";
 import { bufferFullError, commitsBehindError, stateDownError } from "../../../../src/core/app/refusals.js";
 import { createMemoryAuthFailureLimiter } from "../../../../src/core/auth-limit/memory-auth-failure-limiter.js";
-import type { ConfigInput } from "../../../../src/core/config/config-schema.js";
 import { validateConfig } from "../../../../src/core/config/validate-config.js";
 import { createAdminDeadLetters } from "../../../../src/core/dead-letters/create-admin-dead-letters.js";
 import { createMemoryDeadLetterStore } from "../../../../src/core/dead-letters/memory-dead-letter-store.js";
@@ -12,16 +11,20 @@ import { MemoryTimelineStore } from "../../../../src/core/timeline/memory-timeli
 import { createTimelineAdmin } from "../../../../src/core/timeline/timeline-admin.js";
 import { createTimelineRecorder } from "../../../../src/core/timeline/timeline-recorder.js";
 import { createPrometheusMetrics } from "../../../../src/node/metrics/prometheus-metrics.js";
-import { deadLetter, MANY } from "../../../shared/store-contracts/dead-letter-contract-letters.js";
+import type { World } from "../../../shared/inbound-fuzz/fuzz-case.js";
+import { fuzzConfig, fuzzLetters, T0 } from "../../../shared/inbound-fuzz/fuzz-fixture.js";
+import {
+  ADMIN_SECRET,
+  HOOKS_SECRET,
+  WEBHOOK_PREVIOUS_SECRET,
+  WEBHOOK_SECRET,
+} from "../../../shared/inbound-fuzz/fuzz-secrets.js";
+import { MANY } from "../../../shared/store-contracts/dead-letter-contract-letters.js";
 import { createLogSink } from "../../../support/log-sink.js";
-import type { World } from "./fuzz-case.js";
-import { ADMIN_SECRET, HOOKS_SECRET, WEBHOOK_PREVIOUS_SECRET, WEBHOOK_SECRET } from "./fuzz-secrets.js";
 
 // The app under test: the real core over in-memory stores, as the tests of test/core/app and
-// test/core/admin build it.
-
-/** When the fuzz's clock starts. */
-export const T0 = Date.UTC(2026, 10, 27, 4, 0, 0);
+// test/core/admin build it, with the channels and dead letters of fuzz-fixture.ts (which the
+// Workers fuzz, test/workers/inbound-fuzz, builds its Worker from too).
 
 const REPORT: StatusReport = {
   runtime: "node",
@@ -32,34 +35,6 @@ const REPORT: StatusReport = {
   dead_letters: 0,
   not_available: [],
 };
-
-function fuzzConfig(): ConfigInput {
-  return {
-    channels: [
-      {
-        type: "webhook",
-        token_env: "WEBHOOK_SECRET",
-        webhook: { outbound_url: "http://127.0.0.1:8091/replies", auth_failure_limit: { max: 5, window_s: 30 } },
-      },
-      {
-        type: "webhook",
-        name: "hooks",
-        token_env: "HOOKS_SECRET",
-        webhook: {
-          path: "/hooks/in",
-          outbound_url: "http://127.0.0.1:8091/replies",
-          mapping: { sender_id: "from", text: "body", conversation_id: "thread" },
-          trusted_proxies: ["10.0.0.0/8", "::1/128"],
-          auth_failure_limit: { max: 3, window_s: 10 },
-        },
-      },
-    ],
-    routes: [
-      { channel: "webhook", brain: "echo" },
-      { channel: "hooks", brain: "echo" },
-    ],
-  } as ConfigInput;
-}
 
 /**
  * The app with two webhook channels, the admin API and 30 dead letters, whose queue, shutdown
@@ -126,10 +101,9 @@ export function fuzzApp() {
   });
   const letters = createMemoryDeadLetterStore(() => world.restoreOk);
   const letterIds: string[] = [];
-  for (let index = 0; index < 30; index += 1) {
-    const id = `dl-${index}`;
-    letterIds.push(id);
-    letters.keep(deadLetter(index % 5 === 4 ? "removed-channel" : "webhook", T0 - 60_000 + index, { id }), MANY);
+  for (const letter of fuzzLetters()) {
+    letterIds.push(letter.job.message.id);
+    letters.keep(letter, MANY);
   }
   const metrics = createPrometheusMetrics({
     channels: ["webhook", "hooks"],

@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { Random } from "../../../support/seeded-random.js";
+import type { World } from "../../../shared/inbound-fuzz/fuzz-case.js";
+import { WEBHOOK_SECRET } from "../../../shared/inbound-fuzz/fuzz-secrets.js";
+import { SEED } from "../../../shared/inbound-fuzz/fuzz-seed.js";
+import { genBurst } from "../../../shared/inbound-fuzz/generate-burst.js";
+import { genCase } from "../../../shared/inbound-fuzz/generate-case.js";
+import { type Outcome, send } from "../../../shared/inbound-fuzz/send-case.js";
+import { Random } from "../../../shared/seeded-random.js";
 import { waitFor } from "../../../support/wait-for.js";
 import { fuzzApp } from "./fuzz-app.js";
-import type { FuzzCase, World } from "./fuzz-case.js";
-import { WEBHOOK_SECRET } from "./fuzz-secrets.js";
-import { SEED } from "./fuzz-seed.js";
-import { genCase, genWorld } from "./generate-case.js";
-import { type Outcome, send } from "./send-case.js";
 
 /**
  * A seeded fuzz of the inbound HTTP surface, in process through the app's `request`: every bad
@@ -37,29 +38,9 @@ describe("the inbound HTTP surface under seeded fuzzing", () => {
       if (index % 50 === 49) await f.recorder.flush();
     }
 
-    // Concurrent duplicates of one Idempotency-Key while the queue answers later (409s), in one
-    // world per burst so that the cases still replay from the seed alone.
+    // Concurrent duplicates of one Idempotency-Key while the queue answers later (409s).
     for (let burst = 0; burst < BURSTS; burst += 1) {
-      const world: World = { ...genWorld(random), queueMode: random.chance(0.7) ? "async" : "sync" };
-      // A key of its own per burst, but every fourth burst takes an earlier one again (a 422).
-      const key = burst % 4 === 3 ? `burst-${burst - 3}` : `burst-${burst}`;
-      // Mostly the same well-formed message, so that its copies meet while the first is stored.
-      const text = `burst ${burst}`;
-      const cases = Array.from({ length: BURST_SIZE }, (_, index): FuzzCase => {
-        const c = genCase(random, f, SEQUENTIAL_REQUESTS + burst * BURST_SIZE + index);
-        if (random.chance(0.8)) {
-          const headers: [string, string][] = [
-            ["authorization", `Bearer ${WEBHOOK_SECRET}`],
-            ["content-type", "application/json"],
-            ["idempotency-key", key],
-          ];
-          const body = JSON.stringify({ sender_id: "burst", text });
-          return { ...c, method: "POST", path: "/webhook", headers, body, kind: "burst", world };
-        }
-        const headers = c.headers.filter(([name]) => name !== "idempotency-key" && name !== "x-fuzz-peer");
-        headers.push(["idempotency-key", key]);
-        return { ...c, method: "POST", path: random.chance(0.8) ? "/webhook" : "/hooks/in", headers, world };
-      });
+      const { world, cases } = genBurst(random, f, burst, SEQUENTIAL_REQUESTS + burst * BURST_SIZE, BURST_SIZE);
       Object.assign(f.world, world);
       f.advance(random.int(3_000));
       const release = f.holdEnqueues();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Random } from "../../../support/seeded-random.js";
+import { Random } from "../../../shared/seeded-random.js";
 import { Coverage, TOP_LEVEL_KEYS } from "./coverage.js";
 import { describeDocument } from "./describe-document.js";
 import { SEED } from "./fuzz-seed.js";

@@ -1,5 +1,5 @@
 import { isRecord } from "../../../../src/core/is-record.js";
-import type { Random } from "../../../support/seeded-random.js";
+import type { Random } from "../../../shared/seeded-random.js";
 import { misspell } from "./generic-mutations.js";
 import { putOwn, withOwnKey } from "./json-places.js";
 import type { Json } from "./valid-config.js";

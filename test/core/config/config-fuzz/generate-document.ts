@@ -1,5 +1,5 @@
 import { isRecord } from "../../../../src/core/is-record.js";
-import type { Random } from "../../../support/seeded-random.js";
+import type { Random } from "../../../shared/seeded-random.js";
 import { configMutation } from "./config-mutations.js";
 import { genJson } from "./fuzz-values.js";
 import { genericMutation } from "./generic-mutations.js";

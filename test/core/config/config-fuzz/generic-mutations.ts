@@ -1,5 +1,5 @@
 import { isRecord } from "../../../../src/core/is-record.js";
-import type { Random } from "../../../support/seeded-random.js";
+import type { Random } from "../../../shared/seeded-random.js";
 import { deepNesting, genJson, genKey, genString, SECRET_KEYS, SECRET_MARKER } from "./fuzz-values.js";
 import { type Place, placesOf, putOwn, removeAt, setAt, valueAt, withOwnKey } from "./json-places.js";
 

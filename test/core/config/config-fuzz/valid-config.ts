@@ -1,6 +1,6 @@
 import { MESSAGE_FIELDS } from "../../../../src/core/config/message-fields.js";
 import { OPERATOR_EVENT_TYPES } from "../../../../src/core/operator-events/operator-event.js";
-import type { Random } from "../../../support/seeded-random.js";
+import type { Random } from "../../../shared/seeded-random.js";
 
 // Valid configurations of every shape the schema allows: the fuzz's starting points. Each key is
 // given or left to its default at random, and every value is within its rule, so that a

@@ -102,13 +102,21 @@ export class Random {
   }
 }
 
+/** The process's environment: Node's; inside workerd (the Workers fuzz) only what the vitest pool puts there. */
+function environment(): Readonly<Record<string, string | undefined>> {
+  const { process } = globalThis as { process?: { env?: Record<string, string | undefined> } };
+  return process?.env ?? {};
+}
+
 /**
  * The seed a fuzz test runs: the environment variable `variable` (a whole number, taken as an
  * unsigned 32-bit seed) replays another one, else `fallback`. A value that is not a whole number
- * is refused rather than ignored, so that a replay never runs the default seed unnoticed.
+ * is refused rather than ignored, so that a replay never runs the default seed unnoticed. Inside
+ * workerd the host's environment is not visible (the pool's process.env holds only its own
+ * VITEST_* and mode variables), so a fuzz there always runs `fallback`.
  */
 export function seedFrom(variable: string, fallback: number): number {
-  const raw = process.env[variable];
+  const raw = environment()[variable];
   if (raw === undefined || raw === "") return fallback;
   const seed = Number(raw);
   if (!Number.isSafeInteger(seed)) throw new Error(`${variable} must be a whole number, not ${JSON.stringify(raw)}`);

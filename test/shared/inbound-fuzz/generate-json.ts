@@ -1,4 +1,4 @@
-import type { Random } from "../../../support/seeded-random.js";
+import type { Random } from "../seeded-random.js";
 import { PRINTABLE } from "./alphabets.js";
 
 /** A JSON value of any type, at most `depth` deep. */

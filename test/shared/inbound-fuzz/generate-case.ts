@@ -1,7 +1,7 @@
-import type { Random } from "../../../support/seeded-random.js";
+import type { Random } from "../seeded-random.js";
 import { TOKEN_CHARS } from "./alphabets.js";
-import type { Fuzz } from "./fuzz-app.js";
 import type { FuzzCase, QueueMode, World } from "./fuzz-case.js";
+import type { FuzzTargets } from "./fuzz-fixture.js";
 import { genBody, genReplayBody } from "./generate-body.js";
 import {
   genAuthorization,
@@ -50,7 +50,7 @@ export function genWorld(r: Random): World {
 const NORMALIZED_METHODS: ReadonlySet<string> = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"]);
 
 /** Request number `index`: path, method, headers, body and world, all drawn from `r` in a fixed order. */
-export function genCase(r: Random, f: Fuzz, index: number): FuzzCase {
+export function genCase(r: Random, f: FuzzTargets, index: number): FuzzCase {
   const path = genPath(r, f);
   // Mostly the method a path answers, so that the checks behind the method are reached.
   const usual = path.startsWith("/admin") ? (path.includes("replay") ? "POST" : "GET") : "POST";

@@ -1,5 +1,5 @@
-import type { Random } from "../../../support/seeded-random.js";
-import type { Fuzz } from "./fuzz-app.js";
+import type { Random } from "../seeded-random.js";
+import type { FuzzTargets } from "./fuzz-fixture.js";
 import { deepNesting, genJsonValue, genObjectSource, type Keys } from "./generate-json.js";
 
 const MIB = 1_048_576;
@@ -146,7 +146,7 @@ export function genBody(r: Random, keys: Keys): MadeBody {
 }
 
 /** A dead-letter replay body: known and unknown channels and ids, wrong shapes, bytes, over 64 KiB. */
-export function genReplayBody(r: Random, f: Fuzz): MadeBody {
+export function genReplayBody(r: Random, f: FuzzTargets): MadeBody {
   return r.weighted<MadeBody>([
     [2, () => ({ body: "", kind: "replay-empty" })],
     [

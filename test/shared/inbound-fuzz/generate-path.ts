@@ -1,9 +1,9 @@
-import { encodeCursor } from "../../../../src/core/admin/dead-letter-cursor.js";
-import type { Random } from "../../../support/seeded-random.js";
+import { encodeCursor } from "../../../src/core/admin/dead-letter-cursor.js";
+import type { Random } from "../seeded-random.js";
 import { PATH_CHARS, PRINTABLE } from "./alphabets.js";
-import { type Fuzz, T0 } from "./fuzz-app.js";
+import { type FuzzTargets, T0 } from "./fuzz-fixture.js";
 
-function genCursor(r: Random, f: Fuzz): string {
+function genCursor(r: Random, f: FuzzTargets): string {
   return r.weighted<string>([
     [2, () => ""],
     [1, () => r.pick(["%", "%%", "%E0%A4%A", "abc", "!!", "====", "a=b", "+/+/", "-_-_", "AAAA", "MTox", "OjE"])],
@@ -54,7 +54,7 @@ function genStatus(r: Random): string {
   return r.pick(["accepted", "delivered", "retrying", "dead_lettered", "DELIVERED", "", "%", "x"]);
 }
 
-function genAdminPath(r: Random, f: Fuzz): string {
+function genAdminPath(r: Random, f: FuzzTargets): string {
   const id = (): string =>
     r.weighted<string>([
       [2, () => r.pick(f.letterIds)],
@@ -101,7 +101,7 @@ function genAdminPath(r: Random, f: Fuzz): string {
  * A request path with its query: mostly the channels' paths and the admin API's (with ids and
  * cursors the app knows, or not), else near misses, probes and very long or broken ones.
  */
-export function genPath(r: Random, f: Fuzz): string {
+export function genPath(r: Random, f: FuzzTargets): string {
   return r.weighted<string>([
     [14, () => "/webhook"],
     [4, () => "/hooks/in"],

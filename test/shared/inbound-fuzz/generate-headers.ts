@@ -1,4 +1,4 @@
-import type { Random } from "../../../support/seeded-random.js";
+import type { Random } from "../seeded-random.js";
 import { PRINTABLE } from "./alphabets.js";
 import { ADMIN_SECRET, HOOKS_SECRET, SECRETS, WEBHOOK_PREVIOUS_SECRET, WEBHOOK_SECRET } from "./fuzz-secrets.js";
 

@@ -1,6 +1,5 @@
 import { problemsOf } from "./answer-checks.js";
 import { clip, describeCase } from "./describe-case.js";
-import type { Fuzz } from "./fuzz-app.js";
 import type { FuzzCase } from "./fuzz-case.js";
 
 function toRequest(c: FuzzCase): Request {
@@ -17,8 +16,11 @@ export interface Outcome {
   readonly failures: readonly string[];
 }
 
-/** Sends one case through the app's `request` and checks the answer; a throw is an outcome, not an error. */
-export async function send(f: Fuzz, c: FuzzCase): Promise<Outcome> {
+/** What answers the fuzz's requests: the core app's `request` on Node, the Worker's `fetch` in workerd. */
+export type Answerer = (request: Request) => Response | Promise<Response>;
+
+/** Sends one case to `answer` and checks the answer; a throw is an outcome, not an error. */
+export async function sendTo(answer: Answerer, c: FuzzCase): Promise<Outcome> {
   let request: Request;
   try {
     request = toRequest(c);
@@ -27,7 +29,7 @@ export async function send(f: Fuzz, c: FuzzCase): Promise<Outcome> {
     throw new Error(`the fuzz made an unsendable request (${String(error)}): ${describeCase(c)}`);
   }
   try {
-    const response = await f.app.request(request);
+    const response = await answer(request);
     const text = await response.text();
     const problems = problemsOf(c, response, text);
     return {
@@ -38,4 +40,9 @@ export async function send(f: Fuzz, c: FuzzCase): Promise<Outcome> {
     const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
     return { status: "threw", failures: [`threw ${stack} <- ${describeCase(c)}`] };
   }
+}
+
+/** Sends one case through the app's `request` (fuzz-app.ts) and checks the answer. */
+export function send(f: { readonly app: { request: Answerer } }, c: FuzzCase): Promise<Outcome> {
+  return sendTo((request) => f.app.request(request), c);
 }
