@@ -1,9 +1,24 @@
 import type { AdminDeadLetters } from "../core/admin/dead-letter-admin.js";
 import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
 import { ChannelError } from "../core/channel-error.js";
+import { envValueProblem } from "../core/config/preflight/preflight.js";
+import type { CliIo } from "./cli-io.js";
 
 /** The environment variable the CLI reads the admin secret from when `--admin-token-env` is not given. */
 export const DEFAULT_ADMIN_TOKEN_ENV = "WEBHOOK_ADMIN_SECRET";
+
+/**
+ * The admin secret `--url` commands send, from `variable`; undefined, with the reason on stderr
+ * (never the value), when it is unset or could not travel in an Authorization header (a
+ * trailing newline from a file, say: fetch would refuse the header and quote it).
+ */
+export function adminSecretFrom(io: Pick<CliIo, "env" | "err">, variable: string): string | undefined {
+  const secret = io.env[variable];
+  const problem = secret === undefined || secret === "" ? "is not set" : envValueProblem(secret);
+  if (problem === undefined) return secret;
+  io.err(`environment variable ${variable} ${problem}: it must hold the service's admin secret (admin.token_env)\n`);
+  return undefined;
+}
 
 /** An answer of the admin API that was not the one expected, with its problem's detail. */
 export class AdminApiError extends Error {}

@@ -17,7 +17,7 @@ import { createSqliteDeadLetterStore } from "../node/state/sqlite/sqlite-dead-le
 import { openStateDb, STATE_FILE, type StateDb } from "../node/state/sqlite/sqlite-state.js";
 import { createSqliteTimelineStore } from "../node/state/sqlite/sqlite-timeline-store.js";
 import { openTimelineDb } from "../node/state/sqlite/timeline-db.js";
-import { createAdminClient, DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
+import { adminSecretFrom, createAdminClient, DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
 import type { CliIo } from "./cli-io.js";
 import { type DeadLettersRequest, runDeadLettersAction } from "./dead-letters-actions.js";
 import { deadLetterItem, formatDeadLetterTable } from "./dead-letters-table.js";
@@ -73,13 +73,8 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
   if (values.url !== undefined) {
     checkServiceUrl(values.url);
     const variable = values["admin-token-env"] ?? DEFAULT_ADMIN_TOKEN_ENV;
-    const secret = io.env[variable];
-    if (secret === undefined || secret === "") {
-      io.err(
-        `environment variable ${variable} is not set: it must hold the service's admin secret (admin.token_env)\n`,
-      );
-      return 1;
-    }
+    const secret = adminSecretFrom(io, variable);
+    if (secret === undefined) return 1;
     try {
       return await runDeadLettersAction(createAdminClient(values.url, secret), request, io);
     } catch (error) {

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { shellWord } from "../core/shell-word.js";
 import { DEFAULT_CONFIG_PATH } from "../node/parse-service-args.js";
-import { DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
+import { adminSecretFrom, DEFAULT_ADMIN_TOKEN_ENV } from "./admin-client.js";
 import type { CliIo } from "./cli-io.js";
 import { runMessagesAction } from "./messages-actions.js";
 import { messagesRequest } from "./messages-request.js";
@@ -49,13 +49,8 @@ export async function runMessages(args: readonly string[], io: CliIo): Promise<n
   if (values.url !== undefined) {
     checkServiceUrl(values.url);
     const variable = values["admin-token-env"] ?? DEFAULT_ADMIN_TOKEN_ENV;
-    const secret = io.env[variable];
-    if (secret === undefined || secret === "") {
-      io.err(
-        `environment variable ${variable} is not set: it must hold the service's admin secret (admin.token_env)\n`,
-      );
-      return 1;
-    }
+    const secret = adminSecretFrom(io, variable);
+    if (secret === undefined) return 1;
     const source = [
       "--url",
       shellWord(values.url),

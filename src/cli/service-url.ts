@@ -37,27 +37,19 @@ export function serviceCallError(url: string, error: unknown): string {
 }
 
 /**
- * `text` with `url` shown as `shown`, and its credentials and query taken out wherever else they
- * appear: what was fetched may be spelled otherwise (its trailing slashes trimmed, say), and an
- * error that quotes it would quote the secret with it.
+ * `text` with `url` shown as `shown`, and its credentials, query and fragment taken out wherever
+ * else a URL quotes them: what was fetched may be spelled otherwise (its trailing slashes
+ * trimmed, say), and an error that quotes it would quote the secret with it. Each is taken out
+ * with what marks it in a URL (`…@`, `?`, `#`), so that a short one leaves other words alone.
  */
 function scrubbed(text: string, url: string, shown: string): string {
   let out = text.replaceAll(url, shown);
   if (!URL.canParse(url)) return out;
   const { username, password, search, hash } = new URL(url);
-  for (const secret of [password, username, search.slice(1), hash.slice(1)]) {
-    if (secret === "") continue;
-    out = out.replaceAll(secret, "***");
-    const decoded = safeDecode(secret);
-    if (decoded !== secret && decoded !== "") out = out.replaceAll(decoded, "***");
+  // However the URL is spelled (with "//" or without), its credentials end with "@".
+  if (username !== "" || password !== "") {
+    out = out.replaceAll(`${username}${password === "" ? "" : `:${password}`}@`, "***@");
   }
+  for (const part of [search, hash]) if (part !== "") out = out.replaceAll(part, "");
   return out;
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }

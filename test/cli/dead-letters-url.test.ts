@@ -97,14 +97,33 @@ describe("dead-letters --url against a running service", () => {
 });
 
 describe("dead-letters --url never prints the URL's credentials or query", () => {
+  it("refuses an admin secret a header cannot carry, naming the variable but never the value", async () => {
+    // Fetch refuses such a header, quoting it (the secret) in its error.
+    for (const secret of ["CLIADMIN\nCLIADMIN", "CLIADMIN\n"]) {
+      const { code, err } = await runCliCaptured(["dead-letters", "list", "--url", "http://127.0.0.1:9/"], {
+        WEBHOOK_ADMIN_SECRET: secret,
+      });
+      expect(code).toBe(1);
+      expect(err).toContain("environment variable WEBHOOK_ADMIN_SECRET ");
+      expect(err).not.toContain("CLIADMIN");
+    }
+  });
+
   it("keeps them out of a fetch's error that quotes the URL as it was fetched (its trailing slashes trimmed)", async () => {
     // Fetch refuses a URL with credentials and quotes it whole: the one fetched, not the one given.
-    const { code, err } = await runCliCaptured(
-      ["dead-letters", "list", "--url", "http://fuzz:CLIPASS@127.0.0.1:9///"],
-      { WEBHOOK_ADMIN_SECRET: ADMIN },
-    );
-    expect(code).toBe(1);
-    expect(err).not.toContain("CLIPASS");
+    // A password, a token as the user name, either spelled without "//"; a short one spares the rest.
+    for (const given of [
+      "http://fuzz:CLIPASS@127.0.0.1:9///",
+      "http://CLIPASS@127.0.0.1:9///",
+      "http:a:CLIPASS@127.0.0.1:9/",
+    ]) {
+      const { code, err } = await runCliCaptured(["dead-letters", "list", "--url", given], {
+        WEBHOOK_ADMIN_SECRET: ADMIN,
+      });
+      expect(code).toBe(1);
+      expect(err).not.toContain("CLIPASS");
+      expect(err).toContain("Request cannot be constructed from a URL that includes credentials");
+    }
   });
 
   it("says why the service cannot be reached with the URL's scheme, host and path only", async () => {
