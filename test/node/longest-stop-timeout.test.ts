@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_TIMER_MS } from "../../src/core/timer-limit.js";
+import { configDocument } from "../support/configs.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../support/spawn-node.js";
 
 let spawned: Spawned | undefined;
@@ -15,17 +16,9 @@ afterEach(() => {
 
 describe("a stop under the longest shutdown_timeout_ms", () => {
   it("holds the process with a timer that fits, and ends cleanly", async () => {
-    const config = await writeTempConfig({
-      channels: [
-        {
-          type: "webhook",
-          token_env: "WEBHOOK_SECRET",
-          webhook: { bind: "127.0.0.1:0", outbound_url: "http://127.0.0.1:9/replies" },
-        },
-      ],
-      routes: [{ channel: "webhook", brain: "echo" }],
-      shutdown_timeout_ms: MAX_TIMER_MS,
-    });
+    const config = await writeTempConfig(
+      configDocument({ bind: "127.0.0.1:0" }, { shutdown_timeout_ms: MAX_TIMER_MS }),
+    );
     spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: "stop-secret-abcdef" });
     await listeningUrl(spawned);
     spawned.child.kill("SIGTERM");

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { configDocument } from "../../support/configs.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
 import { waitFor } from "../../support/wait-for.js";
 
@@ -30,17 +31,7 @@ async function packagesLoaded(
   command: readonly string[] = ["dist/node.js"],
 ): Promise<Set<string>> {
   const record = join(await tempFolder(), "packages.txt");
-  const config = await writeTempConfig({
-    channels: [
-      {
-        type: "webhook",
-        token_env: "WEBHOOK_SECRET",
-        webhook: { bind: "127.0.0.1:0", outbound_url: "http://127.0.0.1:9/replies" },
-      },
-    ],
-    routes: [{ channel: "webhook", brain: "echo" }],
-    ...extra,
-  });
+  const config = await writeTempConfig(configDocument({ bind: "127.0.0.1:0" }, extra));
   const [script = "dist/node.js", ...args] = command;
   spawned = spawnNode(script, [...args, "--config", config], {
     WEBHOOK_SECRET: "packages-secret-abcdef",
