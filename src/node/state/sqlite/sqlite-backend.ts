@@ -19,7 +19,7 @@ import { openStateDb } from "./sqlite-state.js";
 import { createSqliteTimelineStore } from "./sqlite-timeline-store.js";
 import { pruneSqliteTurns } from "./sqlite-turn-prune.js";
 import { STATE_FILE } from "./state-file.js";
-import { createThreadedTimelineStore } from "./threaded-timeline-store.js";
+import { createThreadedTimelineStore, type ThreadedTimelineStore } from "./threaded-timeline-store.js";
 import { openTimelineDb } from "./timeline-db.js";
 
 /**
@@ -55,7 +55,14 @@ export function openSqliteBackend(
   const countByChannel = db.prepare<[], { channel: string; n: number }>(
     "SELECT channel, count(*) AS n FROM dead_letters GROUP BY channel",
   );
-  const timelineStore = openTimeline(stateDir, role, timeline);
+  let timelineStore: ReturnType<typeof openTimeline>;
+  try {
+    timelineStore = openTimeline(stateDir, role, timeline);
+  } catch (error) {
+    // A start that fails here leaves no file open behind it (a test, an embedder, retries).
+    db.close();
+    throw error;
+  }
   return {
     mode: "sqlite",
     lanes,
@@ -118,7 +125,13 @@ function openTimeline(
   if (role === "reader" || off === true) return Object.assign(new MemoryTimelineStore(0), { close: () => undefined });
   const db = openTimelineDb(stateDir);
   if (writer !== undefined) {
-    const threaded = createThreadedTimelineStore(stateDir, writer, db);
+    let threaded: ThreadedTimelineStore;
+    try {
+      threaded = createThreadedTimelineStore(stateDir, writer, db);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
     return {
       ...threaded,
       close: async () => {

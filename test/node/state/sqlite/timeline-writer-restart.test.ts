@@ -4,11 +4,12 @@
  * service. The thread here is the real one (dist/timeline-writer.js), behind an entry that ends
  * its first start at once, as a thread that died would.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, expect, it, vi } from "vitest";
+import { openSqliteBackend } from "../../../../src/node/state/sqlite/sqlite-backend.js";
 import {
   createThreadedTimelineStore,
   FIRST_RESTART_WAIT_MS,
@@ -17,6 +18,7 @@ import {
 import { openTimelineDb } from "../../../../src/node/state/sqlite/timeline-db.js";
 import { accepted, freshChannel, subject } from "../../../shared/store-contracts/timeline-contract-writes.js";
 import { timelineWriterEntry } from "../../../support/delivery-worker-entry.js";
+import { createLogSink } from "../../../support/log-sink.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 
@@ -130,3 +132,23 @@ it("takes a thread that cannot be made for a failed start: writes fail at once, 
   expect(await starts()).toBe(2);
   await store.close();
 });
+
+it("fails the start of state_dir when its first writer thread cannot be made, leaving neither file open", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "webhook-channel-timeline-refused-"));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  threads.refuseNext = true;
+  expect(() => openSqliteBackend(dir, createLogSink().logger, "service", { writer: timelineWriterEntry() })).toThrow(
+    "cannot create a thread",
+  );
+  expect(await filesOpenIn(dir)).toEqual([]);
+});
+
+/** The files this process holds open under `dir`, from its descriptors (Linux's /proc). */
+async function filesOpenIn(dir: string): Promise<string[]> {
+  const open: string[] = [];
+  for (const fd of await readdir("/proc/self/fd")) {
+    const target = await readlink(join("/proc/self/fd", fd)).catch(() => "");
+    if (target.startsWith(`${dir}/`)) open.push(target);
+  }
+  return open;
+}
