@@ -13,6 +13,7 @@ import type { StateBackend } from "../state/state-backend.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import { tracedBrains, tracedFetch } from "../telemetry/traced-brains.js";
 import { tracedConsumer, tracedPoster } from "../telemetry/traced-delivery.js";
+import { createBrainFetch } from "./brain-fetch.js";
 import { createUndiciPoster } from "./undici-poster.js";
 
 /** What the Node consumer is built from; everything but `config`, `logger` and `env` has a real default. */
@@ -66,7 +67,8 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
   // One set of limiters for the consumer's life: a reload keeps a brain's calls in flight and
   // its pause when its server is unchanged.
   const limiters = createBrainLimiters(options.brainSharing);
-  const fetch = telemetry === undefined ? globalThis.fetch : tracedFetch(globalThis.fetch);
+  const brainFetch = createBrainFetch();
+  const fetch = telemetry === undefined ? brainFetch.fetch : tracedFetch(brainFetch.fetch);
   const brainDeps = { fetch, clock, logger, metrics, limiters, operatorEvents: options.operatorEvents };
   // Without telemetry nothing is wrapped: the hot path stays as it is.
   const brainsOf = (next: Config, nextEnv: (name: string) => string | undefined) => {
@@ -88,6 +90,8 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
   return {
     consumer: telemetry === undefined ? consumer : tracedConsumer(consumer),
     reload: async (next, nextEnv) => consumer.reload({ config: next, brains: brainsOf(next, nextEnv), env: nextEnv }),
-    close: async () => poster.close?.(),
+    close: async () => {
+      await Promise.all([poster.close?.(), brainFetch.close()]);
+    },
   };
 }

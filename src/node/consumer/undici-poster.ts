@@ -91,6 +91,10 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
       const pool = new Pool(target.origin, {
         connections,
         keepAliveTimeout: 4_000,
+        // The attempt's own timer (`timeout_ms`) is the only limit: undici's defaults would end
+        // a longer one at five minutes, as a failure that is not called a timeout.
+        headersTimeout: 0,
+        bodyTimeout: 0,
         ...(target.connect === undefined ? {} : { connect: target.connect }),
       });
       held = { pool, usedAt: at };
@@ -107,6 +111,7 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
         let status = 0;
         let retryAfter: string | null = null;
         let settled = false;
+        let ended = false;
         let drained = 0;
         const fail = (error: unknown, timedOut: boolean): void => {
           if (settled) return;
@@ -120,11 +125,12 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
           // before sockets are read, and the answer, read first, is what counts (a false timeout
           // would count towards the shared receiver circuit).
           setImmediate(() => {
-            if (settled) return;
+            if (ended) return;
             const error = new Error(`no answer within ${timeoutMs} ms`);
             fail(error, true);
             // A request still waiting for a free connection is aborted when it gets one, and an
-            // answer whose body is still coming loses its connection (the answer stands).
+            // answer whose body is still coming loses its connection (the answer stands): held,
+            // it would keep one of the pool's connections until the receiver ends it.
             controller?.abort(error);
           });
         }, timeoutMs);
@@ -157,9 +163,11 @@ export function createUndiciPoster(options: UndiciPosterOptions = {}): ClosableP
                 if (drained > MAX_DRAINED_BYTES) dispatched.abort(new Error("answer body too large to drain"));
               },
               onResponseEnd() {
+                ended = true;
                 clearTimeout(timer);
               },
               onResponseError(_controller, error) {
+                ended = true;
                 clearTimeout(timer);
                 fail(error, false);
               },
