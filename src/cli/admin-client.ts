@@ -1,3 +1,4 @@
+import { addressableId } from "../core/admin/addressable-id.js";
 import type { AdminDeadLetters } from "../core/admin/dead-letter-admin.js";
 import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
 import { ChannelError } from "../core/channel-error.js";
@@ -53,12 +54,14 @@ export function createAdminClient(baseUrl: string, secret: string): AdminDeadLet
       return { items: page.items, nextCursor: page.next_cursor };
     },
     async get(id) {
+      if (!addressableId(id)) return undefined;
       const response = await expect(await call("GET", one(id)), 200, 404);
       return response.status === 404 ? undefined : ((await response.json()) as DeadLetterItem);
     },
     async replay(filter) {
       // One id at a time for --id, so that the CLI can name each unknown one.
       if (filter.ids !== undefined && filter.ids.length === 1 && filter.ids[0] !== undefined) {
+        if (!addressableId(filter.ids[0])) return 0;
         const response = await expect(await call("POST", `${one(filter.ids[0])}/replay`), 202, 404, 409);
         // A letter of a channel the service no longer has: the same refusal as offline, for the
         // caller to name the letter and go on with the next.
@@ -71,6 +74,7 @@ export function createAdminClient(baseUrl: string, secret: string): AdminDeadLet
       return ((await response.json()) as { replayed: number }).replayed;
     },
     async delete(id) {
+      if (!addressableId(id)) return false;
       const response = await expect(await call("DELETE", one(id)), 204, 404);
       return response.status === 204;
     },

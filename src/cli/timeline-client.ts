@@ -1,3 +1,4 @@
+import { addressableId } from "../core/admin/addressable-id.js";
 import type { MessagePage, TimelineAdmin } from "../core/timeline/timeline-admin.js";
 import type { ActivityBucketView, MessageSummaryView, MessageTimelineView } from "../core/timeline/timeline-views.js";
 import { AdminApiError, problemDetail } from "./admin-client.js";
@@ -15,9 +16,11 @@ export function createTimelineClient(baseUrl: string, secret: string): TimelineA
   };
   return {
     async get(id) {
-      const response = await get(`messages/${encodeURIComponent(id)}`, 200, 404);
-      if (response.status === 200) return (await response.json()) as MessageTimelineView;
-      await response.body?.cancel();
+      if (addressableId(id)) {
+        const response = await get(`messages/${encodeURIComponent(id)}`, 200, 404);
+        if (response.status === 200) return (await response.json()) as MessageTimelineView;
+        await response.body?.cancel();
+      }
       // The same 404 says the timeline is off: the list tells the two apart, and says which.
       const list = await get("messages?limit=1", 200);
       await list.body?.cancel();

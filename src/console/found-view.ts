@@ -12,16 +12,7 @@ const PAGE_LIMIT = 50;
 /** What a 404 of `GET /admin/messages/{id}` means. */
 export const NO_MESSAGE = "No message with that id — past retention or never accepted.";
 
-/**
- * Whether `id` can be asked for in a path: the browser resolves `.` and `..` (even written
- * `%2e`) as the path's dot segments, so `/admin/messages/..` would ask for `/admin/` instead.
- * The service never gives a message such an id.
- */
-export function askable(id: string): boolean {
-  return id !== "." && id !== "..";
-}
-
-/** The path of one message's timeline; only for an {@link askable} id. */
+/** The path of one message's timeline; only for an id that `addressableId` takes. */
 export function messagePath(id: string): string {
   return `/admin/messages/${encodeURIComponent(id)}`;
 }

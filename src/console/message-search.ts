@@ -1,9 +1,9 @@
+import { addressableId } from "../core/admin/addressable-id.js";
 import { type ApiAnswer, api } from "./admin-api.js";
 import { state } from "./console-state.js";
 import { showDetail } from "./dead-letter-detail.js";
 import { byId } from "./dom.js";
 import {
-  askable,
   conversationPath,
   focusFound,
   messagePath,
@@ -40,7 +40,7 @@ async function lookUp(id: string): Promise<Outcome> {
   const list = await api("GET", conversationPath(id, null));
   if (signedOut(list)) return { kind: "signed-out" };
   if (list.ok && (list.data as MessagePage).items.length > 0) return { kind: "conversation", id, answer: list };
-  if (!askable(id)) return { kind: "none", id, list, one: null };
+  if (!addressableId(id)) return { kind: "none", id, list, one: null };
   const one = await api("GET", messagePath(id));
   if (signedOut(one)) return { kind: "signed-out" };
   if (one.ok) return { kind: "message", id, answer: one };
@@ -92,7 +92,7 @@ export async function openFound(kind: FoundKind, id: string): Promise<void> {
   const lookup = nextLookup();
   if (state.timelineOff !== null) {
     prepare(kind, id, timelineOffSentence(state.timelineOff), "error");
-  } else if (kind === "message" && !askable(id)) {
+  } else if (kind === "message" && !addressableId(id)) {
     prepare(kind, id, NO_MESSAGE, "empty");
   } else {
     const answer = await api("GET", kind === "message" ? messagePath(id) : conversationPath(id, null));
