@@ -60,6 +60,12 @@ export const MESSAGE_CASES: readonly InboundCase[] = [
     expect: { status: 400, code: "invalid_message", errorFields: ["conversation_id"] },
   },
   {
+    // Postgres cannot hold it in text: refused there as "the state cannot be written", for ever.
+    name: "400 invalid_message naming a sender_id and a conversation_id holding U+0000",
+    request: post("/webhook", '{"sender_id":"u\\u0000","text":"hi","conversation_id":"c\\u0000d"}'),
+    expect: { status: 400, code: "invalid_message", errorFields: ["sender_id", "conversation_id"] },
+  },
+  {
     name: "400 invalid_message naming a media_url the URL parser would forgive (spaces around it)",
     request: post("/webhook", '{"sender_id":"u1","media_url":"  https://example.com/a.png  "}'),
     expect: { status: 400, code: "invalid_message", errorFields: ["media_url"] },

@@ -27,3 +27,19 @@ export function methodNotAllowed(allow: string): Response {
     allow,
   });
 }
+
+/**
+ * Whether `value` is free of U+0000. No id, channel or conversation holds it (the inbound checks
+ * refuse it), and Postgres cannot even look such a text up: asked, it fails as if the state were
+ * unavailable, and a client told to retry would retry for ever.
+ */
+export function holdsNoNul(value: string): boolean {
+  return !value.includes("\u0000");
+}
+
+/** A text query parameter: undefined when absent or empty, a 400 naming it when it holds U+0000. */
+export function queryText(raw: string | undefined, field: string): string | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  if (holdsNoNul(raw)) return raw;
+  throw invalid(field, "must not contain the character U+0000 (NUL)");
+}

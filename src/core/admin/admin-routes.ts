@@ -7,7 +7,7 @@ import { readLimitedBody } from "../http/body-limit.js";
 import { problemResponse } from "../http/problem-response.js";
 import { bearerMatches, unauthorizedError } from "../http/request-checks.js";
 import type { TimelineAdmin } from "../timeline/timeline-admin.js";
-import { invalid, methodNotAllowed, parseLimit } from "./admin-problems.js";
+import { holdsNoNul, invalid, methodNotAllowed, parseLimit, queryText } from "./admin-problems.js";
 import type { AdminDeadLetters } from "./dead-letter-admin.js";
 import { decodeCursor } from "./dead-letter-cursor.js";
 import { mountMessageRoutes } from "./message-routes.js";
@@ -72,7 +72,7 @@ export function mountAdminRoutes(app: Hono, deps: AdminDeps, isShuttingDown: () 
 
   app.get(LIST, async (c) => {
     const limit = parseLimit(c.req.query("limit"));
-    const channel = c.req.query("channel");
+    const channel = queryText(c.req.query("channel"), "channel");
     const cursor = c.req.query("cursor");
     // A cursor this service did not make would silently restart the list from the beginning,
     // and a script following next_cursor would never end.
@@ -81,7 +81,7 @@ export function mountAdminRoutes(app: Hono, deps: AdminDeps, isShuttingDown: () 
     }
     const page = await deadLetters.list({
       limit,
-      ...(channel === undefined || channel === "" ? {} : { channel }),
+      ...(channel === undefined ? {} : { channel }),
       ...(cursor === undefined || cursor === "" ? {} : { cursor }),
     });
     return c.json({ items: page.items, next_cursor: page.nextCursor });
@@ -98,18 +98,19 @@ export function mountAdminRoutes(app: Hono, deps: AdminDeps, isShuttingDown: () 
   app.post(ONE_REPLAY, async (c) => {
     notStopping();
     const id = c.req.param("id");
-    if ((await deadLetters.replay({ ids: [id] })) === 0) return problemResponse(unknownLetter(id));
+    if (!holdsNoNul(id) || (await deadLetters.replay({ ids: [id] })) === 0) return problemResponse(unknownLetter(id));
     return c.json({ replayed: 1 }, 202);
   });
   app.all(ONE_REPLAY, () => methodNotAllowed("POST"));
 
   app.get(ONE, async (c) => {
-    const item = await deadLetters.get(c.req.param("id"));
-    return item === undefined ? problemResponse(unknownLetter(c.req.param("id"))) : c.json(item);
+    const id = c.req.param("id");
+    const item = holdsNoNul(id) ? await deadLetters.get(id) : undefined;
+    return item === undefined ? problemResponse(unknownLetter(id)) : c.json(item);
   });
   app.delete(ONE, async (c) => {
     const id = c.req.param("id");
-    return (await deadLetters.delete(id)) ? c.body(null, 204) : problemResponse(unknownLetter(id));
+    return holdsNoNul(id) && (await deadLetters.delete(id)) ? c.body(null, 204) : problemResponse(unknownLetter(id));
   });
   app.all(ONE, () => methodNotAllowed("GET, HEAD, DELETE"));
 }
@@ -137,6 +138,9 @@ function parseReplayBody(bytes: Uint8Array): { channel?: string; ids?: readonly 
   if (ids !== undefined && !(Array.isArray(ids) && ids.every((id) => typeof id === "string"))) {
     throw invalid("ids", "must be an array of strings");
   }
+  if (channel !== undefined && !holdsNoNul(channel))
+    throw invalid("channel", "must not contain the character U+0000 (NUL)");
+  if (ids?.every(holdsNoNul) === false) throw invalid("ids", "must not contain the character U+0000 (NUL)");
   return {
     ...(channel === undefined ? {} : { channel }),
     ...(ids === undefined ? {} : { ids: ids as string[] }),

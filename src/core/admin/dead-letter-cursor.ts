@@ -1,3 +1,5 @@
+import { holdsNoNul } from "./admin-problems.js";
+
 /** A position in the oldest-first order of dead letters: after this failure time and id. */
 export interface CursorPosition {
   readonly diedAt: number;
@@ -27,6 +29,8 @@ export function decodeCursor(cursor: string): CursorPosition | undefined {
   }
   const match = /^(\d+):(.+)$/s.exec(text);
   const [, diedAt, id] = match ?? [];
-  if (diedAt === undefined || id === undefined) return undefined;
-  return { diedAt: Number(diedAt), id };
+  if (diedAt === undefined || id === undefined || !holdsNoNul(id)) return undefined;
+  const at = Number(diedAt);
+  // Past this, the number is not the one written, and a store's integer column refuses it.
+  return Number.isSafeInteger(at) ? { diedAt: at, id } : undefined;
 }

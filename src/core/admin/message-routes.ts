@@ -3,7 +3,7 @@ import { ChannelError } from "../channel-error.js";
 import { problemResponse } from "../http/problem-response.js";
 import type { TimelineAdmin } from "../timeline/timeline-admin.js";
 import { MESSAGE_STATUSES, type MessageStatus } from "../timeline/timeline-event.js";
-import { invalid, methodNotAllowed, parseLimit } from "./admin-problems.js";
+import { holdsNoNul, invalid, methodNotAllowed, parseLimit, queryText } from "./admin-problems.js";
 import { decodeCursor } from "./dead-letter-cursor.js";
 import { parseInstant } from "./parse-instant.js";
 
@@ -28,8 +28,8 @@ export function mountMessageRoutes(app: Hono, timeline: TimelineAdmin | undefine
     const page = await admin.list({
       limit,
       cursor,
-      channel: nonEmpty(c.req.query("channel")),
-      conversationId: nonEmpty(c.req.query("conversation_id")),
+      channel: queryText(c.req.query("channel"), "channel"),
+      conversationId: queryText(c.req.query("conversation_id"), "conversation_id"),
       status: parseStatus(nonEmpty(c.req.query("status"))),
       since: parseSince(nonEmpty(c.req.query("since"))),
     });
@@ -39,7 +39,8 @@ export function mountMessageRoutes(app: Hono, timeline: TimelineAdmin | undefine
 
   app.get(ONE, async (c) => {
     const id = c.req.param("id");
-    const view = await timelineOrRefuse(timeline).get(id);
+    const admin = timelineOrRefuse(timeline);
+    const view = holdsNoNul(id) ? await admin.get(id) : undefined;
     if (view === undefined) return problemResponse(unknownMessage(id));
     return c.json(view, 200, { "cache-control": "no-store" });
   });

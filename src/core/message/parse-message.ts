@@ -88,6 +88,12 @@ function readId(
     errors.push({ field: key, message: NOT_UNICODE });
     return undefined;
   }
+  // An id is a key of every store, and Postgres cannot hold this character in text at all: the
+  // message would be refused as "the state cannot be written" for ever, and a client retries.
+  if (id.includes("\u0000")) {
+    errors.push({ field: key, message: "must not contain the character U+0000 (NUL)" });
+    return undefined;
+  }
   if (id.length > MAX_ID_LENGTH && codePoints(id) > MAX_ID_LENGTH) {
     errors.push({ field: key, message: `must be at most ${MAX_ID_LENGTH} characters` });
     return undefined;
