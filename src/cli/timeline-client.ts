@@ -32,8 +32,7 @@ export function createTimelineClient(baseUrl: string, secret: string): TimelineA
       if (query.channel !== undefined) params.set("channel", query.channel);
       if (query.conversationId !== undefined) params.set("conversation_id", query.conversationId);
       if (query.status !== undefined) params.set("status", query.status);
-      // As ISO 8601: the API takes epoch milliseconds only from 1973 on (12 digits).
-      if (query.since !== undefined) params.set("since", new Date(query.since).toISOString());
+      if (query.since !== undefined) params.set("since", sinceParameter(query.since));
       const response = await get(`messages?${params.toString()}`, 200);
       const page = (await response.json()) as { items: MessageSummaryView[]; next_cursor: string | null };
       return { items: page.items, nextCursor: page.next_cursor };
@@ -43,4 +42,12 @@ export function createTimelineClient(baseUrl: string, secret: string): TimelineA
       return (await response.json()) as { bucket_seconds: number; buckets: ActivityBucketView[] };
     },
   };
+}
+
+/**
+ * `since` as the API reads it: epoch milliseconds where the API takes them (twelve to fifteen
+ * digits, from 1973 on), else ISO 8601, which past the year 9999 the API does not read.
+ */
+function sinceParameter(since: number): string {
+  return Number.isInteger(since) && since >= 1e11 && since < 1e15 ? String(since) : new Date(since).toISOString();
 }

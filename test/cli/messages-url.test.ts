@@ -59,4 +59,11 @@ describe("messages --url against a running service", () => {
     expect(code).toBe(1);
     expect(err).toMatch(/^http:\/\/127\.0\.0\.1:9: /);
   });
+
+  it("reads a --since far ahead as the API does (epoch ms past the year 9999 have no ISO form it reads)", async () => {
+    harness = await startHarness({}, {}, { admin: { token_env: "ADMIN_SECRET" } }, { ADMIN_SECRET: ADMIN });
+    const args = ["messages", "list", "--since", "999999999999999", "--url", harness.baseUrl];
+    const run = await runCliCaptured(args, { WEBHOOK_ADMIN_SECRET: ADMIN });
+    expect(run.err).toBe("no message matches\n");
+  });
 });
