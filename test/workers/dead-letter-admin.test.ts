@@ -45,15 +45,18 @@ function admin(env: TestEnv, path: string, init: RequestInit = {}, secret = ADMI
   return worker.fetch(new Request(`${ORIGIN}${path}`, { ...init, headers }), env);
 }
 
-/** A bot that answers every message, and a receiver that answers replies with `status(n)`. */
-function botAndReceiver(status: (index: number) => number): { botCalls: Delivery[]; replies: Delivery[] } {
+/** A bot that answers every message (with `answer`), and a receiver that answers replies with `status(n)`. */
+function botAndReceiver(
+  status: (index: number) => number,
+  answer: (text: string) => string = (text) => `answer to ${text}`,
+): { botCalls: Delivery[]; replies: Delivery[] } {
   const botCalls: Delivery[] = [];
   const replies: Delivery[] = [];
   fakeReceiver((delivery) => {
     if (delivery.url === BOT_URL) {
       botCalls.push(delivery);
       const { text } = delivery.body.message as { text?: string };
-      return Response.json({ text: `answer to ${text ?? ""}` });
+      return Response.json({ text: answer(text ?? "") });
     }
     expect(delivery.url).toBe(OUTBOUND_URL);
     replies.push(delivery);
@@ -169,6 +172,25 @@ describe("the admin API inside workerd", () => {
     expect(replies[1]?.body).toEqual({ ...first, sequence: Number(first.sequence) + 1 });
     expect(botCalls).toHaveLength(1);
     expect((await admin(env, `/admin/dead-letters/${id}/replay`, { method: "POST" })).status).toBe(404);
+  });
+
+  it("keeps, lists and replays a dead letter whose reply is longer than a stored value holds, posting the same reply", async () => {
+    captureLogs();
+    // A brain's answer of 2.5 million characters: its job, its parked letter and its replay are
+    // each too long for one Durable Object value, and are kept in pieces.
+    const long = "x".repeat(2_500_000);
+    const { replies } = botAndReceiver(
+      (index) => (index === 0 ? 400 : 200),
+      () => long,
+    );
+    const channel = `admin-${crypto.randomUUID()}`;
+    const env = adminEnv(channel);
+    const id = await deadLetterOf(env, channel, "write me a book");
+    expect((await listed(env, `channel=${channel}`)).items.map((item) => item.id)).toEqual([id]);
+    expect((await admin(env, `/admin/dead-letters/${id}/replay`, { method: "POST" })).status).toBe(202);
+    await eventually(() => expect(replies).toHaveLength(2));
+    expect(replies[1]?.body).toEqual({ ...replies[0]?.body, sequence: Number(replies[0]?.body.sequence) + 1 });
+    expect(replies[1]?.body.text).toBe(long);
   });
 
   it("replays every dead letter of a channel in one request, and leaves other channels' alone", async () => {

@@ -8,8 +8,8 @@ import { ConversationLane } from "../../src/workers/conversation/conversation-la
 import type { ConversationObject } from "../../src/workers/conversation/conversation-object.js";
 import { ParkedJobs } from "../../src/workers/conversation/parked-jobs.js";
 import { DEAD_LETTER_STORE_NAME } from "../../src/workers/dead-letters/dead-letter-object.js";
-import { piecesOf } from "../../src/workers/dead-letters/letter-pieces.js";
 import { MeteredSql } from "../../src/workers/metered-sql.js";
+import { piecesOf } from "../../src/workers/sqlite-pieces.js";
 import { conversation, forgetConversations, objectsUse } from "./support/conversations.js";
 import { captureLogs } from "./support/fake-receiver.js";
 import { queuedMessage } from "./support/queue-messages.js";

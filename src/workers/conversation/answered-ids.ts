@@ -1,5 +1,6 @@
 import type { Job } from "../../core/lifecycle/job.js";
 import type { MeteredSql } from "../metered-sql.js";
+import { JobPieces } from "./job-pieces.js";
 
 /**
  * How long the ids of answered (or dead-lettered) messages are remembered at least: a queue
@@ -41,11 +42,20 @@ export class AnsweredIds {
   private prunedAt = 0;
   private lookedAt = 0;
   private reusable: string[] = [];
+  /** Where a job too long for one value is kept (see {@link JobPieces}). */
+  private readonly pieces: JobPieces;
 
   constructor(
     private readonly sql: MeteredSql,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.pieces = new JobPieces(sql, "answered");
+  }
+
+  /** The JSON of the job whose row holds `stored` in its `job`, its pieces joined. */
+  jobText(id: string, stored: string): string {
+    return this.pieces.read(id, stored);
+  }
 
   /**
    * Saves the progress of a job with replies, with their last `sequence`; `open` when the job has
@@ -54,7 +64,7 @@ export class AnsweredIds {
   save(job: Job, open: boolean): void {
     const { id } = job.message;
     const last = lastSequenceOf(job) ?? 0;
-    const json = JSON.stringify(job);
+    const json = this.pieces.store(job);
     const updated = this.sql.all(
       `UPDATE answered SET job = ?2, last_seq = MAX(COALESCE(last_seq, 0), ?3), open = CASE WHEN ?4 = 1 THEN 1 ELSE open END
         WHERE id = ?1 RETURNING id`,
@@ -75,6 +85,7 @@ export class AnsweredIds {
   /** A job whose row is open ended: its row keeps only the id and the last `sequence` from now on. */
   close(id: string): void {
     this.sql.run("UPDATE answered SET open = NULL, job = NULL WHERE id = ? AND open = 1", id);
+    this.pieces.forget(id);
   }
 
   /** Whether the id is kept. */
@@ -93,11 +104,13 @@ export class AnsweredIds {
       id,
       this.now(),
     );
+    this.pieces.forget(id, true);
   }
 
   /** Forgets every id (the conversation expired, with nothing waiting). */
   clear(): void {
     this.sql.run("DELETE FROM answered");
+    this.pieces.clear();
   }
 
   /**
@@ -116,6 +129,10 @@ export class AnsweredIds {
     );
     if (found === undefined || found.n === 0) return;
     if (found.last !== null) keepSequence(found.last);
+    this.pieces.forgetWhere(
+      "SELECT id FROM answered WHERE at < ?2 AND job IS NOT NULL AND id NOT IN (SELECT id FROM lane)",
+      cutoff,
+    );
     this.sql.run(`DELETE ${old}`, cutoff);
   }
 

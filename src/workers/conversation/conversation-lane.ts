@@ -2,31 +2,13 @@ import { type Job, newJob } from "../../core/lifecycle/job.js";
 import type { MeteredSql } from "../metered-sql.js";
 import { bodyRef, type InboundBody, readStoredJob } from "../queue-body.js";
 import { type AnsweredIds, lastSequenceOf } from "./answered-ids.js";
+import { JobPieces } from "./job-pieces.js";
+import { type HandOver, type LaneHead, ORDER_HOLD_MS } from "./lane-head.js";
 import type { ParkedJobs } from "./parked-jobs.js";
 
-/**
- * A job waits at least this long after its acceptance before it first runs. Cloudflare Queues
- * do not promise order, and concurrent consumer invocations may hand two messages of one
- * conversation over in the other order a few milliseconds apart: this lets the earlier one
- * arrive and go first. A message that reaches the consumer later than this does not wait.
- */
-export const ORDER_HOLD_MS = 200;
+export { type HandOver, type LaneHead, ORDER_HOLD_MS } from "./lane-head.js";
 
-/** What became of a message handed over to the lane. */
-export type HandOver = "queued" | "duplicate" | "missing";
-
-/** The job at the head of the lane, the only one that may run. */
-export interface LaneHead {
-  readonly id: string;
-  /** Undefined when the stored job cannot be read (it is then dropped, with a log line). */
-  readonly job: Job | undefined;
-  /** Epoch ms before which it must not run. */
-  readonly nextAt: number;
-  /** Set when the job died and its letter still has to reach the dead-letter queue (JSON). */
-  readonly letter: string | undefined;
-}
-
-type HeadRow = { id: string; job: string; next_at: number; letter: string | null };
+type HeadRow = { id: string; progress: string | null; job: string; next_at: number; letter: string | null };
 
 /** A job handed over to an empty lane and not stored yet (see {@link ConversationLane.add}). */
 type UnstoredJob = { job: Job; nextAt: number; readonly acceptedAt: number };
@@ -66,6 +48,8 @@ const HEAD_ORDER =
 export class ConversationLane {
   /** The job handed over and not stored yet; only ever while no lane row exists. */
   private unstored: UnstoredJob | undefined;
+  /** Where a lane row's job too long for one value is kept (a replayed job with long replies). */
+  private readonly pieces: JobPieces;
 
   /** `parked`: where a message too large for a queue message waits; `orderHoldMs`: {@link ORDER_HOLD_MS}. */
   constructor(
@@ -73,7 +57,9 @@ export class ConversationLane {
     private readonly parked: ParkedJobs,
     private readonly answered: AnsweredIds,
     readonly orderHoldMs: number = ORDER_HOLD_MS,
-  ) {}
+  ) {
+    this.pieces = new JobPieces(sql, "lane");
+  }
 
   /**
    * Takes a message the inbound consumer hands over. Idempotent by message id: a message
@@ -175,9 +161,15 @@ export class ConversationLane {
       acceptedAt,
       started,
       nextAt,
-      JSON.stringify(job),
+      this.pieces.store(job),
       letter ?? null,
     );
+  }
+
+  /** The job a lane row and its progress row hold, their pieces joined; undefined when unreadable. */
+  private jobOf(row: { readonly id: string; readonly progress: string | null; readonly job: string }): Job | undefined {
+    if (row.progress !== null) return readStoredJob(this.answered.jobText(row.id, row.progress));
+    return readStoredJob(this.pieces.read(row.id, row.job));
   }
 
   /** Whether `id` is the job kept in memory. */
@@ -190,11 +182,11 @@ export class ConversationLane {
     const kept = this.unstored;
     if (kept !== undefined) return { id: kept.job.message.id, job: kept.job, nextAt: kept.nextAt, letter: undefined };
     const row = this.sql.first<HeadRow>(
-      `SELECT lane.id AS id, COALESCE(progress.job, lane.job) AS job, lane.next_at AS next_at, lane.letter AS letter
+      `SELECT lane.id AS id, progress.job AS progress, lane.job AS job, lane.next_at AS next_at, lane.letter AS letter
         ${WITH_PROGRESS} ${HEAD_ORDER}`,
     );
     if (row === undefined) return undefined;
-    return { id: row.id, job: readStoredJob(row.job), nextAt: row.next_at, letter: row.letter ?? undefined };
+    return { id: row.id, job: this.jobOf(row), nextAt: row.next_at, letter: row.letter ?? undefined };
   }
 
   /** When the head may run, or undefined when nothing waits. */
@@ -207,12 +199,12 @@ export class ConversationLane {
   /** The jobs waiting, in the order they run (the head first); one that cannot be read is left out. */
   waiting(): Job[] {
     if (this.unstored !== undefined) return [this.unstored.job];
-    const rows = this.sql.all<{ job: string }>(
-      `SELECT COALESCE(progress.job, lane.job) AS job ${WITH_PROGRESS}
+    const rows = this.sql.all<{ id: string; progress: string | null; job: string }>(
+      `SELECT lane.id AS id, progress.job AS progress, lane.job AS job ${WITH_PROGRESS}
         ORDER BY (lane.started = 1 OR progress.job IS NOT NULL) DESC, lane.received_at, lane.arrival`,
     );
     return rows.flatMap((row) => {
-      const job = readStoredJob(row.job);
+      const job = this.jobOf(row);
       return job === undefined ? [] : [job];
     });
   }
@@ -242,8 +234,8 @@ export class ConversationLane {
       if (nextAt !== undefined) this.postpone(id, nextAt);
       return;
     }
-    if (nextAt === undefined) this.sql.run("UPDATE lane SET job = ? WHERE id = ?", JSON.stringify(job), id);
-    else this.sql.run("UPDATE lane SET job = ?, next_at = ? WHERE id = ?", JSON.stringify(job), nextAt, id);
+    if (nextAt === undefined) this.sql.run("UPDATE lane SET job = ? WHERE id = ?", this.pieces.store(job), id);
+    else this.sql.run("UPDATE lane SET job = ?, next_at = ? WHERE id = ?", this.pieces.store(job), nextAt, id);
   }
 
   /** Keeps a dead job at the head until its letter is in the dead-letter queue. */
@@ -272,10 +264,11 @@ export class ConversationLane {
       return;
     }
     const row = this.sql.first<{ job: string }>("SELECT job FROM lane WHERE id = ?", id);
-    const job = row === undefined ? undefined : readStoredJob(row.job);
+    const job = row === undefined ? undefined : this.jobOf({ id, progress: null, job: row.job });
     this.answered.record(id, job === undefined ? null : lastSequenceOf(job));
     this.answered.close(id);
     this.sql.run("DELETE FROM lane WHERE id = ?", id);
+    this.pieces.forget(id);
   }
 
   /** The highest `sequence` taken by a reply of a waiting job or of a job answered recently; 0 when none. */

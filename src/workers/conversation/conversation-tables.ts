@@ -21,6 +21,8 @@ import type { MeteredSql } from "../metered-sql.js";
  *   `sequence` of their replies (the counter reads it); and the progress of a running job once
  *   it has replies (`job`; `open` while the job has no lane row), so that answering it writes
  *   one row. Old rows are taken over by new ids rather than deleted.
+ * - `job_pieces` (`JobPieces`): the JSON of a job too long for one value of `answered`, `jobs`
+ *   or `lane`, in pieces, by owner table and message id (the row holds a small stand-in).
  * - `dead_letters` (`OldDeadLetters`): where version 0.1.0 kept the conversation's dead
  *   letters; emptied into the dead-letter store, and no longer written.
  *
@@ -57,6 +59,9 @@ export function createConversationTables(sql: MeteredSql): void {
     sql.run("ALTER TABLE answered ADD COLUMN last_seq INTEGER");
   if (!columns.some((column) => column.name === "job")) sql.run("ALTER TABLE answered ADD COLUMN job TEXT");
   if (!columns.some((column) => column.name === "open")) sql.run("ALTER TABLE answered ADD COLUMN open INTEGER");
+  sql.run(
+    "CREATE TABLE IF NOT EXISTS job_pieces (owner TEXT NOT NULL, id TEXT NOT NULL, piece INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (owner, id, piece)) WITHOUT ROWID",
+  );
   sql.run(
     "CREATE TABLE IF NOT EXISTS dead_letters (id TEXT PRIMARY KEY, letter TEXT NOT NULL, died_at INTEGER NOT NULL)",
   );

@@ -7,7 +7,7 @@ import type {
 } from "../../core/dead-letters/dead-letter-store.js";
 import { subjectOf } from "../../core/timeline/timeline-recorder.js";
 import type { MeteredSql } from "../metered-sql.js";
-import { piecesOf } from "./letter-pieces.js";
+import { piecesOf } from "../sqlite-pieces.js";
 
 /** A page stops early past this many characters: an RPC result must stay well under its 32 MiB limit. */
 const PAGE_CHARS = 4_000_000;
