@@ -29,6 +29,8 @@ const POLICY: CircuitPolicy = {
 
 const UNANSWERED: PostReport = { answered: false };
 const ANSWERED: PostReport = { answered: true };
+/** A run of several replies: the first answered, a later one not. */
+const ANSWERED_THEN_NOT: PostReport = { answered: false, answeredBefore: true };
 
 /** A keeper as a runtime wires it, recording what it wakes, when it asks to be called, and what changed. */
 function keeperOver(
@@ -86,6 +88,31 @@ export function circuitCases(name: string, harness: CircuitCasesHarness): void {
       expect(keeper.view()).toEqual({ down: false, failing: true });
       expect(await keeper.record(UNANSWERED, false, null)).toEqual({ down: true, failing: false });
       expect(changes).toEqual(["down 0"]);
+    });
+
+    it("counts an unanswered POST after an answer of the same run as the first of a new row", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 1_500_000 };
+      const { keeper, changes } = keeperOver(open(), channel, clock, { held: harness.held?.() });
+      await fail(keeper, 2);
+      expect(await keeper.record(ANSWERED_THEN_NOT, false, "lane-a")).toEqual({ down: false, failing: true });
+      await fail(keeper, 1);
+      expect(keeper.view()).toEqual({ down: false, failing: true });
+      expect(changes).toEqual([]);
+    });
+
+    it("is up again when the probe's first reply was answered and its second was not, and wakes every lane", async () => {
+      const { channel, open } = await harness.stores();
+      const clock = { now: 2_500_000 };
+      const { keeper, woken, changes } = keeperOver(open(), channel, clock, { held: harness.held?.() });
+      await fail(keeper, 3, "lane-a");
+      await keeper.record(UNANSWERED, false, "lane-b");
+      clock.now += POLICY.initialDelayMs;
+      await keeper.due();
+      expect(woken).toEqual(["probe lane-a"]);
+      expect(await keeper.record(ANSWERED_THEN_NOT, true, "lane-a")).toEqual({ down: false, failing: true });
+      expect(woken).toEqual(["probe lane-a", "lane-b"]);
+      expect(changes).toEqual(["down 1", "up 1"]);
     });
 
     it("holds lanes while down, wakes the one that waited longest as the only probe, and all of them once it answers", async () => {

@@ -214,7 +214,8 @@ export function createJobRunner(
       } catch (thrown) {
         const error = toChannelError(thrown);
         hooks.record?.([attemptEvent(reply, attemptAt, clock.now(), error)]);
-        if (isReceiverFailure(error)) return unanswered(target, current, error, attemptAt, admission);
+        // After an answer of this run the receiver is up, whatever the run was admitted as.
+        if (isReceiverFailure(error)) return unanswered(target, current, error, attemptAt, admission, answered);
         return { ...failure(target, current, error, attemptAt), answered: true };
       }
       answered = true;

@@ -34,8 +34,17 @@ export interface StepFailures {
    * A reply POST the receiver did not answer: the verdict as for any failure, and the job as it
    * waits, uncounted, should the receiver circuit find the receiver down. The probe's own
    * failure is no news (the receiver is known to be down): it is logged at info, not as a retry.
+   * `answeredBefore`: an earlier POST of the run was answered, so the receiver is up (the probe,
+   * if it was one, succeeded) and this is an ordinary failure, which the outcome says.
    */
-  unanswered(route: ChannelRoute, job: Job, error: ChannelError, attemptAt: number, admission: Admission): JobOutcome;
+  unanswered(
+    route: ChannelRoute,
+    job: Job,
+    error: ChannelError,
+    attemptAt: number,
+    admission: Admission,
+    answeredBefore?: boolean,
+  ): JobOutcome;
   /**
    * Replies held while the receiver is down: the job waits at no cost until `max_age_ms` after
    * its step began, and the run after that makes it a dead letter.
@@ -94,9 +103,10 @@ export function createStepFailures(deps: StepFailureDeps): StepFailures {
     error: ChannelError,
     attemptAt: number,
     admission: Admission,
+    answeredBefore = false,
   ): JobOutcome => {
     let verdict: Exclude<VerdictOutcome, { kind: "done" }>;
-    if (admission === "probe") {
+    if (admission === "probe" && !answeredBefore) {
       const judged = judge(route, job, error, attemptAt);
       verdict =
         judged.kind === "retry"
@@ -116,6 +126,7 @@ export function createStepFailures(deps: StepFailureDeps): StepFailures {
       until: stepStartedAt + route.policy.maxAgeMs,
       retryAfterMs: error.retryAfterMs,
       verdict,
+      ...(answeredBefore ? { answeredBefore: true } : {}),
     };
   };
 

@@ -69,7 +69,9 @@ export type VerdictOutcome =
  *   makes it a dead letter;
  * - `unanswered`: a reply POST got no answer (no connection, a timeout, 5xx, 408, 425, 429).
  *   The receiver circuit decides: while the receiver stays up, `verdict` (the attempt counted,
- *   as for any failure); once it is down, `wait` with `job` (the attempt not counted);
+ *   as for any failure); once it is down, `wait` with `job` (the attempt not counted).
+ *   `answeredBefore`: an earlier reply POST of the same run was answered, which the circuit
+ *   counts first;
  * - `fenced`: the lane refused a write of the run (`lane_fenced`): another runner claimed the
  *   conversation, so the run stopped, posting nothing more, and nothing of it is settled here.
  */
@@ -83,6 +85,7 @@ export type JobOutcome =
       readonly until: number;
       readonly retryAfterMs?: number | undefined;
       readonly verdict: Exclude<VerdictOutcome, { kind: "done" }>;
+      readonly answeredBefore?: true;
     };
 
 /** A new job for an accepted message. */

@@ -132,7 +132,7 @@ export class CircuitKeeper {
         // An answer from the receiver the circuit counted against (the reload only turned the
         // circuit off) is its recovery, to be told as such; of another receiver, it says nothing
         // of the one that was down.
-        const recovered = report.answered && stored.target === policy.target;
+        const recovered = (report.answered || report.answeredBefore === true) && stored.target === policy.target;
         return {
           state: step.state,
           change: reconciled.change,

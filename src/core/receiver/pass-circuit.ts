@@ -31,9 +31,11 @@ export interface CircuitRuling {
 /** What a run's outcome tells the circuit: its last reply POST, or undefined when it posted nothing. */
 export function postReportOf(outcome: JobOutcome): PostReport | undefined {
   if (outcome.kind === "unanswered") {
-    return outcome.retryAfterMs === undefined
-      ? { answered: false }
-      : { answered: false, retryAfterMs: outcome.retryAfterMs };
+    return {
+      answered: false,
+      ...(outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs }),
+      ...(outcome.answeredBefore === true ? { answeredBefore: true } : {}),
+    };
   }
   if (outcome.kind === "wait" || outcome.kind === "fenced") return undefined;
   return outcome.answered === true ? { answered: true } : undefined;

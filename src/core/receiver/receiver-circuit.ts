@@ -58,8 +58,13 @@ export const RECEIVER_UP: CircuitState = { failures: 0 };
  */
 export type Admission = "send" | "probe" | "wait";
 
-/** What a run's last reply POST came to, as the circuit counts it. */
-export type PostReport = { readonly answered: true } | { readonly answered: false; readonly retryAfterMs?: number };
+/**
+ * What a run's last reply POST came to, as the circuit counts it; `answeredBefore` when it went
+ * unanswered after an earlier POST of the same run was answered (a message of several replies).
+ */
+export type PostReport =
+  | { readonly answered: true }
+  | { readonly answered: false; readonly retryAfterMs?: number; readonly answeredBefore?: true };
 
 /** A state change the runtime reports (metrics, a log line) and acts on (waking the waiting). */
 export type CircuitChange = "down" | "up";
@@ -104,6 +109,16 @@ export function recordPost(
   if (report.answered) {
     if (state.down !== undefined) return { state: RECEIVER_UP, change: "up" };
     return { state: state.failures === 0 ? state : RECEIVER_UP };
+  }
+  if (report.answeredBefore === true) {
+    // The answer came first: it ends the row (or the outage), and this failure starts a new one.
+    const answered = recordPost(state, { answered: true }, now, policy, wasProbe);
+    const failure = report.retryAfterMs === undefined ? {} : { retryAfterMs: report.retryAfterMs };
+    const failed = recordPost(answered.state, { answered: false, ...failure }, now, policy, false);
+    // Up and down again in one run (a row of one): still down, under a new outage, no change to tell.
+    if (answered.change !== undefined && failed.change !== undefined) return { state: failed.state };
+    const change = failed.change ?? answered.change;
+    return change === undefined ? { state: failed.state } : { state: failed.state, change };
   }
   const { down } = state;
   if (down !== undefined) {

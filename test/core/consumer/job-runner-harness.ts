@@ -17,6 +17,7 @@ import type { QueuedMessage } from "../../../src/core/message/inbound-message.js
 import type { BrainReply } from "../../../src/core/message/outbound-reply.js";
 import type { Poster, PostResult } from "../../../src/core/outbound/poster.js";
 import { type CircuitOutcome, ruleOn } from "../../../src/core/receiver/pass-circuit.js";
+import type { Admission } from "../../../src/core/receiver/receiver-circuit.js";
 import { configDocument } from "../../support/configs.js";
 import { createLogSink } from "../../support/log-sink.js";
 
@@ -108,8 +109,8 @@ export type SaveHook = (job: Job) => void | Promise<void>;
 /** The consumer {@link setup} built, with the parts a test scripts or inspects. */
 export interface Setup {
   readonly consumer: Consumer;
-  /** Runs a job as the lane runner does, storing its steps in a memory lane. */
-  readonly run: (job: Job, onSave?: SaveHook) => Promise<JobOutcome>;
+  /** Runs a job as the lane runner does, storing its steps in a memory lane; admitted to post as `admission`. */
+  readonly run: (job: Job, onSave?: SaveHook, admission?: Admission) => Promise<JobOutcome>;
   readonly brain: CountingBrain;
   readonly poster: ReturnType<typeof scriptedPoster>;
   readonly store: ConversationStore;
@@ -156,19 +157,23 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
   });
   // The lane the runs store through, as the lane runner gives its hooks: numbers from its last.
   const lanes = createMemoryLaneStore(store);
-  const run = async (job: Job, onSave?: SaveHook): Promise<JobOutcome> => {
+  const run = async (job: Job, onSave?: SaveHook, admission?: Admission): Promise<JobOutcome> => {
     const ticket = {
       key: conversationKey(job.message.channel, job.message.message.conversationId),
       epoch: lanes.epoch,
     };
     const firstSequence = (await lanes.lastSequence(ticket)) + 1;
-    return consumer.run(job, {
-      firstSequence,
-      save: async (next, answered) => {
-        await onSave?.(next);
-        await lanes.save(ticket, next, answered);
+    return consumer.run(
+      job,
+      {
+        firstSequence,
+        save: async (next, answered) => {
+          await onSave?.(next);
+          await lanes.save(ticket, next, answered);
+        },
       },
-    });
+      admission,
+    );
   };
   return { consumer, run, brain, poster, store, clock, lines };
 }
