@@ -175,6 +175,14 @@ function mappingProblems(channel: ChannelConfig, index: number): ConfigProblem[]
         fix: "map each field to a different key",
       });
     } else owner.set(key, field);
+    if (key === "__proto__") {
+      // Assigned to an object, the key sets its prototype instead: the reply would go without it.
+      problems.push({
+        path: `channels[${index}].webhook.mapping.${field}`,
+        message: '"__proto__" is the name JavaScript gives an object\'s prototype, not a key a reply can carry',
+        fix: "pick another key",
+      });
+    }
     if (mapping[field] !== undefined && (FIXED_REPLY_KEYS as readonly string[]).includes(key)) {
       problems.push({
         path: `channels[${index}].webhook.mapping.${field}`,

@@ -114,6 +114,16 @@ describe("validateConfig", () => {
     });
   });
 
+  it("rejects a mapping onto __proto__, which a reply's object would take for its prototype and drop", () => {
+    const problems = problemsOf(configDocument({ mapping: { text: "__proto__" } }));
+    expect(problems).toEqual([
+      expect.objectContaining({
+        path: "channels[0].webhook.mapping.text",
+        message: expect.stringContaining("prototype"),
+      }),
+    ]);
+  });
+
   it("accepts a mapping that swaps names without collisions", () => {
     expect(validateConfig(configDocument({ mapping: { text: "message", conversation_id: "thread" } })).ok).toBe(true);
   });
