@@ -3,7 +3,7 @@ import { env as poolEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type ConversationTurn, conversationKey } from "../../src/core/conversation/conversation-store.js";
 import { newJob } from "../../src/core/lifecycle/job.js";
-import { MAX_TURNS } from "../../src/workers/conversation/conversation-memory.js";
+import { MAX_TURN_CHARS, MAX_TURNS } from "../../src/workers/conversation/conversation-memory.js";
 import { createDurableConversationStore } from "../../src/workers/conversation/durable-conversation-store.js";
 import type { DurableLaneStore } from "../../src/workers/conversation/durable-lane-store.js";
 import { readQueuedMessage } from "../../src/workers/queue-body.js";
@@ -159,6 +159,17 @@ describe("conversation memory in the Durable Object", () => {
     ];
     await store.append(key, turns);
     expect(await store.history(key, 10)).toEqual(turns);
+  });
+
+  it("keeps a turn of megabytes cut to what one row holds, never between a surrogate pair's halves", async () => {
+    const store = createDurableConversationStore(poolEnv.CONVERSATIONS);
+    const key = conversationKey("webhook", freshConversation());
+    const at = Date.now();
+    // Three million characters of two UTF-8 bytes each: far past the 2 MB a row holds.
+    const long = `a${"😀".repeat(1_500_000)}`;
+    await store.append(key, [{ role: "assistant", text: long, at }]);
+    const [turn] = await store.history(key, 10);
+    expect(turn?.text).toBe(long.slice(0, MAX_TURN_CHARS - 1));
   });
 
   it("keeps a conversation's last reply number across restarts, from the replies its lane saved", async () => {

@@ -7,6 +7,13 @@ import type { MeteredSql } from "../metered-sql.js";
 /** Turns kept per conversation; older ones are deleted as new ones arrive. */
 export const MAX_TURNS = 100;
 
+/**
+ * Longest text of a turn kept, in UTF-16 code units: a Durable Object holds at most 2 MB in one
+ * row, and a code unit is at most 3 bytes of UTF-8. A longer one (a brain's answer of megabytes)
+ * is kept cut, so that the history still carries the turn and the reply is not held back by it.
+ */
+export const MAX_TURN_CHARS = 500_000;
+
 type TurnRow = {
   role: string;
   text: string | null;
@@ -56,7 +63,7 @@ export class ConversationMemory {
       this.sql.run(
         "INSERT INTO turns (role, text, media_url, media_type, at) VALUES (?, ?, ?, ?, ?)",
         turn.role,
-        turn.text ?? null,
+        turn.text === undefined ? null : keptText(turn.text),
         turn.mediaUrl ?? null,
         turn.mediaType ?? null,
         turn.at,
@@ -98,4 +105,11 @@ function toTurn(row: TurnRow): ConversationTurn {
   if (row.media_url !== null) turn.mediaUrl = row.media_url;
   if (row.media_type !== null) turn.mediaType = row.media_type;
   return turn;
+}
+
+/** A turn's text as stored: whole, or cut at {@link MAX_TURN_CHARS}, never between a surrogate pair's halves. */
+function keptText(text: string): string {
+  if (text.length <= MAX_TURN_CHARS) return text;
+  const last = text.charCodeAt(MAX_TURN_CHARS - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_TURN_CHARS - 1 : MAX_TURN_CHARS);
 }
