@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { errorMessage } from "../../core/channel-error.js";
 import type { ConversationTurn } from "../../core/conversation/conversation-store.js";
 import type { Job } from "../../core/lifecycle/job.js";
 import { type Logger, silentLogger } from "../../core/log/logger.js";
@@ -19,6 +20,7 @@ import { ConversationLane, type HandOver, ORDER_HOLD_MS } from "./conversation-l
 import { ConversationMemory } from "./conversation-memory.js";
 import { createConversationTables } from "./conversation-tables.js";
 import { createDurableLaneStore, type DurableLaneStore } from "./durable-lane-store.js";
+import { HAND_OVER_WAIT_MS } from "./lane-head.js";
 import { runDueJobs } from "./lane-runner.js";
 import { ObjectConsumer } from "./object-consumer.js";
 import { OldDeadLetters } from "./old-dead-letters.js";
@@ -36,13 +38,11 @@ import { PENDING, sleep, within } from "./within.js";
  * job runs. It also holds the conversation's memory, its reply sequence counter and parked jobs; its dead letters go
  * to the {@link DeadLetterObject}.
  *
- * The object wires its parts, one per table (`conversation-tables.ts` lists them), and holds the one alarm: the head
- * job's next run while jobs wait, else whatever alarm it has for its expiry (`conversation-expiry.ts`). Jobs start in
- * the hand-over that brought them ({@link enqueue}) or in `alarm()`, one run at a time (kept in memory: an instance is
- * unique); calls that arrive meanwhile only add to the lane, and the running loop takes what they added. A hand-over
- * waits for the run at most {@link HAND_OVER_WAIT_MS}: what outlasts it goes on under an alarm set to fire at once,
- * which waits for the run and then runs what is left, so a slow or hanging receiver or brain holds back only its own
- * conversation, never the inbound consumer.
+ * It wires its parts, one per table (`conversation-tables.ts`), and holds the one alarm: the head job's next run
+ * while jobs wait, else its expiry's (`conversation-expiry.ts`). Jobs start in their hand-over ({@link enqueue}) or
+ * in `alarm()`, one run at a time (an instance is unique); calls meanwhile only add to the lane, which the running
+ * loop takes. A hand-over waits for the run at most {@link HAND_OVER_WAIT_MS}; the rest goes on under an alarm set to
+ * fire at once, so a slow or hanging receiver or brain holds back only its conversation, never the inbound consumer.
  */
 export class ConversationObject extends DurableObject<WorkerEnv> {
   private readonly sql: MeteredSql;
@@ -133,17 +133,17 @@ export class ConversationObject extends DurableObject<WorkerEnv> {
     if (failure === PENDING) {
       if (!this.onAlarm) await this.alarms.byNow(Date.now());
     } else if (failure !== undefined) {
-      throw failure;
+      // Stored, they go on under the alarm the run's end set; thrown, the queue's retries would end
+      // as dead letters of messages this lane still answers (a replay would answer them twice).
+      const logger = this.reporting?.logger ?? silentLogger;
+      logger.warn("the conversation's run failed; it goes on under its alarm", { error: errorMessage(failure) });
     }
     return results;
   }
 
-  /** How long a hand-over waits for its run: a quick one needs no alarm, a slow one never holds the consumer. */
-  static readonly HAND_OVER_WAIT_MS = 250;
-
   /** {@link HAND_OVER_WAIT_MS} and {@link ORDER_HOLD_MS}; a method, so that a test harness can wait otherwise. */
   protected waits(): { readonly handOverMs: number; readonly orderHoldMs: number } {
-    return { handOverMs: ConversationObject.HAND_OVER_WAIT_MS, orderHoldMs: ORDER_HOLD_MS };
+    return { handOverMs: HAND_OVER_WAIT_MS, orderHoldMs: ORDER_HOLD_MS };
   }
 
   /** The last `limit` turns within the retention (at most `MAX_TURNS`), oldest first. */

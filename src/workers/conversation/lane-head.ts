@@ -8,6 +8,9 @@ import type { Job } from "../../core/lifecycle/job.js";
  */
 export const ORDER_HOLD_MS = 200;
 
+/** How long a hand-over waits for its run: a quick one needs no alarm, a slow one never holds the consumer. */
+export const HAND_OVER_WAIT_MS = 250;
+
 /** What became of a message handed over to the lane. */
 export type HandOver = "queued" | "duplicate" | "missing";
 

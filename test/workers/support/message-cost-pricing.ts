@@ -43,7 +43,7 @@ const PRICE = {
 /** A Durable Object's memory as its duration is billed, in GB. */
 const OBJECT_GB = 0.128;
 
-/** The hand-over's wait in production (`ConversationObject.HAND_OVER_WAIT_MS`). */
+/** The hand-over's wait in production (`HAND_OVER_WAIT_MS` of `lane-head.ts`). */
 export const HAND_OVER_WAIT_MS = 250;
 
 /**
