@@ -3,7 +3,10 @@ import { Agent } from "undici";
 /** Node's `fetch` for brain calls, with the connections it owns. */
 export interface BrainFetch {
   readonly fetch: typeof globalThis.fetch;
-  /** Closes its connections once the calls in flight end. */
+  /**
+   * Closes its connections, ending the calls in flight: by then the stop has waited
+   * `shutdown_timeout_ms` for them, and what is left waits in the state (or is logged as lost).
+   */
   close(): Promise<void>;
 }
 
@@ -19,6 +22,6 @@ export function createBrainFetch(base: typeof globalThis.fetch = globalThis.fetc
   return {
     // The package's Agent and the one Node's types describe are the same interface, typed apart.
     fetch: (input, init) => base(input, Object.assign({}, init, { dispatcher })),
-    close: () => dispatcher.close(),
+    close: () => dispatcher.destroy(),
   };
 }
