@@ -86,6 +86,8 @@ export class LaneSchedule {
       }
       if (!mayStart(job, key)) continue;
       this.ready.delete(key);
+      // Woken while its head ran, the lane may hold that run's timer: it starts now instead.
+      this.clearTimer(key);
       yield { key, job };
     }
   }
@@ -197,6 +199,7 @@ export class LaneSchedule {
     const key = keyOf(job);
     this.lanes.replaceHead(key, job);
     if (this.stopped) return;
+    this.clearTimer(key);
     const timer = setTimeout(
       () => {
         this.timers.delete(key);
@@ -218,11 +221,16 @@ export class LaneSchedule {
     if (this.stopped) return;
     for (const key of keys) {
       if (this.lanes.head(key) === undefined) continue;
-      clearTimeout(this.timers.get(key));
-      this.timers.delete(key);
+      this.clearTimer(key);
       this.ready.add(key);
     }
     this.wake();
+  }
+
+  /** Forgets the lane's timer, if it has one: it is ready now, or set again. */
+  private clearTimer(key: string): void {
+    clearTimeout(this.timers.get(key));
+    this.timers.delete(key);
   }
 
   /** Epoch ms at which the oldest unfinished job was accepted: only lane heads are looked at. */
