@@ -19,9 +19,14 @@ export interface BrainFetch {
  */
 export function createBrainFetch(base: typeof globalThis.fetch = globalThis.fetch): BrainFetch {
   const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
+  let closed: Promise<void> | undefined;
   return {
     // The package's Agent and the one Node's types describe are the same interface, typed apart.
     fetch: (input, init) => base(input, Object.assign({}, init, { dispatcher })),
-    close: () => dispatcher.destroy(),
+    // Once: a service's stop and its owner's close may both close it.
+    close: () => {
+      closed ??= dispatcher.destroy().then(() => undefined);
+      return closed;
+    },
   };
 }

@@ -54,3 +54,9 @@ it("waits longer than five minutes for a brain's answer, and reads a body that p
   waiting?.end('"late"}');
   expect(JSON.parse(await text)).toEqual({ answer: "late" });
 });
+
+it("closes twice without complaint: a stop and its owner's close both close it", async () => {
+  const once = createBrainFetch();
+  await once.close();
+  await expect(once.close()).resolves.toBeUndefined();
+});
