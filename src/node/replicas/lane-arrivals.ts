@@ -130,7 +130,10 @@ export function createLaneArrivals(deps: LaneArrivalsDeps): LaneArrivals {
       }
       if (!answer.mine) {
         owned.lost(key);
-        if (answer.previous !== null) {
+        // Its owner's lease ran out, and this replica may not take over yet: a sweep claims it once
+        // it may (told, the dead owner would never run it, and nothing else would find the job).
+        if (answer.previous !== null && !answer.previousLive) unplaced.set(key, channel);
+        else if (answer.previous !== null) {
           await notify({ owner: answer.previous, conversation: key, seq: answer.seq, id: job.message.id }).catch(
             (error: unknown) => {
               unplaced.set(key, channel); // told again from the next sweep's claim

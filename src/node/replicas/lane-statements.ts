@@ -11,6 +11,12 @@ export interface Claim {
   readonly epoch: number;
   /** Who ran it before the claim (null: nobody); when not `mine`, the live owner to tell. */
   readonly previous: string | null;
+  /**
+   * Whether `previous` holds a live lease. A claim refused for an owner whose lease ran out (this
+   * replica may not take over yet, in its first lease) has nobody to tell: the lane is claimed
+   * again at a sweep, once it may.
+   */
+  readonly previousLive: boolean;
   /** The stored job's position in the jobs table (0 for a claim without a job, or a job gone). */
   readonly seq: number;
   /**
@@ -74,6 +80,7 @@ SELECT (c.conversation IS NOT NULL OR (l.owner = $5 AND NOT i.reclaim)) AS mine,
        coalesce(c.epoch, l.epoch, 0) AS epoch,
        coalesce(c.last_seq, l.last_seq, 0) AS last_sequence,
        l.owner AS previous,
+       EXISTS (SELECT 1 FROM webhook_channel.replicas r WHERE r.id = l.owner AND r.lease_until > now()) AS previous_live,
        coalesce(s.seq, 0) AS seq,
        coalesce(p.seq, 0) AS prev,
        coalesce(p.id, '') AS prev_id
@@ -101,6 +108,7 @@ export async function claimLanes(
     mine: boolean;
     epoch: string;
     previous: string | null;
+    previous_live: boolean;
     seq: string;
     prev: string;
     prev_id: string;
@@ -119,6 +127,7 @@ export async function claimLanes(
     mine: row.mine,
     epoch: Number(row.epoch),
     previous: row.previous,
+    previousLive: row.previous_live,
     seq: Number(row.seq),
     prev: Number(row.prev),
     prevId: row.prev_id,
@@ -134,7 +143,8 @@ export async function claimLanes(
   return claims.map((claim, index) =>
     claim.mine || claim.previous !== null
       ? claim
-      : { ...claim, previous: ownerOf.get(requests[index]?.conversation ?? "") ?? null },
+      : // It won this instant: live.
+        { ...claim, previous: ownerOf.get(requests[index]?.conversation ?? "") ?? null, previousLive: true },
   );
 }
 

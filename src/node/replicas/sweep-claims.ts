@@ -61,6 +61,11 @@ export function createSweepClaims(deps: SweepClaimsDeps): SweepClaims {
       }
       idle.delete(key);
       const answer = await claim({ conversation: key, channel, jobId: "", reclaim: true });
+      if (!answer.mine && answer.previous !== null && !answer.previousLive) {
+        // An owner whose lease ran out, which this replica may not take over yet: tried again.
+        unplaced.set(key, channel);
+        return;
+      }
       if (!answer.mine) await tellOwner(key, answer);
       unplaced.delete(key);
       if (!answer.mine) return;

@@ -274,7 +274,7 @@ export function createPostgresLaneStore(
     restore: (job) => restoreJob(pool, job),
     // A replayed job is placed anew: a position its first add left (its client was answered 503) is stale.
     takeReplayed: async (room) => {
-      const jobs = await takeReplayedJobs(pool, room);
+      const jobs = await takeReplayedJobs(pool, replica, room);
       for (const job of jobs) placed.take(job.message.id);
       return jobs;
     },

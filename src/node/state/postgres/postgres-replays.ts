@@ -6,10 +6,15 @@ import { asStateError } from "./postgres-state-error.js";
 
 /**
  * Dead letters replayed (`dead-letters replay`, the admin API of any replica) and not yet taken,
- * oldest first, marked as taken: at most `room(channel)` of each channel; the rest stay for a
- * later call. Replicas taking at once each get different jobs (`SKIP LOCKED`).
+ * oldest first, marked as taken by `replica`: at most `room(channel)` of each channel; the rest
+ * stay for a later call. Replicas taking at once each get different jobs (`SKIP LOCKED`). A taker
+ * that dies before it claims their conversations leaves them to the sweep, as a stored message.
  */
-export async function takeReplayedJobs(pool: pg.Pool, room: (channel: string) => number): Promise<Job[]> {
+export async function takeReplayedJobs(
+  pool: pg.Pool,
+  replica: string,
+  room: (channel: string) => number,
+): Promise<Job[]> {
   try {
     // Most polls find nothing: one indexed read, no transaction.
     const waiting = await pool.query<{ waiting: boolean }>(
@@ -31,9 +36,9 @@ export async function takeReplayedJobs(pool: pg.Pool, room: (channel: string) =>
       if (ids.length === 0) return [];
       const taken = await client.query<{ job: string }>(
         `WITH taken AS (
-           UPDATE webhook_channel.jobs SET state = 'pending' WHERE id = ANY($1::text[]) RETURNING seq, job)
+           UPDATE webhook_channel.jobs SET state = 'pending', stored_by = $2 WHERE id = ANY($1::text[]) RETURNING seq, job)
          SELECT job FROM taken ORDER BY seq`,
-        [ids],
+        [ids, replica],
       );
       return taken.rows.map((row) => JSON.parse(row.job) as Job);
     });
