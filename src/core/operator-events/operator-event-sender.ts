@@ -1,48 +1,22 @@
 import { errorMessage, isChannelError } from "../channel-error.js";
-import { type Clock, type IdGenerator, randomId, systemClock } from "../clock.js";
+import { randomId, systemClock } from "../clock.js";
 import { parseRetryAfterMs } from "../lifecycle/retry-policy.js";
-import type { Logger } from "../log/logger.js";
 import { redactUrl } from "../log/redact-url.js";
-import type { Metrics } from "../metrics/metrics.js";
 import { noopMetrics } from "../metrics/noop-metrics.js";
 import { baseReplyHeaders, isRetryableStatus } from "../outbound/deliver-reply.js";
-import type { Poster } from "../outbound/poster.js";
 import type { OperatorEvent, OperatorEventInput } from "./operator-event.js";
 import type { OperatorDestination, OperatorEventRoutes } from "./operator-event-routes.js";
+import type { OperatorEventSenderOptions } from "./operator-event-sender-options.js";
 import type { OperatorEvents } from "./operator-events.js";
+import { unrefTimeout } from "./unref-timeout.js";
+
+export type { OperatorEventSenderOptions } from "./operator-event-sender-options.js";
+export type { Schedule } from "./unref-timeout.js";
 
 /** Events kept at most (waiting for their turn or for their next attempt) when no capacity is given. */
 export const DEFAULT_OPERATOR_EVENT_CAPACITY = 1_000;
 /** Attempts of one event to one URL, the first included, when none are given. */
 export const DEFAULT_OPERATOR_EVENT_ATTEMPTS = 5;
-
-/** Runs `callback` after `ms`; returns what cancels it. */
-export type Schedule = (callback: () => void, ms: number) => () => void;
-
-/** What the sender is built from; everything but the routes, poster and logger has a default. */
-export interface OperatorEventSenderOptions {
-  readonly routes: OperatorEventRoutes;
-  /** The outbound HTTP port: `fetch` on every runtime (events are rare, and never on the hot path). */
-  readonly poster: Poster;
-  readonly logger: Logger;
-  readonly metrics?: Pick<Metrics, "operatorEvent"> | undefined;
-  readonly clock?: Clock | undefined;
-  readonly newId?: IdGenerator | undefined;
-  /** Uniform in [0, 1), for the retries' jitter. */
-  readonly random?: (() => number) | undefined;
-  /** Events kept at most; beyond, the oldest is dropped with a warning. Default {@link DEFAULT_OPERATOR_EVENT_CAPACITY}. */
-  readonly capacity?: number | undefined;
-  /** Attempts per event and URL. Default {@link DEFAULT_OPERATOR_EVENT_ATTEMPTS}. */
-  readonly maxAttempts?: number | undefined;
-  /** Ceiling of the first retry's wait, doubling per attempt (full jitter). Default 1 s. */
-  readonly initialDelayMs?: number | undefined;
-  /** Longest wait between attempts, and the cap on an honoured `Retry-After`. Default 30 s. */
-  readonly maxDelayMs?: number | undefined;
-  /** POSTs in flight at once. Default 4. */
-  readonly concurrency?: number | undefined;
-  /** The retries' timer; default `setTimeout`, not holding a Node process open. */
-  readonly schedule?: Schedule | undefined;
-}
 
 /** The operator events of a running service: raised by {@link OperatorEvents.emit}, sent here. */
 export interface OperatorEventSender extends OperatorEvents {
@@ -66,6 +40,8 @@ interface Delivery {
   readonly destination: OperatorDestination;
   attempts: number;
   dueAt: number;
+  /** Told as dropped at a stop while its POST was under way: what it comes to is not counted again. */
+  abandoned?: true;
 }
 
 /**
@@ -92,7 +68,7 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
   const headers = baseReplyHeaders();
   let routes = options.routes;
   let waiting: Delivery[] = [];
-  let inFlight = 0;
+  const sending = new Set<Delivery>();
   let closed = false;
   let timer: { readonly at: number; readonly cancel: () => void } | undefined;
   let idle: (() => void)[] = [];
@@ -104,7 +80,7 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
   });
 
   const checkIdle = (): void => {
-    if (waiting.length > 0 || inFlight > 0) return;
+    if (waiting.length > 0 || sending.size > 0) return;
     const resolvers = idle;
     idle = [];
     for (const resolve of resolvers) resolve();
@@ -113,6 +89,22 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
   const drop = (delivery: Delivery, why: string): void => {
     metrics.operatorEvent(delivery.event.type, "dropped");
     logger.warn(`operator event dropped: ${why}`, fields(delivery));
+  };
+
+  /**
+   * Drops the oldest waiting until `more` (0 or 1) fit beside what waits and is in flight; false
+   * when they still do not (all that is held is in flight, with a capacity below the concurrency).
+   */
+  const makeRoom = (more: number): boolean => {
+    while (waiting.length > 0 && waiting.length + sending.size + more > capacity) {
+      // The oldest raised, a retry's place in the array notwithstanding: the newest tells the most.
+      const oldest = waiting.reduce((first, delivery) =>
+        delivery.event.created_at < first.event.created_at ? delivery : first,
+      );
+      waiting.splice(waiting.indexOf(oldest), 1);
+      drop(oldest, `more than ${capacity} events wait to be sent`);
+    }
+    return waiting.length + sending.size + more <= capacity;
   };
 
   const gaveUp = (delivery: Delivery, error: string, status: number | undefined): void => {
@@ -147,6 +139,8 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
     }
     logger.debug("operator event attempt failed; tried again later", { ...fields(delivery), status, error });
     delivery.dueAt = clock.now() + delayMs(delivery.attempts, retryAfterMs);
+    // Still counted as in flight: back in the queue, it takes that place.
+    makeRoom(0);
     waiting.push(delivery);
   };
 
@@ -162,6 +156,7 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
         { ...headers, "webhook-id": event.id, "webhook-timestamp": String(timestamp), "webhook-signature": signature },
         destination.timeoutMs,
       );
+      if (delivery.abandoned === true) return;
       if (result.status >= 200 && result.status < 300) {
         metrics.operatorEvent(event.type, "sent");
         logger.debug("operator event sent", { ...fields(delivery), attempts: delivery.attempts });
@@ -170,6 +165,7 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
       const retryAfter = parseRetryAfterMs(result.retryAfter, clock.now());
       failed(delivery, `answered ${result.status}`, result.status, isRetryableStatus(result.status), retryAfter);
     } catch (error) {
+      if (delivery.abandoned === true) return;
       // No answer (a timeout, a refused connection) may pass; a setting this runtime cannot use will not.
       failed(delivery, errorMessage(error), undefined, !isChannelError(error) || error.retryable);
     }
@@ -196,16 +192,16 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
 
   function pump(): void {
     const now = clock.now();
-    while (inFlight < concurrency) {
+    while (sending.size < Math.min(concurrency, capacity)) {
       const index = waiting.findIndex((delivery) => delivery.dueAt <= now);
       if (index < 0) break;
       const [delivery] = waiting.splice(index, 1);
       if (delivery === undefined) break;
-      inFlight += 1;
+      sending.add(delivery);
       send(delivery)
         .catch((error: unknown) => gaveUp(delivery, errorMessage(error), undefined))
         .finally(() => {
-          inFlight -= 1;
+          sending.delete(delivery);
           pump();
         })
         .catch(() => undefined);
@@ -233,17 +229,14 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
         continue;
       }
       // The newest tells the most of how things stand now: the oldest makes room.
-      if (waiting.length >= capacity) {
-        const oldest = waiting.shift();
-        if (oldest !== undefined) drop(oldest, `more than ${capacity} events wait to be sent`);
-      }
-      waiting.push(delivery);
+      if (makeRoom(1)) waiting.push(delivery);
+      else drop(delivery, `more than ${capacity} events wait to be sent`);
     }
     pump();
   };
 
   const settled = (): Promise<void> => {
-    if (waiting.length === 0 && inFlight === 0) return Promise.resolve();
+    if (waiting.length === 0 && sending.size === 0) return Promise.resolve();
     return new Promise((resolve) => idle.push(resolve));
   };
 
@@ -259,7 +252,7 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
       routes = next;
     },
     get pending() {
-      return waiting.length + inFlight;
+      return waiting.length + sending.size;
     },
     settled,
     async close(timeoutMs) {
@@ -280,14 +273,13 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
       const left = waiting;
       waiting = [];
       for (const delivery of left) drop(delivery, "the service stopped before it was sent");
+      // Their answers would come after the stop's end, if ever: told now, and not counted again.
+      for (const delivery of sending) {
+        delivery.abandoned = true;
+        drop(delivery, "the service stopped before its URL answered");
+      }
+      sending.clear();
       checkIdle();
     },
   };
 }
-
-const unrefTimeout: Schedule = (callback, ms) => {
-  const handle = setTimeout(callback, ms);
-  const held: unknown = handle;
-  if (typeof held === "object" && held !== null && "unref" in held && typeof held.unref === "function") held.unref();
-  return () => clearTimeout(handle);
-};

@@ -213,12 +213,14 @@ describe("the operator event sender", () => {
       concurrency: 1,
     });
     for (const id of ["m1", "m2", "m3", "m4"]) sender.emit(deadLetter(id));
-    await waitFor(() => (server.requests.length === 3 ? true : undefined), 5_000, "three POSTs");
     await sender.settled();
     const sent = server.requests.map((request) => (request.body as { data: { message_id: string } }).data.message_id);
-    // m1 was in flight; m2 was the oldest waiting when m4 came.
-    expect(sent).toEqual(["m1", "m3", "m4"]);
-    expect(counted.filter((entry) => entry.endsWith("dropped"))).toEqual(["message.dead_lettered dropped"]);
+    // m1 was in flight, and counts: m2, then m3, were the oldest waiting when the next came.
+    expect(sent).toEqual(["m1", "m4"]);
+    expect(counted.filter((entry) => entry.endsWith("dropped"))).toEqual([
+      "message.dead_lettered dropped",
+      "message.dead_lettered dropped",
+    ]);
     expect(lines.find((line) => String(line.msg).startsWith("operator event dropped"))).toMatchObject({
       level: "warn",
       type: "message.dead_lettered",
@@ -247,5 +249,41 @@ describe("the operator event sender", () => {
     expect(counted).toEqual(["message.dead_lettered sent"]);
     sender.emit(deadLetter("m2"));
     expect(counted).toEqual(["message.dead_lettered sent", "message.dead_lettered dropped"]);
+  });
+
+  it("keeps at most `capacity` events with the URL down, retries and events in flight included", async () => {
+    const { server, sender, lines } = await start(() => ({ status: 503 }), undefined, {
+      capacity: 2,
+      concurrency: 4,
+      initialDelayMs: 60_000,
+      maxDelayMs: 60_000,
+      random: () => 0.99,
+    });
+    for (const id of ["m1", "m2", "m3", "m4"]) sender.emit(deadLetter(id));
+    expect(sender.pending).toBeLessThanOrEqual(2);
+    const retrying = () => lines.filter((line) => line.msg === "operator event attempt failed; tried again later");
+    await waitFor(() => (retrying().length === 2 ? true : undefined), 5_000, "two retries waiting");
+    for (const id of ["m5", "m6", "m7", "m8"]) sender.emit(deadLetter(id));
+    expect(sender.pending).toBe(2);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("at a stop whose time runs out, tells an attempt still under way as dropped, and nothing after", async () => {
+    const real = createFetchPoster(fetch);
+    let answered = 0;
+    const poster = { post: (...args: Parameters<typeof real.post>) => real.post(...args).finally(() => answered++) };
+    const { server, sender, lines, counted } = await start(
+      () => ({ status: 200, delayMs: 1_000 }),
+      { signing_secret_env: "OPS_SECRET", timeout_ms: 5_000 },
+      { poster },
+    );
+    sender.emit(deadLetter("m1"));
+    await waitFor(() => (server.requests.length === 1 ? true : undefined), 5_000, "the POST");
+    await sender.close(100);
+    expect(counted).toEqual(["message.dead_lettered dropped"]);
+    expect(lines.filter((line) => String(line.msg).startsWith("operator event dropped"))).toHaveLength(1);
+    // Its answer, when it comes, is not counted again.
+    await waitFor(() => (answered === 1 ? true : undefined), 5_000, "the late answer");
+    expect(counted).toEqual(["message.dead_lettered dropped"]);
   });
 });
