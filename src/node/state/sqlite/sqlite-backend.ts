@@ -18,6 +18,7 @@ import { createSqliteLaneStore } from "./sqlite-lane-store.js";
 import { openStateDb } from "./sqlite-state.js";
 import { createSqliteTimelineStore } from "./sqlite-timeline-store.js";
 import { pruneSqliteTurns } from "./sqlite-turn-prune.js";
+import type { StateDb } from "./state-db.js";
 import { STATE_FILE } from "./state-file.js";
 import { createThreadedTimelineStore, type ThreadedTimelineStore } from "./threaded-timeline-store.js";
 import { openTimelineDb } from "./timeline-db.js";
@@ -47,22 +48,16 @@ export function openSqliteBackend(
         layout: change.to,
       });
   });
-  // A reader (the delivery thread reads conversation memory) leaves the service's claim alone.
-  const epoch = role === "service" ? claimSqliteEpoch(db) : { value: 0, check: refuseWrites };
-  const group = createGroupCommit(db, logger, epoch.check);
-  const conversations = createSqliteConversationStore(db, undefined, group, retention);
-  const lanes = createSqliteLaneStore(db, logger, group, epoch, conversations);
-  const countByChannel = db.prepare<[], { channel: string; n: number }>(
-    "SELECT channel, count(*) AS n FROM dead_letters GROUP BY channel",
-  );
-  let timelineStore: ReturnType<typeof openTimeline>;
+  let parts: ReturnType<typeof openParts>;
   try {
-    timelineStore = openTimeline(stateDir, role, timeline);
+    parts = openParts(db, stateDir, logger, role, timeline, retention);
   } catch (error) {
-    // A start that fails here leaves no file open behind it (a test, an embedder, retries).
+    // A start that fails here (the file locked past the wait, the timeline's thread refused)
+    // leaves no file open behind it (a test, an embedder, retries).
     db.close();
     throw error;
   }
+  const { epoch, group, conversations, lanes, countByChannel, timelineStore } = parts;
   return {
     mode: "sqlite",
     lanes,
@@ -95,6 +90,27 @@ export function openSqliteBackend(
       await timelineStore.close();
     },
   };
+}
+
+/** The stores over the state file's connection, and the timeline's; throws when one cannot be had. */
+function openParts(
+  db: StateDb,
+  stateDir: string,
+  logger: Logger,
+  role: StateRole,
+  timeline: SqliteTimelineOptions,
+  retention: MemoryRetention,
+) {
+  // A reader (the delivery thread reads conversation memory) leaves the service's claim alone.
+  const epoch = role === "service" ? claimSqliteEpoch(db) : { value: 0, check: refuseWrites };
+  const group = createGroupCommit(db, logger, epoch.check);
+  const conversations = createSqliteConversationStore(db, undefined, group, retention);
+  const lanes = createSqliteLaneStore(db, logger, group, epoch, conversations);
+  const countByChannel = db.prepare<[], { channel: string; n: number }>(
+    "SELECT channel, count(*) AS n FROM dead_letters GROUP BY channel",
+  );
+  const timelineStore = openTimeline(stateDir, role, timeline);
+  return { epoch, group, conversations, lanes, countByChannel, timelineStore };
 }
 
 /** Where the state line says the timeline is written: an operator sees a thread that is missing. */

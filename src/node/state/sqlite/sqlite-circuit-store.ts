@@ -30,7 +30,8 @@ export function createSqliteCircuitStore(db: StateDb, fence?: () => void): Circu
       return { state: JSON.parse(row.state) as CircuitState, version: row.version };
     },
     write(channel, state, version) {
-      return fencedWrite(channel, JSON.stringify(state), version);
+      // The write lock first (see the group commit): another writer's lock is waited for.
+      return fencedWrite.immediate(channel, JSON.stringify(state), version);
     },
   };
 }

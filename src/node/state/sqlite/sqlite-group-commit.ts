@@ -63,10 +63,13 @@ export function createGroupCommit(db: StateDb, logger: Logger, fence?: () => voi
     if (batches.length === 0) return;
     let failure: unknown;
     try {
+      // IMMEDIATE: the write lock first, so that another writer's lock (the CLI's replay, say) is
+      // waited for; a deferred one would read the fence first, and SQLite never waits to turn a
+      // read into a write, failing at once.
       db.transaction(() => {
         fence?.();
         for (const batch of batches) batch.write();
-      })();
+      }).immediate();
     } catch (error) {
       failure = error ?? new Error("the state_dir transaction failed");
     }

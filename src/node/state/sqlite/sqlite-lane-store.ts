@@ -249,7 +249,8 @@ export function createSqliteLaneStore(
     bury(ticket, letter) {
       mine(ticket);
       sequences.ended(ticket.key, letter.job);
-      buryJob(letter);
+      // The write lock first (see the group commit): another writer's lock is waited for.
+      buryJob.immediate(letter);
       sequences.committed(new Map());
     },
     restore(job) {
