@@ -92,3 +92,12 @@ export type JobOutcome =
 export function newJob(message: QueuedMessage): Job {
   return { message, delivered: 0, attempts: 0 };
 }
+
+/**
+ * The number of its conversation a job took last: its last reply's `sequence` (0: none). Replies
+ * are numbered in order; a replay numbers its undelivered ones anew after those delivered before,
+ * whose older numbers (of a conversation forgotten since) a counter must not take back up.
+ */
+export function lastTakenSequence(job: Job): number {
+  return job.replies?.at(-1)?.sequence ?? 0;
+}

@@ -1,6 +1,6 @@
 import type { ConversationStore } from "../conversation/conversation-store.js";
 import { LruMap } from "../lru-map.js";
-import type { Job } from "./job.js";
+import { type Job, lastTakenSequence } from "./job.js";
 import { type LaneStore, type LaneTicket, laneFencedError } from "./lane-store.js";
 
 /** The lane store of the memory mode, with the one claim a test can make of it. */
@@ -51,9 +51,7 @@ export function createMemoryLaneStore(memory: ConversationStore): MemoryLaneStor
     save(ticket, job, answered) {
       fence(ticket);
       if (answered === undefined) return undefined;
-      let highest = last.get(ticket.key) ?? 0;
-      for (const reply of job.replies ?? []) highest = Math.max(highest, reply.sequence);
-      last.set(ticket.key, highest);
+      last.set(ticket.key, Math.max(last.get(ticket.key) ?? 0, lastTakenSequence(job)));
       last.trimTo(MAX_CONVERSATIONS);
       return answered.turns.length === 0 ? undefined : memory.append(ticket.key, answered.turns);
     },

@@ -1,4 +1,4 @@
-import type { Job } from "../../core/lifecycle/job.js";
+import { type Job, lastTakenSequence } from "../../core/lifecycle/job.js";
 import type { MeteredSql } from "../metered-sql.js";
 import { JobPieces } from "./job-pieces.js";
 
@@ -16,10 +16,9 @@ const LOOK_EVERY_MS = 3_600_000;
 /** Old rows taken for reuse by one look. */
 const REUSE_BATCH = 64;
 
-/** The highest `sequence` of a job's replies, or null when it has none. */
+/** The `sequence` a job's replies took last (see `lastTakenSequence`), or null when it has none. */
 export function lastSequenceOf(job: Job): number | null {
-  const replies = job.replies ?? [];
-  return replies.length === 0 ? null : replies.reduce((last, reply) => Math.max(last, reply.sequence), 0);
+  return job.replies === undefined || job.replies.length === 0 ? null : lastTakenSequence(job);
 }
 
 /**

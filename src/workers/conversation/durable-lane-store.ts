@@ -1,5 +1,6 @@
 import { errorMessage } from "../../core/channel-error.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
+import { lastTakenSequence } from "../../core/lifecycle/job.js";
 import { type LaneStore, type LaneTicket, laneFencedError } from "../../core/lifecycle/lane-store.js";
 import { jobKey } from "../../core/lifecycle/pending-job-store.js";
 import type { Logger } from "../../core/log/logger.js";
@@ -108,9 +109,7 @@ export function createDurableLaneStore(parts: DurableLaneParts): DurableLaneStor
       lane.save(job);
       if (answered === undefined) return;
       if (answered.turns.length > 0) memory.append(answered.turns);
-      let highest = 0;
-      for (const reply of job.replies ?? []) highest = Math.max(highest, reply.sequence);
-      counters.numbered(highest);
+      counters.numbered(lastTakenSequence(job));
     },
     finish(ticket, job) {
       mine(ticket);

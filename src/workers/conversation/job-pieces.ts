@@ -1,4 +1,4 @@
-import type { Job } from "../../core/lifecycle/job.js";
+import { type Job, lastTakenSequence } from "../../core/lifecycle/job.js";
 import type { MeteredSql } from "../metered-sql.js";
 import { fitsOneValue, piecesOf } from "../sqlite-pieces.js";
 
@@ -43,8 +43,7 @@ export class JobPieces {
       this.sql.run("INSERT INTO job_pieces (owner, id, piece, data) VALUES (?, ?, ?, ?)", this.owner, id, piece, data);
     }
     this.known.add(id);
-    const last = (job.replies ?? []).reduce((highest, reply) => Math.max(highest, reply.sequence), 0);
-    const replies = job.replies === undefined ? {} : { replies: [{ sequence: last }] };
+    const replies = job.replies === undefined ? {} : { replies: [{ sequence: lastTakenSequence(job) }] };
     return JSON.stringify({ pieces: pieces.length, message: { receivedAt: job.message.receivedAt }, ...replies });
   }
 

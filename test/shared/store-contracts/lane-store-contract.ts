@@ -118,6 +118,25 @@ export function laneStoreContract(
       expect(await h.store.lastSequence(ticket)).toBe(2);
     });
 
+    it("a replay's renumbered replies set the last sequence, not the older numbers of those delivered before", async () => {
+      // A dead letter replayed into a conversation forgotten since: its delivered reply keeps its
+      // number (40), the undelivered one takes the conversation's next (1). The next reply is 2.
+      const h = await make();
+      const job = freshJob();
+      await h.store.add(job);
+      const ticket = await h.ticket(keyOf(job));
+      const [kept, renumbered] = answered(job, 40, 2).replies ?? [];
+      if (kept === undefined || renumbered === undefined) throw new Error("two replies expected");
+      const replayed: Job = {
+        message: job.message,
+        replies: [kept, { ...renumbered, sequence: 1 }],
+        delivered: 1,
+        attempts: 0,
+      };
+      await h.store.save(ticket, replayed, { turns: [] });
+      expect(await h.store.lastSequence(ticket)).toBe(1);
+    });
+
     it("refuses every write under a ticket of an older epoch, and keeps nothing of it", async () => {
       const h = await make();
       const job = freshJob();

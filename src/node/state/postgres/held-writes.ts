@@ -1,6 +1,6 @@
 import type { ConversationTurn } from "../../../core/conversation/conversation-store.js";
 import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
-import type { Job } from "../../../core/lifecycle/job.js";
+import { type Job, lastTakenSequence } from "../../../core/lifecycle/job.js";
 import { type LaneTicket, laneFencedError } from "../../../core/lifecycle/lane-store.js";
 
 /** Who waits for a write: settled once its group committed, or was refused. */
@@ -85,7 +85,7 @@ export function withdrawSpent(writes: FormingWrites, isSpent: (ticket: LaneTicke
     let highest = 0;
     for (const held of writes.updated.values()) {
       if (held.ticket.key !== key) continue;
-      for (const reply of held.value.replies ?? []) highest = Math.max(highest, reply.sequence);
+      highest = Math.max(highest, lastTakenSequence(held.value));
     }
     if (highest > 0) writes.numbered.set(key, highest);
     else writes.numbered.delete(key);

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { requestInProgressError } from "../../../core/app/refusals.js";
 import type { ConversationTurn } from "../../../core/conversation/conversation-store.js";
 import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
-import type { Job } from "../../../core/lifecycle/job.js";
+import { type Job, lastTakenSequence } from "../../../core/lifecycle/job.js";
 import { type LaneStore, type LaneTicket, laneFencedError } from "../../../core/lifecycle/lane-store.js";
 import type { Logger } from "../../../core/log/logger.js";
 import { type AddedPosition, AddedPositions } from "./added-positions.js";
@@ -249,9 +249,7 @@ export function createPostgresLaneStore(
       if (spent.has(ticket)) return Promise.reject(laneFencedError(ticket.key));
       const written = update(ticket, job);
       if (answered === undefined) return written;
-      let highest = numbered.get(ticket.key) ?? 0;
-      for (const reply of job.replies ?? []) highest = Math.max(highest, reply.sequence);
-      numbered.set(ticket.key, highest);
+      numbered.set(ticket.key, Math.max(numbered.get(ticket.key) ?? 0, lastTakenSequence(job)));
       if (answered.turns.length === 0) return written;
       const kept = new Promise<void>((resolve, reject) => {
         turns.push({ ticket, value: answered.turns, waiters: [{ resolve, reject }] });

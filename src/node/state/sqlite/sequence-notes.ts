@@ -1,5 +1,5 @@
 import { conversationKey } from "../../../core/conversation/conversation-store.js";
-import type { Job } from "../../../core/lifecycle/job.js";
+import { type Job, lastTakenSequence } from "../../../core/lifecycle/job.js";
 
 /**
  * What a durable store (SQLite, Postgres) must write of reply `sequence` numbers with the jobs
@@ -21,10 +21,8 @@ export function createSequenceNotes(maxConversations = 100_000): SequenceNotes {
   const written = new Map<string, number>();
   return {
     note(job, into) {
-      const replies = job.replies;
-      if (replies === undefined || replies.length === 0) return;
-      let highest = 0;
-      for (const reply of replies) highest = Math.max(highest, reply.sequence);
+      const highest = lastTakenSequence(job);
+      if (highest === 0) return;
       const key = conversationKey(job.message.channel, job.message.message.conversationId);
       if ((written.get(key) ?? 0) >= highest || (into.get(key) ?? 0) >= highest) return;
       into.set(key, highest);
