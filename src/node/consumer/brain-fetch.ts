@@ -4,8 +4,9 @@ import { Agent } from "undici";
 export interface BrainFetch {
   readonly fetch: typeof globalThis.fetch;
   /**
-   * Closes its connections, ending the calls in flight: by then the stop has waited
-   * `shutdown_timeout_ms` for them, and what is left waits in the state (or is logged as lost).
+   * Closes its connections once the calls in flight end, without waiting for them: by then the
+   * stop has waited `shutdown_timeout_ms` for them, and what is left waits in the state (or is
+   * logged as lost). A call is not ended here: cut short, it would count as the brain's failure.
    */
   close(): Promise<void>;
 }
@@ -19,14 +20,16 @@ export interface BrainFetch {
  */
 export function createBrainFetch(base: typeof globalThis.fetch = globalThis.fetch): BrainFetch {
   const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
-  let closed: Promise<void> | undefined;
+  let closed = false;
   return {
     // The package's Agent and the one Node's types describe are the same interface, typed apart.
     fetch: (input, init) => base(input, Object.assign({}, init, { dispatcher })),
     // Once: a service's stop and its owner's close may both close it.
     close: () => {
-      closed ??= dispatcher.destroy().then(() => undefined);
-      return closed;
+      // Not awaited: the calls in flight end on their own time, or with the process.
+      if (!closed) void dispatcher.close().catch(() => undefined);
+      closed = true;
+      return Promise.resolve();
     },
   };
 }
