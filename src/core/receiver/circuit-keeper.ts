@@ -4,6 +4,7 @@ import {
   type CircuitChange,
   type CircuitPolicy,
   type CircuitState,
+  deferProbe,
   type PostReport,
   RECEIVER_UP,
   recordPost,
@@ -86,6 +87,11 @@ export interface CircuitKeeperDeps {
 /** Writes a step tried before giving up on a store that others keep moving. */
 const MAX_WRITES = 20;
 
+/** The first wait before lanes that could not be woken are tried again; it doubles up to the next. */
+export const FIRST_UNREACHABLE_WAIT_MS = 1_000;
+/** The longest wait between two rounds of waking lanes that cannot be reached. */
+export const MAX_UNREACHABLE_WAIT_MS = 60_000;
+
 /**
  * One channel's receiver circuit (the pure rules of `receiver-circuit.ts`), written once for every
  * runtime and store: it records what runs report (an unanswered POST, an answer while failures
@@ -100,6 +106,9 @@ export class CircuitKeeper {
   private known: StoredCircuit;
   private scheduledAt: number | undefined;
   private readonly wakeBatch: number;
+  /** While up: lanes left to wake could not be reached; the next round waits until then. */
+  private wakeAgainAt: number | undefined;
+  private wakeWait = FIRST_UNREACHABLE_WAIT_MS;
 
   constructor(private readonly deps: CircuitKeeperDeps) {
     this.wakeBatch = deps.wakeBatch ?? 50;
@@ -188,6 +197,15 @@ export class CircuitKeeper {
     for (const [index, key] of keys.entries()) {
       if (results[index] === "unreachable") await this.deps.held.add(key);
     }
+    // A round that reached none tries again after a wait, doubling while none is reached: what
+    // is left cannot be reached now, and trying at once would loop.
+    if (keys.every((_key, index) => results[index] === "unreachable")) {
+      this.wakeAgainAt = this.deps.now() + this.wakeWait;
+      this.wakeWait = Math.min(this.wakeWait * 2, MAX_UNREACHABLE_WAIT_MS);
+    } else {
+      this.wakeAgainAt = undefined;
+      this.wakeWait = FIRST_UNREACHABLE_WAIT_MS;
+    }
   }
 
   private async probe(policy: CircuitPolicy): Promise<void> {
@@ -204,12 +222,15 @@ export class CircuitKeeper {
       const [first] = await this.deps.held.take(1);
       const result = first === undefined ? "idle" : (await this.deps.wake([first], until))[0];
       if (result === "probing") return;
-      // Not probing after all: the probe is free again for the next in line.
-      await this.update((stored) => ({ state: releaseProbe(stored) }));
       if (result === "unreachable" && first !== undefined) {
-        await this.deps.held.addFirst(first);
+        // Free again at the next probe's time, the lane at the back: a lane that stays out of
+        // reach neither loops nor keeps the others from probing.
+        await this.update((stored) => ({ state: deferProbe(stored, this.deps.now(), policy) }));
+        await this.deps.held.add(first);
         return;
       }
+      // Not probing after all: the probe is free again for the next in line.
+      await this.update((stored) => ({ state: releaseProbe(stored) }));
     }
   }
 
@@ -229,7 +250,7 @@ export class CircuitKeeper {
     const waiting = await this.deps.held.count();
     let at: number | undefined;
     if (down === undefined) {
-      if (waiting > 0) at = now;
+      if (waiting > 0) at = Math.max(now, this.wakeAgainAt ?? now);
     } else if (down.probingUntil !== undefined && now < down.probingUntil) {
       at = down.probingUntil;
     } else if (waiting > 0) {

@@ -153,6 +153,20 @@ export function underPolicy(state: CircuitState, policy: CircuitPolicy): Circuit
   return state.down === undefined ? { state: RECEIVER_UP } : { state: RECEIVER_UP, change: "up" };
 }
 
+/**
+ * The lane granted the probe could not be reached (its runtime's object did not answer): the
+ * probe is free again, from the next probe's time on, as after a failed probe but not counted
+ * as one, so that a lane that stays unreachable costs one try per probe, not a loop.
+ */
+export function deferProbe(state: CircuitState, now: number, policy: CircuitPolicy): CircuitState {
+  const { down } = state;
+  if (down === undefined) return state;
+  return {
+    ...state,
+    down: { since: down.since, probes: down.probes, probeAt: now + probeDelayMs(down.probes, policy) },
+  };
+}
+
 /** A probe's run ended without posting (it failed before, or had nothing to post): the next run may probe. */
 export function releaseProbe(state: CircuitState): CircuitState {
   const { down } = state;
