@@ -12,6 +12,12 @@ export class ReceiverStorage implements CircuitStore, HeldLanes {
   private known: string | undefined;
   /** The circuit as last read or written: the object is its only writer, so it stays true. */
   private circuit: { readonly state: CircuitState; readonly version: number } | undefined;
+  /**
+   * The conversations waiting, counted once per instance and kept since: the keeper asks at every
+   * report and timer, and a count of the table reads (and bills) every row, which over an outage
+   * of N conversations would be N reads N times.
+   */
+  private waitingCount: number | undefined;
 
   constructor(private readonly sql: MeteredSql) {
     sql.run("CREATE TABLE IF NOT EXISTS circuit (only INTEGER PRIMARY KEY CHECK (only = 1), state TEXT NOT NULL)");
@@ -61,14 +67,16 @@ export class ReceiverStorage implements CircuitStore, HeldLanes {
   }
 
   add(conversation: string): void {
-    this.sql.run("INSERT OR IGNORE INTO waiting (conversation) VALUES (?)", conversation);
+    const added = this.sql.all("INSERT OR IGNORE INTO waiting (conversation) VALUES (?) RETURNING seq", conversation);
+    this.counted(added.length);
   }
 
   addFirst(conversation: string): void {
-    this.sql.run(
-      "INSERT OR IGNORE INTO waiting (seq, conversation) VALUES ((SELECT COALESCE(MIN(seq), 1) - 1 FROM waiting), ?)",
+    const added = this.sql.all(
+      "INSERT OR IGNORE INTO waiting (seq, conversation) VALUES ((SELECT COALESCE(MIN(seq), 1) - 1 FROM waiting), ?) RETURNING seq",
       conversation,
     );
+    this.counted(added.length);
   }
 
   take(limit: number): string[] {
@@ -78,14 +86,21 @@ export class ReceiverStorage implements CircuitStore, HeldLanes {
     );
     const last = rows.at(-1);
     if (last !== undefined) this.sql.run("DELETE FROM waiting WHERE seq <= ?", last.seq);
+    this.counted(-rows.length);
     return rows.map((row) => row.conversation);
   }
 
   delete(conversation: string): void {
-    this.sql.run("DELETE FROM waiting WHERE conversation = ?", conversation);
+    this.counted(-this.sql.all("DELETE FROM waiting WHERE conversation = ? RETURNING seq", conversation).length);
   }
 
   count(): number {
-    return this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM waiting")?.n ?? 0;
+    this.waitingCount ??= this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM waiting")?.n ?? 0;
+    return this.waitingCount;
+  }
+
+  /** Moves the kept count by rows added (or, negative, taken away), once it is known. */
+  private counted(change: number): void {
+    if (this.waitingCount !== undefined) this.waitingCount += change;
   }
 }
