@@ -10,16 +10,10 @@ import type { Job, JobOutcome } from "../../../src/core/lifecycle/job.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { waitFor } from "../../support/wait-for.js";
-import { message, realWait } from "./receiver-circuit-harness.js";
+import { HAND_POLICY, HAND_REPLY, message, realWait } from "./receiver-circuit-harness.js";
 
-const POLICY = {
-  failuresToOpen: 1,
-  initialDelayMs: 50,
-  maxDelayMs: 50,
-  probeTimeoutMs: 5_000,
-  target: "http://receiver.example",
-};
-const reply = { id: "r", sequence: 1, body: "{}" };
+const POLICY = HAND_POLICY;
+const reply = HAND_REPLY;
 
 describe("a lane woken while its head runs", () => {
   for (const gap of [0, 2]) {

@@ -10,17 +10,11 @@ import { MAX_TIMER_MS } from "../../../src/core/timer-limit.js";
 import { createJobQueue } from "../../../src/node/queue/job-queue.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { waitFor } from "../../support/wait-for.js";
-import { message, realWait } from "./receiver-circuit-harness.js";
+import { HAND_POLICY, HAND_REPLY, message, realWait } from "./receiver-circuit-harness.js";
 
 describe("the receiver gate's edge cases, with runs written by hand", () => {
-  const POLICY = {
-    failuresToOpen: 1,
-    initialDelayMs: 50,
-    maxDelayMs: 50,
-    probeTimeoutMs: 5_000,
-    target: "http://receiver.example",
-  };
-  const reply = { id: "r", sequence: 1, body: "{}" };
+  const POLICY = HAND_POLICY;
+  const reply = HAND_REPLY;
   const unanswered = (job: Job): JobOutcome => ({
     kind: "unanswered",
     job,

@@ -22,6 +22,18 @@ const realSetTimeout = globalThis.setTimeout;
 /** Waits `ms` of real time, even while a test fakes the timers. */
 export const realWait = (ms: number) => new Promise<void>((resolve) => realSetTimeout(resolve, ms));
 
+/** A circuit that goes down at the first unanswered POST and probes every 50 ms: for runs written by hand. */
+export const HAND_POLICY = {
+  failuresToOpen: 1,
+  initialDelayMs: 50,
+  maxDelayMs: 50,
+  probeTimeoutMs: 5_000,
+  target: "http://receiver.example",
+};
+
+/** One reply, for jobs whose runs are written by hand. */
+export const HAND_REPLY = { id: "r", sequence: 1, body: "{}" };
+
 /** A message of `conversationId` on the `webhook` channel, received now, whose text is its id. */
 export const message = (id: string, conversationId: string): QueuedMessage => ({
   id,
