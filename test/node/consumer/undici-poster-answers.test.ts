@@ -79,6 +79,23 @@ describe("the undici poster's answer", () => {
     expect((await poster.post(url, "{}", {}, 2_000)).status).toBe(202);
   });
 
+  it("is a 200 whose body never ends, whose connection goes at timeout_ms: the next post is not left waiting", async () => {
+    let requests = 0;
+    const url = await listen((_request, response) => {
+      requests += 1;
+      if (requests > 1) {
+        response.writeHead(200).end();
+        return;
+      }
+      response.writeHead(200, { "content-length": "10" });
+      response.write("x");
+    });
+    // One connection: held by the first answer, the second post would wait for it.
+    poster = createUndiciPoster({ connections: 1 });
+    expect((await poster.post(url, "{}", {}, 300)).status).toBe(200);
+    expect((await poster.post(url, "{}", {}, 5_000)).status).toBe(200);
+  });
+
   it("is still no answer when no status came within the time limit", async () => {
     const url = await listen(() => undefined);
     poster = createUndiciPoster();
