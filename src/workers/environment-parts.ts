@@ -88,7 +88,7 @@ async function buildParts(env: WorkerEnv): Promise<BuiltParts> {
   try {
     const poster = createFetchPoster(lateFetch, (binding) => bindingFetchOf(env, binding));
     const operatorRoutes = await createOperatorEventRoutes(config, lookup);
-    const brainEvents = new BufferedOperatorEvents();
+    const brainEvents = new BufferedOperatorEvents(logger, metrics);
     // Built once per isolate: the brains' limits (max_concurrency, a pause after a 429 or 503)
     // hold for the calls of this isolate, shared by the Worker and every Durable Object in it;
     // so a call waiting for a slot learns it on a timer of its own object (WAITER_POLL_MS).
