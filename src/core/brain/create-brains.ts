@@ -55,7 +55,10 @@ export function createBrains(config: Config, deps: BrainDeps): ReadonlyMap<strin
     if (brainLimits === undefined) brains.set(name, brain);
     else {
       const limiter = limiters.limiterFor(name, brainLimits.target, limiterOptions);
-      configured.push(() => limiter.configure(brainLimits.call));
+      configured.push(() => {
+        limiters.selected(name, brainLimits.target);
+        limiter.configure(brainLimits.call);
+      });
       brains.set(name, createLimitedBrain(brain, brainLimits.call, limiter));
     }
   }

@@ -1,7 +1,9 @@
 import { MAX_BRAIN_TIMEOUT_MS } from "../../config/brain-schema.js";
 import type { BrainConfig } from "../../config/config-schema.js";
 import { conversationKey } from "../../conversation/conversation-store.js";
+import { noopMetrics } from "../../metrics/noop-metrics.js";
 import type { Brain } from "../brain.js";
+import { createBrainGauges } from "./brain-gauges.js";
 import { type BrainLimiter, type BrainLimiterOptions, type CallLimits, createBrainLimiter } from "./brain-limiter.js";
 import { type BrainSharing, SOLE_BRAIN_SHARING } from "./brain-sharing.js";
 
@@ -28,6 +30,11 @@ export interface BrainLimiters {
    * known name does not, so it cannot reset the gauges while calls to the old target finish.
    */
   limiterFor(name: string, target: string, options: BrainLimiterOptions): BrainLimiter;
+  /**
+   * Brain `name` calls `target` from now on (a start, or a reload once every brain was built):
+   * its pause gauge follows that limiter's (see `BrainGauges`).
+   */
+  selected(name: string, target: string): void;
 }
 
 /**
@@ -39,14 +46,17 @@ export interface BrainLimiters {
 export function createBrainLimiters(sharing: BrainSharing = SOLE_BRAIN_SHARING): BrainLimiters {
   const limiters = new Map<string, { readonly target: string; readonly limiter: BrainLimiter }>();
   const names = new Set<string>();
+  const gauges = createBrainGauges();
+  // The name is length-prefixed, so no pair of name and target can stand for another.
+  const keyOf = (name: string, target: string) => `${name.length}:${name}:${target}`;
   const built: BrainLimiters = {
     limiterFor(name, target, options) {
-      // The name is length-prefixed, so no pair of name and target can stand for another.
-      const key = `${name.length}:${name}:${target}`;
+      const key = keyOf(name, target);
       let entry = limiters.get(key);
       if (entry === undefined) {
         const limiter = createBrainLimiter(name, {
           ...options,
+          metrics: gauges.forLimiter(name, key, options.metrics ?? noopMetrics),
           reportAtStart: !names.has(name),
           share: (max) => sharing.share(max, key),
           onPause: (until, status) => sharing.paused(target, until, status),
@@ -56,6 +66,10 @@ export function createBrainLimiters(sharing: BrainSharing = SOLE_BRAIN_SHARING):
         names.add(name);
       }
       return entry.limiter;
+    },
+    selected(name, target) {
+      const entry = limiters.get(keyOf(name, target));
+      if (entry !== undefined) gauges.select(name, keyOf(name, target), () => entry.limiter.pausedUntil());
     },
     pauseTarget(target, until, status) {
       for (const entry of limiters.values()) if (entry.target === target) entry.limiter.pauseUntil(until, status);

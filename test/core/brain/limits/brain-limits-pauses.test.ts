@@ -179,4 +179,32 @@ describe("brain limits: a 429 or 503 pauses the brain for everyone", () => {
     const fresh = createBrains(configWith({ local: openai(first.baseUrl) }), deps({ clock }));
     expect(await ask(brainOf(fresh, "local"), "a")).toEqual([{ text: 'reply to "hi from a"' }]);
   });
+
+  it("reports the pause of the server a reload moved the brain to, not the end of the old server's", async () => {
+    const first = track(await startOpenAiCompatibleServer());
+    const second = track(await startOpenAiCompatibleServer({ answer: () => "second" }));
+    const { metrics, events } = recordingMetrics();
+    const sink = createLogSink("info");
+    const limiters = createBrainLimiters();
+    const build = (baseUrl: string) =>
+      brainOf(
+        createBrains(configWith({ local: openai(baseUrl) }), deps({ metrics, limiters, logger: sink.logger })),
+        "local",
+      );
+    const lastPause = () => events.filter(([kind]) => kind === "paused").at(-1);
+
+    first.failNext(openAiError(503, "overloaded", "server_error", null, { "retry-after": "1" }));
+    expect((await failure(ask(build(first.baseUrl), "a"))).upstreamStatus).toBe(503);
+    expect(lastPause()?.[2]).toBe(true);
+    // Moved to a server that is not paused: the brain runs.
+    const moved = build(second.baseUrl);
+    expect(lastPause()?.[2]).toBe(false);
+    second.failNext(openAiError(503, "overloaded", "server_error", null, { "retry-after": "30" }));
+    expect((await failure(ask(moved, "a"))).upstreamStatus).toBe(503);
+    const secondPause = lastPause();
+    expect(secondPause?.[2]).toBe(true);
+    // The first server's pause runs out while the brain's new server keeps it paused.
+    await waitFor(() => (sink.lines.some((line) => line.msg === 'brain "local" resumed') ? true : undefined), 5_000);
+    expect(lastPause()).toEqual(secondPause);
+  });
 });
