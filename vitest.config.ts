@@ -74,7 +74,7 @@ export default defineConfig({
                   retryDelay: 30,
                   deadLetterQueue: "webhook-channel-dead-letters",
                 },
-                "webhook-channel-dead-letters": { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 3 },
+                "webhook-channel-dead-letters": { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 100 },
               },
             },
           }),

@@ -4,8 +4,19 @@ import type { PendingJobStore } from "../../core/lifecycle/pending-job-store.js"
 import type { Logger } from "../../core/log/logger.js";
 import { bodyRef, readDeadLetterBody, type StoredJobRef } from "../queue-body.js";
 
-/** Seconds before a dead letter is read again when its stored job could not be read. */
+/** Seconds before a dead letter is tried again after its first failed delivery. */
 const RETRY_SECONDS = 30;
+
+/** The longest wait between two tries of a dead letter. */
+const MAX_RETRY_SECONDS = 600;
+
+/**
+ * The wait before a dead letter's next try after `attempts` deliveries, doubling: the platform
+ * deletes a letter once its tries run out, so they must outlast an outage of the store, not a
+ * minute or two of it.
+ */
+const retryDelay = (attempts: number): number =>
+  Math.min(MAX_RETRY_SECONDS, RETRY_SECONDS * 2 ** Math.max(0, attempts - 1));
 
 /** What the dead-letter consumer is built from. */
 export interface DeadLetterBatchDeps {
@@ -55,13 +66,18 @@ export function createDeadLetterBatchHandler(
       try {
         job = (await jobs.get(ref.stored)) ?? fallback;
       } catch (error) {
-        logger.warn("dead letter: its stored job cannot be read yet; retrying", {
-          dead_letter_id: message.id,
-          message_id: ref.stored.id,
-          error: errorMessage(error),
-        });
-        message.retry({ delaySeconds: RETRY_SECONDS });
-        return;
+        if (fallback === undefined) {
+          logger.warn("dead letter: its stored job cannot be read yet; retrying", {
+            dead_letter_id: message.id,
+            message_id: ref.stored.id,
+            error: errorMessage(error),
+          });
+          message.retry({ delaySeconds: retryDelay(message.attempts) });
+          return;
+        }
+        // The body is the whole message (the platform moved it, most likely because this very
+        // object was unreachable): it is kept as it came rather than left to max_retries.
+        job = fallback;
       }
     }
     const died: { error: JobError; attempts: number; diedAt: number } =
@@ -104,7 +120,7 @@ export function createDeadLetterBatchHandler(
         await jobs.bury({ ...died, job });
       } catch (error) {
         logger.warn("cannot keep a dead letter yet; retrying", { message_id: id, error: errorMessage(error) });
-        message.retry({ delaySeconds: RETRY_SECONDS });
+        message.retry({ delaySeconds: retryDelay(message.attempts) });
         return;
       }
     } else if (ref !== undefined) await Promise.resolve(jobs.remove(ref.stored)).catch(() => undefined);
@@ -119,7 +135,7 @@ export function createDeadLetterBatchHandler(
           await handle(message);
         } catch (error) {
           logger.error("unexpected error in the dead-letter consumer", { error: errorMessage(error) });
-          message.retry({ delaySeconds: RETRY_SECONDS });
+          message.retry({ delaySeconds: retryDelay(message.attempts) });
         }
       }),
     );
