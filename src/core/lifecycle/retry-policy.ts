@@ -29,6 +29,13 @@ export function backoffDelayMs(failedAttempts: number, policy: RetryPolicy, rand
   return Math.floor(random() * ceiling);
 }
 
+// The three forms of an HTTP-date (RFC 9110, section 5.6.7); asctime's carries no zone and is GMT.
+const MONTH = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)";
+const TIME = "\\d{2}:\\d{2}:\\d{2}";
+const IMF_FIXDATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} ${MONTH} \\d{4} ${TIME} GMT$`);
+const RFC850_DATE = new RegExp(`^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, \\d{2}-${MONTH}-\\d{2} ${TIME} GMT$`);
+const ASCTIME = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`);
+
 /**
  * Parses a `Retry-After` header (delay-seconds or an HTTP date) into milliseconds from `now`.
  * Returns undefined for an absent or unreadable value.
@@ -37,7 +44,11 @@ export function parseRetryAfterMs(value: string | null | undefined, now: number)
   if (value === null || value === undefined) return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
+  // Only an HTTP-date: Date.parse alone reads "-1", "1.5" or a repeated header joined by a comma as
+  // a date long past, which would be "now", and a down receiver's probes would follow it.
+  const asctime = ASCTIME.test(trimmed);
+  if (!IMF_FIXDATE.test(trimmed) && !RFC850_DATE.test(trimmed) && !asctime) return undefined;
+  const date = Date.parse(asctime ? `${trimmed} GMT` : trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 

@@ -32,12 +32,22 @@ describe("retry policy", () => {
     expect(nextDelayMs(3, policy, () => 0.5, 10)).toBe(2_000);
   });
 
+  // Neither seconds nor an HTTP-date; V8's Date.parse reads most of them as a date long past ("now").
+  it.each(["-1", "1.5", "5, 5", "in 5", "2026-01-01T00:00:30Z", "Thu, 01 Jan 2026 00:00:30 +0000"])(
+    "ignores Retry-After %j, which is neither seconds nor an HTTP date",
+    (value) => {
+      expect(parseRetryAfterMs(value, Date.parse("2026-01-01T00:00:00Z"))).toBeUndefined();
+    },
+  );
+
   it("parses Retry-After as seconds or an HTTP date", () => {
     const now = Date.parse("2026-01-01T00:00:00Z");
     expect(parseRetryAfterMs("7", now)).toBe(7_000);
     expect(parseRetryAfterMs("Thu, 01 Jan 2026 00:00:30 GMT", now)).toBe(30_000);
     expect(parseRetryAfterMs("Wed, 31 Dec 2025 00:00:00 GMT", now)).toBe(0);
     expect(parseRetryAfterMs("soon", now)).toBeUndefined();
+    expect(parseRetryAfterMs("Thursday, 01-Jan-26 00:00:30 GMT", now)).toBe(30_000);
+    expect(parseRetryAfterMs("Thu Jan  1 00:00:30 2026", now)).toBe(30_000);
     expect(parseRetryAfterMs(null, now)).toBeUndefined();
   });
 });
