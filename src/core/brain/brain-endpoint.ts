@@ -243,6 +243,9 @@ async function readText(endpoint: BrainEndpoint, response: Response): Promise<st
     total += value.byteLength;
     if (total > MAX_ANSWER_BYTES) {
       await reader.cancel().catch(() => undefined);
+      // An error answer is judged by its status (a 5xx retried, a fallback asked); its words are
+      // read only for the message, and a large error page must not make it a brain's bad answer.
+      if (!response.ok) return text;
       throw brainError(endpoint, `${endpoint.peer} sent an answer larger than ${MAX_ANSWER_BYTES} bytes`, {
         retryable: false,
         upstreamStatus: response.status,

@@ -188,6 +188,20 @@ describe("http brain", () => {
     expect(down.message).toMatch(/the bot answered 503$/);
   });
 
+  it("judges an error answer larger than an answer may be by its status: a 502 with a huge page is retried", async () => {
+    const page = `<html>${"x".repeat(5 * 1024 * 1024)}</html>`;
+    let answer: TestResponse = { status: 502, raw: page, headers: { "content-type": "text/html" } };
+    const { harness } = await setup(() => answer);
+    const error = await failure(harness.ask("hi"));
+    expect({ retryable: error.retryable, status: error.upstreamStatus }).toEqual({ retryable: true, status: 502 });
+    expect(error.message).toMatch(/the bot answered 502$/);
+    // A success that large is still a bad answer, not retried.
+    answer = { status: 200, raw: page, headers: { "content-type": "application/json" } };
+    const tooLarge = await failure(harness.ask("hi"));
+    expect(tooLarge.retryable).toBe(false);
+    expect(tooLarge.message).toContain("sent an answer larger than");
+  });
+
   it("times out as a retryable error", async () => {
     const { harness } = await setup(() => ({ status: 200, body: { text: "late" }, delayMs: 2_000 }), {
       timeout_ms: 100,
