@@ -1,5 +1,5 @@
 import { errorMessage } from "../core/channel-error.js";
-import { formatProblem } from "../core/config/config-problem.js";
+import { type ConfigProblem, formatProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
 import { envReferences } from "../core/config/preflight/preflight.js";
 import { channelName } from "../core/config/validate-config.js";
@@ -24,6 +24,8 @@ export type ServiceInputs =
       readonly secrets: ReadonlyMap<string, string>;
       /** The lookup of every other `*_env` variable; every file it names has been read. */
       readonly env: SecretLookup;
+      /** The configuration's warnings but the bind's (the listener warns about the bind it listens on). */
+      readonly warnings: readonly ConfigProblem[];
     }
   | { readonly ok: false; readonly errors: readonly InputError[] };
 
@@ -92,7 +94,8 @@ export async function loadServiceInputs(
       errors.push({ msg: `invalid configuration: ${formatProblem(problem)}` });
     }
   }
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, config, secrets, env };
+  const warnings = result.warnings.filter((warning) => !warning.path.endsWith(".webhook.bind"));
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, config, secrets, env, warnings };
 }
 
 /** Why a secret's variable gave nothing: unset, empty, or read from an empty file. */

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { errorMessage } from "../core/channel-error.js";
+import { formatProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
 import { findWeakSecrets } from "../core/config/preflight/weak-secret.js";
 import { createJsonLogger, type Logger } from "../core/log/logger.js";
@@ -83,6 +84,7 @@ export async function runService(options: RunOptions): Promise<number> {
   let config: Config = inputs.config;
   const logger: Logger = createJsonLogger(write, config.log_level);
   log = logger;
+  warnConfiguration(logger, inputs);
   // From the process's environment, which the OpenTelemetry SDK reads (the delivery thread starts its own).
   const telemetry = await startTelemetry(logger, { announce: true });
   /** Exports the spans still buffered: the last ones of a stop are not lost. */
@@ -157,6 +159,7 @@ export async function runService(options: RunOptions): Promise<number> {
       }
       const result = await service.reload(next);
       if (!result.ok) return undefined;
+      warnConfiguration(logger, next);
       warnWeakSecrets(logger, next);
       return next.config;
     };
@@ -225,6 +228,12 @@ export async function runService(options: RunOptions): Promise<number> {
         .finally(() => clearInterval(hold));
     }
   });
+}
+
+/** Logs a `warn` line per warning of the configuration (what `config check` prints as `warning`). */
+function warnConfiguration(logger: Logger, inputs: Extract<ServiceInputs, { ok: true }>): void {
+  for (const warning of inputs.warnings)
+    logger.warn(`configuration: ${formatProblem(warning)}`, { path: warning.path });
 }
 
 /**

@@ -1,5 +1,6 @@
 // A weak inbound or admin secret is a warning at start and after a reload, never a refusal:
-// `WEBHOOK_SECRET=dev-secret npm run demo` stays a one-command start. Runs against dist/.
+// `WEBHOOK_SECRET=dev-secret npm run demo` stays a one-command start; so are the configuration's
+// other warnings, the ones `config check` prints. Runs against dist/.
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -100,5 +101,40 @@ describe("a weak secret on node dist/node.js", () => {
       expect.objectContaining({ msg: "configuration reloaded", secrets_changed: ["WEBHOOK_SECRET"] }),
     );
     expect(process.lines.join("\n")).not.toContain("replace-me");
+  });
+});
+
+describe("the configuration's warnings on node dist/node.js", () => {
+  it("logs at start the warnings config check prints, and keeps serving", async () => {
+    const file = await writeTempConfig({
+      channels: [
+        {
+          type: "webhook",
+          token_env: "WEBHOOK_SECRET",
+          webhook: {
+            bind: "127.0.0.1:0",
+            outbound_url: "http://127.0.0.1:9/replies",
+            delivery: { max_attempts: 2, circuit_failures: 5, max_age_ms: 864_000_000 },
+          },
+        },
+      ],
+      routes: [{ channel: "webhook", brain: "echo" }],
+      admin: { token_env: "ADMIN_SECRET" },
+      timeline: { retention_hours: 1 },
+      shutdown_timeout_ms: 2_000,
+    });
+    spawned = spawnNode("dist/node.js", ["--config", file], {
+      WEBHOOK_SECRET: newSecret(),
+      ADMIN_SECRET: newSecret(),
+    });
+    await listeningUrl(spawned);
+    const warnings = logLines(spawned).filter(
+      (line) => line.level === "warn" && line.msg.startsWith("configuration: "),
+    );
+    expect(warnings.map((line) => line.path).sort()).toEqual([
+      "channels[0].webhook.delivery.max_attempts",
+      "timeline.retention_hours",
+    ]);
+    expect(warnings.map((line) => line.msg).join("\n")).toContain("is below circuit_failures");
   });
 });

@@ -60,7 +60,13 @@ export function buildQueues(inputs: QueueInputs): Map<string, JobQueue> {
       admin:
         config.admin === undefined
           ? undefined
-          : { url: () => baseUrlOf(inputs.served(), name), tokenEnv: config.admin.token_env },
+          : {
+              url: () => baseUrlOf(inputs.served(), name),
+              // Read per line: a reload may name another variable.
+              get tokenEnv() {
+                return inputs.liveConfig().admin?.token_env ?? "";
+              },
+            },
     });
     const queue = createJobQueue({
       capacity: channel.webhook.buffer_capacity,

@@ -97,6 +97,13 @@ export async function applyReload(scope: ReloadScope, next: ReloadInputs): Promi
   let operatorRoutes: OperatorEventRoutes;
   try {
     variables = variablesOf(next.config, next.env);
+    // The pool was opened with the URL of the start: a new one in its file takes a restart.
+    const database = next.config.postgres_url_env;
+    if (database !== undefined && live.variables.get(database) !== variables.get(database)) {
+      const keys = [`postgres_url_env (the value of ${database})`];
+      logger.error(`reload refused: these keys change only with a restart; ${carryOn}`, { keys });
+      return { ok: false, reason: "restart_needed", keys };
+    }
     secrets = channelSecrets(next.config, next.secrets);
     adminSecret = readAdminSecret(next.config, next.env, secrets);
     operatorRoutes = await createOperatorEventRoutes(next.config, next.env);

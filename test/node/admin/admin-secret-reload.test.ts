@@ -4,22 +4,30 @@ import { validateConfig } from "../../../src/core/config/validate-config.js";
 import { compareConfigs } from "../../../src/node/service/config-changes.js";
 import { type RunningService, startService } from "../../../src/node/service/start-service.js";
 import { configDocument } from "../../support/configs.js";
+import { type JsonTestServer, startJsonServer } from "../../support/json-test-server.js";
 import { createLogSink } from "../../support/log-sink.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const CHANNEL = "channel-secret-0123456789";
 const OLD = "old-admin-secret-0123456789";
 const NEW = "new-admin-secret-9876543210";
 
 let service: RunningService | undefined;
+let receiver: JsonTestServer | undefined;
 
 afterEach(async () => {
   await service?.stop(1_000);
+  await receiver?.close();
   service = undefined;
+  receiver = undefined;
 });
 
-/** The configuration with `admin` as given; null: without `admin`. */
-function configOf(admin: Record<string, unknown> | null = { token_env: "ADMIN_SECRET" }): Config {
-  const result = validateConfig(configDocument({ bind: "127.0.0.1:0" }, admin === null ? {} : { admin }));
+/** The configuration with `admin` as given; null: without `admin`. `webhook` adds to the channel's. */
+function configOf(
+  admin: Record<string, unknown> | null = { token_env: "ADMIN_SECRET" },
+  webhook: Record<string, unknown> = {},
+): Config {
+  const result = validateConfig(configDocument({ bind: "127.0.0.1:0", ...webhook }, admin === null ? {} : { admin }));
   if (!result.ok) throw new Error(JSON.stringify(result.problems));
   return result.config;
 }
@@ -110,6 +118,17 @@ describe("the admin secret at a reload", () => {
       "admin.max_dead_letters",
     ]);
     expect(await status(NEW)).toBe(200);
+  });
+
+  it("names the renamed admin.token_env in a later dead letter's replay command", async () => {
+    receiver = await startJsonServer(() => ({ status: 400, body: { error: "refused" } }));
+    const webhook = { outbound_url: `${receiver.origin}/replies`, delivery: { max_attempts: 1 } };
+    const { post, reload, logs } = await start({ ADMIN_SECRET: OLD }, configOf(undefined, webhook));
+    const renamed = configOf({ token_env: "OTHER_ADMIN_SECRET" }, webhook);
+    expect(await reload({ OTHER_ADMIN_SECRET: NEW }, renamed)).toMatchObject({ ok: true });
+    expect(await post(CHANNEL)).toBe(200);
+    const letter = await waitFor(() => logs.find((line) => String(line.msg).startsWith("dead letter:")));
+    expect(String(letter.replay)).toContain("--admin-token-env OTHER_ADMIN_SECRET");
   });
 });
 

@@ -63,7 +63,10 @@ function syntaxWhere(text: string, error: unknown): string {
   if (cutShort && at === 0) return "it is empty";
   if (cutShort) return `it ends before its JSON does (${whereIs(text, at)}): a bracket, brace or quote is not closed`;
   const comment = text.startsWith("//", at) || text.startsWith("/*", at);
-  return `${words} (${whereIs(text, at)})${comment ? ": JSON has no comments; remove them" : ""}`;
+  // The parser quotes the text around the place, which may be a secret pasted unquoted: the line
+  // and column say where, without it.
+  const said = token === undefined ? words : `Unexpected token '${token}'`;
+  return `${said} (${whereIs(text, at)})${comment ? ": JSON has no comments; remove them" : ""}`;
 }
 
 /** `line L, column C` of the character at `at` in `text`. */

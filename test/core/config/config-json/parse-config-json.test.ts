@@ -39,6 +39,14 @@ describe("parseConfigJson", () => {
     expect(result.problem.message).toContain("(line 2, column 14)");
   });
 
+  it("says where a secret pasted unquoted breaks the syntax without quoting any of it", () => {
+    const secret = "sk_live_9f8e7d6c5b4a3f2e1d0cAbCdEf";
+    const result = parse(`{\n  "channels": [{ "type": "webhook", "token_env": ${secret} }]\n}\n`);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problem.message).toBe("config.json is not valid JSON: Unexpected token 's' (line 2, column 50)");
+  });
+
   it("places the end of a file cut short, as a half-saved edit leaves it, and says what is missing", () => {
     const result = parse('{\n  "log_level": "info",\n  "channels": [\n\n');
     expect(result.ok).toBe(false);
