@@ -39,26 +39,50 @@ export function createInboundListener(
   logger: Logger,
   isShuttingDown: () => boolean = () => false,
 ): InboundListener {
+  // Connections whose answer under way, or queued behind one that waits for a commit, closes
+  // them: a request pipelined behind it is never taken, since its 200 could not be sent.
+  const closing = new WeakSet<object>();
+  // The requests taken on each connection, in order: a stopping service closes a connection with
+  // the answer to the last request taken on it, never one that answers before a taken request's.
+  const taken = new WeakMap<object, number>();
+  const places = new WeakMap<IncomingMessage, number>();
+  const take = (request: IncomingMessage): void => {
+    const place = (taken.get(request.socket) ?? 0) + 1;
+    taken.set(request.socket, place);
+    places.set(request, place);
+  };
+  const isLastTaken = (request: IncomingMessage): boolean => places.get(request) === taken.get(request.socket);
+  /** Whether the answer to `request` closes its connection while the service stops. */
+  const closesOnStop = (request: IncomingMessage): boolean => {
+    if (!isShuttingDown() || !isLastTaken(request)) return false;
+    closing.add(request.socket);
+    return true;
+  };
   const fail = (request: IncomingMessage, response: ServerResponse, accept: AcceptMessage, error: unknown): void => {
     const problem = renderProblem(problemFor(error, logger, accept.channel));
     // A client that went away, or one the server answered itself (a 408 at its time limit,
     // counted there), gets nothing from here: nothing is counted.
     if (!request.socket.writable) return;
     accept.answered(problem.status);
+    const closes = closesOnStop(request) || !request.complete;
+    if (closes) closing.add(request.socket);
     // A refused body may still be arriving (or, after no 100 Continue, never will): close
     // the connection rather than read it. A stopping service closes every connection it answers.
-    response.writeHead(
-      problem.status,
-      request.complete && !isShuttingDown() ? problem.headers : { ...problem.headers, connection: "close" },
-    );
+    response.writeHead(problem.status, closes ? { ...problem.headers, connection: "close" } : problem.headers);
     response.end(problem.body);
   };
-  const succeed = (response: ServerResponse, accept: AcceptMessage, accepted: Accepted): void => {
+  const succeed = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    accept: AcceptMessage,
+    accepted: Accepted,
+  ): void => {
     // As `fail`: a client that left gets no answer, and none is counted (its message stays accepted).
-    if (response.socket?.writable === true) accept.answered(200);
+    // The request's socket: a response queued behind another one has none of its own yet.
+    if (request.socket.writable) accept.answered(200);
     const body = JSON.stringify(accepted);
     const headers = { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
-    response.writeHead(200, isShuttingDown() ? { ...headers, connection: "close" } : headers);
+    response.writeHead(200, closesOnStop(request) ? { ...headers, connection: "close" } : headers);
     response.end(body);
   };
 
@@ -93,10 +117,10 @@ export function createInboundListener(
       }
       if (result instanceof Promise) {
         result.then(
-          (accepted) => succeed(response, accept, accepted),
+          (accepted) => succeed(request, response, accept, accepted),
           (error: unknown) => fail(request, response, accept, error),
         );
-      } else succeed(response, accept, result);
+      } else succeed(request, response, accept, result);
     });
   };
 
@@ -106,10 +130,11 @@ export function createInboundListener(
     // the connection closes, sends it again. Node reads no request behind a body not yet
     // complete, so a request read while the answer before it is still to come stays taken: that
     // answer keeps the connection open.
-    if (!request.socket.writable) return;
+    if (!request.socket.writable || closing.has(request.socket)) return;
     slashBackslashes(request);
     const accept = acceptOf(accepts, request.method, request.url);
     if (lacksHost(request)) {
+      closing.add(request.socket);
       accept?.answered(400);
       answerProblem(response, missingHostError(), { connection: "close" });
       return;
@@ -117,6 +142,7 @@ export function createInboundListener(
     // Every route that reads a body (a channel's, the admin API's) reads it as sent.
     const coded = transferCodingRefusal(request);
     if (coded !== undefined) {
+      closing.add(request.socket);
       accept?.answered(coded.status);
       answerProblem(response, coded, { connection: "close" });
       return;
@@ -124,12 +150,16 @@ export function createInboundListener(
     if (accept === undefined) {
       // The fallback's answers (health, 404, 405) need no body, so none is asked for; the
       // connection closes after the answer, since the client may still send one.
-      if (expectsContinue || isShuttingDown()) response.setHeader("connection", "close");
+      if (expectsContinue || isShuttingDown()) {
+        closing.add(request.socket);
+        response.setHeader("connection", "close");
+      }
       // `OPTIONS *` (a request to the server as a whole) names no path the app could route.
       if (request.url === "*") answerProblem(response, notFoundError());
       else fallback(request, response);
       return;
     }
+    take(request);
     const head = accept.readHead((name) => headerOf(request, name), request.socket.remoteAddress ?? null);
     let checked: Promise<void> | undefined;
     try {
