@@ -9,7 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
+import { configDocument } from "../../support/configs.js";
 import { type ServiceHarness, startHarness } from "../../support/node-service.js";
+import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
 import { waitFor } from "../../support/wait-for.js";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -106,5 +108,59 @@ describe("a receiver down across a restart, with state_dir", () => {
     expect(metrics).not.toMatch(
       /^webhook_channel_receiver_state_changes_total\{channel="webhook",state="down"\} [1-9]/m,
     );
+  });
+
+  it("does not wait, after a kill -9, for the time limit of the probe the dead process had out", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "webhook-channel-down-restart-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    let answer: 503 | "hang" | 200 = 503;
+    let posts = 0;
+    const receiver: Receiver = await startReceiver({
+      port: 0,
+      status: () => answer,
+      onReply: () => {
+        posts += 1;
+      },
+    });
+    cleanups.push(() => receiver.close());
+    // A probe out is held for twice timeout_ms and more: far longer than the test waits.
+    const delivery = { circuit_failures: 2, initial_delay_ms: 50, max_delay_ms: 200, timeout_ms: 30_000 };
+    const config = await writeTempConfig(
+      configDocument({ bind: "127.0.0.1:0", outbound_url: receiver.url, delivery }, { state_dir: dir }),
+    );
+    const start = async (): Promise<{ url: string; spawned: Spawned }> => {
+      const spawned = spawnNode("dist/node.js", ["--config", config], { WEBHOOK_SECRET: "probe-kill-0123456789" });
+      cleanups.push(async () => {
+        spawned.child.kill("SIGKILL");
+      });
+      return { url: await listeningUrl(spawned), spawned };
+    };
+    const first = await start();
+    for (const sender of ["a", "b", "c"]) {
+      const response = await fetch(first.url, {
+        method: "POST",
+        headers: { authorization: "Bearer probe-kill-0123456789", "content-type": "application/json" },
+        body: JSON.stringify({ sender_id: sender, text: "hi" }),
+      });
+      expect(response.status).toBe(200);
+    }
+    await waitFor(
+      () => (first.spawned.lines.some((line) => line.includes('"receiver down')) ? true : undefined),
+      10_000,
+      "the receiver down",
+    );
+    // The next probe hangs: it is out when the process dies.
+    answer = "hang";
+    const beforeProbe = posts;
+    await waitFor(() => (posts > beforeProbe ? true : undefined), 10_000, "a probe out");
+    first.spawned.child.kill("SIGKILL");
+    await first.spawned.exited;
+
+    answer = 200;
+    const beforeRestart = posts;
+    const restarted = await start();
+    // The probe on the circuit's schedule, then the replies it held.
+    await waitFor(() => (posts >= beforeRestart + 3 ? true : undefined), 15_000, "the held replies");
+    expect(restarted.spawned.lines.some((line) => line.includes('"receiver up'))).toBe(true);
   });
 });

@@ -19,6 +19,13 @@ export function createSqliteCircuitStore(db: StateDb, fence?: () => void): Circu
      ON CONFLICT (channel) DO UPDATE SET state = excluded.state, version = excluded.version
      WHERE receivers.version = ?`,
   );
+  // The service opened the file under a new epoch: a probe out is an earlier process's, which
+  // ended with it. Release it, so that the first probe keeps the circuit's schedule instead of
+  // waiting for the dead probe's time limit.
+  db.prepare(
+    `UPDATE receivers SET state = json_remove(state, '$.down.probingUntil'), version = version + 1
+     WHERE json_extract(state, '$.down.probingUntil') IS NOT NULL`,
+  ).run();
   const fencedWrite = db.transaction((channel: string, state: string, version: number): boolean => {
     fence?.();
     return write.run(channel, state, version, version).changes > 0;
