@@ -226,6 +226,7 @@ export function createReplicaLanes(options: ReplicaLanesOptions): ReplicaLanes {
     settle,
     owned: (key) => owned.get(key),
     isStopped: () => stopped || draining,
+    isDraining: () => draining && !stopped,
     take,
     readIds: (key, channel, ids) => serial(key, () => owned.readIds(key, channel, ids)),
     readOn: (key, channel) => serial(key, () => owned.readOnHeld(key, channel)),

@@ -52,6 +52,8 @@ export interface ReplicaSweepOptions {
   /** What this replica holds of an owned conversation. */
   readonly owned: (key: string) => OwnedLane | undefined;
   readonly isStopped: () => boolean;
+  /** Draining: the sweep still keeps the brains' shares and pauses, and does nothing else. */
+  readonly isDraining?: () => boolean;
   /**
    * Claims a conversation (unless this replica holds its ticket) and reads its stored jobs; one
    * claimed with none is marked idle.
@@ -168,13 +170,15 @@ export function createReplicaSweep(options: ReplicaSweepOptions): ReplicaSweep {
 
   const sweep = async (stocktaking: boolean): Promise<void> => {
     if (stocktaking) stocktakeDue = true;
-    if (sweeping || options.isStopped() || !lease.isValid()) return;
+    const draining = options.isDraining?.() === true;
+    if (sweeping || (options.isStopped() && !draining) || !lease.isValid()) return;
     sweeping = true;
     try {
       sweeps += 1;
       options.brains.live(await liveReplicas(pool), sweepMs());
       await options.brains.publish();
       await options.brains.readPauses();
+      if (draining) return;
       const idleBefore = performance.now() - lease.leaseMs;
       await each(idleSince(idleBefore), (key, channel) => options.giveUp(key, channel, idleBefore));
       await each(options.unplaced, options.take);
