@@ -91,7 +91,7 @@ describe("a replica draining while another joins", () => {
     );
     // The one of rank 0 holds 2 of the 3 slots; it is the one that drains.
     const aFirst = shareLine(a, 2)?.rank === 0;
-    const [drainer, drainerUrl, stayer, stayerUrl] = aFirst ? [a, aUrl, b, bUrl] : [b, bUrl, a, aUrl];
+    const [drainer, drainerUrl, stayerUrl] = aFirst ? [a, aUrl, bUrl] : [b, bUrl, aUrl];
 
     const accepted: string[] = [];
     accepted.push(
