@@ -135,9 +135,11 @@ export interface BrainErrorOptions {
 
 /** A `brain_failed` error naming the brain, with the upstream facts for the retry and the log. */
 export function brainError(endpoint: BrainEndpoint, what: string, options: BrainErrorOptions): ChannelError {
-  const { cause, timeout, upstreamMessage, ...facts } = options;
+  const { cause, timeout, upstreamMessage, upstreamErrorType, upstreamErrorCode, ...facts } = options;
   return new ChannelError("brain_failed", `brain "${endpoint.brain}": ${redact(what, endpoint.secrets)}`, {
     ...facts,
+    ...(upstreamErrorType === undefined ? {} : { upstreamErrorType: redact(upstreamErrorType, endpoint.secrets) }),
+    ...(upstreamErrorCode === undefined ? {} : { upstreamErrorCode: redact(upstreamErrorCode, endpoint.secrets) }),
     ...(upstreamMessage === undefined ? {} : { upstreamMessage: redact(upstreamMessage, endpoint.secrets) }),
     status: timeout === true ? 504 : 502,
     brain: endpoint.brain,
@@ -177,7 +179,7 @@ function transportError(endpoint: BrainEndpoint, error: unknown): ChannelError {
 
 function statusError(endpoint: BrainEndpoint, response: Response, text: string): ChannelError {
   const status = response.status;
-  const server = serverError(text);
+  const server = serverError(text, endpoint.secrets);
   const hint = endpoint.hint?.(status);
   const retryable = isRetryableBrainStatus(status);
   const retryAfterMs = retryable ? retryAfter(response.headers, endpoint.clock.now()) : undefined;
@@ -210,7 +212,9 @@ function retryAfter(headers: Headers, now: number): number | undefined {
  * (also used by Ollama, llama.cpp and vLLM), `{error:"..."}`, `{message}` and FastAPI's
  * `{detail}`; a short plain-text body is taken as it is; HTML is left out.
  */
-function serverError(text: string): { message?: string; type?: string; code?: string } {
+function serverError(text: string, secrets: readonly string[]): { message?: string; type?: string; code?: string } {
+  // Secrets are blanked before the server's words are cut: a secret cut in two would no longer be found.
+  const clip = (words: string): string => clipped(redact(words, secrets));
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -256,7 +260,7 @@ async function readText(endpoint: BrainEndpoint, response: Response): Promise<st
   return text + decoder.decode();
 }
 
-function clip(text: string): string {
+function clipped(text: string): string {
   const trimmed = text.trim();
   return trimmed.length > MAX_SERVER_MESSAGE_CHARS ? `${trimmed.slice(0, MAX_SERVER_MESSAGE_CHARS)}…` : trimmed;
 }

@@ -12,6 +12,7 @@ import {
   jsonRequestHeaders,
   malformedAnswer,
   postJson,
+  redact,
 } from "./brain-endpoint.js";
 import { buildChatMessages, chatCompletionText, textReplies } from "./chat-messages.js";
 import { usageOf } from "./token-usage.js";
@@ -93,7 +94,7 @@ function errorInBody(endpoint: BrainEndpoint, body: unknown): ChannelError | und
   return brainError(endpoint, `${endpoint.peer} answered with an error`, {
     retryable: status !== undefined && isRetryableBrainStatus(status),
     ...(status === undefined ? {} : { upstreamStatus: status }),
-    ...(typeof message === "string" ? { upstreamMessage: message.slice(0, 500) } : {}),
+    ...(typeof message === "string" ? { upstreamMessage: redact(message, endpoint.secrets).slice(0, 500) } : {}),
   });
 }
 

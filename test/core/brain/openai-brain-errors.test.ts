@@ -94,6 +94,19 @@ describe("openai brain: conversation memory through the consumer", () => {
     expect((await failure(ask())).retryAfterMs).toBe(1_500);
   });
 
+  it.each([
+    ["in a 400's error", 400],
+    ["in a 200's error object (as gateways send one)", 200],
+  ])("blanks the key a server echoes %s, where its words are cut and in its code and type", async (_, status) => {
+    const { server, harness } = await setup();
+    // The key straddles the place where the server's words are cut.
+    const words = `${"x".repeat(480)} rejected ${API_KEY}`;
+    server.failNext(openAiError(status, words, API_KEY, API_KEY));
+    const error = await failure(harness.ask("hi"));
+    const told = JSON.stringify([error.message, error.upstreamMessage, error.upstreamErrorType, error.logFields()]);
+    expect(told).not.toContain(API_KEY.slice(0, 8));
+  });
+
   it("makes a 401 a dead letter carrying the server's code and words, never the key", async () => {
     const { harness } = await setup({}, { OPENAI_API_KEY: "sk-wrong-key-9876543210" });
     const outcome = await harness.run(harness.message("hi"));
