@@ -1,5 +1,6 @@
 import type { AdminDeps } from "../core/admin/admin-routes.js";
 import { createApp } from "../core/app/create-app.js";
+import { createMemoryAuthFailureLimiter } from "../core/auth-limit/memory-auth-failure-limiter.js";
 import { ChannelError, errorMessage } from "../core/channel-error.js";
 import { systemClock, timeOrderedId } from "../core/clock.js";
 import type { Config } from "../core/config/config-schema.js";
@@ -68,8 +69,10 @@ export function createWorkerRuntime(env: WorkerEnv, built: BuiltParts): WorkerRu
       secretsFor: (name) => secrets.get(name) ?? [],
       queueFor: () => queue,
       idempotency: createDurableIdempotencyStore(env.IDEMPOTENCY),
-      // Failed authentications count per channel and client address, across isolates.
+      // Failed authentications count per channel and client address, across isolates, and in
+      // this isolate at once, so that guesses sent together are held by its own count.
       authFailures: createDurableAuthFailureLimiter(env.AUTH_FAILURES, systemClock),
+      localAuthFailures: createMemoryAuthFailureLimiter(systemClock),
       peerAddress: (request) => request.headers.get("cf-connecting-ip"),
       clock: systemClock,
       newId: timeOrderedId,

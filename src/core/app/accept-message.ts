@@ -1,16 +1,11 @@
-import type { AuthFailureBlock, AuthFailureLimit, AuthFailureLimiter } from "../auth-limit/auth-failure-limiter.js";
+import type { AuthFailureLimit, AuthFailureLimiter } from "../auth-limit/auth-failure-limiter.js";
+import type { MemoryAuthFailureLimiter } from "../auth-limit/memory-auth-failure-limiter.js";
 import { type ChannelError, errorMessage, isChannelError } from "../channel-error.js";
 import type { Clock, IdGenerator } from "../clock.js";
 import type { ChannelConfig } from "../config/config-schema.js";
 import { resolveMapping } from "../config/message-fields.js";
 import { channelName } from "../config/validate-config.js";
-import {
-  bearerMatches,
-  checkContentEncoding,
-  checkJsonContentType,
-  parseJsonObject,
-  unauthorizedError,
-} from "../http/request-checks.js";
+import { parseJsonObject } from "../http/request-checks.js";
 import { type RequestHead, readRequestHead } from "../http/request-head.js";
 import { newTraceContext, parseTraceContext } from "../http/trace-context.js";
 import type { IdempotencyStore } from "../idempotency/idempotency-store.js";
@@ -25,6 +20,7 @@ import { createCidrMatcher } from "../net/cidr.js";
 import { resolveClientAddress } from "../net/client-address.js";
 import type { AcceptedEvent } from "../timeline/timeline-event.js";
 import { noTimeline, subjectOf, type TimelineRecorder } from "../timeline/timeline-recorder.js";
+import { createCredentialsCheck } from "./credentials-check.js";
 import { alsoNamingKey, readIdempotencyKey } from "./idempotency-key.js";
 import type { InboundQueue } from "./inbound-queue.js";
 import {
@@ -32,7 +28,6 @@ import {
   idempotencyKeyReusedError,
   requestInProgressError,
   shuttingDownError,
-  tooManyFailuresError,
   unavailableError,
 } from "./refusals.js";
 
@@ -81,6 +76,12 @@ export interface AcceptDeps {
   readonly secrets: () => readonly string[];
   /** Counts failed authentications per client address, and refuses addresses over the limit. */
   readonly authFailures: AuthFailureLimiter;
+  /**
+   * The process's own count, in front of an `authFailures` shared by replicas or isolates, whose
+   * answers come later: checked, compared and counted in one turn, so that guesses sent at once
+   * cannot all be compared before any is counted. Absent when `authFailures` is the process's own.
+   */
+  readonly localAuthFailures?: MemoryAuthFailureLimiter | undefined;
   readonly queue: InboundQueue;
   readonly clock: Clock;
   readonly newId: IdGenerator;
@@ -98,13 +99,21 @@ export interface AcceptDeps {
  * so the flow exists once.
  */
 export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): AcceptMessage {
-  const { authFailures, clock, idempotency, logger, newId, queue } = deps;
+  const { authFailures, localAuthFailures, clock, idempotency, logger, newId, queue } = deps;
   const metrics = deps.metrics ?? noopMetrics;
   const name = channelName(channel);
   const keys = resolveMapping(channel.webhook.mapping);
   const { trusted_proxies: trustedProxies, auth_failure_limit: authLimit } = channel.webhook;
   const isTrusted = createCidrMatcher(trustedProxies);
   const limit: AuthFailureLimit = { max: authLimit.max, windowMs: authLimit.window_s * 1000 };
+  const checkCredentials = createCredentialsCheck({
+    channel: name,
+    limit,
+    secrets: deps.secrets,
+    authFailures,
+    localAuthFailures,
+    logger,
+  });
   const asChannelError = (error: unknown): ChannelError => {
     if (isChannelError(error)) return error;
     logger.error("cannot accept a message: a store is unavailable", { channel: name, error: errorMessage(error) });
@@ -192,40 +201,6 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     return result;
   };
 
-  /** The refusal of an address over the limit, logged once per window. */
-  const refuse = (address: string, block: AuthFailureBlock): never => {
-    if (block.first) {
-      logger.warn("too many failed authentications: requests from this address are refused", {
-        channel: name,
-        address,
-        retry_after_s: block.retryAfterSeconds,
-      });
-    }
-    throw tooManyFailuresError(block.retryAfterSeconds);
-  };
-
-  /** Checks 1 and 2, once the address is known not to be refused. */
-  const checkCredentials = (head: RequestHead): Promise<void> | undefined => {
-    if (!bearerMatches(head.authorization, deps.secrets())) {
-      const address = head.clientAddress;
-      const counted = address === null ? undefined : authFailures.recordFailure(name, address, limit);
-      if (counted === undefined) throw unauthorizedError();
-      // The 401 waits for the count, so a client cannot outrun it with its next guess.
-      return counted.then(
-        () => {
-          throw unauthorizedError();
-        },
-        (error: unknown) => {
-          logger.error("cannot count a failed authentication", { channel: name, error: errorMessage(error) });
-          throw unauthorizedError();
-        },
-      );
-    }
-    checkJsonContentType(head.contentType);
-    checkContentEncoding(head.contentEncoding);
-    return undefined;
-  };
-
   return {
     channel: name,
     answered(code) {
@@ -238,22 +213,7 @@ export function createAcceptMessage(channel: ChannelConfig, deps: AcceptDeps): A
     },
     checkHead(head) {
       if (deps.isShuttingDown()) throw shuttingDownError();
-      const address = head.clientAddress;
-      if (address === null) return checkCredentials(head);
-      const block = authFailures.check(name, address, limit);
-      if (block === undefined) return checkCredentials(head);
-      if (!(block instanceof Promise)) return refuse(address, block);
-      return block.then(
-        (settled) => (settled === undefined ? checkCredentials(head) : refuse(address, settled)),
-        (error: unknown) => {
-          // A limiter that cannot answer must not take the endpoint down; the secret is still checked.
-          logger.error("cannot check the auth-failure limit; the request is checked without it", {
-            channel: name,
-            error: errorMessage(error),
-          });
-          return checkCredentials(head);
-        },
-      );
+      return checkCredentials(head);
     },
     acceptBody(head, body) {
       // A stop that began while the body was arriving refuses it like a new request (check 1).

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { type AdminDeps, mountAdminRoutes } from "../admin/admin-routes.js";
 import type { AuthFailureLimiter } from "../auth-limit/auth-failure-limiter.js";
+import type { MemoryAuthFailureLimiter } from "../auth-limit/memory-auth-failure-limiter.js";
 import { noopAuthFailureLimiter } from "../auth-limit/noop-auth-failure-limiter.js";
 import { ChannelError } from "../channel-error.js";
 import type { Clock, IdGenerator } from "../clock.js";
@@ -39,6 +40,11 @@ export interface AppDeps {
   readonly isShuttingDown?: () => boolean;
   /** Counts failed authentications per client address; without it nothing is refused for them. */
   readonly authFailures?: AuthFailureLimiter;
+  /**
+   * The process's (or isolate's) own count of failed authentications, in front of an
+   * `authFailures` shared with other replicas or isolates (see `CredentialsCheckDeps`).
+   */
+  readonly localAuthFailures?: MemoryAuthFailureLimiter | undefined;
   /**
    * The peer a request came from, as the runtime knows it (`env` is what the server hands to
    * Hono): the socket's address on Node, `CF-Connecting-IP` on Workers. Without it the client
@@ -137,6 +143,7 @@ export function createAccepts(deps: AppDeps): Map<string, AcceptMessage> {
       const accept = createAcceptMessage(channel, {
         secrets: () => deps.secretsFor(name),
         authFailures: deps.authFailures ?? noopAuthFailureLimiter,
+        localAuthFailures: deps.localAuthFailures,
         queue: deps.queueFor(name),
         clock: deps.clock,
         newId: deps.newId,

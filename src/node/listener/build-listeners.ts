@@ -45,13 +45,16 @@ export function buildListeners(
     if (group === undefined) groups.set(key, [channel]);
     else group.push(channel);
   }
-  // One limiter for every listener: its bound holds for the whole service.
+  // One limiter for every listener: its bound holds for the whole service. A shared one
+  // (Postgres) answers later: the process's own count stands in front of it.
   const authFailures = appDeps.authFailures ?? createMemoryAuthFailureLimiter(appDeps.clock);
+  const localAuthFailures =
+    appDeps.authFailures === undefined ? undefined : createMemoryAuthFailureLimiter(appDeps.clock);
   return [...groups.values()].map((group) => {
     const bind = group[0]?.webhook.bind ?? "";
     const address = parseBind(bind);
     if (address === undefined) throw new Error(`invalid bind ${bind}`);
-    const deps: AppDeps = { ...appDeps, channels: group, authFailures, peerAddress: socketPeer };
+    const deps: AppDeps = { ...appDeps, channels: group, authFailures, localAuthFailures, peerAddress: socketPeer };
     const accepts = createAccepts(deps);
     const byPath = new Map<string, AcceptMessage>();
     const names = new Map<string, string>();
