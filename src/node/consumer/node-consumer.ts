@@ -38,6 +38,10 @@ export interface NodeConsumerOptions {
   readonly telemetry?: Telemetry | undefined;
   /** Where the brains' pauses are raised as operator events; default nowhere. */
   readonly operatorEvents?: OperatorEvents | undefined;
+  /** Pauses the brains met before this consumer (a delivery thread that died): they hold here too. */
+  readonly pausedBrains?:
+    | readonly { readonly brain: string; readonly until: number; readonly status: number }[]
+    | undefined;
 }
 
 /** A built Node consumer and the outbound client it owns. */
@@ -87,6 +91,7 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
     env,
     metrics,
   });
+  for (const pause of options.pausedBrains ?? []) limiters.pauseBrain(pause.brain, pause.until, pause.status);
   return {
     consumer: telemetry === undefined ? consumer : tracedConsumer(consumer),
     reload: async (next, nextEnv) => consumer.reload({ config: next, brains: brainsOf(next, nextEnv), env: nextEnv }),

@@ -6,11 +6,14 @@ import type { LogLevel } from "../../core/log/logger.js";
 import type { OperatorEventInput } from "../../core/operator-events/operator-event.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
 import type { RunEvent } from "../../core/timeline/timeline-event.js";
+import type { ThreadBrainPause } from "./thread-brain-pauses.js";
 import type { MetricEvent } from "./thread-metrics.js";
 
 /** What the delivery thread is started with (its `workerData`). */
 export interface DeliveryThreadData {
   readonly config: Config;
+  /** The brains' pauses a thread that died had met: this one starts paused until their ends. */
+  readonly pauses?: readonly ThreadBrainPause[];
 }
 
 /** A message from the main thread to the delivery thread. */

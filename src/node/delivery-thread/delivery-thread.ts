@@ -11,11 +11,11 @@ import type { LogFields } from "../../core/log/logger.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
 import type { DeliveryThreadOptions } from "./delivery-thread-options.js";
-
-export type { DeliveryThreadOptions } from "./delivery-thread-options.js";
-
+import { createThreadBrainPauses } from "./thread-brain-pauses.js";
 import { applyMetricEvents } from "./thread-metrics.js";
 import { createTurnBatcher } from "./turn-batcher.js";
+
+export type { DeliveryThreadOptions } from "./delivery-thread-options.js";
 
 /** The consumer, run on its own thread; the same `run` as the in-thread consumer's. */
 export interface DeliveryThread {
@@ -31,10 +31,7 @@ export interface DeliveryThread {
    * after `timeoutMs` (a brain call cannot be aborted) is stopped.
    */
   close(timeoutMs: number): Promise<void>;
-  /**
-   * Stops the thread at once, as a crash would: runs in hand reject, and the next run starts
-   * a new thread.
-   */
+  /** Stops the thread at once, as a crash would: runs in hand reject, the next run starts a new thread. */
   terminate(): Promise<void>;
   /**
    * Has the thread rebuild its brains and channel routes from `config`, with `env` (the
@@ -84,9 +81,10 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
   setEnv(options.env);
   let nextId = 0;
   let closing = false;
+  const pauses = createThreadBrainPauses();
 
   const spawn = (initial: boolean): Thread => {
-    const data: DeliveryThreadData = { config };
+    const data: DeliveryThreadData = { config, pauses: pauses.current(Date.now()) };
     const worker = new Worker(entry, { workerData: data, env: { ...env } });
     const pending = new Map<number, PendingRun>();
     const reloads: Thread["reloads"] = new Map();
@@ -172,9 +170,11 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
           break;
         }
         case "metrics":
+          pauses.noteMetrics(message.events);
           if (options.metrics !== undefined) applyMetricEvents(options.metrics, message.events);
           break;
         case "operator_event":
+          pauses.noteEvent(message.event);
           options.operatorEvents?.emit(message.event);
           break;
         case "closed":

@@ -24,7 +24,7 @@ import { createTurnBatcher } from "./turn-batcher.js";
 
 if (parentPort === null) throw new Error("delivery-worker.js runs as the delivery thread of dist/node.js");
 const port = parentPort;
-const { config } = workerData as DeliveryThreadData;
+const { config, pauses } = workerData as DeliveryThreadData;
 // The metric events of a turn travel as one array in one message of the outbox's batch.
 let turnEvents: MetricEvent[] | undefined;
 const outbox = createTurnBatcher<FromDeliveryThread>((batch) => {
@@ -61,6 +61,7 @@ try {
     telemetry,
     // Sent from the main thread, which holds the configuration's destinations and their keys.
     operatorEvents: { emit: (event) => outbox.push({ kind: "operator_event", event }) },
+    pausedBrains: pauses,
   });
 } catch (error) {
   await state?.close();

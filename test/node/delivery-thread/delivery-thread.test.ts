@@ -14,6 +14,11 @@ import { deliveryWorkerEntry } from "../../support/delivery-worker-entry.js";
 import { failure } from "../../support/failure.js";
 import { createLogSink } from "../../support/log-sink.js";
 import { type ServiceHarness, startHarness } from "../../support/node-service.js";
+import {
+  type OpenAiCompatibleServer,
+  rateLimited,
+  startOpenAiCompatibleServer,
+} from "../../support/openai-compatible-server.js";
 import { waitFor } from "../../support/wait-for.js";
 
 /** The hooks of a run whose steps `save` hears of, numbering from 1 (a lane with no reply yet). */
@@ -31,6 +36,7 @@ let thread: DeliveryThread | undefined;
 let receiver: Receiver | undefined;
 let folder: string | undefined;
 let silent: Server | undefined;
+let model: OpenAiCompatibleServer | undefined;
 
 afterEach(async () => {
   await harness?.close();
@@ -39,6 +45,8 @@ afterEach(async () => {
   if (folder !== undefined) await rm(folder, { recursive: true, force: true });
   silent?.closeAllConnections();
   silent?.close();
+  await model?.close();
+  model = undefined;
   silent = undefined;
   harness = undefined;
   thread = undefined;
@@ -147,6 +155,40 @@ describe("the delivery thread", () => {
     );
     expect(outcome.kind).toBe("done");
     await waitFor(() => replies.find((reply) => bodyOf(reply).text === "second"), 5_000, "the second reply");
+  });
+
+  it.each([
+    ["with metrics", true],
+    ["without metrics", false],
+  ])("starts a thread that replaces a dead one paused where the dead one's brain was (%s)", async (_, metrics) => {
+    receiver = await startReceiver({ port: 0 });
+    const brain = await startOpenAiCompatibleServer();
+    model = brain;
+    brain.failNext(rateLimited(30));
+    const { logger } = createLogSink();
+    const config = configFor(receiver.url, {
+      brains: { llm: { type: "openai", base_url: brain.baseUrl, model: "test-model" } },
+      routes: [{ channel: "webhook", brain: "llm" }],
+      observability: { metrics },
+    });
+    thread = await startDeliveryThread({ entry: deliveryWorkerEntry(), config, env: {}, logger });
+    expect(
+      (
+        await thread.run(
+          jobFor("m-1", "first"),
+          hooks(() => undefined),
+        )
+      ).kind,
+    ).toBe("retry");
+    await thread.terminate();
+    // The new thread's brain is paused still: the run is held, the server not called.
+    const held = await thread.run(
+      jobFor("m-2", "second"),
+      hooks(() => undefined),
+    );
+    expect(held).toMatchObject({ kind: "retry" });
+    expect(held.job.lastError?.message).toContain("is paused");
+    expect(brain.chatBodies()).toHaveLength(1);
   });
 
   it("with state_dir, does not post a reply whose step the main thread could not journal", async () => {

@@ -19,6 +19,11 @@ export interface BrainLimiters {
    * that server pauses too, without telling the others again.
    */
   pauseTarget(target: string, until: number, status: number): void;
+  /**
+   * A pause brain `name` met before this set of limiters existed (a delivery thread that died
+   * with it): its limiters pause until `until` too, without telling anyone again.
+   */
+  pauseBrain(name: string, until: number, status: number): void;
   /** The shares moved (a replica came or went): every limiter looks at its waiting calls again. */
   reshared(): void;
   /** The calls in flight per limiter (see {@link SharedLimiters.inFlight}). */
@@ -44,7 +49,10 @@ export interface BrainLimiters {
  * pauses.
  */
 export function createBrainLimiters(sharing: BrainSharing = SOLE_BRAIN_SHARING): BrainLimiters {
-  const limiters = new Map<string, { readonly target: string; readonly limiter: BrainLimiter }>();
+  const limiters = new Map<
+    string,
+    { readonly name: string; readonly target: string; readonly limiter: BrainLimiter }
+  >();
   const names = new Set<string>();
   const gauges = createBrainGauges();
   // The name is length-prefixed, so no pair of name and target can stand for another.
@@ -61,7 +69,7 @@ export function createBrainLimiters(sharing: BrainSharing = SOLE_BRAIN_SHARING):
           share: (max) => sharing.share(max, key),
           onPause: (until, status) => sharing.paused(target, until, status),
         });
-        entry = { target, limiter };
+        entry = { name, target, limiter };
         limiters.set(key, entry);
         names.add(name);
       }
@@ -73,6 +81,9 @@ export function createBrainLimiters(sharing: BrainSharing = SOLE_BRAIN_SHARING):
     },
     pauseTarget(target, until, status) {
       for (const entry of limiters.values()) if (entry.target === target) entry.limiter.pauseUntil(until, status);
+    },
+    pauseBrain(name, until, status) {
+      for (const entry of limiters.values()) if (entry.name === name) entry.limiter.pauseUntil(until, status);
     },
     reshared() {
       for (const { limiter } of limiters.values()) limiter.reshared();
