@@ -59,7 +59,18 @@ export function createTimelineAdmin(
   store: TimelineStore,
   clock: Clock,
   underWay: (subject: RunningSubject) => boolean = () => false,
+  /**
+   * The message just ahead of a subject in its lane, as the runtime that holds the lane knows it
+   * (null: none, it is next); undefined when it does not hold the message, which the timeline
+   * then reckons from acceptance times.
+   */
+  laneAhead: (subject: RunningSubject) => string | null | undefined = () => undefined,
 ): TimelineAdmin {
+  /** The message ahead of a row that has not started: the lane's answer, else the timeline's reckoning. */
+  const aheadOf = async (row: StoredTimeline): Promise<string | undefined> => {
+    const inLane = laneAhead({ channel: row.channel, conversationId: row.conversationId, id: row.id });
+    return inLane === undefined ? messageAhead(store, row) : (inLane ?? undefined);
+  };
   return {
     async get(id) {
       const row = await store.one(id);
@@ -67,8 +78,7 @@ export function createTimelineAdmin(
       if (!hasEnded(row.status) && underWay({ channel: row.channel, conversationId: row.conversationId, id: row.id })) {
         return timelineView(row, waitingOf(row, undefined, true));
       }
-      const ahead = notStarted(row) ? await messageAhead(store, row) : undefined;
-      return timelineView(row, waitingOf(row, ahead));
+      return timelineView(row, waitingOf(row, notStarted(row) ? await aheadOf(row) : undefined));
     },
     async list(query) {
       const position = query.cursor === undefined ? undefined : decodeCursor(query.cursor);

@@ -89,11 +89,17 @@ export function createNodeAdmin(options: NodeAdminOptions): NodeAdmin {
         options.config.channels.map(channelName),
       ),
       timeline: timeline.recorder.on
-        ? createTimelineAdmin(timeline.store, timeline.clock, ({ channel, conversationId, id }) => {
-            // Queues are by channel; with replicas this one knows only the runs it makes itself.
-            const queue = options.status.queues.get(channel);
-            return queue?.isRunning(conversationKey(channel, conversationId), id) === true;
-          })
+        ? createTimelineAdmin(
+            timeline.store,
+            timeline.clock,
+            ({ channel, conversationId, id }) => {
+              // Queues are by channel; with replicas this one knows only the runs it makes itself.
+              const queue = options.status.queues.get(channel);
+              return queue?.isRunning(conversationKey(channel, conversationId), id) === true;
+            },
+            ({ channel, conversationId, id }) =>
+              options.status.queues.get(channel)?.aheadOf(conversationKey(channel, conversationId), id),
+          )
         : undefined,
       status: createNodeStatus({
         ...options.status,

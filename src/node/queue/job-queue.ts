@@ -38,6 +38,8 @@ export interface JobQueue extends InboundQueue {
   settingsChanged(): void;
   /** True while job `id` of lane `key` (its conversation key) runs here now. */
   isRunning(key: string, id: string): boolean;
+  /** The job just ahead of `id` in lane `key` (see `LaneSchedule.ahead`). */
+  aheadOf(key: string, id: string): string | null | undefined;
   /**
    * A write check of the state that began at `at` (`performance.now()`) committed: a store error
    * older than it is forgotten, as a successful write would have done.
@@ -197,6 +199,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       return storeError;
     },
     isRunning: (key, id) => lanes.isRunning(key, id),
+    aheadOf: (key, id) => lanes.ahead(key, id),
     settingsChanged: () => circuit?.reconsider(),
     writesConfirmed(at) {
       if (at > storeFailedAt) storeError = undefined;

@@ -157,6 +157,17 @@ export class LaneSchedule {
     if (this.lanes.head(key)?.message.id === job.message.id) this.lanes.replaceHead(key, job);
   }
 
+  /**
+   * The id of the job just ahead of job `id` in lane `key`: null when it is the head, undefined
+   * when the lane does not hold it (it runs elsewhere, or has not joined yet).
+   */
+  ahead(key: string, id: string): string | null | undefined {
+    const lane = this.lanes.lane(key);
+    const index = lane.findIndex((job) => job.message.id === id);
+    if (index < 0) return undefined;
+    return index === 0 ? null : (lane[index - 1]?.message.id ?? null);
+  }
+
   /** True while job `id` runs at the head of lane `key`: neither ready to start nor waiting for a timer. */
   isRunning(key: string, id: string): boolean {
     return this.lanes.head(key)?.message.id === id && !this.ready.has(key) && !this.timers.has(key);
