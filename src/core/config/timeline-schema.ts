@@ -16,7 +16,7 @@ export const timelineSchema = z
       .max(8_760, { error: "must be at most 8760 (a year)" })
       .default(DEFAULT_TIMELINE_HOURS)
       .describe(
-        "Hours a message's timeline is kept after it was accepted; 0 turns the timeline off. Keep it above every channel's delivery.max_age_ms, so that a message waiting out a receiver's outage stays in view until it is delivered or dead-lettered (config check warns otherwise).",
+        "Hours a message's timeline is kept after it was accepted, or after it was last written when that is later (a dead letter replayed after the window); 0 turns the timeline off. Keep it above every channel's delivery.max_age_ms, so that a message waiting out a receiver's outage stays in view until it is delivered or dead-lettered (config check warns otherwise).",
       ),
     max_messages: z
       .int({ error: "must be a whole number" })

@@ -108,6 +108,8 @@ export class MemoryTimelineStore implements TimelineStore {
     let over = this.#rows.size - keep;
     for (const [id, row] of this.#rows) {
       if (over <= 0 && row.acceptedAt >= before) break;
+      // Written within the window (a dead letter replayed after it passed): still kept.
+      if (over <= 0 && row.updatedAt >= before) continue;
       this.#forget(id);
       over -= 1;
     }

@@ -9,6 +9,13 @@ import type { TimelinePrune } from "./timeline-store.js";
 export interface TimelinePruneBound {
   readonly acceptedAt: number;
   readonly id: string | null;
+  /**
+   * Without an `id`, rows written at or after this time stay all the same: a message accepted
+   * before the window but active since (a dead letter replayed after the window passed it) is
+   * still under way, and its timeline goes only once it has been quiet for the window too. Past
+   * every time when the size bound cuts, or when nothing is kept.
+   */
+  readonly activeSince: number;
 }
 
 /**
@@ -20,8 +27,10 @@ export function timelinePruneBound(
   limits: TimelinePrune,
   oldestKept: { readonly acceptedAt: number; readonly id: string } | undefined,
 ): TimelinePruneBound {
-  // Nothing kept: every row goes, whenever it was accepted.
-  if (limits.keep <= 0) return { acceptedAt: Number.MAX_SAFE_INTEGER, id: null };
-  if (oldestKept === undefined || limits.before > oldestKept.acceptedAt) return { acceptedAt: limits.before, id: null };
-  return oldestKept;
+  // Nothing kept: every row goes, whenever it was accepted or written.
+  if (limits.keep <= 0) return { acceptedAt: Number.MAX_SAFE_INTEGER, id: null, activeSince: Number.MAX_SAFE_INTEGER };
+  if (oldestKept === undefined || limits.before > oldestKept.acceptedAt) {
+    return { acceptedAt: limits.before, id: null, activeSince: limits.before };
+  }
+  return { ...oldestKept, activeSince: Number.MAX_SAFE_INTEGER };
 }

@@ -169,9 +169,11 @@ export class TimelineShardTable {
       bound.id === null
         ? this.sql.all(
             `DELETE FROM timeline WHERE message_id IN (
-               SELECT message_id FROM timeline WHERE accepted_at < ? ORDER BY accepted_at, message_id LIMIT ?)
+               SELECT message_id FROM timeline WHERE accepted_at < ? AND updated_at < ?
+               ORDER BY accepted_at, message_id LIMIT ?)
              RETURNING 1`,
             bound.acceptedAt,
+            bound.activeSince,
             batch,
           )
         : this.sql.all(

@@ -7,7 +7,15 @@
  * through a millisecond still keeps exactly what it says.
  */
 import { expect } from "vitest";
-import { accepted, freshChannel, MINUTE, subject, summed, type TimelineStoreCase } from "./timeline-contract-writes.js";
+import {
+  accepted,
+  freshChannel,
+  MINUTE,
+  subject,
+  summed,
+  type TimelineStoreCase,
+  write,
+} from "./timeline-contract-writes.js";
 
 /** Messages of a large case: more than a few batches of any store. */
 const MANY = 2_500;
@@ -112,6 +120,23 @@ export const TIMELINE_PRUNE_CASES: readonly TimelineStoreCase[] = [
       }
       await store.prune({ before: 0, keep: 0, minutesBefore: 0 });
       expect(await store.page({ channel, limit: MANY })).toEqual([]);
+    },
+  },
+  {
+    name: "keeps a message accepted before the window but written within it (a replayed dead letter) until it is quiet as long",
+    async run(store) {
+      // Long ago, between the other cases' times; the size bound's cases ran before this one.
+      const at = 1_200_000_000 + Math.floor(Math.random() * 1000) * MINUTE;
+      const channel = freshChannel();
+      const quiet = subject(channel, at);
+      const replayed = subject(channel, at);
+      await store.write([quiet, replayed].map(accepted), []);
+      await store.write([write(replayed, [{ type: "replayed", at: at + 2 * MINUTE }], "replayed")], []);
+      await store.prune({ before: at + MINUTE, keep: 1_000_000, minutesBefore: 0 });
+      expect(await store.one(quiet.id)).toBeUndefined();
+      expect((await store.one(replayed.id))?.events.map((event) => event.type)).toEqual(["accepted", "replayed"]);
+      await store.prune({ before: at + 3 * MINUTE, keep: 1_000_000, minutesBefore: 0 });
+      expect(await store.one(replayed.id)).toBeUndefined();
     },
   },
 ];

@@ -62,8 +62,10 @@ export async function pruneTimeline(pool: pg.Pool, limits: TimelinePrune): Promi
 function batchStatement(bound: TimelinePruneBound, after: Position | undefined): { text: string; values: unknown[] } {
   const values: unknown[] = [bound.acceptedAt];
   const where: string[] = [];
-  if (bound.id === null) where.push("accepted_at < $1::bigint");
-  else {
+  if (bound.id === null) {
+    values.push(bound.activeSince);
+    where.push("accepted_at < $1::bigint", "updated_at < $2::bigint");
+  } else {
     values.push(bound.id);
     where.push("(accepted_at, message_id) < ($1::bigint, $2::text)");
   }

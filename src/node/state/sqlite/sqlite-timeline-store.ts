@@ -52,7 +52,8 @@ export function createSqliteTimelineStore(db: StateDb): TimelineStore {
   // Each from the start of the acceptance index, in its order: the oldest go first.
   const forgetBefore = db.prepare(
     `DELETE FROM timeline WHERE rowid IN (
-       SELECT rowid FROM timeline WHERE accepted_at < @acceptedAt ORDER BY accepted_at, message_id LIMIT @batch)`,
+       SELECT rowid FROM timeline WHERE accepted_at < @acceptedAt AND updated_at < @activeSince
+       ORDER BY accepted_at, message_id LIMIT @batch)`,
   );
   const forgetBelow = db.prepare(
     `DELETE FROM timeline WHERE rowid IN (
@@ -86,7 +87,7 @@ export function createSqliteTimelineStore(db: StateDb): TimelineStore {
     const batch = SQLITE_PRUNE_BATCH;
     const forgetOnce = (): number =>
       bound.id === null
-        ? forgetBefore.run({ acceptedAt: bound.acceptedAt, batch }).changes
+        ? forgetBefore.run({ acceptedAt: bound.acceptedAt, activeSince: bound.activeSince, batch }).changes
         : forgetBelow.run({ acceptedAt: bound.acceptedAt, id: bound.id, batch }).changes;
     // A batch short of full was the last.
     while (forgetOnce() === batch);
