@@ -9,6 +9,7 @@ import { afterEach, describe, expect, inject, it } from "vitest";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
 import { configDocument } from "../../support/configs.js";
 import { type JsonTestServer, startJsonServer } from "../../support/json-test-server.js";
+import { postAccepted } from "../../support/post-accepted.js";
 import { createTestDatabase } from "../../support/postgres-cluster.js";
 import { replyBody } from "../../support/reply-checks.js";
 import { listeningUrl, type Spawned, spawnNode, writeTempConfig } from "../../support/spawn-node.js";
@@ -31,15 +32,7 @@ afterEach(async () => {
   operator = undefined;
 });
 
-async function post(url: string, conversation: string): Promise<string> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
-    body: JSON.stringify({ sender_id: conversation, text: "hello" }),
-  });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { message_id: string }).message_id;
-}
+const post = (url: string, conversation: string): Promise<string> => postAccepted(url, SECRET, conversation, "hello");
 
 describe("operator events of two replicas on Postgres", () => {
   it("tell the receiver's going down and coming back once, from the replica that made each change", async () => {

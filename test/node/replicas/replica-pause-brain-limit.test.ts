@@ -9,6 +9,7 @@ import { afterEach, describe, expect, inject, it } from "vitest";
 import { type ReceivedReply, type Receiver, startReceiver } from "../../../src/node/receiver/sample-receiver.js";
 import { replicaConfigDocument } from "../../support/configs.js";
 import { type JsonTestServer, startJsonServer } from "../../support/json-test-server.js";
+import { postAccepted } from "../../support/post-accepted.js";
 import { createTestDatabase } from "../../support/postgres-cluster.js";
 import { waitForTakeover } from "../../support/replica-takeover.js";
 import { expectOneWebhookIdPerMessage, waitForReplies } from "../../support/reply-checks.js";
@@ -38,15 +39,8 @@ afterEach(async () => {
   bot = undefined;
 });
 
-async function post(url: string, conversation: string, text: string): Promise<string> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
-    body: JSON.stringify({ sender_id: conversation, text }),
-  });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { message_id: string }).message_id;
-}
+const post = (url: string, conversation: string, text: string): Promise<string> =>
+  postAccepted(url, SECRET, conversation, text);
 
 describe("a replica paused past its lease with brain calls waiting", () => {
   it("does not call the brain beside the replica that took its share over", async () => {
