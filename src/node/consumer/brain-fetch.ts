@@ -9,6 +9,11 @@ export interface BrainFetch {
    * logged as lost). A call is not ended here: cut short, it would count as the brain's failure.
    */
   close(): Promise<void>;
+  /**
+   * Ends every call in flight now, their connections closed (each fails as a network error);
+   * later calls go through new connections. For calls that count against no share any more.
+   */
+  cutInFlight(): void;
 }
 
 /**
@@ -19,11 +24,17 @@ export interface BrainFetch {
  * answer before it sends anything) failed there, and was asked again to fail again.
  */
 export function createBrainFetch(base: typeof globalThis.fetch = globalThis.fetch): BrainFetch {
-  const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
+  const agent = () => new Agent({ headersTimeout: 0, bodyTimeout: 0 });
+  let dispatcher = agent();
   let closed = false;
   return {
     // The package's Agent and the one Node's types describe are the same interface, typed apart.
     fetch: (input, init) => base(input, Object.assign({}, init, { dispatcher })),
+    cutInFlight: () => {
+      const cut = dispatcher;
+      dispatcher = agent();
+      void cut.destroy().catch(() => undefined);
+    },
     // Once: a service's stop and its owner's close may both close it.
     close: () => {
       // Not awaited: the calls in flight end on their own time, or with the process.

@@ -72,6 +72,7 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
   // its pause when its server is unchanged.
   const limiters = createBrainLimiters(options.brainSharing);
   const brainFetch = createBrainFetch();
+  options.brainSharing?.onSharesLost?.(() => brainFetch.cutInFlight());
   const fetch = telemetry === undefined ? brainFetch.fetch : tracedFetch(brainFetch.fetch);
   const brainDeps = { fetch, clock, logger, metrics, limiters, operatorEvents: options.operatorEvents };
   // Without telemetry nothing is wrapped: the hot path stays as it is.

@@ -38,7 +38,8 @@ export interface ReplicaBrains extends BrainSharing {
   readPauses(): Promise<void>;
   /**
    * This replica's lease ran out: the others took its conversations and its shares over. It
-   * holds no share until they count it again, as one that joins (see `live`).
+   * holds no share until they count it again, as one that joins (see `live`), and its calls in
+   * flight are cut (see `onSharesLost`): their answers could not be stored anyway.
    */
   lapsed(): void;
 }
@@ -66,6 +67,7 @@ export function createReplicaBrains(
   /** Whether the share counts yet (see `live`); calls that waited meanwhile are looked at once it does. */
   let settled = false;
   let attached: SharedLimiters | undefined;
+  const cuts: (() => void)[] = [];
   const starved = new Set<number>();
   /** The other live replicas' ranks and calls. */
   let others: readonly { readonly rank: number; readonly calls: Readonly<Record<string, number>> }[] = [];
@@ -189,6 +191,10 @@ export function createReplicaBrains(
     },
     lapsed() {
       unsettle();
+      for (const cut of cuts) cut();
+    },
+    onSharesLost(cut) {
+      cuts.push(cut);
     },
     async readPauses() {
       // Pauses the others were not told of (the database was away): told now, while they last.

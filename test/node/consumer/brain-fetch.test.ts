@@ -43,3 +43,24 @@ it("closes twice without complaint: a stop and its owner's close both close it",
   await once.close();
   await expect(once.close()).resolves.toBeUndefined();
 });
+
+it("cuts the calls in flight, closing their connections, and makes later calls on new ones", async () => {
+  server = await startHoldingServer("/v1/chat/completions");
+  const brain = server;
+  brainFetch = createBrainFetch();
+  const cut = brainFetch.fetch(brain.url, { method: "POST", body: "{}" });
+  const held = await vi.waitFor(() => {
+    const response = brain.held();
+    if (response === undefined) throw new Error("not held yet");
+    return response;
+  });
+  const closed = new Promise<void>((resolve) => held.on("close", () => resolve()));
+  brainFetch.cutInFlight();
+  await expect(cut).rejects.toThrow();
+  await closed;
+
+  const later = brainFetch.fetch(brain.url, { method: "POST", body: "{}" });
+  await vi.waitFor(() => expect(brain.held()).not.toBe(held));
+  brain.held()?.end("{}");
+  expect((await later).status).toBe(200);
+});

@@ -13,6 +13,12 @@ export interface BrainSharing {
   paused(target: string, until: number, status: number): void;
   /** Called by the limiters it serves, so that what it learns (pauses elsewhere, new shares) reaches them. */
   attach?(limiters: SharedLimiters): void;
+  /**
+   * Registers `cut`, called when this runtime's shares are gone at once (a replica whose lease
+   * ran out): the others took them over, so its calls in flight count against no share any more
+   * and the runtime ends them rather than call a brain past its limit beside the others.
+   */
+  onSharesLost?(cut: () => void): void;
 }
 
 /** What a {@link BrainSharing} tells the limiters of a runtime. */
