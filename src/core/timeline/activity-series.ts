@@ -9,8 +9,12 @@ export const ACTIVITY_WINDOW_MS = 60 * MINUTE_MS;
 /** Each latency bucket is this many times as wide as the one before. */
 const RATIO = 1.25;
 const LOG_RATIO = Math.log(RATIO);
-/** The last bucket takes everything above an hour. */
-const LAST_BUCKET = Math.ceil(Math.log(3_600_000) / LOG_RATIO);
+/**
+ * The last bucket takes everything above thirty days: a reply held through a long receiver
+ * outage (up to `max_age_ms`), or a dead letter replayed days later, is delivered that long after
+ * its acceptance, and its percentile must say so.
+ */
+const LAST_BUCKET = Math.ceil(Math.log(30 * 24 * 3_600_000) / LOG_RATIO);
 const LATENCY = "latency:";
 /** Every latency series' name, made once: a delivery's count must not build a string. */
 const LATENCY_SERIES: readonly string[] = Array.from({ length: LAST_BUCKET + 1 }, (_, bucket) => `${LATENCY}${bucket}`);
