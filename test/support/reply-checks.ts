@@ -50,12 +50,13 @@ export function expectOneWebhookIdPerMessage(replies: readonly ReceivedReply[]):
 /**
  * The first post of each reply of `conversation`, in the order received, follows `accepted` (the
  * ids answered 200, in order; a message whose 200 was lost may sit between them) and is numbered
- * by its place: 1, 2, 3… without a gap.
+ * by its place from `firstSequence`: 1, 2, 3… without a gap by default.
  */
 export function expectConversationInOrder(
   replies: readonly ReceivedReply[],
   conversation: string,
   accepted: readonly string[],
+  firstSequence = 1,
 ): void {
   const firstPosts: ReplyBody[] = [];
   const seen = new Set<string>();
@@ -67,7 +68,7 @@ export function expectConversationInOrder(
   }
   const known = new Set(accepted);
   expect(firstPosts.map((body) => body.in_reply_to).filter((id) => known.has(id))).toEqual(accepted);
-  expect(firstPosts.map((body) => body.sequence)).toEqual(firstPosts.map((_, at) => at + 1));
+  expect(firstPosts.map((body) => body.sequence)).toEqual(firstPosts.map((_, at) => at + firstSequence));
 }
 
 /**

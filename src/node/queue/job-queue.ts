@@ -54,6 +54,16 @@ export interface JobQueue extends InboundQueue {
    */
   restore(jobs: readonly Job[]): number;
   /**
+   * Places a stored job taken from the store (a replayed dead letter) under a place reserved for
+   * it by {@link reserve} before it was taken, as an accepted message's is: a placing that reads
+   * the conversation's stored jobs counts this one's place, so the queue never holds more than
+   * `capacity`.
+   */
+  placeTaken(job: Job, place: (job: Job) => Promise<"here" | "loaded" | "elsewhere">): Promise<void>;
+  /** Counts `count` places as taken until {@link placeTaken} or {@link unreserve} gives them back. */
+  reserve(count: number): void;
+  unreserve(count: number): void;
+  /**
    * While `on`, new messages are refused with `buffer_full` whatever the room: stored work of the
    * channel not yet loaded (a resume larger than the buffer) comes first, in acceptance order.
    */
@@ -246,6 +256,26 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       for (const job of jobs) if (lanes.add(job)) added += 1;
       runner.pump();
       return added;
+    },
+    reserve(count) {
+      for (let index = 0; index < count; index += 1) lanes.reserve();
+    },
+    unreserve(count) {
+      for (let index = 0; index < count; index += 1) lanes.release();
+    },
+    placeTaken(job, place) {
+      return place(job).then(
+        (where) => {
+          if (where === "here") {
+            lanes.add(job, true);
+            runner.pump();
+          } else lanes.release();
+        },
+        (error: unknown) => {
+          lanes.release();
+          throw error;
+        },
+      );
     },
     forsake: () => lanes.forsake(),
     drop: (key) => lanes.drop(key, true),

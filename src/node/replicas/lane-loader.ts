@@ -63,7 +63,11 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
     return queue;
   };
 
-  const roomOf = (queue: JobQueue, reserved: number): number => Math.max(0, queue.capacity - queue.size) + reserved;
+  // Room each queue's reads under way may fill: a load counts it from its start, so that loads
+  // started together (a sweep's takeovers, a burst of notifications) share the room, not each read all of it.
+  const reading = new Map<JobQueue, number>();
+  const roomOf = (queue: JobQueue, reserved: number): number =>
+    Math.max(0, queue.capacity - queue.size - (reading.get(queue) ?? 0)) + reserved;
 
   /**
    * Hands the queue what fits of `read` now, in order: loads started in one turn (a sweep's
@@ -100,7 +104,15 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
         lane.behind = true;
         return 0;
       }
-      const read = await readAfter({ conversation: key, after: lane.upTo, limit: room });
+      reading.set(queue, (reading.get(queue) ?? 0) + room);
+      let read: StoredJob[];
+      try {
+        read = await readAfter({ conversation: key, after: lane.upTo, limit: room });
+      } finally {
+        const left = (reading.get(queue) ?? room) - room;
+        if (left > 0) reading.set(queue, left);
+        else reading.delete(queue);
+      }
       const { added, left } = handWhatFits(queue, lane, read, reserved);
       lane.behind = left || read.length === room;
       return added;

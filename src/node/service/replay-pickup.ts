@@ -71,9 +71,7 @@ export function startReplayPickup(options: ReplayPickupOptions): ReplayPickup {
       queue.restore([job]);
       return;
     }
-    return options.place(job).then((where) => {
-      if (where === "here") queue.restore([job]);
-    });
+    return queue.placeTaken(job, options.place);
   };
 
   const failed = (error: unknown): void => {
@@ -95,19 +93,50 @@ export function startReplayPickup(options: ReplayPickupOptions): ReplayPickup {
       again = true;
       return;
     }
+    // With replicas the take is a transaction, and placing a job another: the room it takes is
+    // reserved from the moment it is counted, so that new messages cannot take it meanwhile.
+    const reserved = new Map<string, number>();
+    const reserving = (channel: string): number => {
+      const queue = queues.get(channel);
+      if (queue === undefined || options.place === undefined) return room(channel);
+      const free = roomIn(queue);
+      queue.reserve(free);
+      reserved.set(channel, (reserved.get(channel) ?? 0) + free);
+      return free;
+    };
+    const unreserveAll = (): void => {
+      for (const [channel, count] of reserved) queues.get(channel)?.unreserve(count);
+      reserved.clear();
+    };
     let taken: readonly Job[] | Promise<readonly Job[]>;
     try {
-      taken = lanes.takeReplayed(room);
+      taken = lanes.takeReplayed(reserving);
     } catch (error) {
+      unreserveAll();
       failed(error);
       return;
     }
     if (!(taken instanceof Promise)) {
+      unreserveAll();
       for (const job of taken) void handOver(job);
       return;
     }
     looking = taken
-      .then((jobs) => Promise.allSettled(jobs.map((job) => handOver(job))))
+      .then(
+        (jobs) => {
+          const placing = jobs.map((job) => {
+            const { channel } = job.message;
+            reserved.set(channel, (reserved.get(channel) ?? 1) - 1);
+            return handOver(job);
+          });
+          unreserveAll();
+          return Promise.allSettled(placing);
+        },
+        (error: unknown) => {
+          unreserveAll();
+          throw error;
+        },
+      )
       .then(() => undefined, failed)
       .finally(() => {
         looking = undefined;
