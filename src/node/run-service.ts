@@ -199,14 +199,14 @@ export async function runService(options: RunOptions): Promise<number> {
       ).unref();
       service
         .stop(timeoutMs)
-        .then(({ left, fate }) => {
-          if (left.length === 0) logger.info("shutdown complete: every accepted message was finished");
+        .then(({ left, fate, unloaded }) => {
+          if (left.length === 0 && !unloaded) logger.info("shutdown complete: every accepted message was finished");
           else if (fate !== "lost") {
             logger.warn(
               fate === "kept"
                 ? "shutdown timeout reached: unfinished messages stay in state_dir and resume at the next start"
                 : "shutdown timeout reached: unfinished messages stay in Postgres; the other replicas take them over now",
-              { count: left.length, message_ids: left },
+              { count: left.length, message_ids: left, ...(unloaded ? { more_not_loaded: true } : {}) },
             );
           } else {
             logger.error("shutdown timeout reached: these accepted messages were not finished and are lost", {

@@ -88,7 +88,7 @@ export class ReplicaLease {
     clearInterval(this.timer);
     const client = this.client;
     this.client = undefined;
-    await client?.end().catch(() => undefined);
+    if (client !== undefined) await endWithin(client, END_BOUND_MS);
   }
 
   private tick(): void {
@@ -122,7 +122,7 @@ export class ReplicaLease {
     this.client = undefined;
     this.upSince = 0;
     this.options.logger.warn("replica lease connection lost; reconnecting", { error: errorMessage(error) });
-    client.end().catch(() => undefined);
+    void endWithin(client, END_BOUND_MS);
   }
 
   private connect(): Promise<void> {
@@ -202,4 +202,27 @@ export class ReplicaLease {
       this.options.onValidity(true);
     }
   }
+}
+
+/** How long a connection's goodbye may take before its socket is cut. */
+const END_BOUND_MS = 1_000;
+
+/**
+ * Ends `client`, cutting its socket when the server has not answered the goodbye within `ms`: a
+ * database that stops answering (frozen, cut off) never does, and the socket would stay open
+ * until the system's keepalive gives up, holding a stop for hours.
+ */
+async function endWithin(client: pg.Client, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    client.end().catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        // pg offers no public way to drop a connection whose goodbye goes unanswered.
+        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+        resolve();
+      }, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }

@@ -15,6 +15,8 @@ const STRANDED_IDS_SAID = 10;
 export interface Resume {
   /** True once every stored job was loaded (or named as belonging to no channel). */
   readonly done: boolean;
+  /** Settles once `done`. */
+  readonly finished: Promise<void>;
   stop(): void;
 }
 
@@ -36,6 +38,10 @@ export function startResume(durable: SqliteLaneStore, queues: ReadonlyMap<string
   const counting = queues.keys().next().value;
   let loaded = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let finish = (): void => undefined;
+  const finished = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
 
   /** Loads what fits of `channel`; true once nothing of it is left. */
   const loadChannel = (channel: string, queue: JobQueue): boolean => {
@@ -88,6 +94,7 @@ export function startResume(durable: SqliteLaneStore, queues: ReadonlyMap<string
     }
     logger.info("resumed the rest of the unfinished messages from state_dir", { count: loaded });
     sayStranded();
+    finish();
   };
 
   /** One line per channel that is gone, however many of its messages wait: a rename must not flood the log. */
@@ -104,12 +111,15 @@ export function startResume(durable: SqliteLaneStore, queues: ReadonlyMap<string
   const doneAtOnce = load();
   // Logged when 0 too: silence would not tell "nothing to resume" from "looked in the wrong file".
   logger.info("resumed unfinished messages from state_dir", { count: loaded, ...(doneAtOnce ? {} : { more: true }) });
-  if (doneAtOnce) sayStranded();
-  else timer = setTimeout(again, RETRY_MS);
+  if (doneAtOnce) {
+    sayStranded();
+    finish();
+  } else timer = setTimeout(again, RETRY_MS);
   return {
     get done() {
       return after.size === 0;
     },
+    finished,
     stop() {
       clearTimeout(timer);
     },

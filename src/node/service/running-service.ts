@@ -5,6 +5,8 @@ import type { ReloadInputs, ReloadResult } from "./reload-service.js";
 export interface StopResult {
   /** Ids of accepted messages not finished when the wait ended. */
   readonly left: readonly string[];
+  /** True when stored messages a resume had still to load were not loaded before the wait ended (they stay in state_dir). */
+  readonly unloaded: boolean;
   /**
    * `kept` in state_dir (they resume at the next start), `shared` in Postgres (the other replicas
    * take them over, or this one at its next start), or `lost` (in-memory queue).

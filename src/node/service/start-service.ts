@@ -251,8 +251,13 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   parts.shuttingDown = true;
   parts.replicas?.drain();
   parts.pickup?.stop();
+  // Stored messages a resume has still to load were accepted too: they are loaded and run while
+  // the stop's time lasts (new ones are refused), not left behind a "finished" line.
+  if (parts.resume !== undefined && !parts.resume.done) await settledBy(parts.resume.finished, deadline);
+  const unloaded = parts.resume?.done === false;
   parts.resume?.stop();
-  const left = (await Promise.all([...parts.queues.values()].map((queue) => queue.drain(timeoutMs)))).flat();
+  const waitMs = Math.max(0, deadline - Date.now());
+  const left = (await Promise.all([...parts.queues.values()].map((queue) => queue.drain(waitMs)))).flat();
   // The last interval's counts, so that a stop does not swallow them.
   parts.progress?.flush();
   parts.progress?.stop();
@@ -272,5 +277,17 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   await parts.timeline?.close();
   await parts.state?.close();
   const mode = parts.state?.mode ?? "memory";
-  return { left, fate: mode === "memory" ? "lost" : mode === "postgres" ? "shared" : "kept" };
+  return { left, unloaded, fate: mode === "memory" ? "lost" : mode === "postgres" ? "shared" : "kept" };
+}
+
+/** Waits for `work` until the epoch ms `deadline` at most. */
+async function settledBy(work: Promise<void>, deadline: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    work,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+    }),
+  ]);
+  clearTimeout(timer);
 }
