@@ -30,7 +30,21 @@ export const updateJobs =
 export const keepTurns =
   (turns: readonly Fenced<readonly ConversationTurn[]>[], maxTurns: number): Part =>
   (param) => {
-    const rows = turns.flatMap(({ ticket, value }) => value.map((turn) => ({ ticket, turn })));
+    const all = turns.flatMap(({ ticket, value }) => value.map((turn) => ({ ticket, turn })));
+    // Only a conversation's newest `maxTurns` of the group are inserted: the trim below cannot see
+    // the rows this statement inserts, so a group of more would stay stored beyond the bound.
+    const left = new Map<string, number>();
+    const rows: typeof all = [];
+    for (let index = all.length - 1; index >= 0; index -= 1) {
+      const row = all[index];
+      if (row === undefined) continue;
+      const lane = row.ticket.key;
+      const room = left.get(lane) ?? maxTurns;
+      if (room <= 0) continue;
+      left.set(lane, room - 1);
+      rows.push(row);
+    }
+    rows.reverse();
     if (rows.length === 0) return undefined;
     const input = unnest(param, [
       [rows.map(({ ticket }) => ticket.key), "text[]"],

@@ -25,8 +25,8 @@ interface Appended {
 /**
  * The appends of one group and the trim that keeps `$4` turns per conversation, in one
  * statement. The trim cannot see the rows this statement inserts, so it keeps room for them:
- * of a conversation's stored turns, it keeps the newest `$4 - appended` (a group appending
- * more than `$4` leaves the surplus to the next append, and `history` reads the newest anyway).
+ * of a conversation's stored turns, it keeps the newest `$4 - appended`; a group never appends
+ * more than `$4` of a conversation (only its newest are sent).
  */
 const APPEND_STATEMENT = `WITH appended AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS a(conversation, turn, at, n)
@@ -62,13 +62,21 @@ export function createPostgresConversationStore(
     const taken = appended;
     appended = [];
     const rows: [string[], string[], number[]] = [[], [], []];
-    for (const { key, turns } of taken) {
-      for (const turn of turns) {
+    // Newest first, at most `maxTurns` per conversation (see APPEND_STATEMENT), then put back in order.
+    const left = new Map<string, number>();
+    for (let entry = taken.length - 1; entry >= 0; entry -= 1) {
+      const { key, turns } = taken[entry] ?? { key: "", turns: [] };
+      for (let index = turns.length - 1; index >= 0; index -= 1) {
+        const turn = turns[index];
+        const room = left.get(key) ?? maxTurns;
+        if (turn === undefined || room <= 0) continue;
+        left.set(key, room - 1);
         rows[0].push(key);
         rows[1].push(JSON.stringify(turn));
         rows[2].push(turn.at);
       }
     }
+    for (const column of rows) column.reverse();
     const written = rows[0].length === 0 ? Promise.resolve() : pool.query(APPEND_STATEMENT, [...rows, maxTurns]);
     return written.then(
       () => {
