@@ -70,17 +70,11 @@ export interface CircuitKeeperDeps {
     waiting: number,
     origin: ChangeOrigin,
   ) => void | Promise<void>;
-  /**
-   * Where the store is shared (replicas on Postgres): while lanes are held here, the store is read
-   * again this often, so that a probe of another replica that brought the receiver up wakes them.
-   */
+  /** A shared store (replicas on Postgres) is read this often: another replica's changes reach this one. */
   readonly refreshMs?: number | undefined;
   /** Lanes woken per call once the receiver is up; the call that follows wakes the rest. Default 50. */
   readonly wakeBatch?: number;
-  /**
-   * The circuit as the store held it when the runtime started, when it could read it at once (a
-   * store that outlives the process): runs are admitted by it from the first, before any call.
-   */
+  /** The circuit as the store held it at the start, when it could read it at once: runs are admitted by it. */
   readonly initial?: StoredCircuit | undefined;
 }
 
@@ -109,14 +103,19 @@ export class CircuitKeeper {
   /** While up: lanes left to wake could not be reached; the next round waits until then. */
   private wakeAgainAt: number | undefined;
   private wakeWait = FIRST_UNREACHABLE_WAIT_MS;
+  /** The store was read, or given at the start: until then a shared one may hold the receiver down. */
+  private heard: boolean;
 
   constructor(private readonly deps: CircuitKeeperDeps) {
     this.wakeBatch = deps.wakeBatch ?? 50;
     this.known = deps.initial ?? { state: RECEIVER_UP, version: 0 };
+    this.heard = deps.initial !== undefined || deps.refreshMs === undefined;
   }
 
   /** How the receiver stands as this runtime last knew it: what a run is admitted by. */
   view(): CircuitView {
+    // Not read yet: an answer is worth telling (the row may say down from before this runtime).
+    if (!this.heard) return { down: false, failing: true };
     return viewOf(this.known.state);
   }
 
@@ -274,6 +273,7 @@ export class CircuitKeeper {
     const { store, channel } = this.deps;
     for (let writes = 0; writes < MAX_WRITES; writes += 1) {
       const stored = await store.read(channel);
+      this.heard = true;
       const next = step(stored.state);
       if (next.state === stored.state) {
         this.known = stored;

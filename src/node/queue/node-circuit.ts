@@ -81,6 +81,8 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
           Promise.resolve(options.store.read(channel)).then(
             (stored) => {
               shared = stored.state;
+              // What another replica made of the row reaches this one's admissions too.
+              if ((stored.state.down === undefined) !== (keeper.state().down === undefined)) arm(now());
             },
             () => undefined,
           );
@@ -173,6 +175,8 @@ export function createNodeCircuit(options: NodeCircuitOptions): NodeCircuit {
     );
     arm(now());
   }
+  // A shared row is read at once: a receiver another replica (or this one's last run) left down holds from the first run.
+  if (options.refreshMs !== undefined) arm(now());
   const client = new CircuitClient({
     view: () => keeper.view(),
     record: (_channel, report, wasProbe, holdAs) => keeper.record(report, wasProbe, holdAs),
