@@ -65,7 +65,7 @@ export interface LaneStore {
    * The replayed jobs waiting (oldest first), taken: at most `room(channel)` of each channel; the
    * rest wait for a later call. Two runtimes taking at once each get different jobs.
    */
-  takeReplayed(room: (channel: string) => number): readonly Job[] | Promise<readonly Job[]>;
+  takeReplayed(room: (channel: string, wanted?: number) => number): readonly Job[] | Promise<readonly Job[]>;
 }
 
 /** Whether an error is a lane's refusal of a write under an older epoch. */

@@ -96,10 +96,10 @@ export function startReplayPickup(options: ReplayPickupOptions): ReplayPickup {
     // With replicas the take is a transaction, and placing a job another: the room it takes is
     // reserved from the moment it is counted, so that new messages cannot take it meanwhile.
     const reserved = new Map<string, number>();
-    const reserving = (channel: string): number => {
+    const reserving = (channel: string, wanted?: number): number => {
       const queue = queues.get(channel);
       if (queue === undefined || options.place === undefined) return room(channel);
-      const free = roomIn(queue);
+      const free = Math.min(roomIn(queue), wanted ?? Number.POSITIVE_INFINITY);
       queue.reserve(free);
       reserved.set(channel, (reserved.get(channel) ?? 0) + free);
       return free;

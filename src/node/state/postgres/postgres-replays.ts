@@ -13,7 +13,7 @@ import { asStateError } from "./postgres-state-error.js";
 export async function takeReplayedJobs(
   pool: pg.Pool,
   replica: string,
-  room: (channel: string) => number,
+  room: (channel: string, wanted?: number) => number,
 ): Promise<Job[]> {
   try {
     // Most polls find nothing: one indexed read, no transaction.
@@ -26,10 +26,12 @@ export async function takeReplayedJobs(
       const rows = await client.query<{ id: string; channel: string }>(
         "SELECT id, channel FROM webhook_channel.jobs WHERE state = 'replay' ORDER BY seq FOR UPDATE SKIP LOCKED",
       );
+      const waiting = new Map<string, number>();
+      for (const row of rows.rows) waiting.set(row.channel, (waiting.get(row.channel) ?? 0) + 1);
       const left = new Map<string, number>();
       const ids: string[] = [];
       for (const row of rows.rows) {
-        const free = left.get(row.channel) ?? room(row.channel);
+        const free = left.get(row.channel) ?? room(row.channel, waiting.get(row.channel) ?? 0);
         left.set(row.channel, Math.max(0, free - 1));
         if (free >= 1) ids.push(row.id);
       }
