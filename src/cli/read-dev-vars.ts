@@ -31,7 +31,8 @@ export function parseDevVars(text: string): Map<string, string> {
       value = end === -1 ? body : body.slice(0, end);
       if (quote === '"') value = value.replace(/\\n/g, "\n").replace(/\\r/g, "\r");
     } else {
-      value = value.replace(/\s+#.*$/, "").trim();
+      // dotenv (wrangler) ends an unquoted value at its first #, with or without a space before it.
+      value = value.replace(/#.*$/, "").trim();
     }
     variables.set(name, value);
   }

@@ -25,7 +25,10 @@ export function createDurableIdempotencyStore(
         // this request's reservation is deleted at once, so the client's retry is taken rather
         // than answered 409 for the lease. Only this message's, so a miss changes nothing; a
         // delete that fails too leaves the reservation to its lease.
-        await object.release(record.messageId).catch(() => undefined);
+        // A stub that threw is broken for every later call (Cloudflare's stub docs): a new one.
+        await stub(channel, key)
+          .release(record.messageId)
+          .catch(() => undefined);
         throw error;
       }
     },
