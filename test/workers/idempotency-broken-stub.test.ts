@@ -28,8 +28,7 @@ describe("Durable Object idempotency store: a reserve whose answer is really los
       if (lose) {
         lose = false;
         // The write is durable, then the object is reset before its answer gets out.
-        // biome-ignore lint/suspicious/noExplicitAny: reaching the object's state in the test
-        const ctx = (this as any).ctx as DurableObjectState;
+        const ctx = (this as unknown as { ctx: DurableObjectState }).ctx;
         await ctx.storage.sync?.();
         ctx.abort("reset after the write");
       }
@@ -52,34 +51,5 @@ describe("Durable Object idempotency store: a reserve whose answer is really los
     const retry = { messageId: crypto.randomUUID(), conversationId: "c1" };
     const answer = await store.reserve(channel, key, retry, now + 1_000);
     expect({ first, left, answer }).toEqual({ first, left: [], answer: undefined });
-  });
-
-  it("(the platform's part, passes) the stub that threw refuses the release; a new stub for the same object takes it", async () => {
-    const channel = `channel-${crypto.randomUUID()}`;
-    const key = `key-${crypto.randomUUID()}`;
-    const record = { messageId: crypto.randomUUID(), conversationId: "c1" };
-    IdempotencyObject.prototype.reserve = async function (this: IdempotencyObject, ...args) {
-      const answer = await original.apply(this, args);
-      // biome-ignore lint/suspicious/noExplicitAny: reaching the object's state in the test
-      const ctx = (this as any).ctx as DurableObjectState;
-      await ctx.storage.sync?.();
-      ctx.abort("reset after the write");
-      return answer;
-    };
-    const id = env.IDEMPOTENCY.idFromName(idempotencyId(channel, key));
-    const stub = env.IDEMPOTENCY.get(id);
-    await expect(stub.reserve(record, Date.now(), 60_000)).rejects.toThrow("reset after the write");
-    IdempotencyObject.prototype.reserve = original;
-    const sameStub = await stub.release(record.messageId).then(
-      () => "released",
-      (error: unknown) => `refused: ${String(error)}`,
-    );
-    const newStub = await env.IDEMPOTENCY.get(id)
-      .release(record.messageId)
-      .then(
-        () => "released",
-        (error: unknown) => `refused: ${String(error)}`,
-      );
-    expect({ sameStub, newStub }).toEqual({ sameStub: "refused: Error: reset after the write", newStub: "released" });
   });
 });
