@@ -9,6 +9,7 @@ import type { Job, JobOutcome } from "../../core/lifecycle/job.js";
 import { isLaneFenced } from "../../core/lifecycle/lane-store.js";
 import type { LogFields } from "../../core/log/logger.js";
 import type { Admission } from "../../core/receiver/receiver-circuit.js";
+import { waitAtMost } from "../../core/wait-at-most.js";
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from "./delivery-thread-messages.js";
 import type { DeliveryThreadOptions } from "./delivery-thread-options.js";
 import { createThreadBrainPauses } from "./thread-brain-pauses.js";
@@ -260,15 +261,7 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
       if (thread === undefined) return;
       thread.outbox.push({ kind: "close" });
       thread.outbox.flush();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const gaveUp = await Promise.race([
-        thread.exited.then(() => false),
-        new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(true), timeoutMs);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (gaveUp) {
+      if (!(await waitAtMost(thread.exited, timeoutMs))) {
         logger.warn("the delivery thread did not end in time; stopping it", { timeout_ms: timeoutMs });
         await thread.worker.terminate();
         await thread.exited;

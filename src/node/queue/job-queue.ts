@@ -8,6 +8,7 @@ import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import { noopOperatorEvents } from "../../core/operator-events/operator-events.js";
 import { createMemoryCircuitStore } from "../../core/receiver/memory-circuit-store.js";
 import { noTimeline } from "../../core/timeline/timeline-recorder.js";
+import { waitAtMost } from "../../core/wait-at-most.js";
 import { createCommitLag } from "./commit-lag.js";
 import type { JobQueueOptions } from "./job-queue-options.js";
 import { type LaneOwnership, soleOwnership } from "./lane-ownership.js";
@@ -285,14 +286,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     wake: () => runner.pump(),
     knows: (id) => lanes.knows(id),
     async drain(timeoutMs) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        lanes.idle(),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, timeoutMs);
-        }),
-      ]);
-      clearTimeout(timer);
+      await waitAtMost(lanes.idle(), timeoutMs);
       circuit?.stop();
       return lanes.stop();
     },

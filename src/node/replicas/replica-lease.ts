@@ -1,6 +1,7 @@
 import pg from "pg";
 import { errorMessage } from "../../core/channel-error.js";
 import type { Logger } from "../../core/log/logger.js";
+import { waitAtMost } from "../../core/wait-at-most.js";
 import { notifyChannel } from "../state/postgres/job-notices.js";
 import { PAUSES_CHANNEL } from "./replica-brains.js";
 
@@ -213,16 +214,7 @@ const END_BOUND_MS = 1_000;
  * until the system's keepalive gives up, holding a stop for hours.
  */
 async function endWithin(client: pg.Client, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
-    client.end().catch(() => undefined),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        // pg offers no public way to drop a connection whose goodbye goes unanswered.
-        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-        resolve();
-      }, ms);
-    }),
-  ]);
-  clearTimeout(timer);
+  if (await waitAtMost(client.end(), ms)) return;
+  // pg offers no public way to drop a connection whose goodbye goes unanswered.
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }

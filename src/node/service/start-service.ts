@@ -3,6 +3,7 @@ import type { Job } from "../../core/lifecycle/job.js";
 import { noopMetrics } from "../../core/metrics/noop-metrics.js";
 import type { OperatorEventSender } from "../../core/operator-events/operator-event-sender.js";
 import type { TimelineRecorder } from "../../core/timeline/timeline-recorder.js";
+import { waitAtMost } from "../../core/wait-at-most.js";
 import { readAdminSecret } from "../admin/admin-secret.js";
 import { createConsoleTally } from "../admin/console-tally.js";
 import { createNodeAdmin } from "../admin/node-admin.js";
@@ -253,7 +254,7 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   parts.pickup?.stop();
   // Stored messages a resume has still to load were accepted too: they are loaded and run while
   // the stop's time lasts (new ones are refused), not left behind a "finished" line.
-  if (parts.resume !== undefined && !parts.resume.done) await settledBy(parts.resume.finished, deadline);
+  if (parts.resume !== undefined && !parts.resume.done) await waitAtMost(parts.resume.finished, deadline - Date.now());
   const unloaded = parts.resume?.done === false;
   parts.resume?.stop();
   const waitMs = Math.max(0, deadline - Date.now());
@@ -278,16 +279,4 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   await parts.state?.close();
   const mode = parts.state?.mode ?? "memory";
   return { left, unloaded, fate: mode === "memory" ? "lost" : mode === "postgres" ? "shared" : "kept" };
-}
-
-/** Waits for `work` until the epoch ms `deadline` at most. */
-async function settledBy(work: Promise<void>, deadline: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
-    work,
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
-    }),
-  ]);
-  clearTimeout(timer);
 }
