@@ -24,7 +24,11 @@ const receivers: DurableObjectStub<ReceiverObject>[] = [];
  * A channel of its own per test (the receiver object and the isolate's view are per channel),
  * posting to `outboundUrl`.
  */
-function circuitEnv(outboundUrl: string, delivery: Record<string, unknown>): { env: TestEnv; channel: string } {
+function circuitEnv(
+  outboundUrl: string,
+  delivery: Record<string, unknown>,
+  botUrl?: string,
+): { env: TestEnv; channel: string } {
   const channel = `circuit-${crypto.randomUUID()}`;
   const config = {
     channels: [
@@ -35,7 +39,8 @@ function circuitEnv(outboundUrl: string, delivery: Record<string, unknown>): { e
         webhook: { path: "/circuit", outbound_url: outboundUrl, delivery },
       },
     ],
-    routes: [{ channel, brain: "echo" }],
+    ...(botUrl === undefined ? {} : { brains: { bot: { type: "http", url: botUrl } } }),
+    routes: [{ channel, brain: botUrl === undefined ? "echo" : "bot" }],
   };
   return { env: objectsUse(testEnv(config, { WEBHOOK_SECRET: SECRET })), channel };
 }
@@ -221,5 +226,41 @@ describe("the receiver circuit inside workerd", () => {
     // No probe meanwhile, though the schedule alone would have sent several by now.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await receiver.requests()).toEqual([expect.objectContaining({ status, path: "/replies" })]);
+  });
+
+  it("brings the receiver up at the probe's first answered POST, while the rest of its replies are on their way", async () => {
+    captureLogs();
+    const receiver = await scenario({ status: 503 });
+    const bot = await scenario({ body: { replies: [{ text: "first" }, { text: "second" }] } });
+    // A POST left hanging is given up after 4 s: longer than the wait below.
+    const { env, channel } = circuitEnv(
+      `${receiver.url}/replies`,
+      { circuit_failures: 1, initial_delay_ms: 50, max_delay_ms: 100, timeout_ms: 4_000 },
+      `${bot.url}/chat`,
+    );
+    const circuit = receiverOf(env, channel);
+    await send(env, channel, "probe-a");
+    await eventually(async () => expect(await circuit.status()).toMatchObject({ up: false }));
+    await send(env, channel, "probe-b");
+    await eventually(async () => expect(await circuit.status()).toMatchObject({ waiting: 2 }));
+    // The probe's first POST is answered, the next one is left hanging, the rest are answered.
+    await receiver.script({ status: 200 }, { hang: true }, { status: 200 });
+    const answeredTo = (requests: readonly ScriptedRequest[], conversationId: string) =>
+      requests.filter(
+        (request) =>
+          request.status === 200 && (request.body as Record<string, unknown>).conversation_id === conversationId,
+      ).length;
+    // Before, the other conversation waited for the whole probe: its hanging POST's 4 s.
+    await eventually(async () => {
+      const requests = await receiver.requests();
+      expect(answeredTo(requests, "probe-a") + answeredTo(requests, "probe-b")).toBe(3);
+    }, 3_000);
+    // The POST left hanging is given up and posted again: every reply answered, nothing waiting.
+    await eventually(async () => {
+      const requests = await receiver.requests();
+      expect([answeredTo(requests, "probe-a"), answeredTo(requests, "probe-b")]).toEqual([2, 2]);
+      expect(await circuit.status()).toMatchObject({ up: true, waiting: 0 });
+    });
+    expect(env.DEAD_LETTERS.sent).toEqual([]);
   });
 });

@@ -19,6 +19,12 @@ export interface LaneCircuit {
    * the ruling is to wait.
    */
   rule(outcome: JobOutcome, admission: Admission, key: string): CircuitOutcome | Promise<CircuitOutcome>;
+  /**
+   * The probe's run had a POST answered with more of its replies still to post: the receiver is
+   * up, told now so that the lanes it held need not wait out the rest of the run (nor its time
+   * limit, after which another probe could start). Resolves whether the circuit heard it.
+   */
+  probeAnswered(job: Job): Promise<boolean>;
 }
 
 /** What running a lane's head needs: each runtime brings its own parts. */
@@ -73,17 +79,27 @@ export async function runHead(ticket: LaneTicket, job: Job, deps: LaneRunnerDeps
       return { kind: "settled", settlement: unstoredSettlement(job, deps.now()), stored: undefined };
     }
   }
-  const admission = deps.circuit?.admit(job) ?? "send";
+  const { circuit } = deps;
+  const admission = circuit?.admit(job) ?? "send";
   // The settlement's event joins these when the run ends: they are recorded as one list.
   const runEvents: TimelineEvent[] = [];
+  // A save that counts more replies delivered than the job held comes after an answered POST.
+  const deliveredBefore = job.replies === undefined ? 0 : job.delivered;
+  let probeTold: Promise<boolean> | undefined;
   const hooks: RunHooks = {
     firstSequence,
-    save: (next, answered) => store.save(ticket, next, answered),
+    save: (next, answered) => {
+      if (admission === "probe" && probeTold === undefined && next.delivered > deliveredBefore)
+        probeTold = circuit?.probeAnswered(next);
+      return store.save(ticket, next, answered);
+    },
     ...(deps.timeline?.on === true ? { record: (events: readonly RunEvent[]) => runEvents.push(...events) } : {}),
   };
   const outcome = await deps.run(job, hooks, admission);
+  // Told mid-run, the probe's work is done: the rest of the run is ruled on as one that sent.
+  const ruledAs = (await probeTold) === true ? "send" : admission;
   // A fenced run posted nothing since its refused write: the circuit frees a probe it held.
-  const ruled = deps.circuit === undefined ? outcome : await deps.circuit.rule(outcome, admission, ticket.key);
+  const ruled = circuit === undefined ? outcome : await circuit.rule(outcome, ruledAs, ticket.key);
   return settleRun(ticket, ruled, deps, runEvents);
 }
 

@@ -61,6 +61,17 @@ export class CircuitClient implements LaneCircuit {
     return this.told(outcome, report ?? null, wasProbe, holds ? key : null, expiring);
   }
 
+  async probeAnswered(job: Job): Promise<boolean> {
+    const { channel } = job.message;
+    try {
+      await this.deps.record(channel, { answered: true }, true, null);
+      return true;
+    } catch (error) {
+      this.deps.logger().warn(`cannot reach the receiver circuit: ${errorMessage(error)}`, { channel });
+      return false;
+    }
+  }
+
   private async told(
     outcome: JobOutcome,
     report: PostReport | null,
