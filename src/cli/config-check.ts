@@ -136,6 +136,7 @@ export async function runConfigCheck(file: string, withPreflight: boolean, io: C
     io.err(`  error   ${CONFIG_JSON} in ${devVarsPath}: ${formatProblem(problem)}\n`);
   if (devVars !== undefined) {
     io.out(`  note    ${devVarsPath} was read too: wrangler dev gives its variables to the Worker\n`);
+    for (const note of override.notes) io.out(`  note    ${CONFIG_JSON} in ${devVarsPath}: ${note}\n`);
     for (const [path, variable] of variables) {
       const file = secretFileOf(io.env, variable);
       const where = [
@@ -205,9 +206,11 @@ function inDevVars(problem: ConfigProblem, variable: string, devVarsPath: string
 interface OverrideCheck {
   readonly problems: readonly ConfigProblem[];
   readonly warnings: readonly ConfigProblem[];
+  /** What the tries of the value's URLs found reachable. */
+  readonly notes: readonly string[];
 }
 
-const NO_OVERRIDE: OverrideCheck = { problems: [], warnings: [] };
+const NO_OVERRIDE: OverrideCheck = { problems: [], warnings: [], notes: [] };
 
 /**
  * Problems and warnings of a `CONFIG_JSON` value; none when it is absent or valid. Under wrangler
@@ -221,9 +224,9 @@ async function checkConfigJson(
 ): Promise<OverrideCheck> {
   if (!isSet(text)) return NO_OVERRIDE;
   const json = parseConfigJson(text, "it", "correct the JSON syntax");
-  if (!json.ok) return { problems: [json.problem], warnings: [] };
+  if (!json.ok) return { problems: [json.problem], warnings: [], notes: [] };
   const result = validateConfig(json.document);
-  if (!result.ok) return { problems: result.problems, warnings: [] };
+  if (!result.ok) return { problems: result.problems, warnings: [], notes: [] };
   const lookup = (name: string) => devVars.get(name);
   const variables = new Map(envReferences(result.config).map(({ path, variable }) => [path, variable]));
   const inFile = (problem: ConfigProblem): ConfigProblem => {
@@ -245,6 +248,9 @@ async function checkConfigJson(
     ...weakSecretProblems(result.config, lookup).filter(forWorker).map(inFile),
     ...(await signingProblems(result.config, lookup)),
   ];
+  // What wrangler dev's Worker will call is the value's URLs, not the file's.
+  const reachable = await urlReachability(urlReferences(result.config));
   // A Worker binds nothing: what a `bind` would expose is the Node service's concern.
-  return { problems, warnings: result.warnings.filter((warning) => !warning.path.endsWith(".webhook.bind")) };
+  const warnings = result.warnings.filter((warning) => !warning.path.endsWith(".webhook.bind"));
+  return { problems, warnings: [...warnings, ...reachable.warnings], notes: reachable.notes };
 }

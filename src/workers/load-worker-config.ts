@@ -4,7 +4,7 @@ import { parseConfigJson } from "../core/config/config-json/parse-config-json.js
 import type { ConfigProblem } from "../core/config/config-problem.js";
 import type { Config } from "../core/config/config-schema.js";
 import { parseInboundSecrets } from "../core/config/inbound-secrets.js";
-import { envReferences, preflight } from "../core/config/preflight/preflight.js";
+import { envReferences, preflight, valueForUnset } from "../core/config/preflight/preflight.js";
 import { isNodeTlsVariable } from "../core/config/preflight/workers-tls.js";
 import { type ConfigResult, channelName, validateConfig } from "../core/config/validate-config.js";
 import { tlsBindingProblems } from "./tls-binding-problems.js";
@@ -86,7 +86,7 @@ function secretProblems(config: Config, env: WorkerEnv): ConfigProblem[] {
     .map(({ path, variable }) => ({
       path,
       message: `the Worker's environment has no ${variable} (or it is empty)`,
-      fix: `deployed: wrangler secret put ${variable}; wrangler dev: add ${variable}=<value> to .dev.vars (npx webhook-channel secret makes a new inbound secret)`,
+      fix: `deployed: wrangler secret put ${variable}; wrangler dev: add ${variable}=<value> to .dev.vars; the value: ${valueForUnset(path)}`,
     }));
 }
 

@@ -118,6 +118,18 @@ describe("the Worker's fetch handler", () => {
     expect(response.status).toBe(500);
     const line = lines.find((entry) => String(entry.msg).includes("WEBHOOK_SECRET"));
     expect(line?.msg).toContain("wrangler secret put WEBHOOK_SECRET");
+    expect(line?.msg).toContain("a new inbound secret (npx webhook-channel secret makes one)");
+  });
+
+  it("says what a missing signing secret holds, not how to make an inbound secret", async () => {
+    const { lines } = captureLogs();
+    const config = channelConfig({ webhook: { signing_secret_env: "REPLY_SIGNING" } });
+    const env = testEnv(config, { WEBHOOK_SECRET: SECRET });
+    expect((await worker.fetch(post({ sender_id: "u1", text: "hi" }), env)).status).toBe(500);
+    const line = lines.find((entry) => String(entry.msg).includes("REPLY_SIGNING"));
+    expect(line?.msg).toContain("wrangler secret put REPLY_SIGNING");
+    expect(line?.msg).toContain("whsec_");
+    expect(line?.msg).not.toContain("npx webhook-channel secret");
   });
 
   it("refuses two channels on one path: on Workers bind does not apply", async () => {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runConfigCheck } from "../../../src/cli/config-check.js";
 import { parseDevVars } from "../../../src/cli/read-dev-vars.js";
+import { freePort } from "../../support/free-port.js";
 
 const CONFIG = {
   channels: [
@@ -181,6 +182,25 @@ describe("config check --preflight of a CONFIG_JSON in .dev.vars", () => {
     const { status, out } = await check();
     expect(status).toBe(0);
     expect(out).toContain("is valid; under wrangler dev it replaces");
+  });
+});
+
+describe("config check --preflight with CONFIG_JSON in .dev.vars", () => {
+  it("tries the URLs the override names, which wrangler dev calls, not only the file's", async () => {
+    const closed = await freePort();
+    const override = {
+      ...CONFIG,
+      channels: [{ ...CONFIG.channels[0], webhook: { outbound_url: `http://127.0.0.1:${closed}/r` } }],
+    };
+    await writeFile(
+      join(dir, ".dev.vars"),
+      `WEBHOOK_SECRET=s3cr3t-value-0123456789abcdefghijkl\nCONFIG_JSON='${JSON.stringify(override)}'\n`,
+    );
+    const { status, err } = await check({ WEBHOOK_SECRET: "s3cr3t-value-0123456789abcdefghijkl" });
+    expect(status).toBe(0);
+    expect(err).toContain(
+      `CONFIG_JSON in ${join(dir, ".dev.vars")}: channels[0].webhook.outbound_url: cannot connect to 127.0.0.1:${closed}`,
+    );
   });
 });
 

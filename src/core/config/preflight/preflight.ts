@@ -206,3 +206,26 @@ export function fixForUnset(path: string, variable: string): string {
       return `export ${variable}=<value>`;
   }
 }
+
+/**
+ * What the value of an unset variable is, in words, by its key as in {@link fixForUnset}: for a
+ * runtime whose secrets are not exported in a shell (a Worker's `wrangler secret put`).
+ */
+export function valueForUnset(path: string): string {
+  if (CHANNEL_TOKEN.test(path)) return "a new inbound secret (npx webhook-channel secret makes one), the clients' too";
+  if (path === "admin.token_env") return "a new admin secret (npx webhook-channel secret makes one), no channel's";
+  switch (path.slice(path.lastIndexOf(".") + 1)) {
+    case "api_key_env":
+      return "the API key from your model provider";
+    case "signing_secret_env":
+      return 'whsec_ and 32 random bytes in base64 ("whsec_$(openssl rand -base64 32)"), the receiver\'s too';
+    case "signing_key_env":
+      return "the whsk_ key npx webhook-channel keypair prints; the receiver gets its whpk_ public key";
+    case "outbound_token_env":
+      return "the token your receiver expects";
+    case "token_env":
+      return "the token your bot expects";
+    default:
+      return "its value";
+  }
+}
