@@ -1,6 +1,15 @@
 import { isRecord } from "../is-record.js";
 import { type ConfigProblem, formatJsonPath } from "./config-problem.js";
 
+/** Whether `name` holds a control character, which no name of a channel or brain may. */
+export function hasControlCharacter(name: string): boolean {
+  return /\p{Cc}/u.test(name);
+}
+
+/** Why a name may not hold one: names go into log lines, metric labels and the databases' rows. */
+export const NAME_CONTROL_MESSAGE =
+  "holds a control character, which log lines, metric labels and Postgres (U+0000) cannot carry";
+
 /** Names of the brains every configuration has without defining them. */
 export const BUILT_IN_BRAINS: readonly string[] = ["echo"];
 
@@ -23,6 +32,8 @@ export function brainNameProblems(document: unknown): ConfigProblem[] {
         message: `"${name}" is the built-in brain's name: every route and fallback naming it would call this definition instead`,
         fix: `give this brain another name, and use that name where it is meant`,
       });
+    } else if (hasControlCharacter(name)) {
+      problems.push({ path, message: NAME_CONTROL_MESSAGE, fix: "give the brain a name of printable characters" });
     } else if (name === "__proto__") {
       problems.push({ path, message: `"${name}" cannot name a brain`, fix: "give the brain another name" });
     }

@@ -9,7 +9,7 @@ export interface ConfigProblem {
 }
 
 /** A key a path shows bare: anything but empty, spaces, quotes and brackets. */
-const PLAIN_KEY = /^[^\s"'[\]]+$/;
+const PLAIN_KEY = /^[^\s"'[\]\p{Cc}]+$/u;
 
 /** Renders a path of keys and indexes as `channels[0].webhook.bind`. */
 export function formatJsonPath(segments: readonly PropertyKey[]): string {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { parseCidr } from "../net/cidr.js";
 import { parseBind } from "./bind-address.js";
+import { hasControlCharacter, NAME_CONTROL_MESSAGE } from "./brain-name-problems.js";
 import { brainSchema } from "./brain-schema.js";
 import { conversationMemorySchema } from "./conversation-memory-schema.js";
 import { MESSAGE_FIELDS } from "./message-fields.js";
@@ -161,8 +162,9 @@ const channel = z.strictObject({
   name: z
     .string({ error: "must be a non-empty string" })
     .min(1, { error: "must be a non-empty string" })
+    .refine((name) => !hasControlCharacter(name), { error: `${NAME_CONTROL_MESSAGE}: use printable characters` })
     .optional()
-    .describe("Channel name that routes refer to; defaults to the type."),
+    .describe("Channel name that routes refer to; defaults to the type. No control characters."),
   token_env: tokenEnv.describe(
     "Name of the environment variable that holds the inbound Bearer secret (two separated by one space while rotating; both are accepted).",
   ),

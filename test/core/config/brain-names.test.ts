@@ -19,6 +19,7 @@ describe("brain names", () => {
   it.each([
     ["the built-in echo", "echo", "brains.echo", '"echo" is the built-in brain\'s name'],
     ["an empty name", "", 'brains[""]', "a brain's name is empty"],
+    ["a name with U+0000", "bot\u0000", 'brains["bot\\u0000"]', "holds a control character"],
   ])("refuses %s, naming the path", (_, name, path, message) => {
     const result = validateConfig(withBrains({ [name]: HTTP_BRAIN }));
     expect(result.ok).toBe(false);
@@ -39,6 +40,21 @@ describe("brain names", () => {
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.problems[0]).toMatchObject({ message: '"__proto__" cannot name a brain' });
+  });
+
+  it("refuses a channel name with a control character, which Postgres cannot store", () => {
+    const document = withBrains({});
+    const channel = { ...document.channels[0], name: "web\u0000hook" };
+    const result = validateConfig({
+      ...document,
+      channels: [channel],
+      routes: [{ channel: "web\u0000hook", brain: "echo" }],
+    });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems).toContainEqual(
+      expect.objectContaining({ path: "channels[0].name", message: expect.stringContaining("control character") }),
+    );
   });
 
   it("takes any other name", () => {
