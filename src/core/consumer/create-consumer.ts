@@ -47,6 +47,12 @@ export interface RunHooks {
   save(job: Job, answered?: Answered): void | Promise<void>;
   /** Hears of each brain call, reply and POST attempt, for the message's timeline; default none. */
   readonly record?: ((events: readonly RunEvent[]) => void) | undefined;
+  /**
+   * Whether the channel's receiver is down now, as the circuit last heard: a run admitted to
+   * `send` holds its replies rather than post into an outage that began while it asked its
+   * brain (or posted an earlier reply). Default never.
+   */
+  readonly receiverDown?: (() => boolean) | undefined;
 }
 
 /** The hooks of a run nothing stores (tests, a first message): numbering from 1. */
@@ -204,6 +210,7 @@ export function createJobRunner(
     while (current.delivered < replies.length) {
       const reply = replies[current.delivered];
       if (reply === undefined) break;
+      if (admission === "send" && hooks.receiverDown?.() === true) return hold(route, current);
       const attemptAt = clock.now();
       // Each POST on the routes of its moment: a reload during the brain's call (seconds, for a
       // model) moves the reply to the new outbound settings, as it does a retry.

@@ -25,6 +25,8 @@ export interface LaneCircuit {
    * limit, after which another probe could start). Resolves whether the circuit heard it.
    */
   probeAnswered(job: Job): Promise<boolean>;
+  /** Whether `job`'s receiver is down, as this runtime last heard (see `RunHooks.receiverDown`). */
+  isDown(job: Job): boolean;
 }
 
 /** What running a lane's head needs: each runtime brings its own parts. */
@@ -94,6 +96,7 @@ export async function runHead(ticket: LaneTicket, job: Job, deps: LaneRunnerDeps
       return store.save(ticket, next, answered);
     },
     ...(deps.timeline?.on === true ? { record: (events: readonly RunEvent[]) => runEvents.push(...events) } : {}),
+    ...(circuit !== undefined && admission === "send" ? { receiverDown: () => circuit.isDown(job) } : {}),
   };
   const outcome = await deps.run(job, hooks, admission);
   // Told mid-run, the probe's work is done: the rest of the run is ruled on as one that sent.

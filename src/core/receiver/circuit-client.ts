@@ -61,6 +61,10 @@ export class CircuitClient implements LaneCircuit {
     return this.told(outcome, report ?? null, wasProbe, holds ? key : null, expiring);
   }
 
+  isDown(job: Job): boolean {
+    return this.deps.view(job.message.channel).down;
+  }
+
   async probeAnswered(job: Job): Promise<boolean> {
     const { channel } = job.message;
     try {

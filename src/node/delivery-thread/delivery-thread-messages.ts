@@ -32,7 +32,14 @@ export type ToDeliveryThread =
    * The main thread has stored the progress of run `id` (or could not: `error`; `fenced` when the
    * lane refused it, and the run stops).
    */
-  | { readonly kind: "progressed"; readonly id: number; readonly error?: string; readonly fenced?: true }
+  | {
+      readonly kind: "progressed";
+      readonly id: number;
+      readonly error?: string;
+      readonly fenced?: true;
+      /** The receiver circuit went down meanwhile: the run holds its replies (`RunHooks.receiverDown`). */
+      readonly receiverDown?: true;
+    }
   /**
    * Rebuild the brains and channel routes from a reloaded configuration. `env` holds the value
    * of every variable that `config` names, resolved on the main thread (`*_FILE` included),

@@ -46,10 +46,12 @@ export interface DeliveryThread {
 interface PendingRun {
   readonly resolve: (outcome: JobOutcome) => void;
   readonly reject: (error: Error) => void;
-  /** Told of each step the thread reports; a promise it returns (the step's commit) is waited for before the ack. */
-  readonly save: RunHooks["save"];
-  /** Told of the run's calls and POSTs, which come back with its outcome. */
-  readonly record: RunHooks["record"];
+  /**
+   * The run's hooks, here: `save` is told of each step the thread reports (a promise it returns,
+   * the step's commit, is waited for before the ack), `record` of the calls and POSTs that come
+   * back with the outcome, and `receiverDown` asked with each ack (the thread has no circuit).
+   */
+  readonly hooks: RunHooks;
 }
 
 interface Thread {
@@ -105,7 +107,12 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
           const { id, ack } = message;
           const answer = (cause?: unknown): void => {
             if (!ack) return;
-            if (cause === undefined) outbox.push({ kind: "progressed", id });
+            if (cause === undefined)
+              outbox.push(
+                pending.get(id)?.hooks.receiverDown?.() === true
+                  ? { kind: "progressed", id, receiverDown: true }
+                  : { kind: "progressed", id },
+              );
             else if (isLaneFenced(cause))
               outbox.push({ kind: "progressed", id, error: errorMessage(cause), fenced: true });
             else outbox.push({ kind: "progressed", id, error: errorMessage(cause) });
@@ -117,7 +124,7 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
               answer(new Error("the run is no longer awaited"));
               break;
             }
-            stored = run.save(message.job, message.answered);
+            stored = run.hooks.save(message.job, message.answered);
           } catch (cause) {
             answer(cause);
             break;
@@ -134,7 +141,7 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
         case "outcome": {
           const run = pending.get(message.id);
           pending.delete(message.id);
-          if (message.events !== undefined && message.events.length > 0) run?.record?.(message.events);
+          if (message.events !== undefined && message.events.length > 0) run?.hooks.record?.(message.events);
           run?.resolve(message.outcome);
           break;
         }
@@ -244,7 +251,7 @@ export async function startDeliveryThread(options: DeliveryThreadOptions): Promi
       nextId += 1;
       const thread = current;
       return new Promise<JobOutcome>((resolve, reject) => {
-        thread.pending.set(id, { resolve, reject, save: hooks.save, record: hooks.record });
+        thread.pending.set(id, { resolve, reject, hooks });
         thread.outbox.push({
           kind: "run",
           id,

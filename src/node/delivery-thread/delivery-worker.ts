@@ -79,6 +79,8 @@ const memory = state.conversations;
 // With state_dir the journal is durable, and a run goes on only once its step is stored.
 const durable = state.mode === "sqlite";
 const awaitingAck = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+// Runs whose last ack said the receiver went down (with state_dir, where steps are acknowledged).
+const heardDown = new Set<number>();
 const progress = (id: number, job: Job, answered: Answered | undefined): Promise<void> | undefined => {
   const step =
     answered === undefined ? { kind: "progress" as const, id, job } : { kind: "progress" as const, id, job, answered };
@@ -135,6 +137,7 @@ const start = (id: number, job: Job, firstSequence: number, admission: Admission
   const hooks: RunHooks = {
     firstSequence,
     save: (next, answered) => progress(id, next, answered),
+    receiverDown: () => heardDown.has(id),
     ...(record ? { record: (recorded: readonly RunEvent[]) => events.push(...recorded) } : {}),
   };
   consumer
@@ -144,6 +147,7 @@ const start = (id: number, job: Job, firstSequence: number, admission: Admission
       (error: unknown) => outbox.push({ kind: "rejected", id, message: errorMessage(error) }),
     )
     .finally(() => {
+      heardDown.delete(id);
       inFlight -= 1;
       if (poolsClosed && inFlight === 0) finish();
     })
@@ -178,6 +182,7 @@ port.on("message", (batch: ToDeliveryThread[]) => {
     else if (message.kind === "progressed") {
       const waiter = awaitingAck.get(message.id);
       awaitingAck.delete(message.id);
+      if (message.receiverDown === true) heardDown.add(message.id);
       if (message.error === undefined) waiter?.resolve();
       else if (message.fenced === true) waiter?.reject(new ChannelError("lane_fenced", message.error));
       else waiter?.reject(new Error(message.error));

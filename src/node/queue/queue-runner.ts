@@ -248,6 +248,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
             return hooks.save(progress, answered);
           },
           record: hooks.record,
+          receiverDown: hooks.receiverDown,
         },
         admission,
       );
