@@ -51,9 +51,10 @@ export interface JobQueue extends InboundQueue {
   /**
    * Adds jobs recovered from the store (after a restart, replayed dead letters, a conversation
    * taken over from another replica) at the end of their lanes; one it holds already is skipped.
-   * Returns how many were added.
+   * A job `dueAt` gives a time (epoch ms; a stored job that waited for a retry) waits until then
+   * when it heads its lane. Returns how many were added.
    */
-  restore(jobs: readonly Job[]): number;
+  restore(jobs: readonly Job[], dueAt?: (job: Job) => number | undefined): number;
   /**
    * Places a stored job taken from the store (a replayed dead letter) under a place reserved for
    * it by {@link reserve} before it was taken, as an accepted message's is: a placing that reads
@@ -252,9 +253,14 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         },
       );
     },
-    restore(jobs) {
+    restore(jobs, dueAt) {
       let added = 0;
-      for (const job of jobs) if (lanes.add(job)) added += 1;
+      for (const job of jobs) {
+        if (!lanes.add(job)) continue;
+        added += 1;
+        const due = dueAt?.(job);
+        if (due !== undefined) lanes.defer(job, due);
+      }
       runner.pump();
       return added;
     },

@@ -225,6 +225,16 @@ export class LaneSchedule {
   }
 
   /**
+   * A job just added that heads its lane waits until `dueAt` (a stored retry's time) instead of
+   * starting now; one not at the head, or already due, is left as it is.
+   */
+  defer(job: Job, dueAt: number): void {
+    if (!this.isHead(job) || dueAt <= this.now()) return;
+    this.ready.delete(keyOf(job));
+    this.postpone(job, dueAt);
+  }
+
+  /**
    * Makes the lanes `keys` ready now, in this order, though their heads were postponed or held
    * (their receiver is up again, or one of them is to probe it).
    */

@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import type { Job } from "../../core/lifecycle/job.js";
 import type { Logger } from "../../core/log/logger.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import { jobsAfter, jobsById, type LaneSlice, type StoredJob } from "./lane-reads.js";
@@ -87,7 +88,11 @@ export function createLaneLoader(pool: Pool, queues: () => ReadonlyMap<string, J
   };
 
   const hand = (queue: JobQueue, lane: OwnedLane, read: readonly StoredJob[]): number => {
-    const added = queue.restore(read.map((stored) => stored.job));
+    const due = new Map<Job, number | undefined>(read.map((stored) => [stored.job, stored.dueAt]));
+    const added = queue.restore(
+      read.map((stored) => stored.job),
+      (job) => due.get(job),
+    );
     for (const stored of read) lane.upTo = Math.max(lane.upTo, stored.seq);
     loaded += added;
     return added;

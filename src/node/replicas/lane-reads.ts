@@ -1,12 +1,14 @@
 import type { Pool } from "pg";
 import type { Job } from "../../core/lifecycle/job.js";
+import { readDueJob } from "../state/due-job.js";
 import { opaque } from "../state/postgres/group-sql.js";
 import { namedStatement } from "../state/postgres/named-statements.js";
 
-/** A stored job with its position in the jobs table (acceptance order). */
+/** A stored job with its position in the jobs table (acceptance order), and its retry's due time when it waits for one. */
 export interface StoredJob {
   readonly seq: number;
   readonly job: Job;
+  readonly dueAt: number | undefined;
 }
 
 /** What to read of one conversation: the jobs stored after position `after`, `limit` at most. */
@@ -40,8 +42,7 @@ export async function jobsAfter(pool: Pool, slices: readonly LaneSlice[]): Promi
     ),
   );
   const read: StoredJob[][] = slices.map(() => []);
-  for (const row of result.rows)
-    read[Number(row.n) - 1]?.push({ seq: Number(row.seq), job: JSON.parse(row.job) as Job });
+  for (const row of result.rows) read[Number(row.n) - 1]?.push({ seq: Number(row.seq), ...readDueJob(row.job) });
   return read;
 }
 
@@ -54,7 +55,7 @@ export async function jobsById(pool: Pool, ids: readonly string[]): Promise<Stor
       [ids],
     ),
   );
-  const byId = new Map(result.rows.map((row) => [row.id, { seq: Number(row.seq), job: JSON.parse(row.job) as Job }]));
+  const byId = new Map(result.rows.map((row) => [row.id, { seq: Number(row.seq), ...readDueJob(row.job) }]));
   return ids.map((id) => {
     const found = byId.get(id);
     return found === undefined ? [] : [found];

@@ -54,7 +54,8 @@ export function startResume(durable: SqliteLaneStore, queues: ReadonlyMap<string
         const owner = row.job.message.channel;
         if (owner === channel) {
           if (roomIn(queue) === 0) return false;
-          queue.restore([row.job]);
+          // A job that waited for its retry runs at its due time, as it would have here.
+          queue.restore([row.job], () => row.dueAt);
           loaded += 1;
         } else if (channel === counting && !queues.has(owner)) {
           const gone = stranded.get(owner) ?? { count: 0, ids: [] };

@@ -5,6 +5,7 @@ import type { DeadLetter } from "../../../core/dead-letters/dead-letter.js";
 import { type Job, lastTakenSequence } from "../../../core/lifecycle/job.js";
 import { type LaneStore, type LaneTicket, laneFencedError } from "../../../core/lifecycle/lane-store.js";
 import type { Logger } from "../../../core/log/logger.js";
+import { postponedUntil } from "../due-job.js";
 import { type AddedPosition, AddedPositions } from "./added-positions.js";
 import type { Fenced } from "./fenced-parts.js";
 import { type Held, supersede, type Waiter, withdrawSpent } from "./held-writes.js";
@@ -258,7 +259,7 @@ export function createPostgresLaneStore(
       return Promise.all([written, kept]).then(() => undefined);
     },
     finish: (ticket, job) => hold(deleted, job.message.id, ticket, job.message.id, false),
-    postpone: (ticket, job) => update(ticket, job),
+    postpone: (ticket, job, dueAt) => update(ticket, postponedUntil(job, dueAt)),
     hold: (ticket, job) => update(ticket, job),
     bury(ticket, letter) {
       // The letter and the job's delete are in one statement: one transaction.

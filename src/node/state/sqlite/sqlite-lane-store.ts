@@ -5,6 +5,7 @@ import type { Job } from "../../../core/lifecycle/job.js";
 import { isLaneFenced, type LaneStore, type LaneTicket, laneFencedError } from "../../../core/lifecycle/lane-store.js";
 import type { Logger } from "../../../core/log/logger.js";
 import { LruMap } from "../../../core/lru-map.js";
+import { type DueJob, postponedUntil, readDueJob } from "../due-job.js";
 import type { SqliteEpoch } from "./sqlite-epoch.js";
 import type { GroupBatch, GroupCommit, GroupPart } from "./sqlite-group-commit.js";
 import { type IdempotencyRow, idempotencyRow } from "./sqlite-idempotency-store.js";
@@ -19,12 +20,20 @@ export interface SqliteLaneStore extends LaneStore {
   readonly epoch: number;
   /**
    * Up to `limit` unfinished jobs of the last run stored after position `after` (0: from the
-   * first), in acceptance order, each with its position: a resume reads them in slices.
+   * first), in acceptance order, each with its position and, for one that waits for a retry, its
+   * due time: a resume reads them in slices.
    */
-  readPending(after: number, limit: number): { readonly seq: number; readonly job: Job }[];
+  readPending(after: number, limit: number): PendingRow[];
   takeReplayed(room: (channel: string) => number): readonly Job[];
   /** The lanes' counters were deleted (idle conversations): their next numbers are read and written anew. */
   forgetNumbers(keys: readonly string[]): void;
+}
+
+/** A stored unfinished job, with the time its retry is due when it waits for one. */
+export interface PendingRow {
+  readonly seq: number;
+  readonly job: Job;
+  readonly dueAt: number | undefined;
 }
 
 /** Lanes whose last number is remembered; one forgotten is read again. */
@@ -105,8 +114,8 @@ export function createSqliteLaneStore(
 
   // What the group now forming will write. An id is in at most one of `added` and `updated`:
   // an update of a job whose add has not committed replaces the add's copy.
-  let added = new Map<string, { job: Job; waiters: Waiter[] }>();
-  let updated = new Map<string, { job: Job; waiters: Waiter[] }>();
+  let added = new Map<string, { job: DueJob; waiters: Waiter[] }>();
+  let updated = new Map<string, { job: DueJob; waiters: Waiter[] }>();
   let finished = new Map<string, Waiter[]>();
   // Deletes of finished jobs are failing and being tried again (logged once until they commit).
   let removalsFailing = false;
@@ -186,7 +195,11 @@ export function createSqliteLaneStore(
   };
 
   /** The job's write in the group now forming, resolved once that group committed. */
-  const pending = (into: Map<string, { job: Job; waiters: Waiter[] }>, job: Job, waiters: Waiter[]): Promise<void> =>
+  const pending = (
+    into: Map<string, { job: DueJob; waiters: Waiter[] }>,
+    job: DueJob,
+    waiters: Waiter[],
+  ): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       waiters.push({ resolve, reject });
       into.set(job.message.id, { job, waiters });
@@ -198,7 +211,7 @@ export function createSqliteLaneStore(
     if (ticket.epoch !== epoch.value) throw laneFencedError(ticket.key);
   };
 
-  const update = (ticket: LaneTicket, job: Job): Promise<void> => {
+  const update = (ticket: LaneTicket, job: DueJob): Promise<void> => {
     mine(ticket);
     const id = job.message.id;
     const stillAdding = added.get(id);
@@ -244,7 +257,7 @@ export function createSqliteLaneStore(
         group.later(part);
       });
     },
-    postpone: (ticket, job) => update(ticket, job),
+    postpone: (ticket, job, dueAt) => update(ticket, postponedUntil(job, dueAt)),
     hold: (ticket, job) => update(ticket, job),
     bury(ticket, letter) {
       mine(ticket);
@@ -263,7 +276,7 @@ export function createSqliteLaneStore(
     readPending: (after, limit) =>
       (selectPending.all(after, limit) as { seq: number; job: string }[]).map((row) => ({
         seq: row.seq,
-        job: JSON.parse(row.job) as Job,
+        ...readDueJob(row.job),
       })),
     takeReplayed: (room) => replays.take(room),
   };
