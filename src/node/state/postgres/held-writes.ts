@@ -56,8 +56,8 @@ export function supersede(writes: HeldWrites, id: string, ticket: LaneTicket): b
 /** The group now forming, as {@link withdrawSpent} changes it. */
 export interface FormingWrites extends HeldWrites {
   readonly turns: Held<readonly ConversationTurn[]>[];
-  /** Lane → the highest reply number its saves in the group took. */
-  readonly numbered: Map<string, number>;
+  /** Lane → the highest reply number its saves in the group took, under its newest claim. */
+  readonly numbered: Map<string, { readonly epoch: number; readonly last: number }>;
 }
 
 /**
@@ -82,12 +82,26 @@ export function withdrawSpent(writes: FormingWrites, isSpent: (ticket: LaneTicke
   for (const held of writes.turns) if (isSpent(held.ticket)) withdraw(held);
   writes.turns.splice(0, writes.turns.length, ...kept);
   for (const key of lanes) {
-    let highest = 0;
+    let highest: { epoch: number; last: number } | undefined;
     for (const held of writes.updated.values()) {
       if (held.ticket.key !== key) continue;
-      highest = Math.max(highest, lastTakenSequence(held.value));
+      highest = numberedUnder(highest, held.ticket.epoch, lastTakenSequence(held.value));
     }
-    if (highest > 0) writes.numbered.set(key, highest);
+    if (highest !== undefined && highest.last > 0) writes.numbered.set(key, highest);
     else writes.numbered.delete(key);
   }
+}
+
+/**
+ * A lane's numbers in a group after a save under `epoch` took up to `last`: a newer claim's
+ * replace an older one's (whose writes the fence refuses), an older claim's change nothing.
+ */
+export function numberedUnder(
+  known: { readonly epoch: number; readonly last: number } | undefined,
+  epoch: number,
+  last: number,
+): { epoch: number; last: number } {
+  if (known === undefined || known.epoch < epoch) return { epoch, last };
+  if (known.epoch > epoch) return { epoch: known.epoch, last: known.last };
+  return { epoch, last: Math.max(known.last, last) };
 }

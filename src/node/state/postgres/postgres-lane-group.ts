@@ -25,8 +25,8 @@ export interface LaneGroup {
   /** Jobs to insert, in acceptance order, with whether their row is written (false: deleted in this group). */
   readonly added: readonly { readonly job: Job; readonly stored: boolean }[];
   readonly updated: readonly Fenced<Job>[];
-  /** Lane → the highest reply `sequence` its new replies took in this group. */
-  readonly numbered: ReadonlyMap<string, number>;
+  /** Lane → the highest reply `sequence` its new replies took in this group, under its newest claim's epoch. */
+  readonly numbered: ReadonlyMap<string, Numbered>;
   /** Turns to keep, per lane, in order. */
   readonly turns: readonly Fenced<readonly ConversationTurn[]>[];
   readonly buried: readonly Fenced<DeadLetter>[];
@@ -35,6 +35,16 @@ export interface LaneGroup {
   readonly maxTurns: number;
   /** Epoch ms of the write: an `Idempotency-Key` expired before it may be taken by another message. */
   readonly now: number;
+}
+
+/**
+ * The highest reply number a lane's saves of a group took under one claim. Only the newest
+ * claim's saves can pass the fence: a number of an older claim's run (refused) raised the lane
+ * past the replies stored, and its next reply left a gap in `sequence`.
+ */
+export interface Numbered {
+  readonly epoch: number;
+  readonly last: number;
 }
 
 /** The lanes a group writes under tickets, with the epochs of its tickets for each. */
@@ -86,7 +96,7 @@ const fenceOf =
     const input = unnest(param, [
       [rows.map(([key]) => key), "text[]"],
       [rows.map(([, epoch]) => epoch), "bigint[]"],
-      [rows.map(([key]) => group.numbered.get(key) ?? 0), "bigint[]"],
+      [rows.map(([key, epoch]) => numberUnder(group.numbered.get(key), epoch)), "bigint[]"],
     ]);
     return `lane_writes AS (UPDATE webhook_channel.lanes AS l SET last_seq = GREATEST(l.last_seq, coalesce(f.last, 0))
   FROM lane_locks AS k LEFT JOIN ${input} AS f(conversation, epoch, last)
@@ -229,6 +239,11 @@ export async function writeLaneGroup(pool: pg.Pool, group: LaneGroup): Promise<G
     else if (row.id !== null) positions.set(row.id, position);
   }
   return { admitted, positions };
+}
+
+/** What `numbered` raises the lane to under `epoch`: nothing for another claim's numbers. */
+function numberUnder(numbered: Numbered | undefined, epoch: number): number {
+  return numbered?.epoch === epoch ? numbered.last : 0;
 }
 
 function laneOf(job: Job): string {

@@ -8,9 +8,9 @@ import type { Logger } from "../../../core/log/logger.js";
 import { postponedUntil } from "../due-job.js";
 import { type AddedPosition, AddedPositions } from "./added-positions.js";
 import type { Fenced } from "./fenced-parts.js";
-import { type Held, supersede, type Waiter, withdrawSpent } from "./held-writes.js";
+import { type Held, numberedUnder, supersede, type Waiter, withdrawSpent } from "./held-writes.js";
 import { LaneNumbers } from "./lane-numbers.js";
-import { type Admitted, admittedKey, writeLaneGroup } from "./postgres-lane-group.js";
+import { type Admitted, admittedKey, type Numbered, writeLaneGroup } from "./postgres-lane-group.js";
 import { restoreJob, takeReplayedJobs } from "./postgres-replays.js";
 import { asStateError, mayHaveCommitted, postgresErrorMessage } from "./postgres-state-error.js";
 import { createTurnBatch } from "./postgres-turn-batch.js";
@@ -76,7 +76,7 @@ export function createPostgresLaneStore(
   let deleted = new Map<string, Held<string>>();
   let buried = new Map<string, Held<DeadLetter>>();
   let turns: Held<readonly ConversationTurn[]>[] = [];
-  let numbered = new Map<string, number>();
+  let numbered = new Map<string, Numbered>();
   /** Finished jobs whose delete failed: deleted by id, in a statement of their own. */
   let leftFinished = new Set<string>();
   const last = new LaneNumbers(pool, replica);
@@ -142,7 +142,9 @@ export function createPostgresLaneStore(
           }
         }
         for (const held of fencedWrites) settle(held, admitted);
-        for (const [key, highest] of taken.numbered) last.raised(key, highest);
+        for (const [key, { epoch, last: highest }] of taken.numbered) {
+          if (admitted.has(admittedKey({ key, epoch }))) last.raised(key, highest);
+        }
       },
       (error: unknown) => {
         const refusal = asStateError(error);
@@ -250,7 +252,7 @@ export function createPostgresLaneStore(
       if (spent.has(ticket)) return Promise.reject(laneFencedError(ticket.key));
       const written = update(ticket, job);
       if (answered === undefined) return written;
-      numbered.set(ticket.key, Math.max(numbered.get(ticket.key) ?? 0, lastTakenSequence(job)));
+      numbered.set(ticket.key, numberedUnder(numbered.get(ticket.key), ticket.epoch, lastTakenSequence(job)));
       if (answered.turns.length === 0) return written;
       const kept = new Promise<void>((resolve, reject) => {
         turns.push({ ticket, value: answered.turns, waiters: [{ resolve, reject }] });
