@@ -39,9 +39,14 @@ export async function pruneTimeline(pool: pg.Pool, limits: TimelinePrune): Promi
   for (;;) {
     const { rows } = await pool.query<Position>(batchStatement(bound, after));
     if (rows.length > 0) {
-      await pool.query("DELETE FROM webhook_channel.timeline WHERE message_id = ANY($1::text[])", [
-        rows.map((row) => row.message_id),
-      ]);
+      // Skips the rows a write holds: the delete locks in its plan's order (the rows' place in
+      // the table), a write in id order, and two that wait for each other deadlock (40P01),
+      // failing the write's batch of events. A row skipped is deleted by a later prune.
+      await pool.query(
+        `DELETE FROM webhook_channel.timeline WHERE message_id IN (
+           SELECT message_id FROM webhook_channel.timeline WHERE message_id = ANY($1::text[]) FOR UPDATE SKIP LOCKED)`,
+        [rows.map((row) => row.message_id)],
+      );
     }
     const last = rows.at(-1);
     if (rows.length < BATCH || last === undefined) break;
