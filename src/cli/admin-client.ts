@@ -25,19 +25,52 @@ export function adminSecretFrom(io: Pick<CliIo, "env" | "err">, variable: string
 export class AdminApiError extends Error {}
 
 /**
+ * How long a `--url` command waits for each answer of the admin API, body included: well past
+ * the service's own bounds (its store's queries give up within seconds), so that only a service
+ * that is frozen, or an address that takes connections and never answers, reaches it.
+ */
+export const ADMIN_CALL_TIMEOUT_MS = 30_000;
+
+/**
+ * `fetch` with its whole answer read within `timeoutMs`: a service that never answers, or stops
+ * half-way through its body, is an {@link AdminApiError} saying so, instead of a wait without end.
+ */
+export async function fetchAdmin(url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
+  try {
+    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    const body = await response.arrayBuffer();
+    return new Response(body.byteLength === 0 ? null : body, {
+      status: response.status,
+      headers: response.headers,
+    });
+  } catch (error) {
+    if (error instanceof Error && error.name === "TimeoutError") {
+      throw new AdminApiError(
+        `no answer within ${timeoutMs / 1000} s: is the service running, and is this the address of one of its listeners?`,
+      );
+    }
+    throw error;
+  }
+}
+
+/**
  * The admin API of a running service (`--url`), as the same port the routes serve, so the
  * CLI acts alike on a running service and on a stopped one's state_dir.
  */
-export function createAdminClient(baseUrl: string, secret: string): AdminDeadLetters {
+export function createAdminClient(
+  baseUrl: string,
+  secret: string,
+  timeoutMs = ADMIN_CALL_TIMEOUT_MS,
+): AdminDeadLetters {
   const base = baseUrl.replace(/\/+$/, "");
   const call = async (method: string, path: string, body?: unknown): Promise<Response> => {
     const headers: Record<string, string> = { authorization: `Bearer ${secret}` };
     if (body !== undefined) headers["content-type"] = "application/json";
-    return await fetch(`${base}/admin/dead-letters${path}`, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+    return await fetchAdmin(
+      `${base}/admin/dead-letters${path}`,
+      { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) },
+      timeoutMs,
+    );
   };
   const expect = async (response: Response, ...ok: number[]): Promise<Response> => {
     if (ok.includes(response.status)) return response;

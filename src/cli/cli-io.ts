@@ -12,4 +12,6 @@ export interface CliIo {
   /** The signals the entry held for `serve` while the commands loaded (see RunOptions). */
   readonly heldHangUps?: HeldHangUps;
   readonly heldStops?: HeldStops;
+  /** How long a `--url` command waits for each admin API answer (see ADMIN_CALL_TIMEOUT_MS); shorter in tests. */
+  readonly adminTimeoutMs?: number;
 }

@@ -76,7 +76,7 @@ export async function runDeadLetters(args: readonly string[], io: CliIo): Promis
     const secret = adminSecretFrom(io, variable);
     if (secret === undefined) return 1;
     try {
-      return await runDeadLettersAction(createAdminClient(values.url, secret), request, io);
+      return await runDeadLettersAction(createAdminClient(values.url, secret, io.adminTimeoutMs), request, io);
     } catch (error) {
       io.err(serviceCallError(values.url, error));
       return 1;

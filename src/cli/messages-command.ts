@@ -57,7 +57,7 @@ export async function runMessages(args: readonly string[], io: CliIo): Promise<n
       ...(values["admin-token-env"] === undefined ? [] : ["--admin-token-env", shellWord(variable)]),
     ];
     try {
-      return await runMessagesAction(createTimelineClient(values.url, secret), request, io, source);
+      return await runMessagesAction(createTimelineClient(values.url, secret, io.adminTimeoutMs), request, io, source);
     } catch (error) {
       io.err(serviceCallError(values.url, error));
       return 1;

@@ -1,16 +1,24 @@
 import { addressableId } from "../core/admin/addressable-id.js";
 import type { MessagePage, TimelineAdmin } from "../core/timeline/timeline-admin.js";
 import type { ActivityBucketView, MessageSummaryView, MessageTimelineView } from "../core/timeline/timeline-views.js";
-import { AdminApiError, problemDetail } from "./admin-client.js";
+import { ADMIN_CALL_TIMEOUT_MS, AdminApiError, fetchAdmin, problemDetail } from "./admin-client.js";
 
 /**
  * The timeline of a running service (`--url`) through its admin API, as the same port the
  * routes serve, so that `messages` reads and prints alike from a service and from its state.
  */
-export function createTimelineClient(baseUrl: string, secret: string): TimelineAdmin {
+export function createTimelineClient(
+  baseUrl: string,
+  secret: string,
+  timeoutMs = ADMIN_CALL_TIMEOUT_MS,
+): TimelineAdmin {
   const base = baseUrl.replace(/\/+$/, "");
   const get = async (path: string, ...ok: number[]): Promise<Response> => {
-    const response = await fetch(`${base}/admin/${path}`, { headers: { authorization: `Bearer ${secret}` } });
+    const response = await fetchAdmin(
+      `${base}/admin/${path}`,
+      { headers: { authorization: `Bearer ${secret}` } },
+      timeoutMs,
+    );
     if (ok.includes(response.status)) return response;
     throw new AdminApiError(`${response.status} from the admin API: ${await problemDetail(response)}`);
   };
