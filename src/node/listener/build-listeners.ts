@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { HttpBindings } from "@hono/node-server";
@@ -13,7 +13,7 @@ import { tracedInbound } from "../telemetry/traced-inbound.js";
 import { capConnections } from "./connection-cap.js";
 import { acceptOf, createInboundListener } from "./inbound-listener.js";
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "./listener-limits.js";
-import { answerClientError, answerExpectation, appListener } from "./protocol-refusals.js";
+import { answerClientError, appListener } from "./protocol-refusals.js";
 
 /** One HTTP server, not yet listening, and the channels it serves. */
 export interface PlannedListener {
@@ -80,10 +80,7 @@ export function buildListeners(
     server.on("checkContinue", inbound.onCheckContinue);
     // What Node refuses itself is answered as a problem too, as every other refusal.
     // Counted as the channel's answers, as every other on its path.
-    server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
-      acceptOf(byPath, request.method, request.url)?.answered(417);
-      answerExpectation(request, response);
-    });
+    server.on("checkExpectation", inbound.onCheckExpectation);
     server.on("clientError", (error: Error, socket: Duplex) => {
       const answer = answerClientError(error, socket as Socket);
       if (answer !== undefined) acceptOf(byPath, answer.method, answer.url)?.answered(answer.status);

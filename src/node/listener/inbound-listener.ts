@@ -8,10 +8,16 @@ import type { RequestHead } from "../../core/http/request-head.js";
 import type { Logger } from "../../core/log/logger.js";
 import { channelPathOf, slashBackslashes } from "./channel-path.js";
 import { headerOf } from "./header-of.js";
-import { answerProblem, lacksHost, missingHostError, transferCodingRefusal } from "./protocol-refusals.js";
+import {
+  answerExpectation,
+  answerProblem,
+  lacksHost,
+  missingHostError,
+  transferCodingRefusal,
+} from "./protocol-refusals.js";
 import { readNodeBody } from "./read-node-body.js";
 
-/** The two events of a `node:http` server that carry a request, and their listeners. */
+/** The events of a `node:http` server that carry a request, and their listeners. */
 export interface InboundListener {
   /** For the server's `request` event (and `createServer`). */
   readonly onRequest: RequestListener;
@@ -22,6 +28,11 @@ export interface InboundListener {
    * length), so a request that will be refused gets its final status instead.
    */
   readonly onCheckContinue: RequestListener;
+  /**
+   * For the server's `checkExpectation` event: an `Expect` other than `100-continue`, refused
+   * with 417 as a problem (counted as the channel's answer when it is for a channel's path).
+   */
+  readonly onCheckExpectation: RequestListener;
 }
 
 /**
@@ -180,6 +191,10 @@ export function createInboundListener(
   return {
     onRequest: (request, response) => handle(request, response, false),
     onCheckContinue: (request, response) => handle(request, response, true),
+    onCheckExpectation: (request, response) => {
+      acceptOf(accepts, request.method, request.url)?.answered(417);
+      answerExpectation(request, response);
+    },
   };
 }
 

@@ -161,12 +161,21 @@ export function missingHostError(): ChannelError {
   return NO_HOST;
 }
 
+/** The refusals {@link answerProblem} wrote, by response: read by {@link problemAnsweredFor}. */
+const answeredWith = new WeakMap<object, ChannelError>();
+
+/** The refusal {@link answerProblem} answered `response` with (its problem code, for a span), or `undefined`. */
+export function problemAnsweredFor(response: object): ChannelError | undefined {
+  return answeredWith.get(response);
+}
+
 /** A refusal that belongs to no channel (nothing counts it), answered as the app would. */
 export function answerProblem(
   response: ServerResponse,
   error: ChannelError,
   extra: Readonly<Record<string, string>> = {},
 ): void {
+  answeredWith.set(response, error);
   const { status, headers, body } = renderProblem(error);
   response.writeHead(status, { ...headers, ...extra, "content-length": Buffer.byteLength(body) });
   response.end(body);

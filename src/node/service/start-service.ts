@@ -18,6 +18,7 @@ import type { JobQueue } from "../queue/job-queue.js";
 import type { ReplicaLanes } from "../replicas/replica-lanes.js";
 import { openStateBackend } from "../state/open-state-backend.js";
 import type { StateBackend } from "../state/state-backend.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import { buildQueues } from "./build-queues.js";
 import { channelSecrets } from "./channel-secrets.js";
 import { startOperatorEvents } from "./node-operator-events.js";
@@ -71,6 +72,8 @@ interface Parts {
   timeline?: TimelineRecorder;
   /** Dead letters, receiver changes and brain pauses, POSTed to the operator URLs. */
   operatorEvents?: OperatorEventSender;
+  /** This thread's spans (the inbound ones; with `delivery_thread` the thread exports its own). */
+  readonly telemetry?: Telemetry | undefined;
   shuttingDown: boolean;
 }
 
@@ -91,6 +94,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     queues: new Map(),
     listeners: [],
     served: [],
+    telemetry: options.telemetry,
     shuttingDown: false,
   };
   let served: Listener[];
@@ -266,7 +270,13 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   await Promise.all(parts.listeners.map(({ server }) => closeServer(server, requestGrace)));
   // Runs still in flight were given up on when the wait ended; the delivery thread gets
   // what is left of it, but at least a short grace, to close its connections and database.
-  await parts.consumer?.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now()));
+  // The listeners are closed, so every inbound span has ended: they are exported while the delivery
+  // thread exports its own before it closes, so that a collector that hangs holds the stop up for
+  // one export timeout, not one per thread (the last export of run-service then finds none left).
+  await Promise.all([
+    parts.consumer?.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now())),
+    parts.telemetry?.flush(),
+  ]);
   // The last dead letters' events (and any waiting for a retry) get one more try, then go.
   await parts.operatorEvents?.close(Math.max(THREAD_CLOSE_GRACE_MS, deadline - Date.now()));
   // Give finished-job deletes queued for this turn their commit before closing.

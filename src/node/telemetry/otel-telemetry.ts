@@ -135,6 +135,7 @@ export async function startOtelTelemetry(
         },
       };
     },
+    flush: () => provider.forceFlush().catch(() => undefined),
     shutdown: () => provider.shutdown(),
   };
 }

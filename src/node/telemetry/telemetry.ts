@@ -58,6 +58,11 @@ export interface Telemetry {
     fields: SpanFields,
     startTime?: number,
   ): TelemetrySpan;
+  /**
+   * Exports the spans buffered now and goes on; never rejects (a failed export is logged as
+   * every other), and is bounded by the export's timeout.
+   */
+  flush(): Promise<void>;
   /** Exports the spans still buffered and stops; later spans are dropped. */
   shutdown(): Promise<void>;
 }

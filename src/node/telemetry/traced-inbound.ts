@@ -5,7 +5,7 @@ import type { RequestHead } from "../../core/http/request-head.js";
 import { parseTraceContext } from "../../core/http/trace-context.js";
 import { channelPathOf, slashBackslashes } from "../listener/channel-path.js";
 import type { InboundListener } from "../listener/inbound-listener.js";
-import { refusalWrittenFor } from "../listener/protocol-refusals.js";
+import { problemAnsweredFor, refusalWrittenFor } from "../listener/protocol-refusals.js";
 import { type Telemetry, type TelemetrySpan, traceparentOf } from "./telemetry.js";
 
 /**
@@ -83,7 +83,11 @@ export function tracedInbound(
         opening = undefined;
       }
     };
-  return { onRequest: wrap(inner.onRequest), onCheckContinue: wrap(inner.onCheckContinue) };
+  return {
+    onRequest: wrap(inner.onRequest),
+    onCheckContinue: wrap(inner.onCheckContinue),
+    onCheckExpectation: wrap(inner.onCheckExpectation),
+  };
 }
 
 /** `error.type` of a request whose connection closed before it was answered (the client left, or a stop cut it). */
@@ -111,6 +115,9 @@ function serverSpan(
     // The body's size limits refuse in the listener, before the accept flow sees the request.
     if (status === 413) span.set({ errorCode: "payload_too_large" });
     if (written !== undefined) span.set({ errorCode: written.code });
+    // Refused by the listener itself before the accept flow (no Host, a transfer coding, an Expect).
+    const problem = problemAnsweredFor(response);
+    if (problem !== undefined) span.set({ errorCode: problem.code });
     // No answer at all: the connection closed before one was sent.
     if (status === undefined) span.set({ errorCode: CLOSED_UNANSWERED });
     // A refusal (4xx) is the client's failure, not the server's, as the conventions say.

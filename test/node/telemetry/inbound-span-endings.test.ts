@@ -48,6 +48,7 @@ function recordingTelemetry(ended: EndedSpan[], started: string[]): Telemetry {
         },
       };
     },
+    flush: () => Promise.resolve(),
     shutdown: () => Promise.resolve(),
   };
 }
