@@ -24,7 +24,7 @@ export interface OperatorEventSenderOptions {
   readonly initialDelayMs?: number | undefined;
   /** Longest wait between attempts, and the cap on an honoured `Retry-After`. Default 30 s. */
   readonly maxDelayMs?: number | undefined;
-  /** POSTs in flight at once. Default 4. */
+  /** POSTs in flight at once to one URL. Default 4. */
   readonly concurrency?: number | undefined;
   /** The retries' timer; default `setTimeout`, not holding a Node process open. */
   readonly schedule?: Schedule | undefined;

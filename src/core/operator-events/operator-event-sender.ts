@@ -171,13 +171,26 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
     }
   };
 
+  /** Fewer than `concurrency` POSTs under way to its URL: one that does not answer holds up only its own. */
+  const hasRoom = (delivery: Delivery): boolean => {
+    let busy = 0;
+    for (const sent of sending) if (sent.destination.url === delivery.destination.url) busy += 1;
+    return busy < concurrency;
+  };
+
   const arm = (): void => {
     if (waiting.length === 0) {
       timer?.cancel();
       timer = undefined;
       return;
     }
-    const at = Math.min(...waiting.map((delivery) => delivery.dueAt));
+    // A URL with all its POSTs under way sends its next event when one ends (`pump` then).
+    const at = Math.min(...waiting.filter(hasRoom).map((delivery) => delivery.dueAt));
+    if (at === Number.POSITIVE_INFINITY) {
+      timer?.cancel();
+      timer = undefined;
+      return;
+    }
     if (timer !== undefined && timer.at <= at) return;
     timer?.cancel();
     const cancel = schedule(
@@ -192,8 +205,8 @@ export function createOperatorEventSender(options: OperatorEventSenderOptions): 
 
   function pump(): void {
     const now = clock.now();
-    while (sending.size < Math.min(concurrency, capacity)) {
-      const index = waiting.findIndex((delivery) => delivery.dueAt <= now);
+    while (sending.size < capacity) {
+      const index = waiting.findIndex((delivery) => delivery.dueAt <= now && hasRoom(delivery));
       if (index < 0) break;
       const [delivery] = waiting.splice(index, 1);
       if (delivery === undefined) break;

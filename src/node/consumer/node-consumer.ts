@@ -40,7 +40,12 @@ export interface NodeConsumerOptions {
   readonly operatorEvents?: OperatorEvents | undefined;
   /** Pauses the brains met before this consumer (a delivery thread that died): they hold here too. */
   readonly pausedBrains?:
-    | readonly { readonly brain: string; readonly until: number; readonly status: number }[]
+    | readonly {
+        readonly brain: string;
+        readonly until: number;
+        readonly status: number;
+        readonly since?: number | undefined;
+      }[]
     | undefined;
 }
 
@@ -92,7 +97,8 @@ export async function createNodeConsumer(options: NodeConsumerOptions): Promise<
     env,
     metrics,
   });
-  for (const pause of options.pausedBrains ?? []) limiters.pauseBrain(pause.brain, pause.until, pause.status);
+  for (const pause of options.pausedBrains ?? [])
+    limiters.pauseBrain(pause.brain, pause.until, pause.status, pause.since);
   return {
     consumer: telemetry === undefined ? consumer : tracedConsumer(consumer),
     reload: async (next, nextEnv) => consumer.reload({ config: next, brains: brainsOf(next, nextEnv), env: nextEnv }),

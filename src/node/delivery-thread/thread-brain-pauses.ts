@@ -6,6 +6,8 @@ export interface ThreadBrainPause {
   readonly brain: string;
   readonly until: number;
   readonly status: number;
+  /** When the thread met it and told it (`brain.paused`): the thread that takes it over tells its end. */
+  readonly since?: number | undefined;
 }
 
 /**
@@ -23,20 +25,21 @@ export interface ThreadBrainPauses {
 
 /** An empty {@link ThreadBrainPauses}. */
 export function createThreadBrainPauses(): ThreadBrainPauses {
-  const pauses = new Map<string, { until: number; status: number }>();
+  const pauses = new Map<string, { until: number; status: number; since?: number | undefined }>();
   return {
     noteEvent(event) {
       if (event.type === "brain.resumed") pauses.delete(event.brain);
       if (event.type !== "brain.paused") return;
       const until = Date.parse(event.data.until ?? "");
-      if (!Number.isNaN(until)) pauses.set(event.brain, { until, status: event.data.status ?? 0 });
+      if (!Number.isNaN(until)) pauses.set(event.brain, { until, status: event.data.status ?? 0, since: Date.now() });
     },
     noteMetrics(events) {
       for (const event of events) {
         if (event[0] !== "p") continue;
         const [, brain, paused, until] = event;
         if (!paused) pauses.delete(brain);
-        else if (until !== undefined) pauses.set(brain, { until, status: pauses.get(brain)?.status ?? 0 });
+        else if (until !== undefined)
+          pauses.set(brain, { ...pauses.get(brain), until, status: pauses.get(brain)?.status ?? 0 });
       }
     },
     current(now) {

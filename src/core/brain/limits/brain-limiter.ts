@@ -73,8 +73,11 @@ export interface BrainLimiter {
   waiting(): number;
   /** Epoch ms when the current pause ends; undefined when the brain is not paused. */
   pausedUntil(): number | undefined;
-  /** A pause another runtime met (another replica's 429): this brain pauses until `until` too. */
-  pauseUntil(until: number, status: number): void;
+  /**
+   * A pause another runtime met (another replica's 429): this brain pauses until `until` too.
+   * With `since`, one met and told by a runtime this one replaces: its end is told here.
+   */
+  pauseUntil(until: number, status: number, since?: number): void;
   /** The share moved (a replica came or went): waiting calls are looked at again. */
   reshared(): void;
   /**
@@ -267,7 +270,10 @@ export function createBrainLimiter(name: string, options: BrainLimiterOptions = 
     inFlight: () => leases.size,
     waiting: () => queue.size,
     pausedUntil: () => pause.end(clock.now()),
-    pauseUntil: (until, status) => void pause.learned(until, status, leases.size, refuseWaiting),
+    pauseUntil: (until, status, since) =>
+      void (since === undefined
+        ? pause.learned(until, status, leases.size, refuseWaiting)
+        : pause.takenOver(until, status, since, leases.size, refuseWaiting)),
     reshared: admitWaiting,
     configure(limits) {
       configured = limits;

@@ -21,9 +21,10 @@ export interface BrainLimiters {
   pauseTarget(target: string, until: number, status: number): void;
   /**
    * A pause brain `name` met before this set of limiters existed (a delivery thread that died
-   * with it): its limiters pause until `until` too, without telling anyone again.
+   * with it): its limiters pause until `until` too, without telling anyone again; with `since`
+   * (it was told then), its end is told here.
    */
-  pauseBrain(name: string, until: number, status: number): void;
+  pauseBrain(name: string, until: number, status: number, since?: number): void;
   /** The shares moved (a replica came or went): every limiter looks at its waiting calls again. */
   reshared(): void;
   /** The calls in flight per limiter (see {@link SharedLimiters.inFlight}). */
@@ -82,8 +83,8 @@ export function createBrainLimiters(sharing: BrainSharing = SOLE_BRAIN_SHARING):
     pauseTarget(target, until, status) {
       for (const entry of limiters.values()) if (entry.target === target) entry.limiter.pauseUntil(until, status);
     },
-    pauseBrain(name, until, status) {
-      for (const entry of limiters.values()) if (entry.name === name) entry.limiter.pauseUntil(until, status);
+    pauseBrain(name, until, status, since) {
+      for (const entry of limiters.values()) if (entry.name === name) entry.limiter.pauseUntil(until, status, since);
     },
     reshared() {
       for (const { limiter } of limiters.values()) limiter.reshared();

@@ -137,6 +137,17 @@ export class BrainPause {
     return this.begin(now, Math.min(until, now + MAX_PAUSE_MS), status, true, true, inFlight, refuse);
   }
 
+  /**
+   * A pause this brain met and told (since `since`) in a runtime that died with it (a delivery
+   * thread): it holds here without being told again, and its end is told here, as it would have been there.
+   */
+  takenOver(until: number, status: number, since: number, inFlight: number, refuse: () => number): boolean {
+    if (!this.learned(until, status, inFlight, refuse)) return false;
+    this.metHere = true;
+    this.since = since;
+    return true;
+  }
+
   // `now` is the caller's: a second read of the clock would take a millisecond off the pause
   // the log line and the metric report.
   private begin(
