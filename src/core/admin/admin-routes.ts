@@ -3,7 +3,7 @@ import { shuttingDownError } from "../app/refusals.js";
 import { ChannelError } from "../channel-error.js";
 import { isConsoleAsset } from "../console/console-paths.js";
 import { mountConsoleRoutes } from "../console/console-routes.js";
-import { readLimitedBody } from "../http/body-limit.js";
+import { checkDeclaredLength, readLimitedBody } from "../http/body-limit.js";
 import { problemResponse } from "../http/problem-response.js";
 import { bearerMatches, unauthorizedError } from "../http/request-checks.js";
 import type { TimelineAdmin } from "../timeline/timeline-admin.js";
@@ -28,7 +28,8 @@ export interface AdminDeps {
 const MAX_REPLAY_BODY = 65_536;
 
 const LIST = "/admin/dead-letters";
-const BULK_REPLAY = "/admin/dead-letters/replay";
+/** The bulk replay's path: the one admin route that reads a request body. */
+export const BULK_REPLAY = "/admin/dead-letters/replay";
 const ONE = "/admin/dead-letters/:id";
 const ONE_REPLAY = "/admin/dead-letters/:id/replay";
 const STATUS = "/admin/status";
@@ -91,6 +92,8 @@ export function mountAdminRoutes(app: Hono, deps: AdminDeps, isShuttingDown: () 
   app.post(BULK_REPLAY, async (c) => {
     notStopping();
     const filter = parseReplayBody(await readLimitedBody(c.req.raw, MAX_REPLAY_BODY));
+    // Again once the body is in: a stop that began while it arrived refuses it as well.
+    notStopping();
     return c.json({ replayed: await deadLetters.replay(filter) }, 202);
   });
   app.all(BULK_REPLAY, () => methodNotAllowed("POST"));
@@ -113,6 +116,21 @@ export function mountAdminRoutes(app: Hono, deps: AdminDeps, isShuttingDown: () 
     return holdsNoNul(id) && (await deadLetters.delete(id)) ? c.body(null, 204) : problemResponse(unknownLetter(id));
   });
   app.all(ONE, () => methodNotAllowed("GET, HEAD, DELETE"));
+}
+
+/**
+ * Whether a bulk replay that waits for `100 Continue` (`Expect: 100-continue`) will have its body
+ * read: it carries the admin secret and declares no more than the route reads. Any other is
+ * answered (401, 413) from its head alone, so it is not invited to send a body.
+ */
+export function takesReplayBody(authorization: string | null, contentLength: string | null, secret: string): boolean {
+  if (!bearerMatches(authorization, [secret])) return false;
+  try {
+    checkDeclaredLength(contentLength, MAX_REPLAY_BODY);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The optional `{"channel", "ids"}` of a bulk replay; an empty body replays everything. */

@@ -1,7 +1,8 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { HttpBindings } from "@hono/node-server";
+import { BULK_REPLAY, takesReplayBody } from "../../core/admin/admin-routes.js";
 import type { AcceptMessage } from "../../core/app/accept-message.js";
 import { type AppDeps, createAccepts, createApp } from "../../core/app/create-app.js";
 import { createMemoryAuthFailureLimiter } from "../../core/auth-limit/memory-auth-failure-limiter.js";
@@ -10,7 +11,9 @@ import type { ChannelConfig } from "../../core/config/config-schema.js";
 import { channelName } from "../../core/config/validate-config.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import { tracedInbound } from "../telemetry/traced-inbound.js";
+import { channelPathOf } from "./channel-path.js";
 import { capConnections } from "./connection-cap.js";
+import { headerOf } from "./header-of.js";
 import { acceptOf, createInboundListener } from "./inbound-listener.js";
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "./listener-limits.js";
 import { answerClientError, appListener } from "./protocol-refusals.js";
@@ -66,7 +69,7 @@ export function buildListeners(
     const app = createApp(deps, accepts);
     const fallback = appListener(app.fetch);
     const build = (fast: ReadonlyMap<string, AcceptMessage>) =>
-      createInboundListener(fast, fallback, deps.logger, deps.isShuttingDown);
+      createInboundListener(fast, fallback, deps.logger, deps.isShuttingDown, adminReadsBody(deps));
     // Without telemetry the fast path is the plain one: nothing of tracing on the hot path.
     const inbound = telemetry === undefined ? build(byPath) : tracedInbound(byPath, names, build, telemetry);
     // Node checks the headers and request timeouts only every connectionsCheckingInterval,
@@ -105,6 +108,19 @@ export function buildListeners(
  */
 export function maxConnectionsOf(channels: readonly ChannelConfig[]): number {
   return Math.max(...channels.map((channel) => channel.webhook.max_connections));
+}
+
+/**
+ * Which requests the Hono app reads a body from, for `Expect: 100-continue`: an admin bulk replay
+ * (however its path is spelled) that carries the admin secret; none without `admin`.
+ */
+function adminReadsBody(deps: AppDeps): (request: IncomingMessage) => boolean {
+  const { admin } = deps;
+  if (admin === undefined) return () => false;
+  return (request) =>
+    request.method === "POST" &&
+    channelPathOf(request.url ?? "/", (path) => path === BULK_REPLAY) !== undefined &&
+    takesReplayBody(headerOf(request, "authorization"), headerOf(request, "content-length"), admin.secret());
 }
 
 /** The socket peer of a request the Hono app serves (`env` is what @hono/node-server hands it). */

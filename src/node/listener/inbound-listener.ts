@@ -49,6 +49,11 @@ export function createInboundListener(
   fallback: RequestListener,
   logger: Logger,
   isShuttingDown: () => boolean = () => false,
+  /**
+   * Whether a request the Hono app answers reads a body it should be asked for with
+   * `100 Continue` (the admin API's bulk replay, with the admin secret); none by default.
+   */
+  fallbackReadsBody: (request: IncomingMessage) => boolean = () => false,
 ): InboundListener {
   // Connections whose answer under way, or queued behind one that waits for a commit, closes
   // them: a request pipelined behind it is never taken, since its 200 could not be sent.
@@ -159,9 +164,13 @@ export function createInboundListener(
       return;
     }
     if (accept === undefined) {
-      // The fallback's answers (health, 404, 405) need no body, so none is asked for; the
-      // connection closes after the answer, since the client may still send one.
-      if (expectsContinue || isShuttingDown()) {
+      // The fallback's answers (health, 404, 405, the admin API's refusals) need no body, so none
+      // is asked for; the connection closes after the answer, since the client may still send
+      // one. A request whose body the app reads (an admin bulk replay) is asked for it, as RFC
+      // 9110 requires: without 100 Continue its client would wait until the request timeout.
+      const asksBody = expectsContinue && !isShuttingDown() && fallbackReadsBody(request);
+      if (asksBody) response.writeContinue();
+      else if (expectsContinue || isShuttingDown()) {
         closing.add(request.socket);
         response.setHeader("connection", "close");
       }
