@@ -15,7 +15,7 @@ import {
   missingHostError,
   transferCodingRefusal,
 } from "./protocol-refusals.js";
-import { readNodeBody } from "./read-node-body.js";
+import { dropNodeBody, readNodeBody } from "./read-node-body.js";
 
 /** The events of a `node:http` server that carry a request, and their listeners. */
 export interface InboundListener {
@@ -74,13 +74,19 @@ export function createInboundListener(
     closing.add(request.socket);
     return true;
   };
-  const fail = (request: IncomingMessage, response: ServerResponse, accept: AcceptMessage, error: unknown): void => {
+  const fail = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    accept: AcceptMessage,
+    error: unknown,
+    close = false,
+  ): void => {
     const problem = renderProblem(problemFor(error, logger, accept.channel));
     // A client that went away, or one the server answered itself (a 408 at its time limit,
     // counted there), gets nothing from here: nothing is counted.
     if (!request.socket.writable) return;
     accept.answered(problem.status);
-    const closes = closesOnStop(request) || !request.complete;
+    const closes = close || closesOnStop(request) || !request.complete;
     if (closes) closing.add(request.socket);
     // A refused body may still be arriving (or, after no 100 Continue, never will): close
     // the connection rather than read it. A stopping service closes every connection it answers.
@@ -100,6 +106,27 @@ export function createInboundListener(
     const headers = { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
     response.writeHead(200, closesOnStop(request) ? { ...headers, connection: "close" } : headers);
     response.end(body);
+  };
+
+  /**
+   * A refusal on the head alone (secret, limit, media type, a stop). Without `Expect:
+   * 100-continue` the body is on its way (a proxy sends it whole): within the limit it is read
+   * and dropped first, and the answer then closes the connection, so that it is not lost to a
+   * reset. Nothing sent behind it on the connection is taken meanwhile.
+   */
+  const refuseHead = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    accept: AcceptMessage,
+    error: unknown,
+    expectsContinue: boolean,
+  ): void => {
+    if (expectsContinue || request.complete) {
+      fail(request, response, accept, error);
+      return;
+    }
+    closing.add(request.socket);
+    dropNodeBody(request, () => fail(request, response, accept, error, true));
   };
 
   /** With the head checked: read the body (after `100 Continue` when asked for), then accept it. */
@@ -185,14 +212,14 @@ export function createInboundListener(
     try {
       checked = accept.checkHead(head);
     } catch (error) {
-      fail(request, response, accept, error);
+      refuseHead(request, response, accept, error, expectsContinue);
       return;
     }
     if (checked === undefined) readAndAccept(request, response, accept, head, expectsContinue);
     else {
       checked.then(
         () => readAndAccept(request, response, accept, head, expectsContinue),
-        (error: unknown) => fail(request, response, accept, error),
+        (error: unknown) => refuseHead(request, response, accept, error, expectsContinue),
       );
     }
   };

@@ -43,3 +43,47 @@ export function readNodeBody(
     if (!request.complete) finish(bodyCutShortError());
   });
 }
+
+/**
+ * How long a refused request's body is waited for: a proxy sends a buffered body at once, and a
+ * client refused on its head (no secret) holds the connection no longer than this past it.
+ */
+export const DROP_BODY_MS = 5_000;
+
+/**
+ * Reads and drops the rest of a refused request's body, then calls `then` once: at its end,
+ * when the client goes away, after `waitMs`, or at once when it is (or grows) over `limit`. A refusal that
+ * closes the connection with the body still unread makes the kernel reset it, and a reset can
+ * drop the answer before its client reads it: behind nginx or Caddy the client then gets the
+ * proxy's 502 instead of the service's 401, 415, 429 or 503.
+ */
+export function dropNodeBody(
+  request: IncomingMessage,
+  then: () => void,
+  limit: number = MAX_BODY_BYTES,
+  waitMs: number = DROP_BODY_MS,
+): void {
+  try {
+    checkDeclaredLength(request.headers["content-length"], limit);
+  } catch {
+    then();
+    return;
+  }
+  let dropped = 0;
+  let settled = false;
+  const finish = (): void => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    request.off("data", onData);
+    then();
+  };
+  const timer = setTimeout(finish, waitMs);
+  const onData = (chunk: Buffer): void => {
+    dropped += chunk.length;
+    if (dropped > limit) finish();
+  };
+  request.on("data", onData);
+  request.on("end", finish);
+  request.on("close", finish);
+}
