@@ -13,7 +13,11 @@ import { createDurableAuthFailureLimiter } from "./auth-failures/durable-auth-fa
 import { createCloudflareQueue } from "./cloudflare-queue.js";
 import { createDurablePendingJobStore } from "./conversation/durable-pending-job-store.js";
 import { createDeadLetterBatchHandler } from "./dead-letters/dead-letter-batch.js";
-import { countDeadLetters, createDurableAdminDeadLetters } from "./dead-letters/durable-dead-letter-store.js";
+import {
+  countDeadLetters,
+  createDurableAdminDeadLetters,
+  deadLetterKnown,
+} from "./dead-letters/durable-dead-letter-store.js";
 import type { BuiltParts } from "./environment-parts.js";
 import { createDurableIdempotencyStore } from "./idempotency/durable-idempotency-store.js";
 import { createInboundBatchHandler } from "./inbound-batch.js";
@@ -48,11 +52,12 @@ export interface WorkerRuntime {
  */
 export function createWorkerRuntime(env: WorkerEnv, built: BuiltParts): WorkerRuntime {
   const jobs = createDurablePendingJobStore(env.CONVERSATIONS, env.DEAD_LETTER_STORE);
+  const known = deadLetterKnown(env.DEAD_LETTER_STORE);
 
   if (!built.ok) {
     const { logger } = built;
     for (const problem of built.problems) logger.error(problem);
-    return misconfigured(logger, createDeadLetterBatchHandler({ jobs, logger }));
+    return misconfigured(logger, createDeadLetterBatchHandler({ jobs, logger, known }));
   }
 
   const { config, secrets, source, logger, metrics } = built.parts;
@@ -118,11 +123,11 @@ export function createWorkerRuntime(env: WorkerEnv, built: BuiltParts): WorkerRu
         return response;
       },
       inbound,
-      deadLetters: createDeadLetterBatchHandler({ jobs, logger }),
+      deadLetters: createDeadLetterBatchHandler({ jobs, logger, known }),
     };
   } catch (error) {
     logger.error(`cannot start (${source}): ${errorMessage(error)}`);
-    return misconfigured(logger, createDeadLetterBatchHandler({ jobs, logger }));
+    return misconfigured(logger, createDeadLetterBatchHandler({ jobs, logger, known }));
   }
 }
 

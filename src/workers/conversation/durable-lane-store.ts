@@ -1,4 +1,5 @@
 import { errorMessage } from "../../core/channel-error.js";
+import { ACTIVITY_NOTED_EVERY_MS, endNotesActivity } from "../../core/conversation/idle-conversation.js";
 import type { DeadLetter } from "../../core/dead-letters/dead-letter.js";
 import { lastTakenSequence } from "../../core/lifecycle/job.js";
 import { type LaneStore, type LaneTicket, laneFencedError } from "../../core/lifecycle/lane-store.js";
@@ -39,7 +40,7 @@ export interface DurableLaneStore extends LaneStore {
    * leaves the lane. Refused, it stays first (nothing lost, order kept) and is sent again after
    * {@link BLOCKED_RETRY_MS}. True when sent.
    */
-  sendLetter(id: string, letter: string): Promise<boolean>;
+  sendLetter(id: string, letter: string, receivedAt: number): Promise<boolean>;
 }
 
 /**
@@ -61,7 +62,16 @@ export function createDurableLaneStore(parts: DurableLaneParts): DurableLaneStor
     if (ticket.epoch !== epoch) throw laneFencedError(ticket.key);
   };
 
-  const sendLetter = async (id: string, letter: string): Promise<boolean> => {
+  // A job that lasted past the hour (a receiver down) notes its end as the conversation's
+  // activity, as on Node: its expiry counts from the last reply, not from the hand-over.
+  const ended = (receivedAt: number): void => {
+    const at = now();
+    if (!endNotesActivity(receivedAt, at)) return;
+    const touched = counters.touchedAt();
+    if (touched === undefined || at - touched >= ACTIVITY_NOTED_EVERY_MS) counters.touch(at);
+  };
+
+  const sendLetter = async (id: string, letter: string, receivedAt: number): Promise<boolean> => {
     try {
       await parts.deadLetters().send(JSON.parse(letter) as unknown, { contentType: "json" });
     } catch (error) {
@@ -76,6 +86,7 @@ export function createDurableLaneStore(parts: DurableLaneParts): DurableLaneStor
       return false;
     }
     lane.finish(id);
+    ended(receivedAt);
     return true;
   };
 
@@ -114,6 +125,7 @@ export function createDurableLaneStore(parts: DurableLaneParts): DurableLaneStor
     finish(ticket, job) {
       mine(ticket);
       lane.finish(job.message.id);
+      ended(job.message.receivedAt);
     },
     postpone(ticket, job, dueAt) {
       mine(ticket);
@@ -129,8 +141,9 @@ export function createDurableLaneStore(parts: DurableLaneParts): DurableLaneStor
       // Sent first: a letter the queue refused is kept in its lane row (`sendLetter`), and one
       // sent by an instance that died before the job left the lane is sent again, which the
       // dead-letter store takes once.
-      if (await sendLetter(letter.job.message.id, letterBody(letter))) {
-        parts.metrics().deadLetter(letter.job.message.channel);
+      const { message } = letter.job;
+      if (await sendLetter(message.id, letterBody(letter), message.receivedAt)) {
+        parts.metrics().deadLetter(message.channel);
       }
     },
     restore(job) {

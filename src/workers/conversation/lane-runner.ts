@@ -64,7 +64,7 @@ async function runJobs(deps: LaneRunnerDeps): Promise<void> {
       continue;
     }
     if (head.letter !== undefined) {
-      if (await store.sendLetter(head.id, head.letter)) continue;
+      if (await store.sendLetter(head.id, head.letter, head.job.message.receivedAt)) continue;
       return;
     }
     if (consumer === undefined) {

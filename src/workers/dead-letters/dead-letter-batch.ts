@@ -22,6 +22,8 @@ const retryDelay = (attempts: number): number =>
 export interface DeadLetterBatchDeps {
   readonly jobs: PendingJobStore;
   readonly logger: Logger;
+  /** Whether the dead-letter store kept a letter of this id and death already (a copy delivered again). */
+  readonly known?: ((id: string, diedAt: number) => Promise<boolean>) | undefined;
 }
 
 /**
@@ -37,7 +39,16 @@ export interface DeadLetterBatchDeps {
 export function createDeadLetterBatchHandler(
   deps: DeadLetterBatchDeps,
 ): (batch: MessageBatch<unknown>) => Promise<void> {
-  const { jobs, logger } = deps;
+  const { jobs, logger, known } = deps;
+
+  /** A conversation's letter whose parked job is gone: kept already, when the store says so. */
+  const keptAlready = async (id: string, diedAt: number): Promise<boolean> => {
+    try {
+      return (await known?.(id, diedAt)) === true;
+    } catch {
+      return false;
+    }
+  };
 
   const handle = async (message: Message<unknown>): Promise<void> => {
     const letter = readDeadLetterBody(message.body);
@@ -80,13 +91,26 @@ export function createDeadLetterBatchHandler(
         job = fallback;
       }
     }
+    if (job === undefined && ref !== undefined && "deadLetter" in letter) {
+      if (await keptAlready(ref.stored.id, letter.deadLetter.diedAt)) {
+        // Its parked job went once the letter was kept: this is a copy the queue delivered again.
+        logger.info("dead letter: kept already (a copy delivered again)", {
+          dead_letter_id: message.id,
+          message_id: ref.stored.id,
+        });
+        message.ack();
+        return;
+      }
+    }
     const died: { error: JobError; attempts: number; diedAt: number } =
       "deadLetter" in letter
         ? { error: letter.deadLetter.error, attempts: letter.deadLetter.attempts, diedAt: letter.deadLetter.diedAt }
         : {
             error: { code: "max_retries", message: "the inbound queue's max_retries was reached", retryable: false },
             attempts: message.attempts,
-            diedAt: Date.now(),
+            // When the platform moved it: the same for every copy the queue delivers, so a copy
+            // is taken as the letter kept (or replayed, or deleted) already, not as a later death.
+            diedAt: movedAt(message),
           };
     const reason =
       "deadLetter" in letter
@@ -140,6 +164,12 @@ export function createDeadLetterBatchHandler(
       }),
     );
   };
+}
+
+/** When the platform put a moved message on the dead-letter queue, stable across its deliveries. */
+function movedAt(message: Message<unknown>): number {
+  const at = message.timestamp.getTime();
+  return Number.isFinite(at) ? at : Date.now();
 }
 
 /** The job for the log line; message and reply content only when content may be logged. */

@@ -62,6 +62,11 @@ export class DeadLetterObject extends DurableObject<WorkerEnv> {
     return this.letters.keep(letter, max);
   }
 
+  /** Whether a letter of `id` that died at `diedAt` was kept (listed, replayed or deleted since). */
+  knows(id: string, diedAt: number): boolean {
+    return this.letters.knows(id, diedAt);
+  }
+
   /** A page of listed letters (not being replayed), oldest first; `more` when others follow. */
   page(query: DeadLetterPageQuery): { letters: KeptLetter[]; more: boolean } {
     return this.letters.page(query);

@@ -58,15 +58,20 @@ export class DeadLetterTable {
    * letter already here, or replayed or deleted within {@link GONE_KEPT_MS}, is replaced only by
    * a later death of its message (a replay that failed again).
    */
-  keep(letter: DeadLetter, max: number): KeptWithin {
-    const id = letter.job.message.id;
-    const { channel } = letter.job.message;
+  /** Whether the letter of `id` that died at `diedAt` (or a later death) is here, or was replayed or deleted. */
+  knows(id: string, diedAt: number): boolean {
     // MAX over no rows is NULL: a letter never seen before.
     const known = this.sql.first<{ died_at: number | null }>(
       "SELECT MAX(died_at) AS died_at FROM (SELECT died_at FROM dead_letters WHERE id = ?1 UNION ALL SELECT died_at FROM gone WHERE id = ?1)",
       id,
     )?.died_at;
-    if (known !== null && known !== undefined && known >= letter.diedAt) return { dropped: 0, droppedTotal: 0 };
+    return known !== null && known !== undefined && known >= diedAt;
+  }
+
+  keep(letter: DeadLetter, max: number): KeptWithin {
+    const id = letter.job.message.id;
+    const { channel } = letter.job.message;
+    if (this.knows(id, letter.diedAt)) return { dropped: 0, droppedTotal: 0 };
     const pieces = piecesOf(JSON.stringify(letter));
     this.forget(id);
     this.sql.run(

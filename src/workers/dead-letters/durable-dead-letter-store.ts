@@ -44,6 +44,13 @@ export function createDurableAdminDeadLetters(
   return createAdminDeadLetters(createDurableDeadLetterStore(namespace), timeline, channels);
 }
 
+/** Whether the store kept a letter of `id` that died at `diedAt` (see `DeadLetterTable.knows`). */
+export function deadLetterKnown(
+  namespace: DurableObjectNamespace<DeadLetterObject>,
+): (id: string, diedAt: number) => Promise<boolean> {
+  return async (id, diedAt) => await namespace.get(namespace.idFromName(DEAD_LETTER_STORE_NAME)).knows(id, diedAt);
+}
+
 /** Counts the listed dead letters, for `/readyz`: one call to one object. */
 export function countDeadLetters(namespace: DurableObjectNamespace<DeadLetterObject>): Promise<number> {
   return namespace.get(namespace.idFromName(DEAD_LETTER_STORE_NAME)).count();
