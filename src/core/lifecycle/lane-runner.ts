@@ -100,7 +100,7 @@ export async function runHead(ticket: LaneTicket, job: Job, deps: LaneRunnerDeps
   };
   const outcome = await deps.run(job, hooks, admission);
   // Told mid-run, the probe's work is done: the rest of the run is ruled on as one that sent.
-  const ruledAs = (await probeTold) === true ? "send" : admission;
+  const ruledAs = probeTold !== undefined && (await probeTold) ? "send" : admission;
   // A fenced run posted nothing since its refused write: the circuit frees a probe it held.
   const ruled = circuit === undefined ? outcome : await circuit.rule(outcome, ruledAs, ticket.key);
   return settleRun(ticket, ruled, deps, runEvents);
