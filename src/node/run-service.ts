@@ -163,8 +163,14 @@ export async function runService(options: RunOptions): Promise<number> {
       warnWeakSecrets(logger, next);
       return next.config;
     };
-    void signals.second.then((signal) => {
-      logger.warn(`${signal} received again: exiting without waiting`);
+    void signals.second.then(async (signal) => {
+      const { left, fate } = await service.abandon().catch(() => ({ left: [], fate: "lost" as const }));
+      if (left.length > 0 && fate === "lost") {
+        logger.error(`${signal} received again: exiting without waiting; these accepted messages are lost`, {
+          count: left.length,
+          message_ids: left,
+        });
+      } else logger.warn(`${signal} received again: exiting without waiting`, { unfinished: left.length });
       resolve(1);
     });
     // Another process took the state_dir: nothing here may be written any more, and what was

@@ -23,6 +23,11 @@ export interface RunningService {
    */
   stop(timeoutMs: number): Promise<StopResult>;
   /**
+   * The stop of a process that exits now (a second signal): its lanes stop where they are, and
+   * what was not finished is named; nothing is waited for or closed.
+   */
+  abandon(): Promise<Pick<StopResult, "left" | "fate">>;
+  /**
    * Swaps in a reloaded configuration and its secrets without closing a connection or
    * dropping an accepted message (see {@link applyReload}), or refuses it, logging why, and
    * carries on as it was. Reloads run one at a time, in the order asked.

@@ -233,6 +233,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     listeners: served,
     claimLost: parts.state?.claimLost,
     stop: (timeoutMs) => stopParts(parts, timeoutMs),
+    abandon: async () => ({
+      left: (await Promise.all([...parts.queues.values()].map((queue) => queue.drain(0)))).flat(),
+      fate: fateOf(parts),
+    }),
     reload(next) {
       const result = reloading.then(() => applyReload(scope, next));
       reloading = result.catch(() => undefined);
@@ -287,6 +291,10 @@ async function stopParts(parts: Parts, timeoutMs: number): Promise<StopResult> {
   await parts.replicas?.leave();
   await parts.timeline?.close();
   await parts.state?.close();
+  return { left, unloaded, fate: fateOf(parts) };
+}
+
+function fateOf(parts: Parts): StopResult["fate"] {
   const mode = parts.state?.mode ?? "memory";
-  return { left, unloaded, fate: mode === "memory" ? "lost" : mode === "postgres" ? "shared" : "kept" };
+  return mode === "memory" ? "lost" : mode === "postgres" ? "shared" : "kept";
 }
