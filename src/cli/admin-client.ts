@@ -1,20 +1,29 @@
 import { addressableId } from "../core/admin/addressable-id.js";
 import type { AdminDeadLetters } from "../core/admin/dead-letter-admin.js";
 import type { DeadLetterItem } from "../core/admin/dead-letter-item.js";
-import { ChannelError } from "../core/channel-error.js";
+import { ChannelError, errorMessage } from "../core/channel-error.js";
 import { envValueProblem } from "../core/config/preflight/preflight.js";
+import { createSecretEnv } from "../node/secret-env.js";
 import type { CliIo } from "./cli-io.js";
 
 /** The environment variable the CLI reads the admin secret from when `--admin-token-env` is not given. */
 export const DEFAULT_ADMIN_TOKEN_ENV = "WEBHOOK_ADMIN_SECRET";
 
 /**
- * The admin secret `--url` commands send, from `variable`; undefined, with the reason on stderr
+ * The admin secret `--url` commands send, from `variable` (or the file `<variable>_FILE` names,
+ * as the service reads it); undefined, with the reason on stderr
  * (never the value), when it is unset or could not travel in an Authorization header (a
  * trailing newline from a file, say: fetch would refuse the header and quote it).
  */
 export function adminSecretFrom(io: Pick<CliIo, "env" | "err">, variable: string): string | undefined {
-  const secret = io.env[variable];
+  let secret: string | undefined;
+  try {
+    // As the service reads it: `<NAME>_FILE` when the variable itself is unset.
+    secret = createSecretEnv(io.env)(variable);
+  } catch (error) {
+    io.err(`${errorMessage(error)}\n`);
+    return undefined;
+  }
   const problem = secret === undefined || secret === "" ? "is not set" : envValueProblem(secret);
   if (problem === undefined) return secret;
   io.err(`environment variable ${variable} ${problem}: it must hold the service's admin secret (admin.token_env)\n`);
