@@ -148,7 +148,9 @@ export function startCaddy(temp: string, port: number, tapPort: number): ProxyPr
     "}",
     "",
   ].join("\n");
-  writeFileSync(join(home, "Caddyfile"), `${options}${site}`);
+  // The recipe's own global options (no redirect) joined by the test run's.
+  site = swap(site, "{\n\tauto_https disable_redirects\n}\n\n", options, file);
+  writeFileSync(join(home, "Caddyfile"), site);
   const caddy = findProgram("caddy");
   return startProcess("caddy", port, caddy, ["run", "--config", join(home, "Caddyfile"), "--adapter", "caddyfile"], {
     PATH: process.env.PATH,
