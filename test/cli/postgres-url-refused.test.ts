@@ -25,13 +25,18 @@ describe("the CLI's offline commands on a misencoded Postgres URL", () => {
     expect(err).not.toContain("hunter2");
   });
 
-  it.each(COMMANDS)(
-    "%s %s says a connection string pg cannot read needs its password encoded, not to retry",
-    async (command, action) => {
-      const { code, err } = await runOn(command, action, "postgres://webhook:hun/ter2@127.0.0.1:5432/webhook");
+  it.each(
+    COMMANDS.flatMap(([command, action]) => [
+      [command, action, "postgres://webhook:hun/ter2@127.0.0.1:5432/webhook"],
+      [command, action, "postgres://webhook:hunter2@127.0.0.1:99999/webhook"],
+    ]),
+  )(
+    "%s %s says what to check in a connection string pg cannot read (%s), not to retry",
+    async (command, action, url) => {
+      const { code, err } = await runOn(command, action, url);
       expect(code).toBe(1);
       expect(err).toBe(
-        "DATABASE_URL: the connection string is not a URL pg can read: percent-encode reserved characters in its password (/ as %2F, # as %23, ? as %3F, @ as %40)\n",
+        "DATABASE_URL: the connection string is not a URL pg can read: check its host and port (1 to 65535), and percent-encode reserved characters in its password (/ as %2F, # as %23, ? as %3F, @ as %40)\n",
       );
     },
   );

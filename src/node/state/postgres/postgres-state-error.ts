@@ -24,7 +24,7 @@ export function postgresErrorMessage(error: unknown): string {
     const code = "code" in error ? error.code : undefined;
     // pg's parse of the connection string; the URL itself is never echoed, it may hold the password.
     if (code === "ERR_INVALID_URL") {
-      return "the connection string is not a URL pg can read: percent-encode reserved characters in its password (/ as %2F, # as %23, ? as %3F, @ as %40)";
+      return "the connection string is not a URL pg can read: check its host and port (1 to 65535), and percent-encode reserved characters in its password (/ as %2F, # as %23, ? as %3F, @ as %40)";
     }
     if (error.message !== "") return error.message;
     return typeof code === "string" ? code : error.name;
