@@ -22,7 +22,7 @@ export async function runMessagesAction(
     const view = await port.get(request.id);
     if (view === undefined) {
       io.err(
-        `no message with id ${printable(request.id)} in the timeline: it was never accepted by this service, or it is older than the timeline keeps (timeline.retention_hours, timeline.max_messages)\n`,
+        `no message with id ${printable(request.id)} in the timeline: it was never accepted by this service, it is older than the timeline keeps (timeline.retention_hours, timeline.max_messages), or it was accepted a moment ago and its first events are still being written\n`,
       );
       return 1;
     }

@@ -86,7 +86,7 @@ function parseSince(raw: string | undefined): number | undefined {
 function unknownMessage(id: string): ChannelError {
   return new ChannelError(
     "not_found",
-    `No message with the id ${JSON.stringify(id)} is in the timeline: it was never accepted here, or it is older than the timeline keeps.`,
+    `No message with the id ${JSON.stringify(id)} is in the timeline: it was never accepted here, it is older than the timeline keeps, or it was accepted a moment ago and its first events are still being written.`,
     { status: 404 },
   );
 }
