@@ -49,8 +49,8 @@ export interface RunHooks {
   readonly record?: ((events: readonly RunEvent[]) => void) | undefined;
   /**
    * Whether the channel's receiver is down now, as the circuit last heard: a run admitted to
-   * `send` holds its replies rather than post into an outage that began while it asked its
-   * brain (or posted an earlier reply). Default never.
+   * `send` that has had no POST answered yet holds its replies rather than post into an outage
+   * that began while it asked its brain. Default never.
    */
   readonly receiverDown?: (() => boolean) | undefined;
 }
@@ -210,7 +210,9 @@ export function createJobRunner(
     while (current.delivered < replies.length) {
       const reply = replies[current.delivered];
       if (reply === undefined) break;
-      if (admission === "send" && hooks.receiverDown?.() === true) return hold(route, current);
+      // Once a POST of this run was answered, that answer is the receiver's latest word: the run
+      // goes on, and a failure after it is reported as such (`answeredBefore`).
+      if (admission === "send" && !answered && hooks.receiverDown?.() === true) return hold(route, current);
       const attemptAt = clock.now();
       // Each POST on the routes of its moment: a reload during the brain's call (seconds, for a
       // model) moves the reply to the new outbound settings, as it does a retry.
